@@ -1,0 +1,71 @@
+"""The one error hierarchy of keyguard.
+
+Every error says what failed, where (topic, subject, column, row, option) and what to do next,
+and carries the CLI exit code it maps to. Messages never contain credentials: anything that
+could hold a secret goes through `formats.secrets.redact` before it reaches a message.
+"""
+
+from __future__ import annotations
+
+# Exit codes shared by every command.
+EXIT_OK = 0
+EXIT_BREAKING = 1
+EXIT_INVALID = 2
+EXIT_UNREACHABLE = 3
+
+
+class KeyguardError(Exception):
+    """Base of every error keyguard raises on purpose."""
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if hint is None else f"{message} ({hint})")
+
+
+class InvalidOptionError(KeyguardError):
+    """An unknown option, a bad option value, or options that conflict."""
+
+
+class SchemaError(KeyguardError):
+    """A schema that cannot be parsed, converted or projected."""
+
+
+class UnsupportedTypeError(SchemaError):
+    """A column type the chosen format cannot represent (a MAP in raw, a ROW in csv)."""
+
+
+class EncodeError(KeyguardError):
+    """A value that does not fit its column type or format, found while encoding a row."""
+
+
+class NullKeyError(EncodeError):
+    """A null in a primary-key column: a key that Kafka consumers could never address."""
+
+
+class DecodeError(KeyguardError):
+    """Bytes that are not a valid record of the expected format and schema."""
+
+
+class RegistryError(KeyguardError):
+    """A schema registry answered with an error that is the caller's to fix (404, 422, ...)."""
+
+
+class RegistryUnavailableError(RegistryError):
+    """A schema registry could not be reached, refused the credentials, or timed out."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+class BrokerUnavailableError(KeyguardError):
+    """A Kafka broker could not be reached, refused the credentials, or timed out."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+class DeliveryError(KeyguardError):
+    """A write that could not be completed: some records were not acknowledged."""
+
+    exit_code = EXIT_UNREACHABLE

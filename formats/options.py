@@ -1,0 +1,189 @@
+"""Options declared once, validated as a whole, like Flink's ConfigOption and factories.
+
+Each format (and the Spark connector) declares its options as `Option` values: key, type,
+default, description. `OptionSet.validate` turns user-supplied strings into typed values and
+rejects unknown keys, naming them and listing what is allowed. The same declarations render
+the README's option tables and the CLI's help, so the three can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from typing import Any, Generic, TypeVar
+
+from formats.errors import InvalidOptionError
+from formats.secrets import REDACTED, is_secret_key
+
+V = TypeVar("V")
+
+
+def _parse_bool(raw: str) -> bool:
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    raise ValueError("expected true or false")
+
+
+def _parse_int(raw: str) -> int:
+    return int(raw.strip())
+
+
+def _parse_duration_ms(raw: str) -> int:
+    """Flink durations: `1s`, `500 ms`, `2 min`, `1h`; a bare number is milliseconds."""
+    text = raw.strip().lower().replace(" ", "")
+    units = (("ms", 1), ("min", 60_000), ("s", 1000), ("m", 60_000), ("h", 3_600_000),
+             ("d", 86_400_000))
+    for suffix, factor in units:
+        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
+            return int(text[: -len(suffix)]) * factor
+    if text.isdigit():
+        return int(text)
+    raise ValueError("expected a duration such as 500ms, 1s, 2min")
+
+
+PARSERS: dict[type, Callable[[str], Any]] = {bool: _parse_bool, int: _parse_int, str: str}
+
+
+@dataclass(frozen=True)
+class Option(Generic[V]):
+    """One option: its key, the Python type of its value, its default and what it does."""
+
+    key: str
+    type: type
+    default: V | None
+    description: str
+    choices: tuple[str, ...] | None = None
+    required: bool = False
+    #: Parses the raw string; defaults to the parser for `type`.
+    parser: Callable[[str], Any] | None = None
+    #: Older or alternative spellings accepted for the same option.
+    fallback_keys: tuple[str, ...] = ()
+
+    def parse(self, raw: Any, *, where: str) -> V:
+        if not isinstance(raw, str):
+            if isinstance(raw, self.type) and not (self.type is int and isinstance(raw, bool)):
+                value: Any = raw
+            else:
+                raw = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        if isinstance(raw, str):
+            try:
+                value = (self.parser or PARSERS[self.type])(raw)
+            except (ValueError, KeyError) as exc:
+                shown = REDACTED if is_secret_key(self.key) else repr(raw)
+                raise InvalidOptionError(
+                    f"{where}: option '{self.key}' has an invalid value {shown}: {exc}"
+                ) from None
+        if self.choices is not None:
+            canon = {c.upper(): c for c in self.choices}
+            if str(value).upper() not in canon:
+                raise InvalidOptionError(
+                    f"{where}: option '{self.key}' must be one of {', '.join(self.choices)}, "
+                    f"got {value!r}"
+                )
+            value = canon[str(value).upper()]
+        return value  # type: ignore[no-any-return]
+
+
+def duration_option(key: str, default: int | None, description: str) -> Option[int]:
+    return Option(key, int, default, description, parser=_parse_duration_ms)
+
+
+@dataclass(frozen=True)
+class OptionSet:
+    """The declared options of one component (a format, the connector)."""
+
+    owner: str
+    options: tuple[Option[Any], ...]
+    #: Key prefixes passed through untouched (e.g. `properties.` for the Kafka producer).
+    passthrough_prefixes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Any:
+        return iter(self.options)
+
+    def keys(self) -> list[str]:
+        return [o.key for o in self.options]
+
+    def get(self, key: str) -> Option[Any]:
+        for o in self.options:
+            if o.key == key or key in o.fallback_keys:
+                return o
+        raise KeyError(key)
+
+    def validate(self, raw: Mapping[str, Any], *, where: str | None = None) -> ResolvedOptions:
+        """Typed values for every declared option; unknown keys are one error listing them all."""
+        where = where or self.owner
+        unknown = [
+            k
+            for k in raw
+            if not any(k == o.key or k in o.fallback_keys for o in self.options)
+            and not k.startswith(self.passthrough_prefixes or ("\0",))
+        ]
+        if unknown:
+            hints = []
+            for k in unknown:
+                close = get_close_matches(k, self.keys(), n=1)
+                hints.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+            raise InvalidOptionError(
+                f"{where}: unsupported option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(hints)}",
+                hint="supported options: " + ", ".join(self.keys()),
+            )
+        values: dict[str, Any] = {}
+        for o in self.options:
+            given = [k for k in (o.key, *o.fallback_keys) if k in raw]
+            if len(given) > 1:
+                raise InvalidOptionError(
+                    f"{where}: options {' and '.join(repr(g) for g in given)} are the same "
+                    "option; give only one"
+                )
+            if given:
+                values[o.key] = o.parse(raw[given[0]], where=where)
+            elif o.required:
+                raise InvalidOptionError(f"{where}: required option '{o.key}' is missing",
+                                         hint=o.description)
+            else:
+                values[o.key] = o.default
+        extra = {k: v for k, v in raw.items() if k not in values and not any(
+            k in o.fallback_keys for o in self.options)}
+        return ResolvedOptions(self.owner, values, extra)
+
+    def markdown_table(self) -> str:
+        """The README table for these options."""
+        lines = ["| option | type | default | description |", "|---|---|---|---|"]
+        for o in self.options:
+            typ = " \\| ".join(o.choices) if o.choices else o.type.__name__
+            default = "(required)" if o.required else ("" if o.default is None else o.default)
+            if isinstance(default, bool):
+                default = str(default).lower()
+            lines.append(f"| `{o.key}` | {typ} | {default} | {o.description} |")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ResolvedOptions:
+    """Validated, typed option values; `extra` holds passthrough keys (e.g. `properties.*`)."""
+
+    owner: str
+    values: Mapping[str, Any]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def with_prefix(self, prefix: str) -> dict[str, Any]:
+        """Passthrough options under `prefix`, with the prefix removed."""
+        return {k[len(prefix):]: v for k, v in self.extra.items() if k.startswith(prefix)}
+
+
+def strip_prefix(options: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The options under `prefix` (e.g. `key.json.`), with the prefix removed."""
+    return {k[len(prefix):]: v for k, v in options.items() if k.startswith(prefix)}
+
+
+def merge(*option_sets: Iterable[Option[Any]]) -> tuple[Option[Any], ...]:
+    return tuple(o for s in option_sets for o in s)

@@ -1,0 +1,89 @@
+"""Schema registry access: one small interface, three backends.
+
+- `http`: a Confluent-compatible registry (Confluent, Karapace, Redpanda, Apicurio ccompat)
+  through confluent-kafka's SchemaRegistryClient, with auth, TLS, timeouts and retries.
+- `file`: the embedded default, a directory of subjects and versions (see `formats.registry.file`).
+- `mock`: confluent-kafka's in-process mock, for unit tests.
+
+`open_registry(url, config)` picks the backend from the URL scheme.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
+COMPATIBILITY_LEVELS = (
+    "BACKWARD",
+    "BACKWARD_TRANSITIVE",
+    "FORWARD",
+    "FORWARD_TRANSITIVE",
+    "FULL",
+    "FULL_TRANSITIVE",
+    "NONE",
+)
+
+
+@dataclass(frozen=True)
+class SchemaVersion:
+    """One registered version of a subject."""
+
+    subject: str
+    version: int
+    schema_id: int
+    schema: str
+    schema_type: str = "AVRO"
+    references: tuple[dict[str, object], ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class CompatibilityAnswer:
+    """A registry's own verdict on a candidate schema (HTTP registries only)."""
+
+    compatible: bool
+    messages: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Registry(Protocol):
+    """What keyguard needs from a schema registry. Every method answers fresh: no cached latest."""
+
+    #: A display name with no credentials in it.
+    name: str
+
+    def subjects(self) -> list[str]: ...
+
+    def versions(self, subject: str) -> list[int]:
+        """Version numbers of `subject`, ascending; [] when the subject does not exist."""
+        ...
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        """One version (or "latest", asked of the registry each time)."""
+        ...
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        """Every version of `subject`, oldest first."""
+        ...
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        """(schema_type, schema text) registered under a global id."""
+        ...
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+        """The version of `subject` whose schema equals `schema` (canonically), or None."""
+        ...
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+        """Register `schema` under `subject` (idempotent); returns its global id."""
+        ...
+
+    def compatibility(self, subject: str) -> str:
+        """The subject's compatibility level, else the registry's default."""
+        ...
+
+    def check_compatibility(
+        self, subject: str, schema: str, schema_type: str = "AVRO"
+    ) -> CompatibilityAnswer | None:
+        """The registry's own answer, or None for registries that have no such endpoint."""
+        ...

@@ -1,0 +1,1 @@
+"""The key-evolution guard: decides whether a schema change orphans compacted records."""
