@@ -1,0 +1,260 @@
+"""`keyguard encode` / `decode` / `formats`: see the bytes your keys and values really are."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Annotated, Any
+
+import typer
+
+from formats.errors import InvalidOptionError
+from formats.schemafile import SchemaText, read_schema_source
+from formats.types import Field, RowType
+from guard.cli.common import fail, handles_errors, parse_kv, read_json_arg, to_jsonable
+
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option("--columns", help='The table, as Flink SQL columns: "region STRING, pv BIGINT".'),
+]
+PkOpt = Annotated[
+    str | None, typer.Option("--primary-key", help="Primary-key columns, declaration order.")
+]
+KeySchemaOpt = Annotated[
+    str | None,
+    typer.Option("--key-schema", help="Key schema: a file (.avsc, .json) or subject:NAME[:VER]."),
+]
+ValueSchemaOpt = Annotated[
+    str | None,
+    typer.Option("--value-schema", help="Value schema: a file or subject:NAME[:VERSION]."),
+]
+TopicOpt = Annotated[str, typer.Option("--topic", help="Topic (names the registry subjects).")]
+KeyFormatOpt = Annotated[
+    str, typer.Option("--key-format", help="json, csv, raw, avro or avro-confluent.")
+]
+ValueFormatOpt = Annotated[
+    str, typer.Option("--value-format", help="json, csv, raw, avro or avro-confluent.")
+]
+OptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option", "-o",
+        help="A table option KEY=VALUE with Flink's names, e.g. key.json.timestamp-format."
+        "standard=ISO-8601 or value.avro-confluent.url=http://registry:8081. Repeatable.",
+    ),
+]
+RegistryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="Schema registry: http(s)://..., file://DIR or mock://NAME. Credentials from "
+        "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN.",
+    ),
+]
+SchemaTypeOpt = Annotated[
+    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.")
+]
+EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.")]
+
+
+def _table_from_sources(
+    columns: str | None,
+    primary_key: str | None,
+    key_schema: SchemaText | None,
+    value_schema: SchemaText | None,
+) -> tuple[RowType, str, str]:
+    """(table, primary key, value.fields-include) from a column list or key/value schemas."""
+    if columns:
+        if key_schema or value_schema:
+            raise fail("give either --columns with --primary-key, or --key-schema/--value-schema")
+        if not primary_key:
+            raise fail("--columns needs --primary-key")
+        from formats.sqltypes import parse_columns
+
+        return parse_columns(columns), primary_key, "ALL"
+    if not (key_schema and value_schema):
+        raise fail("give --columns with --primary-key, or both --key-schema and --value-schema")
+    key_type, value_type = key_schema.row_type(), value_schema.row_type()
+    value_names = set(value_type.names)
+    fields: list[Field] = list(value_type.fields)
+    fields += [f for f in key_type.fields if f.name not in value_names]
+    include = "ALL" if all(n in value_names for n in key_type.names) else "EXCEPT_KEY"
+    if primary_key and [c.strip() for c in primary_key.split(",")] != key_type.names:
+        raise fail(
+            f"--primary-key {primary_key} does not match the key schema's fields "
+            f"{', '.join(key_type.names)}"
+        )
+    return RowType(fields=tuple(fields), nullable=False), ",".join(key_type.names), include
+
+
+def _explicit_schema_option(
+    options: dict[str, Any], role: str, fmt: str, schema: SchemaText | None
+) -> None:
+    """Encode with the exact Avro schema given (its names and defaults), not a derived one."""
+    if schema and schema.schema_type == "AVRO" and fmt in ("avro", "avro-confluent"):
+        options.setdefault(f"{role}.{fmt}.schema", schema.text)
+
+
+def _build_plan(
+    *,
+    columns: str | None,
+    primary_key: str | None,
+    key_schema: str | None,
+    value_schema: str | None,
+    topic: str,
+    key_format: str,
+    value_format: str,
+    option: list[str] | None,
+    registry: str | None,
+    schema_type: str | None,
+) -> Any:
+    from formats.plan import resolve_plan
+
+    reg = None
+    if registry:
+        from formats.registry.connect import open_registry
+
+        reg = open_registry(registry)
+    ks, vs = (
+        read_schema_source(src, registry=reg, schema_type=schema_type) if src else None
+        for src in (key_schema, value_schema)
+    )
+    table, pk, include = _table_from_sources(columns, primary_key, ks, vs)
+    options: dict[str, Any] = {
+        "topic": topic,
+        "primary-key": pk,
+        "key.format": key_format,
+        "value.format": value_format,
+        "value.fields-include": include,
+    }
+    options.update(parse_kv(option))
+    _explicit_schema_option(options, "key", key_format, ks)
+    _explicit_schema_option(options, "value", value_format, vs)
+    return resolve_plan(table, options, registry=reg)
+
+
+def _show(data: bytes | None, encoding: str) -> str | None:
+    if data is None:
+        return None
+    if encoding == "hex":
+        return data.hex()
+    if encoding == "base64":
+        return base64.b64encode(data).decode("ascii")
+    raise InvalidOptionError(f"--encoding must be hex or base64, got {encoding!r}")
+
+
+def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
+    try:
+        if encoding == "hex":
+            return bytes.fromhex(text.strip())
+        if encoding == "base64":
+            return base64.b64decode(text.strip(), validate=True)
+    except (ValueError, binascii.Error) as exc:
+        raise InvalidOptionError(f"{what} is not valid {encoding}: {exc}") from None
+    raise InvalidOptionError(f"--encoding must be hex or base64, got {encoding!r}")
+
+
+@handles_errors
+def encode(
+    row: Annotated[str, typer.Option("--row", help="The table row as JSON, or - for stdin.")],
+    topic: TopicOpt = "example",
+    columns: ColumnsOpt = None,
+    primary_key: PkOpt = None,
+    key_schema: KeySchemaOpt = None,
+    value_schema: ValueSchemaOpt = None,
+    key_format: KeyFormatOpt = "json",
+    value_format: ValueFormatOpt = "json",
+    option: OptionOpt = None,
+    registry: RegistryOpt = None,
+    schema_type: SchemaTypeOpt = None,
+    partitions: Annotated[
+        int | None,
+        typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks."),
+    ] = None,
+    encoding: EncodingOpt = "hex",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Print the key and value bytes of one row, exactly as Flink would write them."""
+    from formats.values import coerce_row
+
+    plan = _build_plan(
+        columns=columns, primary_key=primary_key, key_schema=key_schema,
+        value_schema=value_schema, topic=topic, key_format=key_format,
+        value_format=value_format, option=option, registry=registry, schema_type=schema_type,
+    )
+    raw = read_json_arg(row, what="--row")
+    if not isinstance(raw, dict):
+        raise fail("--row must be a JSON object of column -> value")
+    table_row = coerce_row(plan.layout.table, raw, where="--row")
+    key, value = plan.encode(table_row, where="--row")
+    result: dict[str, Any] = {
+        "topic": plan.topic,
+        "key": {"format": plan.key_format, "bytes": len(key), encoding: _show(key, encoding)},
+        "value": {"format": plan.value_format, "bytes": len(value),
+                  encoding: _show(value, encoding)},
+    }
+    if partitions is not None:
+        from formats.partitioner import partition_for
+
+        if partitions < 1:
+            raise fail("--partitions must be at least 1")
+        result["partition"] = partition_for(key, partitions)
+        result["partitions"] = partitions
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    typer.echo(f"key    {plan.key_format:<15} {len(key):>5} B  {_show(key, encoding)}")
+    typer.echo(f"value  {plan.value_format:<15} {len(value):>5} B  {_show(value, encoding)}")
+    if partitions is not None:
+        typer.echo(
+            f"partition {result['partition']} of {partitions} "
+            "(murmur2 of the key bytes, as Java and Flink producers choose)"
+        )
+
+
+@handles_errors
+def decode(
+    key: Annotated[str, typer.Option("--key", help="Key bytes (hex or base64).")],
+    value: Annotated[
+        str | None, typer.Option("--value", help="Value bytes; omit for a tombstone.")
+    ] = None,
+    topic: TopicOpt = "example",
+    columns: ColumnsOpt = None,
+    primary_key: PkOpt = None,
+    key_schema: KeySchemaOpt = None,
+    value_schema: ValueSchemaOpt = None,
+    key_format: KeyFormatOpt = "json",
+    value_format: ValueFormatOpt = "json",
+    option: OptionOpt = None,
+    registry: RegistryOpt = None,
+    schema_type: SchemaTypeOpt = None,
+    encoding: EncodingOpt = "hex",
+) -> None:
+    """Print the table row that a key and value (or a tombstone) stand for, as JSON."""
+    plan = _build_plan(
+        columns=columns, primary_key=primary_key, key_schema=key_schema,
+        value_schema=value_schema, topic=topic, key_format=key_format,
+        value_format=value_format, option=option, registry=registry, schema_type=schema_type,
+    )
+    key_bytes = _parse_bytes(key, encoding, "--key")
+    value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")
+    table_row = plan.decode(key_bytes, value_bytes)
+    out = {"op": "-D" if value_bytes is None else "+U", "row": to_jsonable(table_row)}
+    typer.echo(json.dumps(out, ensure_ascii=False))
+
+
+@handles_errors
+def formats_cmd() -> None:
+    """List the formats and their options (Flink's names, without the key./value. prefix)."""
+    from formats.codec import format_factory, format_names
+
+    for name in format_names():
+        factory = format_factory(name)
+        typer.echo(f"{name}: {factory.summary}")
+        for o in factory.options:
+            default = "" if o.default is None else f" (default {o.default})"
+            typer.echo(f"  {o.key}{default}: {o.description}")
+
+
+
