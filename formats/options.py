@@ -71,9 +71,10 @@ class Option(Generic[V]):
             try:
                 value = (self.parser or PARSERS[self.type])(raw)
             except (ValueError, KeyError) as exc:
-                shown = REDACTED if is_secret_key(self.key) else repr(raw)
+                # The parser's own message may quote the value: never show it for secrets.
+                detail = REDACTED if is_secret_key(self.key) else f"{raw!r}: {exc}"
                 raise InvalidOptionError(
-                    f"{where}: option '{self.key}' has an invalid value {shown}: {exc}"
+                    f"{where}: option '{self.key}' has an invalid value {detail}"
                 ) from None
         if self.choices is not None:
             canon = {c.upper(): c for c in self.choices}

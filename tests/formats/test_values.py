@@ -1,0 +1,50 @@
+"""Loosely typed input (JSON from a command line) becomes typed Python values."""
+
+import datetime as dt
+import decimal
+
+import pytest
+
+from formats.errors import EncodeError
+from formats.types import (
+    BytesType,
+    DecimalType,
+    IntType,
+    MapType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    row,
+)
+from formats.values import coerce_row
+
+T = row(("id", IntType()), ("amount", DecimalType(precision=10, scale=2)),
+        ("ts", TimestampType(precision=3)), ("ltz", TimestampLtzType(precision=3)),
+        ("blob", BytesType()), ("m", MapType(key=StringType(), value=IntType())))
+
+
+def test_coerces_by_logical_type():
+    got = coerce_row(T, {"id": "7", "amount": "12.50", "ts": "2024-01-01T10:00:00.5",
+                         "ltz": "2024-01-01T10:00:00Z", "blob": "AAE=", "m": {"a": 1}})
+    assert got == {
+        "id": 7,
+        "amount": decimal.Decimal("12.50"),
+        "ts": dt.datetime(2024, 1, 1, 10, 0, 0, 500000),
+        "ltz": dt.datetime(2024, 1, 1, 10, tzinfo=dt.timezone.utc),
+        "blob": b"\x00\x01",
+        "m": {"a": 1},
+    }
+
+
+def test_missing_columns_are_null():
+    assert coerce_row(T, {"id": 1})["amount"] is None
+
+
+def test_bad_value_names_the_column_and_gives_a_hint():
+    with pytest.raises(EncodeError, match=r"row\.amount: cannot read 'x' as DECIMAL\(10, 2\)"):
+        coerce_row(T, {"amount": "x"})
+
+
+def test_unknown_column_is_an_error():
+    with pytest.raises(EncodeError, match="unknown column amt"):
+        coerce_row(T, {"amt": 1})
