@@ -1,0 +1,121 @@
+"""What the guard says: Findings, each naming its Rule, gathered into a Report with a Verdict.
+
+Pure data. The analysis produces it, the CLI renders it (text, json, junit, sarif, github),
+and the Spark writer raises with it. Nothing here may hold a credential.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    """BREAKING blocks a deploy; WARNING is shown and passes; INFO explains a safe change."""
+
+    BREAKING = "breaking"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Verdict(str, Enum):
+    SAFE = "safe"
+    WARN = "warn"
+    BREAKING = "breaking"
+
+
+class Category(str, Enum):
+    KEY_BYTES = "key-bytes"
+    KEY_PLACEMENT = "key-placement"
+    TOPIC = "topic"
+    VALUE_COMPATIBILITY = "value-compatibility"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A check with a stable ID, like a ruff rule or a buf breaking-change rule."""
+
+    id: str
+    name: str
+    category: Category
+    severity: Severity
+    summary: str
+    #: Why records are orphaned (or why it is safe): the paragraph `keyguard rules` prints.
+    why: str
+    #: A minimal example: the old and the new schema or setting, in a line or two each.
+    example_old: str = ""
+    example_new: str = ""
+    #: Formats the rule applies to (empty: all).
+    formats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A concrete key that proves a finding: its bytes under the old and the new schema."""
+
+    key: dict[str, Any]
+    old_bytes: bytes | None
+    new_bytes: bytes | None
+    #: Why new_bytes is None: the new schema cannot encode this key at all.
+    new_error: str | None = None
+    old_partition: int | None = None
+    new_partition: int | None = None
+
+    @property
+    def differs(self) -> bool:
+        return (
+            self.new_bytes is None
+            or self.old_bytes != self.new_bytes
+            or self.old_partition != self.new_partition
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: Rule
+    #: Where in the schema (`user_region`, `address.zip`, `$` for the whole key, or an option).
+    path: str
+    message: str
+    witness: Witness | None = None
+    #: The topic and subject the finding is about, when there are several.
+    topic: str | None = None
+    subject: str | None = None
+    severity: Severity | None = None
+
+    @property
+    def effective_severity(self) -> Severity:
+        return self.severity or self.rule.severity
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything found for one check (one topic, or several from a config file)."""
+
+    findings: tuple[Finding, ...] = ()
+    #: What was compared, for the header of a rendered report (no credentials).
+    checked: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def verdict(self) -> Verdict:
+        sev = {f.effective_severity for f in self.findings}
+        if Severity.BREAKING in sev:
+            return Verdict.BREAKING
+        if Severity.WARNING in sev:
+            return Verdict.WARN
+        return Verdict.SAFE
+
+    @property
+    def breaking(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.effective_severity is Severity.BREAKING)
+
+    def merged(self, other: Report) -> Report:
+        return Report(self.findings + other.findings, self.checked + other.checked,
+                      self.notes + other.notes)
+
+    @staticmethod
+    def of(findings: Iterable[Finding], checked: Iterable[str] = (),
+           notes: Iterable[str] = ()) -> Report:
+        return Report(tuple(findings), tuple(checked), tuple(notes))
