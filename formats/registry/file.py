@@ -1,0 +1,440 @@
+"""A schema registry kept as files: the embedded default, reviewable in git.
+
+Layout (every file optional except the version files)::
+
+    DIR/config.json                          {"compatibility": "BACKWARD"}   registry default
+    DIR/subjects/<subject>/config.json       {"compatibility": "FULL"}       subject's own level
+    DIR/subjects/<subject>/v<N>.avsc         version N, an Avro schema
+    DIR/subjects/<subject>/v<N>.json         version N, a JSON Schema
+    DIR/subjects/<subject>/v<N>.proto        version N, a Protobuf schema
+    DIR/subjects/<subject>/ids.json          {"1": 100017, "2": 100023}     pinned schema ids
+
+The extension is the schema type. `<subject>` is the subject name percent-encoded
+(`urllib.parse.quote(subject, safe="")`), so `orders-key` is stored as is.
+
+Schema ids matter because avro-confluent keys carry the id in their bytes: the same key
+written with two ids is two different Kafka keys, and compaction never folds them. So an
+export of a real registry pins its real ids in `ids.json`; without a pin, a schema's id is
+derived from its canonical form (31 bits of a SHA-256 of type + canonical text), the same on
+every run and machine, and the same schema gets the same id in every subject, as Confluent's.
+
+The canonical form is not Avro's Parsing Canonical Form: that drops logical types, defaults and
+docs, which would give `decimal(10,2)` and `decimal(12,4)` one id. Here names become full names,
+`{"type": "int"}` becomes `"int"`, object keys are sorted and whitespace dropped; everything
+else is kept. JSON Schemas are compared as sorted, compact JSON; Protobuf by stripped lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote, unquote
+
+from formats.errors import RegistryError, SchemaError
+from formats.registry import COMPATIBILITY_LEVELS, SCHEMA_TYPES, CompatibilityAnswer, SchemaVersion
+
+DEFAULT_COMPATIBILITY = "BACKWARD"
+EXTENSIONS = {"AVRO": "avsc", "JSON": "json", "PROTOBUF": "proto"}
+_TYPE_OF_EXT = {ext: t for t, ext in EXTENSIONS.items()}
+_VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.(avsc|json|proto)$")
+_AVRO_PRIMITIVES = frozenset(
+    ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+)
+_NAMED = frozenset(("record", "error", "enum", "fixed"))
+
+
+# --- canonical form and ids --------------------------------------------------------------
+
+
+def _fullname(name: str, namespace: str | None) -> str:
+    if "." in name or not namespace:
+        return name
+    return f"{namespace}.{name}"
+
+
+def _avro_canonical(node: Any, namespace: str | None) -> Any:
+    if isinstance(node, str):
+        return node if node in _AVRO_PRIMITIVES else _fullname(node, namespace)
+    if isinstance(node, list):
+        return [_avro_canonical(n, namespace) for n in node]
+    if not isinstance(node, dict):
+        raise ValueError(f"unexpected {type(node).__name__} where a type was expected")
+    kind = node.get("type")
+    out = dict(node)
+    if kind in _NAMED:
+        name = _fullname(str(node["name"]), node.get("namespace", namespace))
+        out.pop("namespace", None)
+        out["name"] = name
+        inner_ns = name.rpartition(".")[0] or None
+        if "fields" in node:
+            out["fields"] = [
+                {**f, "type": _avro_canonical(f["type"], inner_ns)} for f in node["fields"]
+            ]
+        return out
+    if kind == "array":
+        out["items"] = _avro_canonical(node["items"], namespace)
+    elif kind == "map":
+        out["values"] = _avro_canonical(node["values"], namespace)
+    elif isinstance(kind, str) and kind in _AVRO_PRIMITIVES and len(node) == 1:
+        return kind
+    else:
+        out["type"] = _avro_canonical(kind, namespace)
+    return out
+
+
+def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "schema") -> str:
+    """The text two schemas share exactly when a registry would treat them as one schema."""
+    schema_type = schema_type.upper()
+    if schema_type == "PROTOBUF":
+        return "\n".join(line.strip() for line in schema.strip().splitlines() if line.strip())
+    if schema_type not in SCHEMA_TYPES:
+        raise SchemaError(f"{where}: unknown schema type {schema_type!r}",
+                          hint="use one of " + ", ".join(SCHEMA_TYPES))
+    try:
+        parsed = json.loads(schema)
+    except ValueError as exc:
+        raise SchemaError(f"{where}: not valid JSON: {exc}") from None
+    if schema_type == "AVRO":
+        import fastavro
+
+        try:
+            fastavro.parse_schema(parsed, _write_hint=False)
+            parsed = _avro_canonical(parsed, None)
+        except Exception as exc:  # fastavro raises several unrelated types
+            raise SchemaError(f"{where}: not a valid Avro schema: {exc}") from None
+    return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def derived_schema_id(schema: str, schema_type: str = "AVRO") -> int:
+    """A positive 31-bit id that depends only on the schema's type and canonical form."""
+    text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type)}"
+    value = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+    return value or 1
+
+
+# --- where the files come from -------------------------------------------------------------
+
+
+class _Tree(Protocol):
+    writable: bool
+
+    def read(self, rel: str) -> str | None: ...
+
+    def listdir(self, rel: str) -> list[str]: ...
+
+    def where(self, rel: str) -> str: ...
+
+
+class _DirTree:
+    """A directory on disk, read afresh on every call."""
+
+    writable = True
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, rel: str) -> str | None:
+        try:
+            return (self.root / rel).read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def listdir(self, rel: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.root / rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def where(self, rel: str) -> str:
+        return str(self.root / rel)
+
+    def create(self, rel: str, text: str) -> bool:
+        """Write a new file; False when it already exists (another writer got there first)."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(path, "x", encoding="utf-8") as f:
+                f.write(text)
+        except FileExistsError:
+            return False
+        return True
+
+    def replace(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+
+
+class _GitTree:
+    """The layout as committed at a git ref: read once, never written."""
+
+    writable = False
+
+    def __init__(self, repo_dir: Path, ref: str, subdir: str) -> None:
+        self.repo_dir, self.ref = repo_dir, ref
+        self.subdir = subdir.strip("/") if subdir not in ("", ".") else ""
+        self.commit = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
+                                what=f"git ref '{ref}'").strip()
+        prefix = f"{self.subdir}/" if self.subdir else ""
+        listing = self._git("ls-tree", "-r", "-z", "--name-only", self.commit, "--",
+                            self.subdir or ".", what="git ls-tree")
+        self.files = {p[len(prefix):] for p in listing.split("\0") if p.startswith(prefix)}
+        self._cache: dict[str, str | None] = {}
+
+    def _git(self, *args: str, what: str) -> str:
+        try:
+            proc = subprocess.run(["git", "-C", str(self.repo_dir), *args],
+                                  capture_output=True, text=True, check=False)
+        except FileNotFoundError:
+            raise RegistryError("reading a schema registry at a git ref needs the git command",
+                                hint="install git") from None
+        if proc.returncode != 0:
+            raise RegistryError(
+                f"{what} could not be read in {self.repo_dir}: "
+                f"{proc.stderr.strip() or 'not found'}",
+                hint="check the ref name (git branch -a, git tag) and that the path is a "
+                     "git repository",
+            )
+        return proc.stdout
+
+    def read(self, rel: str) -> str | None:
+        if rel not in self.files:
+            return None
+        if rel not in self._cache:
+            path = f"{self.subdir}/{rel}" if self.subdir else rel
+            self._cache[rel] = self._git("cat-file", "blob", f"{self.commit}:./{path}",
+                                         what=f"{path} at {self.ref}")
+        return self._cache[rel]
+
+    def listdir(self, rel: str) -> list[str]:
+        prefix = f"{rel.rstrip('/')}/"
+        return sorted({p[len(prefix):].split("/", 1)[0] for p in self.files
+                       if p.startswith(prefix)})
+
+    def where(self, rel: str) -> str:
+        path = f"{self.subdir}/{rel}" if self.subdir else rel
+        return f"{path} at git ref {self.ref}"
+
+
+# --- the registry ---------------------------------------------------------------------------
+
+
+def _subject_dir(subject: str) -> str:
+    if not subject or subject in (".", ".."):
+        raise RegistryError(f"invalid subject name {subject!r}")
+    return "subjects/" + quote(subject, safe="")
+
+
+class FileRegistry:
+    """A registry in a directory (or in a git ref of one); see the module doc for the layout."""
+
+    def __init__(self, root: str | os.PathLike[str], *, _tree: _Tree | None = None,
+                 _name: str | None = None) -> None:
+        self._tree: _Tree = _tree or _DirTree(Path(root))
+        self.name = _name or f"file://{Path(root)}"
+
+    @classmethod
+    def at_git_ref(cls, repo_dir: str | os.PathLike[str], ref: str,
+                   subdir: str = "schemas") -> FileRegistry:
+        """The registry as committed at `ref` (read-only): what `--against git:REF` compares to.
+
+        A `subdir` absent at that ref is an empty registry: nothing had been registered then.
+        """
+        tree = _GitTree(Path(repo_dir), ref, subdir)
+        return cls(repo_dir, _tree=tree, _name=f"git:{ref}:{subdir}")
+
+    def __repr__(self) -> str:
+        return f"FileRegistry({self.name!r})"
+
+    # -- reading
+
+    def _read_json(self, rel: str) -> Any:
+        text = self._tree.read(rel)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise RegistryError(f"{self._tree.where(rel)}: not valid JSON: {exc}") from None
+
+    def _version_files(self, subject: str) -> dict[int, str]:
+        base = _subject_dir(subject)
+        found: dict[int, str] = {}
+        for name in self._tree.listdir(base):
+            m = _VERSION_FILE.match(name)
+            if not m:
+                continue
+            n = int(m.group(1))
+            if n in found:
+                raise SchemaError(
+                    f"{self._tree.where(base)}: version {n} is stored twice "
+                    f"({found[n]} and {name})", hint="keep one file per version")
+            found[n] = name
+        return found
+
+    def _pinned_ids(self, subject: str) -> dict[int, int]:
+        rel = f"{_subject_dir(subject)}/ids.json"
+        raw = self._read_json(rel)
+        if raw is None:
+            return {}
+        try:
+            pins = {int(v): int(i) for v, i in raw.items()}
+        except (AttributeError, TypeError, ValueError):
+            pins = {}
+            raw = None
+        if raw is None or any(not 0 < i < 2**31 for i in pins.values()):
+            raise RegistryError(
+                f"{self._tree.where(rel)}: expected an object of version -> schema id, "
+                'such as {"1": 100017}, with ids between 1 and 2147483647')
+        return pins
+
+    def subjects(self) -> list[str]:
+        names = (unquote(d) for d in self._tree.listdir("subjects"))
+        return sorted(s for s in names if s not in (".", "..") and self._version_files(s))
+
+    def versions(self, subject: str) -> list[int]:
+        return sorted(self._version_files(subject))
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        files = self._version_files(subject)
+        if not files:
+            raise RegistryError(f"{self.name}: subject '{subject}' not found",
+                                hint=f"registered subjects: {', '.join(self.subjects()) or 'none'}")
+        if version in ("latest", -1):
+            n = max(files)
+        else:
+            try:
+                n = int(version)
+            except ValueError:
+                raise RegistryError(
+                    f"invalid version {version!r}; use a number or 'latest'") from None
+            if n not in files:
+                raise RegistryError(
+                    f"{self.name}: subject '{subject}' has no version {n}",
+                    hint="versions: " + ", ".join(map(str, sorted(files))))
+        return self._load(subject, n, files[n])
+
+    def _load(self, subject: str, n: int, filename: str,
+              pins: dict[int, int] | None = None) -> SchemaVersion:
+        rel = f"{_subject_dir(subject)}/{filename}"
+        text = (self._tree.read(rel) or "").strip()
+        schema_type = _TYPE_OF_EXT[filename.rsplit(".", 1)[1]]
+        where = self._tree.where(rel)
+        canonical_form(text, schema_type, where=where)  # a malformed file names itself
+        pins = self._pinned_ids(subject) if pins is None else pins
+        schema_id = pins.get(n) or derived_schema_id(text, schema_type)
+        return SchemaVersion(subject, n, schema_id, text, schema_type)
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        files = self._version_files(subject)
+        pins = self._pinned_ids(subject) if files else {}
+        return [self._load(subject, n, files[n], pins) for n in sorted(files)]
+
+    def _everything(self) -> Iterator[SchemaVersion]:
+        for subject in self.subjects():
+            yield from self.all_versions(subject)
+
+    def _ids(self) -> dict[int, tuple[str, SchemaVersion]]:
+        """id -> (canonical form, first version with it); two schemas on one id is an error."""
+        index: dict[int, tuple[str, SchemaVersion]] = {}
+        for sv in self._everything():
+            canon = f"{sv.schema_type}\0{canonical_form(sv.schema, sv.schema_type)}"
+            seen = index.setdefault(sv.schema_id, (canon, sv))
+            if seen[0] != canon:
+                other = seen[1]
+                raise RegistryError(
+                    f"{self.name}: schema id {sv.schema_id} is used by two different schemas "
+                    f"({other.subject} v{other.version} and {sv.subject} v{sv.version})",
+                    hint="pin a different id for one of them in its subject's ids.json")
+        return index
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        found = self._ids().get(schema_id)
+        if found is None:
+            raise RegistryError(f"{self.name}: no schema with id {schema_id}",
+                                hint="the bytes were written against another registry, or "
+                                     "the schema's ids.json pin is missing")
+        return found[1].schema_type, found[1].schema
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+        want = canonical_form(schema, schema_type)
+        for sv in self.all_versions(subject):
+            if sv.schema_type == schema_type.upper() and \
+                    canonical_form(sv.schema, sv.schema_type) == want:
+                return sv
+        return None
+
+    def compatibility(self, subject: str) -> str:
+        for rel in (f"{_subject_dir(subject)}/config.json", "config.json"):
+            raw = self._read_json(rel)
+            if raw is None:
+                continue
+            level = raw.get("compatibility", raw.get("compatibilityLevel")) \
+                if isinstance(raw, dict) else None
+            if level is None:
+                continue
+            if str(level).upper() not in COMPATIBILITY_LEVELS:
+                raise RegistryError(
+                    f"{self._tree.where(rel)}: unknown compatibility level {level!r}",
+                    hint="use one of " + ", ".join(COMPATIBILITY_LEVELS))
+            return str(level).upper()
+        return DEFAULT_COMPATIBILITY
+
+    def check_compatibility(self, subject: str, schema: str,
+                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+        """None: a file registry has no compatibility checker of its own (the guard is it)."""
+        return None
+
+    # -- writing
+
+    def _writable(self) -> _DirTree:
+        if not isinstance(self._tree, _DirTree):
+            raise RegistryError(f"{self.name} is read-only",
+                                hint="register into the working directory, not a git ref")
+        return self._tree
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+        """Add a version (no compatibility check: that is the guard's job); idempotent."""
+        schema_type = schema_type.upper()
+        tree = self._writable()
+        canon = f"{schema_type}\0{canonical_form(schema, schema_type)}"
+        existing = self.lookup(subject, schema, schema_type)
+        if existing is not None:
+            return existing.schema_id
+        ids = self._ids()
+        same = sorted(i for i, (c, _) in ids.items() if c == canon)
+        derived = derived_schema_id(schema, schema_type)
+        schema_id = same[0] if same else derived
+        if schema_id in ids and ids[schema_id][0] != canon:
+            other = ids[schema_id][1]
+            raise RegistryError(
+                f"{self.name}: the derived id {schema_id} of this schema is already used by "
+                f"{other.subject} v{other.version}",
+                hint=f"pin an unused id for the new version in {subject}'s ids.json")
+        base = _subject_dir(subject)
+        n = max(self._version_files(subject), default=0) + 1
+        while not tree.create(f"{base}/v{n}.{EXTENSIONS[schema_type]}", schema.strip() + "\n"):
+            n += 1
+        if schema_id != derived:
+            pins = self._pinned_ids(subject)
+            pins[n] = schema_id
+            tree.replace(f"{base}/ids.json", json.dumps(
+                {str(v): i for v, i in sorted(pins.items())}, indent=2) + "\n")
+        return schema_id
+
+    def set_compatibility(self, level: str, subject: str | None = None) -> None:
+        """Write the registry default (subject None) or a subject's own level."""
+        if level.upper() not in COMPATIBILITY_LEVELS:
+            raise RegistryError(f"unknown compatibility level {level!r}",
+                                hint="use one of " + ", ".join(COMPATIBILITY_LEVELS))
+        rel = "config.json" if subject is None else f"{_subject_dir(subject)}/config.json"
+        self._writable().replace(rel, json.dumps({"compatibility": level.upper()}) + "\n")
+
