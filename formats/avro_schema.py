@@ -1,0 +1,374 @@
+"""Avro schemas for keyguard's row types, derived exactly as Flink derives them.
+
+`to_avro_schema` mirrors `AvroSchemaConverter.convertToSchema(LogicalType, String rowName,
+boolean legacyTimestampMapping)` of flink-avro (Flink 2.x,
+flink-formats/flink-avro/src/main/java/org/apache/flink/formats/avro/typeutils/
+AvroSchemaConverter.java), because a registry assigns ids by schema text and Avro readers
+resolve by record name: a schema that differs from Flink's in any detail is a new version.
+
+What Flink does, and so what this module does:
+
+- The record is named by `rowName`, default `org.apache.flink.avro.generated.record` (name
+  `record`, namespace `org.apache.flink.avro.generated`); a nested ROW field `f` of a record
+  named `N` is named `N_f`; ROWs inside an ARRAY or a MAP take the name of the field holding them.
+- A nullable type becomes the union `["null", T]`; a NOT NULL type is `T` alone. Record fields of
+  nullable type get `"default": null`, NOT NULL ones no default. A nullable top-level row
+  becomes `["null", record]` (Flink's table rows are NOT NULL, so its records are plain).
+- TINYINT, SMALLINT, INT -> int; BIGINT -> long; FLOAT -> float; DOUBLE -> double;
+  STRING -> string; BYTES -> bytes; DECIMAL(p, s) -> bytes with logicalType decimal;
+  DATE -> int date; TIME(p <= 3) -> int time-millis (TIME(p > 3) is an error);
+  MAP<STRING, V> -> map (other key types are an error); ARRAY<T> -> array.
+- `timestamp_mapping.legacy` (Flink 1.19+, default true):
+  legacy: TIMESTAMP(p <= 3) -> long timestamp-millis, TIMESTAMP(p > 3) and TIMESTAMP_LTZ are
+  errors. Not legacy: TIMESTAMP(p) -> local-timestamp-millis/-micros/-nanos and TIMESTAMP_LTZ(p)
+  -> timestamp-millis/-micros/-nanos for p <= 3, <= 6, <= 9.
+- Flink's ARRAY and MAP branches call the two-argument overload, which defaults to the legacy
+  mapping: elements and map values are always derived with the legacy mapping. Kept as is.
+
+The schema is returned as plain JSON data whose key order, and `to_avro_json`'s compact text,
+equal what Avro Java's `Schema.toString()` prints for Flink's schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from formats.errors import SchemaError, UnsupportedTypeError
+from formats.types import (
+    ArrayType,
+    BigIntType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    Field,
+    FloatType,
+    IntType,
+    MapType,
+    RowType,
+    SmallIntType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+)
+
+#: Flink's record name when none is given.
+DEFAULT_RECORD_NAME = "org.apache.flink.avro.generated.record"
+
+AvroSchema = Any  # JSON data: a str (primitive), a dict (complex type) or a list (union)
+
+_LEGACY_HINT = (
+    "declare TIMESTAMP(3), or set timestamp_mapping.legacy=false to use Avro's "
+    "local-timestamp types as Flink does with that option"
+)
+
+
+def to_avro_schema(
+    data_type: DataType,
+    *,
+    record_name: str = DEFAULT_RECORD_NAME,
+    namespace: str | None = None,
+    legacy_timestamp_mapping: bool = True,
+) -> AvroSchema:
+    """The Avro schema Flink derives for `data_type` (usually a table's key or value row).
+
+    `record_name` may be a full name (`ns.name`), as Flink's rowName; `namespace`, when given,
+    is put in front of it.
+    """
+    if namespace:
+        record_name = f"{namespace}.{record_name}"
+    schema = _convert(data_type, record_name, legacy_timestamp_mapping, "", None)
+    return schema
+
+
+def to_avro_json(schema: AvroSchema) -> str:
+    """Compact JSON text, as Avro Java's `Schema.toString()` prints it."""
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
+def _nullable(schema: AvroSchema, nullable: bool) -> AvroSchema:
+    return ["null", schema] if nullable else schema
+
+
+def _convert(
+    t: DataType, row_name: str, legacy: bool, path: str, enclosing_ns: str | None
+) -> AvroSchema:
+    where = f"column '{path}' " if path else ""
+    schema: AvroSchema
+    if isinstance(t, BooleanType):
+        schema = "boolean"
+    elif isinstance(t, (TinyIntType, SmallIntType, IntType)):
+        schema = "int"
+    elif isinstance(t, BigIntType):
+        schema = "long"
+    elif isinstance(t, FloatType):
+        schema = "float"
+    elif isinstance(t, DoubleType):
+        schema = "double"
+    elif isinstance(t, StringType):
+        schema = "string"
+    elif isinstance(t, BytesType):
+        schema = "bytes"
+    elif isinstance(t, DecimalType):
+        schema = {"type": "bytes", "logicalType": "decimal", "precision": t.precision,
+                  "scale": t.scale}
+    elif isinstance(t, DateType):
+        schema = {"type": "int", "logicalType": "date"}
+    elif isinstance(t, TimeType):
+        if t.precision > 3:
+            raise UnsupportedTypeError(
+                f"{where}{t.sql()}: Avro (as Flink derives it) supports TIME precision up to 3",
+                hint="declare TIME(3) or less; Flink writes TIME as int time-millis",
+            )
+        schema = {"type": "int", "logicalType": "time-millis"}
+    elif isinstance(t, TimestampType):
+        if legacy:
+            if t.precision > 3:
+                raise UnsupportedTypeError(
+                    f"{where}{t.sql()}: with the legacy timestamp mapping (Flink's default) Avro "
+                    f"supports TIMESTAMP precision up to 3",
+                    hint=_LEGACY_HINT,
+                )
+            schema = {"type": "long", "logicalType": "timestamp-millis"}
+        else:
+            schema = {"type": "long", "logicalType": "local-timestamp-" + _unit(t.precision)}
+    elif isinstance(t, TimestampLtzType):
+        if legacy:
+            raise UnsupportedTypeError(
+                f"{where}{t.sql()}: the legacy timestamp mapping (Flink's default) has no Avro "
+                "type for TIMESTAMP_LTZ",
+                hint="set timestamp_mapping.legacy=false to write timestamp-millis/-micros",
+            )
+        schema = {"type": "long", "logicalType": "timestamp-" + _unit(t.precision)}
+    elif isinstance(t, RowType):
+        schema = _record(t, row_name, legacy, path, enclosing_ns)
+    elif isinstance(t, MapType):
+        if not isinstance(t.key, StringType):
+            raise UnsupportedTypeError(
+                f"{where}{t.sql()}: Avro maps have string keys only",
+                hint="use MAP<STRING, ...> or an ARRAY of ROW<key, value>",
+            )
+        # Flink's MAP branch calls convertToSchema(valueType, rowName): legacy mapping always.
+        values = _convert(t.value, row_name, True, f"{path}{{value}}", enclosing_ns)
+        schema = {"type": "map", "values": values}
+    elif isinstance(t, ArrayType):
+        # Flink's ARRAY branch calls convertToSchema(elementType, rowName): legacy mapping always.
+        items = _convert(t.element, row_name, True, f"{path}[]", enclosing_ns)
+        schema = {"type": "array", "items": items}
+    else:
+        raise UnsupportedTypeError(f"{where}{t.sql()}: no Avro type for this column type")
+    return _nullable(schema, t.nullable)
+
+
+def _unit(precision: int) -> str:
+    return "millis" if precision <= 3 else "micros" if precision <= 6 else "nanos"
+
+
+def _split_name(full: str) -> tuple[str, str | None]:
+    if "." in full:
+        ns, name = full.rsplit(".", 1)
+        return name, ns or None
+    return full, None
+
+
+def _record(
+    t: RowType, row_name: str, legacy: bool, path: str, enclosing_ns: str | None
+) -> dict[str, Any]:
+    name, ns = _split_name(row_name)
+    schema: dict[str, Any] = {"type": "record", "name": name}
+    # Avro Java prints a namespace only where it differs from the enclosing one.
+    if ns is not None and ns != enclosing_ns:
+        schema["namespace"] = ns
+    elif ns is None and enclosing_ns is not None:
+        schema["namespace"] = ""
+    fields = []
+    for f in t.fields:
+        sub_path = f"{path}.{f.name}" if path else f.name
+        ftype = _convert(f.type, f"{row_name}_{f.name}", legacy, sub_path, ns)
+        field: dict[str, Any] = {"name": f.name, "type": ftype}
+        if f.type.nullable:
+            field["default"] = None
+        fields.append(field)
+    schema["fields"] = fields
+    return schema
+
+
+# --------------------------------------------------------------------------------------------
+# Avro schema -> row type (registered schemas)
+# --------------------------------------------------------------------------------------------
+
+
+def parse_avro(schema: str | AvroSchema) -> AvroSchema:
+    """JSON data of an Avro schema given as text or data; SchemaError when it is not valid."""
+    import fastavro
+
+    if isinstance(schema, str):
+        try:
+            data = json.loads(schema)
+        except json.JSONDecodeError:
+            # A bare primitive name ("string") is valid Avro schema text too.
+            data = schema.strip()
+    else:
+        data = schema
+    try:
+        fastavro.parse_schema(data, _write_hint=False)
+    except Exception as exc:  # fastavro raises several types for bad schemas
+        raise SchemaError(f"not a valid Avro schema: {exc}") from None
+    return data
+
+
+def from_avro_schema(
+    schema: str | AvroSchema, *, legacy_timestamp_mapping: bool = True
+) -> DataType:
+    """The row type Flink reads a registered Avro schema as (`convertToDataType`).
+
+    Unions with null -> nullable, enum -> STRING, fixed -> BYTES, records -> ROW.
+    Unions of several non-null types, and the null type alone, have no column type here.
+    """
+    data = parse_avro(schema)
+    return _to_type(data, {}, None, legacy_timestamp_mapping, "")
+
+
+def _is_null(s: AvroSchema) -> bool:
+    return s == "null" or (isinstance(s, Mapping) and s.get("type") == "null")
+
+
+_PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+
+
+def _to_type(
+    s: AvroSchema, named: dict[str, Any], ns: str | None, legacy: bool, path: str
+) -> DataType:
+    where = f"at '{path}' " if path else ""
+    if isinstance(s, list):
+        branches = [b for b in s if not _is_null(b)]
+        if len(branches) == 1 and len(s) <= 2:
+            return _to_type(branches[0], named, ns, legacy, path).with_nullable(len(s) == 2)
+        raise SchemaError(
+            f"Avro union {where}{json.dumps(s)} has no column type",
+            hint="only [\"null\", T] unions map to a nullable column, as in Flink",
+        )
+    if isinstance(s, str):
+        if s in _PRIMITIVES:
+            s = {"type": s}
+        else:
+            full = s if "." in s or ns is None else f"{ns}.{s}"
+            ref = named.get(full) or named.get(s)
+            if ref is None:
+                raise SchemaError(f"unknown Avro type name {s!r} {where}".rstrip())
+            return _to_type(ref, named, ns, legacy, path)
+    if not isinstance(s, Mapping):
+        raise SchemaError(f"not an Avro schema {where}: {s!r}")
+    typ = s.get("type")
+    if isinstance(typ, (list, dict)):
+        return _to_type(typ, named, ns, legacy, path)
+    logical = s.get("logicalType")
+    if typ in ("record", "enum", "fixed", "error"):
+        name = s["name"]
+        own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
+        full = name if "." in name or not own_ns else f"{own_ns}.{name}"
+        named[full] = s
+        if typ in ("record", "error"):
+            fields = tuple(
+                Field(
+                    f["name"],
+                    _to_type(f["type"], named, own_ns or None, legacy,
+                             f"{path}.{f['name']}" if path else f["name"]),
+                    f.get("doc"),
+                )
+                for f in s["fields"]
+            )
+            return RowType(fields=fields, nullable=False)
+        if typ == "enum":
+            return StringType(nullable=False)
+        if logical == "decimal":
+            return DecimalType(precision=s["precision"], scale=s.get("scale", 0), nullable=False)
+        return BytesType(nullable=False)
+    if typ == "array":
+        return ArrayType(element=_to_type(s["items"], named, ns, legacy, f"{path}[]"),
+                         nullable=False)
+    if typ == "map":
+        return MapType(key=StringType(nullable=False),
+                       value=_to_type(s["values"], named, ns, legacy, f"{path}{{value}}"),
+                       nullable=False)
+    if typ == "bytes":
+        if logical == "decimal":
+            return DecimalType(precision=s["precision"], scale=s.get("scale", 0), nullable=False)
+        return BytesType(nullable=False)
+    if typ == "string":
+        return StringType(nullable=False)
+    if typ == "int":
+        if logical == "date":
+            return DateType(nullable=False)
+        if logical == "time-millis":
+            return TimeType(precision=3, nullable=False)
+        return IntType(nullable=False)
+    if typ == "long":
+        return _long_type(logical, legacy)
+    if typ == "float":
+        return FloatType(nullable=False)
+    if typ == "double":
+        return DoubleType(nullable=False)
+    if typ == "boolean":
+        return BooleanType(nullable=False)
+    if typ == "null":
+        raise SchemaError(f"the Avro null type {where}has no column type")
+    raise SchemaError(f"unsupported Avro type {typ!r} {where}".rstrip())
+
+
+_PRECISION = {"millis": 3, "micros": 6, "nanos": 9}
+
+
+def _long_type(logical: str | None, legacy: bool) -> DataType:
+    if logical:
+        kind, _, unit = logical.rpartition("-")
+        p = _PRECISION.get(unit)
+        if p is not None:
+            if kind == "time":
+                return TimeType(precision=p, nullable=False)
+            if kind == "local-timestamp":
+                return TimestampType(precision=p, nullable=False)
+            if kind == "timestamp":
+                cls = TimestampType if legacy else TimestampLtzType
+                return cls(precision=p, nullable=False)
+    return BigIntType(nullable=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Canonical form
+# --------------------------------------------------------------------------------------------
+
+
+def canonical_form(schema: str | AvroSchema) -> str:
+    """Avro's Parsing Canonical Form: equal for schemas that read and write the same bytes."""
+    import fastavro
+    from fastavro.schema import to_parsing_canonical_form
+
+    data = parse_avro(schema)
+    return str(to_parsing_canonical_form(fastavro.parse_schema(data, _write_hint=False)))
+
+
+def fingerprint(schema: str | AvroSchema, algorithm: str = "CRC-64-AVRO") -> str:
+    """Hex fingerprint of the canonical form (CRC-64-AVRO, MD5 or SHA-256)."""
+    from fastavro.schema import fingerprint as _fp
+
+    return str(_fp(canonical_form(schema), algorithm))
+
+
+def record_full_name(schema: str | AvroSchema) -> str | None:
+    """`namespace.name` of a record schema (or of the record in a nullable union), else None."""
+    data = parse_avro(schema)
+    if isinstance(data, list):
+        data = next((b for b in data if isinstance(b, Mapping)), None)
+    if not isinstance(data, Mapping) or data.get("type") not in ("record", "error", "enum",
+                                                                  "fixed"):
+        return None
+    name = str(data["name"])
+    ns = data.get("namespace")
+    return name if "." in name or not ns else f"{ns}.{name}"
