@@ -1,0 +1,66 @@
+"""Value-schema compatibility with a schema registry's semantics, with every reason located.
+
+`check_compatibility("AVRO", history, candidate, "BACKWARD")` answers what a Confluent-compatible
+registry would answer when `candidate` is registered after `history` (oldest first), and why:
+each Incompatibility names its kind, its location in the reader schema, the version it was
+checked against and the direction (BACKWARD: the new schema reads old data; FORWARD: the old
+schema reads new data). Pure functions, no registry access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from formats.errors import InvalidOptionError
+from guard.compat import avro, jsonschema
+from guard.compat.levels import (
+    CompatibilityResult,
+    Incompatibility,
+    PairChecker,
+    check_levels,
+    normalize_level,
+)
+
+__all__ = [
+    "CompatibilityResult",
+    "Incompatibility",
+    "check_compatibility",
+    "check_reader_writer",
+    "normalize_level",
+]
+
+_CHECKERS: dict[str, PairChecker[Any]] = {"AVRO": avro.CHECKER, "JSON": jsonschema.CHECKER}
+
+
+def _checker(schema_type: str) -> PairChecker[Any]:
+    checker = _CHECKERS.get(schema_type.upper() if isinstance(schema_type, str) else "")
+    if checker is None:
+        raise InvalidOptionError(
+            f"no compatibility checker for schema type {schema_type!r}",
+            hint=f"use one of {', '.join(_CHECKERS)}",
+        )
+    return checker
+
+
+def check_compatibility(
+    schema_type: str,
+    history: Sequence[Any],
+    candidate: Any,
+    level: str,
+    *,
+    versions: Sequence[int] | None = None,
+) -> CompatibilityResult:
+    """Check `candidate` against the registered `history` (oldest first) at `level`.
+
+    Schemas may be JSON text, decoded JSON, or (Avro) a bare type name. `versions` numbers the
+    history (default 1..n) for `checked_against` and each Incompatibility. Raises SchemaError
+    for an invalid schema and InvalidOptionError for an unknown type or level.
+    """
+    return check_levels(_checker(schema_type), history, candidate, level, versions)
+
+
+def check_reader_writer(schema_type: str, reader: Any, writer: Any) -> list[Incompatibility]:
+    """Every reason `reader` cannot read what `writer` wrote; [] when it can."""
+    checker = _checker(schema_type)
+    return checker.check(checker.parse(reader), checker.parse(writer))

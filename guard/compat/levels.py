@@ -1,0 +1,137 @@
+"""Compatibility levels: which registered versions a candidate is checked against, and which way.
+
+Mirrors Confluent Schema Registry's `CompatibilityChecker`: BACKWARD means the new schema reads
+data written with the old one (reader = new, writer = old), FORWARD the reverse, FULL both;
+plain levels look at the latest version only, `_TRANSITIVE` ones at every version; NONE checks
+nothing. The format-specific walks (`guard.compat.avro`, `guard.compat.jsonschema`) only ever
+answer "can this reader read what this writer wrote"; this module decides which pairs to ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from formats.errors import InvalidOptionError
+from formats.registry import COMPATIBILITY_LEVELS
+
+#: Reader reads writer: the new schema reads data written with an old version.
+BACKWARD = "BACKWARD"
+#: Writer is read by reader: an old version reads data written with the new schema.
+FORWARD = "FORWARD"
+
+_DIRECTIONS: dict[str, tuple[str, ...]] = {
+    "BACKWARD": (BACKWARD,),
+    "BACKWARD_TRANSITIVE": (BACKWARD,),
+    "FORWARD": (FORWARD,),
+    "FORWARD_TRANSITIVE": (FORWARD,),
+    "FULL": (BACKWARD, FORWARD),
+    "FULL_TRANSITIVE": (BACKWARD, FORWARD),
+    "NONE": (),
+}
+
+
+@dataclass(frozen=True)
+class Incompatibility:
+    """One reason a reader cannot read what a writer wrote, located in the reader schema.
+
+    `path` is a JSON-pointer-like location ("/fields/2/type", "/properties/a"), "/" for the root.
+    `version` and `direction` say which registered version and which way the pair was checked.
+    """
+
+    kind: str
+    path: str
+    message: str
+    reader_fragment: Any = None
+    writer_fragment: Any = None
+    version: int | None = None
+    direction: str | None = None
+
+    def __str__(self) -> str:
+        where = f"version {self.version} " if self.version is not None else ""
+        way = f"{self.direction} " if self.direction else ""
+        return f"{way}{where}{self.kind} at {self.path}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CompatibilityResult:
+    """The verdict for one candidate, with every incompatibility found (not just the first)."""
+
+    compatible: bool
+    incompatibilities: list[Incompatibility] = field(default_factory=list)
+    checked_against: list[int] = field(default_factory=list)
+
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class PairChecker(Generic[S]):
+    """A format's two entry points: parse a schema once, then walk a (reader, writer) pair."""
+
+    parse: Callable[[Any], S]
+    check: Callable[[S, S], list[Incompatibility]]
+
+
+def normalize_level(level: str) -> str:
+    """The canonical spelling of `level`, or an InvalidOptionError naming the valid ones."""
+    canonical = level.strip().upper() if isinstance(level, str) else ""
+    if canonical not in COMPATIBILITY_LEVELS:
+        raise InvalidOptionError(
+            f"unknown compatibility level {level!r}",
+            hint=f"use one of {', '.join(COMPATIBILITY_LEVELS)}",
+        )
+    return canonical
+
+
+def versions_to_check(level: str, versions: Sequence[int]) -> list[int]:
+    """The versions a candidate is checked against: the latest only, or all for _TRANSITIVE."""
+    level = normalize_level(level)
+    if level == "NONE" or not versions:
+        return []
+    if level.endswith("_TRANSITIVE"):
+        return list(versions)
+    return [versions[-1]]
+
+
+def directions(level: str) -> tuple[str, ...]:
+    """BACKWARD and/or FORWARD: which way each (candidate, old version) pair is read."""
+    return _DIRECTIONS[normalize_level(level)]
+
+
+def check_levels(
+    checker: PairChecker[S],
+    history: Sequence[Any],
+    candidate: Any,
+    level: str,
+    versions: Sequence[int] | None = None,
+) -> CompatibilityResult:
+    """Check `candidate` against `history` (oldest first) the way `level` asks.
+
+    The candidate is parsed even when the level checks nothing, so an invalid candidate is an
+    error at every level, as in a registry; old versions are parsed only when checked.
+    """
+    level = normalize_level(level)
+    if versions is None:
+        versions = list(range(1, len(history) + 1))
+    elif len(versions) != len(history):
+        raise InvalidOptionError(
+            f"{len(versions)} version numbers given for {len(history)} schemas in the history",
+            hint="pass one version number per historical schema, oldest first",
+        )
+    new = checker.parse(candidate)
+    by_version = dict(zip(versions, history, strict=True))
+    checked = versions_to_check(level, list(versions))
+    found: list[Incompatibility] = []
+    for version in checked:
+        old = checker.parse(by_version[version])
+        for direction in directions(level):
+            reader, writer = (new, old) if direction == BACKWARD else (old, new)
+            found.extend(
+                replace(i, version=version, direction=direction)
+                for i in checker.check(reader, writer)
+            )
+    return CompatibilityResult(
+        compatible=not found, incompatibilities=found, checked_against=checked
+    )
