@@ -1,0 +1,388 @@
+"""Opening a registry from a URL and Flink's avro-confluent connection options.
+
+`open_registry(url, config)` picks the backend by scheme: `http(s)://` (a comma-separated list
+is allowed) -> HttpRegistry, `file://DIR` or an existing directory -> FileRegistry,
+`mock://NAME` -> MockRegistry. `config` uses Flink's `avro-confluent.*` option names without
+the prefix, so a Flink DDL's options work unchanged; `REGISTRY_OPTIONS` declares them.
+
+Credentials may also come from the environment, so they stay out of shell history and DDL:
+`KEYGUARD_REGISTRY_USER_INFO` (`user:password`, basic auth) and
+`KEYGUARD_REGISTRY_BEARER_TOKEN` (a static bearer token). Options win over the environment.
+
+Flink's keystore/truststore options name JKS or PKCS12 files; the Python client wants PEM. A PEM
+file is used as is; PKCS12 is converted in memory with `cryptography` (written to a private
+temporary directory only while the client loads it, then deleted); JKS is refused with the
+`keytool` command that exports PEM.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets as _secrets
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from formats.errors import InvalidOptionError
+from formats.options import Option, OptionSet, duration_option
+from formats.registry import Registry
+from formats.secrets import is_secret_key, redact, redact_url
+
+ENV_USER_INFO = "KEYGUARD_REGISTRY_USER_INFO"
+ENV_BEARER_TOKEN = "KEYGUARD_REGISTRY_BEARER_TOKEN"
+
+REGISTRY_OPTIONS = OptionSet(
+    "schema registry",
+    (
+        Option("basic-auth.credentials-source", str, None,
+               "Where basic-auth credentials come from: USER_INFO (basic-auth.user-info or "
+               f"{ENV_USER_INFO}), URL (user:password@ in the URL), SASL_INHERIT "
+               "(properties.sasl.jaas.config, or properties.sasl.username/sasl.password).",
+               choices=("USER_INFO", "URL", "SASL_INHERIT")),
+        Option("basic-auth.user-info", str, None,
+               f"`user:password` for basic auth; or set {ENV_USER_INFO}."),
+        Option("bearer-auth.credentials-source", str, None,
+               "STATIC_TOKEN (bearer-auth.token or "
+               f"{ENV_BEARER_TOKEN}), OAUTHBEARER or OAUTHBEARER_AZURE_IMDS (their settings "
+               "as properties.bearer.auth.*).",
+               choices=("STATIC_TOKEN", "OAUTHBEARER", "OAUTHBEARER_AZURE_IMDS",
+                        "SASL_OAUTHBEARER_INHERIT", "CUSTOM")),
+        Option("bearer-auth.token", str, None,
+               f"A static bearer token; or set {ENV_BEARER_TOKEN}."),
+        Option("ssl.keystore.location", str, None,
+               "Client certificate and key for mutual TLS: a PEM file (certificate + key) or a "
+               "PKCS12 keystore. JKS is not readable from Python: export PKCS12 or PEM."),
+        Option("ssl.keystore.password", str, None,
+               "Password of the PKCS12 keystore, or of the PEM private key."),
+        Option("ssl.truststore.location", str, None,
+               "CA certificates to trust: a PEM file or a PKCS12 truststore (not JKS)."),
+        Option("ssl.truststore.password", str, None, "Password of the PKCS12 truststore."),
+        duration_option("timeout", 10_000,
+                        "Timeout of one HTTP request to the registry, e.g. 10s, 500ms."),
+        Option("retries", int, 3,
+               "Retries of a request that failed to connect, timed out, or got HTTP 408, "
+               "429 or 5xx; then the registry counts as unavailable (exit code 3)."),
+        duration_option("retry-backoff", 1000,
+                        "Wait before the first retry; doubles each time, with full jitter."),
+        duration_option("retry-backoff-max", 20_000, "Longest wait between two retries."),
+    ),
+    passthrough_prefixes=("properties.",),
+)
+
+# confluent-kafka's numeric settings: values from a DDL or a CLI arrive as strings.
+_NUMERIC_PROPERTIES = ("max.retries", "retries.wait.ms", "retries.max.wait.ms",
+                       "cache.capacity", "cache.latest.ttl.sec", "timeout")
+_JAAS_FIELD = r'{}\s*=\s*"((?:[^"\\]|\\.)*)"'
+
+
+def connection_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The registry-connection options out of a format's option map (url, subject dropped)."""
+    declared = set(REGISTRY_OPTIONS.keys())
+    return {k: v for k, v in options.items() if k in declared or k.startswith("properties.")}
+
+
+def open_registry(url: str, config: Mapping[str, Any] | None = None,
+                  *, environ: Mapping[str, str] | None = None) -> Registry:
+    """The registry at `url`; `config` holds connection options (see REGISTRY_OPTIONS)."""
+    url = url.strip()
+    config = dict(config or {})
+    if url.startswith("mock://"):
+        from formats.registry.mock import MockRegistry
+
+        REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
+        return MockRegistry(url[len("mock://"):] or "default")
+    if url.startswith("file://") or (url and "://" not in url and Path(url).is_dir()):
+        from formats.registry.file import FileRegistry
+
+        REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
+        return FileRegistry(url.removeprefix("file://"))
+    if url.startswith(("http://", "https://")):
+        from formats.registry.http import HttpRegistry
+
+        settings = http_client_settings(url, config,
+                                        os.environ if environ is None else environ)
+        try:
+            return HttpRegistry(settings.conf, name=settings.name, secrets=settings.secrets)
+        finally:
+            settings.cleanup()
+    raise InvalidOptionError(
+        f"schema registry URL {redact_url(url)!r} is not supported",
+        hint="use http(s)://HOST:PORT, file://DIR (or an existing directory), or mock://NAME")
+
+
+@dataclass
+class ClientSettings:
+    """A SchemaRegistryClient configuration, the secrets in it, and files to delete once loaded."""
+
+    name: str
+    conf: dict[str, Any]
+    secrets: list[str] = field(default_factory=list)
+    temp_dir: Path | None = None
+
+    def cleanup(self) -> None:
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            self.temp_dir = None
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if is_secret_key(k) else v) for k, v in self.conf.items()}
+        return f"ClientSettings(name={self.name!r}, conf={shown!r})"
+
+
+def _split_userinfo(url: str) -> tuple[str, str | None]:
+    """The URL without `user:password@`, and that user info (unquoted), if any."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url.rstrip("/"), None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    clean = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return clean.rstrip("/"), f"{unquote(user)}:{unquote(password)}"
+
+
+def _jaas_credentials(jaas: str) -> str | None:
+    user = re.search(_JAAS_FIELD.format("username"), jaas)
+    password = re.search(_JAAS_FIELD.format("password"), jaas)
+    if not user or not password:
+        return None
+    return f"{user.group(1)}:{password.group(1)}"
+
+
+def http_client_settings(url: str, config: Mapping[str, Any],
+                         environ: Mapping[str, str]) -> ClientSettings:
+    """Map Flink's avro-confluent options onto confluent-kafka's SchemaRegistryClient config."""
+    urls, url_infos = [], []
+    for one in url.split(","):
+        clean, info = _split_userinfo(one.strip())
+        urls.append(clean)
+        if info:
+            url_infos.append(info)
+    name = ",".join(urls)
+    where = f"schema registry {name}"
+    settings = ClientSettings(name, {"url": name})
+    secrets = settings.secrets
+    secrets += [i for info in url_infos for i in (info, info.partition(":")[2])]
+    for key, value in config.items():
+        if is_secret_key(key) and isinstance(value, str):
+            secrets += [value, value.partition(":")[2]]
+
+    opts = REGISTRY_OPTIONS.validate(config, where=where)
+    props: dict[str, Any] = opts.with_prefix("properties.")
+    for key in _NUMERIC_PROPERTIES:
+        if isinstance(props.get(key), str):
+            try:
+                props[key] = float(props[key]) if key == "timeout" else int(props[key])
+            except ValueError:
+                raise InvalidOptionError(f"{where}: properties.{key} must be a number") from None
+    conf = settings.conf
+
+    # Basic auth. Java's default source is URL; a user-info given without a source means
+    # USER_INFO here, rather than being silently ignored.
+    source = opts["basic-auth.credentials-source"] or props.pop("basic.auth.credentials.source",
+                                                                None)
+    source = source.upper() if isinstance(source, str) else None
+    user_info = opts["basic-auth.user-info"] or props.pop("basic.auth.user.info", None)
+    jaas = props.pop("sasl.jaas.config", None)
+    sasl_user, sasl_password = props.pop("sasl.username", None), props.pop("sasl.password", None)
+    for key in [k for k in props if k.startswith("sasl.")]:
+        props.pop(key)  # Kafka client settings the connector may pass along: not the registry's
+    if source is None and user_info:
+        source = "USER_INFO"
+    if source is None and url_infos:
+        source = "URL"
+    if source in (None, "USER_INFO") and not user_info and environ.get(ENV_USER_INFO):
+        user_info, source = environ[ENV_USER_INFO], "USER_INFO"
+        secrets += [user_info, user_info.partition(":")[2]]
+    basic: str | None = None
+    if source == "USER_INFO":
+        if not user_info:
+            raise InvalidOptionError(
+                f"{where}: basic-auth.credentials-source is USER_INFO but no user info is given",
+                hint=f"set basic-auth.user-info to user:password, or {ENV_USER_INFO}")
+        if url_infos:
+            raise InvalidOptionError(
+                f"{where}: credentials are given both in the URL and as user info",
+                hint="remove user:password@ from the URL, or drop basic-auth.user-info")
+        basic = user_info
+    elif source == "URL":
+        if not url_infos:
+            raise InvalidOptionError(
+                f"{where}: basic-auth.credentials-source is URL but the URL has no "
+                "user:password@", hint="put the credentials in the URL or use USER_INFO")
+        if user_info:
+            raise InvalidOptionError(
+                f"{where}: basic-auth.user-info is given but the credentials source is URL",
+                hint="drop one of them")
+        basic = url_infos[0]
+    elif source == "SASL_INHERIT":
+        basic = _jaas_credentials(jaas) if isinstance(jaas, str) else None
+        if basic is None and sasl_user and sasl_password:
+            basic = f"{sasl_user}:{sasl_password}"
+        if basic is None:
+            raise InvalidOptionError(
+                f"{where}: basic-auth.credentials-source is SASL_INHERIT but no SASL "
+                "credentials were passed", hint="pass the Kafka client's sasl.jaas.config (or "
+                "sasl.username and sasl.password) as properties.sasl.*")
+        secrets += [basic, basic.partition(":")[2]]
+    if basic is not None:
+        if ":" not in basic:
+            raise InvalidOptionError(f"{where}: basic-auth user info must be user:password")
+        conf["basic.auth.user.info"] = basic
+
+    # Bearer auth.
+    bsource = opts["bearer-auth.credentials-source"] or props.pop(
+        "bearer.auth.credentials.source", None)
+    bsource = bsource.upper() if isinstance(bsource, str) else None
+    token = opts["bearer-auth.token"] or props.pop("bearer.auth.token", None)
+    if bsource is None and token:
+        bsource = "STATIC_TOKEN"
+    if bsource in (None, "STATIC_TOKEN") and not token and basic is None \
+            and environ.get(ENV_BEARER_TOKEN):
+        token, bsource = environ[ENV_BEARER_TOKEN], "STATIC_TOKEN"
+        secrets.append(token)
+    if bsource in ("SASL_OAUTHBEARER_INHERIT", "CUSTOM"):
+        raise InvalidOptionError(
+            f"{where}: bearer-auth.credentials-source {bsource} is not supported by the "
+            "Python registry client",
+            hint="use STATIC_TOKEN with bearer-auth.token, or OAUTHBEARER with "
+                 "properties.bearer.auth.client.id/client.secret/scope/issuer.endpoint.url")
+    if bsource is not None:
+        if basic is not None:
+            raise InvalidOptionError(f"{where}: both basic and bearer auth are configured",
+                                     hint="keep one of them")
+        conf["bearer.auth.credentials.source"] = bsource
+        # The client sends it as `target-sr-cluster`; only Confluent Cloud needs a value.
+        conf["bearer.auth.logical.cluster"] = props.pop("bearer.auth.logical.cluster", "")
+        if bsource == "STATIC_TOKEN":
+            if not token:
+                raise InvalidOptionError(
+                    f"{where}: bearer auth STATIC_TOKEN needs a token",
+                    hint=f"set bearer-auth.token or {ENV_BEARER_TOKEN}")
+            conf["bearer.auth.token"] = token
+
+    # TLS.
+    temp = _TempDir(settings)
+    truststore = opts["ssl.truststore.location"]
+    if truststore:
+        conf["ssl.ca.location"] = _pem_truststore(
+            Path(truststore), opts["ssl.truststore.password"], temp, where)
+        props.pop("ssl.ca.location", None)
+    keystore = opts["ssl.keystore.location"]
+    if keystore:
+        cert, key_file, key_password = _pem_keystore(
+            Path(keystore), opts["ssl.keystore.password"], temp, where)
+        conf["ssl.certificate.location"] = cert
+        for k in ("ssl.certificate.location", "ssl.key.location", "ssl.key.password"):
+            props.pop(k, None)
+        if key_file is not None:
+            conf["ssl.key.location"] = key_file
+        if key_password:
+            conf["ssl.key.password"] = key_password
+            secrets.append(key_password)
+
+    # Timeouts and retries: an explicit option beats properties.*, which beat the defaults.
+    for option, client_key, scale in (("timeout", "timeout", 0.001),
+                                      ("retries", "max.retries", 1),
+                                      ("retry-backoff", "retries.wait.ms", 1),
+                                      ("retry-backoff-max", "retries.max.wait.ms", 1)):
+        if option in config or client_key not in props:
+            value = opts[option]
+            conf[client_key] = value * scale if scale != 1 else value
+            props.pop(client_key, None)
+    for key, value in props.items():
+        conf.setdefault(key, value)
+        if is_secret_key(key) and isinstance(value, str):
+            secrets.append(value)
+    settings.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+    return settings
+
+
+class _TempDir:
+    """A private directory for converted PEM files, created on first use."""
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.settings = settings
+
+    def write(self, name: str, data: bytes) -> str:
+        if self.settings.temp_dir is None:
+            self.settings.temp_dir = Path(tempfile.mkdtemp(prefix="keyguard-tls-"))
+        path = self.settings.temp_dir / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return str(path)
+
+
+def _store_kind(path: Path, what: str, where: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidOptionError(f"{where}: {what} {path} cannot be read: {exc.strerror}") from None
+    if data[:4] in (b"\xfe\xed\xfe\xed", b"\xce\xce\xce\xce"):
+        raise InvalidOptionError(
+            f"{where}: {what} {path} is a Java KeyStore (JKS/JCEKS), which Python cannot read",
+            hint=f"convert it: keytool -importkeystore -srckeystore {path.name} "
+                 "-destkeystore store.p12 -deststoretype PKCS12, and point the option at the "
+                 ".p12 file (or export PEM with keytool -exportcert -rfc and use "
+                 "properties.ssl.ca.location)")
+    return data
+
+
+def _load_pkcs12(data: bytes, password: str | None, what: str, path: Path, where: str) -> Any:
+    try:
+        from cryptography.hazmat.primitives.serialization import pkcs12
+    except ImportError:
+        raise InvalidOptionError(
+            f"{where}: {what} {path} is PKCS12; reading it needs the 'cryptography' package",
+            hint="pip install cryptography, or give a PEM file instead") from None
+    try:
+        return pkcs12.load_pkcs12(data, password.encode() if password else None)
+    except (ValueError, TypeError) as exc:
+        reason: str = "wrong password or not a PKCS12 file" if "password" in str(exc).lower() \
+            or "invalid" in str(exc).lower() else redact(str(exc), [password or ""])
+        raise InvalidOptionError(f"{where}: {what} {path} cannot be opened: {reason}",
+                                 hint="check the file and its password") from None
+
+
+def _pem_truststore(path: Path, password: str | None, temp: _TempDir, where: str) -> str:
+    data = _store_kind(path, "ssl.truststore.location", where)
+    if b"-----BEGIN" in data[:4096]:
+        return str(path)
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    store = _load_pkcs12(data, password, "ssl.truststore.location", path, where)
+    certs = [c.certificate for c in store.additional_certs]
+    if store.cert is not None:
+        certs.insert(0, store.cert.certificate)
+    if not certs:
+        raise InvalidOptionError(f"{where}: truststore {path} holds no certificates")
+    return temp.write("ca.pem", b"".join(c.public_bytes(Encoding.PEM) for c in certs))
+
+
+def _pem_keystore(path: Path, password: str | None, temp: _TempDir,
+                  where: str) -> tuple[str, str | None, str | None]:
+    """(certificate PEM, key PEM or None when inside the certificate file, key password)."""
+    data = _store_kind(path, "ssl.keystore.location", where)
+    if b"-----BEGIN" in data[:4096]:
+        return str(path), None, password
+    from cryptography.hazmat.primitives.serialization import (
+        BestAvailableEncryption,
+        Encoding,
+        PrivateFormat,
+    )
+
+    store = _load_pkcs12(data, password, "ssl.keystore.location", path, where)
+    if store.key is None or store.cert is None:
+        raise InvalidOptionError(f"{where}: keystore {path} holds no private key and certificate")
+    chain = [store.cert.certificate, *(c.certificate for c in store.additional_certs)]
+    # The key never touches disk unencrypted: it is re-encrypted with a one-off password.
+    one_off = _secrets.token_urlsafe(24)
+    key = store.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
+                                  BestAvailableEncryption(one_off.encode()))
+    return (temp.write("client.pem", b"".join(c.public_bytes(Encoding.PEM) for c in chain)),
+            temp.write("client.key", key), one_off)

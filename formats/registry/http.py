@@ -1,0 +1,227 @@
+"""A Confluent-compatible schema registry over HTTP, through confluent-kafka's client.
+
+The client brings auth, TLS, timeouts and retries; this module adds what a guard needs on top:
+answers that are never a stale cached "latest", errors that say whether the registry was
+unreachable (exit 3) or refused the request (exit 2), and no credentials in any message.
+Build the client configuration with `formats.registry.connect.open_registry`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
+
+from formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
+from formats.registry import CompatibilityAnswer, SchemaVersion
+from formats.secrets import redact, redact_url
+
+try:  # the client uses httpx2 when it is installed, else httpx; catch what it raises
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover - depends on the installed client
+    import httpx as _httpx  # type: ignore[no-redef]
+
+T = TypeVar("T")
+_RETRIABLE = (408, 429, 500, 502, 503, 504)
+
+
+class _NotFoundError(RegistryError):
+    """HTTP 404: a subject, version or id that does not exist (some callers expect that)."""
+
+
+class HttpRegistry:
+    """One registry URL (or a comma-separated list of them) behind the `Registry` protocol."""
+
+    def __init__(self, conf: Mapping[str, Any], *, name: str | None = None,
+                 secrets: Sequence[str] = ()) -> None:
+        self._secrets = tuple(s for s in secrets if s)
+        self.name = name or ",".join(redact_url(u) for u in str(conf.get("url", "")).split(","))
+        self._timeout = conf.get("timeout")
+        self._retries = conf.get("max.retries", 3)
+        try:
+            self._client = SchemaRegistryClient(dict(conf))
+        except (ValueError, TypeError) as exc:
+            raise InvalidOptionError(
+                f"schema registry {self.name}: {self._redact(exc)}",
+                hint="see the schema registry options in the README; properties.* keys go to "
+                     "confluent-kafka's SchemaRegistryClient unchanged") from None
+
+    @property
+    def client(self) -> SchemaRegistryClient:
+        """The underlying client, for confluent-kafka serializers that need one."""
+        return self._client
+
+    def __repr__(self) -> str:
+        return f"HttpRegistry({self.name!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpRegistry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- error translation
+
+    def _redact(self, exc: object) -> str:
+        return redact(str(exc), self._secrets)
+
+    @contextmanager
+    def _translate(self, what: str) -> Iterator[None]:
+        """Turn the client's exceptions into keyguard's: unreachable (3) or refused (2)."""
+        where = f"schema registry {self.name}"
+        try:
+            yield
+        except SchemaRegistryError as exc:
+            status, message = exc.http_status_code, redact(str(exc.error_message), self._secrets)
+            if status == 401:
+                raise RegistryUnavailableError(
+                    f"{where} refused the credentials (HTTP 401) to {what}",
+                    hint="check basic-auth.user-info / bearer-auth.token or the "
+                         "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN "
+                         "environment variables") from None
+            if status == 403:
+                raise RegistryUnavailableError(
+                    f"{where} denied access (HTTP 403) to {what}: {message}",
+                    hint="the credentials are valid but lack permission on this subject; "
+                         "ask the registry's administrator") from None
+            if status in _RETRIABLE or status >= 500:
+                raise RegistryUnavailableError(
+                    f"{where} answered HTTP {status} to {what} after {self._retries} "
+                    f"retries: {message}",
+                    hint="the registry is overloaded or down; try again later, or raise "
+                         "'retries' / 'retry-backoff'") from None
+            if status == 404:
+                raise _NotFoundError(f"{where}: {message} (HTTP 404, code {exc.error_code}) "
+                                     f"to {what}") from None
+            raise RegistryError(
+                f"{where} rejected the request to {what}: {message} "
+                f"(HTTP {status}, code {exc.error_code})") from None
+        except _httpx.TimeoutException:
+            raise RegistryUnavailableError(
+                f"{where} did not answer within {self._timeout}s to {what} "
+                f"(tried {self._retries + 1} times)",
+                hint="check the URL and the network, or raise 'timeout'") from None
+        except _httpx.TransportError as exc:
+            reason = self._redact(exc) or type(exc).__name__
+            hint = "check the URL, that the registry is running and that this host can reach it"
+            if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate" in reason.lower():
+                hint = ("the registry's TLS certificate is not trusted: set "
+                        "ssl.truststore.location (PEM or PKCS12) or properties.ssl.ca.location "
+                        "to the CA that signed it")
+            raise RegistryUnavailableError(
+                f"{where} could not be reached to {what} (tried {self._retries + 1} times): "
+                f"{reason}", hint=hint) from None
+        except OAuthTokenError as exc:
+            raise RegistryUnavailableError(
+                f"{where}: could not get an OAuth token to {what}: {self._redact(exc.message)}",
+                hint="check the properties.bearer.auth.* settings") from None
+        except ValueError as exc:  # the client validates bearer fields at request time
+            raise RegistryError(f"{where}: {self._redact(exc)} (to {what})") from None
+
+    def _fresh(self, what: str, call: Callable[[], T]) -> T:
+        """Ask the registry itself: the client's caches are dropped first."""
+        self._client.clear_caches()
+        with self._translate(what):
+            return call()
+
+    # -- the Registry protocol
+
+    def subjects(self) -> list[str]:
+        return sorted(self._fresh("list subjects", self._client.get_subjects))
+
+    def versions(self, subject: str) -> list[int]:
+        try:
+            found = self._fresh(f"list versions of subject '{subject}'",
+                                lambda: self._client.get_versions(subject))
+        except _NotFoundError:
+            return []
+        return sorted(int(v) for v in found)
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        # get_version("latest") never reads the client's latest-version cache (unlike
+        # get_latest_version), and _fresh clears the per-version cache too.
+        rs = self._fresh(f"read version {version} of subject '{subject}'",
+                         lambda: self._client.get_version(subject, version))  # type: ignore[arg-type]
+        schema = rs.schema
+        refs: tuple[dict[str, object], ...] = tuple(
+            {"name": r.name, "subject": r.subject, "version": r.version}
+            for r in (schema.references or [])
+        )
+        return SchemaVersion(subject, int(rs.version or 0), int(rs.schema_id or 0),
+                             str(schema.schema_str),
+                             schema.schema_type or "AVRO", refs)
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        return [self.get_version(subject, v) for v in self.versions(subject)]
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        schema = self._fresh(f"read schema id {schema_id}",
+                             lambda: self._client.get_schema(schema_id))
+        return schema.schema_type or "AVRO", str(schema.schema_str)
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+        candidate = Schema(schema, schema_type)
+        try:
+            rs = self._fresh(f"look up a schema in subject '{subject}'",
+                             lambda: self._client.lookup_schema(subject, candidate))
+        except _NotFoundError:
+            return None
+        return self.get_version(subject, int(rs.version or 0))
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+        return int(self._fresh(
+            f"register a schema in subject '{subject}'",
+            lambda: self._client.register_schema(subject, Schema(schema, schema_type))))
+
+    def compatibility(self, subject: str) -> str:
+        try:
+            return str(self._fresh(f"read the compatibility level of subject '{subject}'",
+                                   lambda: self._client.get_compatibility(subject))).upper()
+        except _NotFoundError:  # no subject-level setting: the registry's default applies
+            return str(self._fresh("read the global compatibility level",
+                                   self._client.get_compatibility)).upper()
+
+    def check_compatibility(self, subject: str, schema: str,
+                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+        """The registry's verdict, with its verbose messages.
+
+        Asks `/compatibility/subjects/S/versions/latest?verbose=true` (Karapace has no
+        all-versions endpoint); for *_TRANSITIVE levels, asks once per registered version.
+        """
+        level = self.compatibility(subject)
+        targets: list[int | str] = ["latest"]
+        if level.endswith("_TRANSITIVE"):
+            targets = list(self.versions(subject))
+        ok, messages = True, []
+        for target in targets:
+            try:
+                answer = self._fresh(f"check compatibility with version {target} of subject "
+                                     f"'{subject}'",
+                                     partial(self._test, subject, schema, schema_type, target))
+            except _NotFoundError:  # no such subject (or version): nothing to be incompatible with
+                continue
+            ok = ok and bool(answer.get("is_compatible"))
+            found = [str(m) for m in answer.get("messages") or []]
+            messages += [f"version {target}: {m}" for m in found] if len(targets) > 1 else found
+        return CompatibilityAnswer(ok, tuple(redact(m, self._secrets) for m in messages))
+
+    def _test(self, subject: str, schema: str, schema_type: str,
+              version: int | str) -> dict[str, Any]:
+        body = Schema(schema, schema_type).to_dict()
+        rest = getattr(self._client, "_rest_client", None)
+        if rest is None:  # pragma: no cover - a client without it: verdict without messages
+            return {"is_compatible": self._client.test_compatibility(
+                subject, Schema(schema, schema_type), version, verbose=True)}
+        # The client's test_compatibility returns only the boolean; its REST layer (same
+        # auth, TLS, retries) returns the whole answer, messages included.
+        answer = rest.post(f"compatibility/subjects/{quote(subject, safe='')}/versions/"
+                           f"{version}?verbose=true", body=body)
+        return dict(answer or {})
