@@ -490,12 +490,7 @@ class _Walk:
         here = (*at, "properties")
         r_props: dict[str, Any] = reader.get("properties") or {}
         w_props: dict[str, Any] = writer.get("properties") or {}
-        r_required = (
-            set(reader.get("required") or ()) if isinstance(reader.get("required"), list) else set()
-        )
-        w_required = (
-            set(writer.get("required") or ()) if isinstance(writer.get("required"), list) else set()
-        )
+        r_required, w_required = _required_names(reader), _required_names(writer)
         for name in (n for n in r_props if n in w_props):
             r_prop, w_prop = r_props[name], w_props[name]
             prop_at = (*here, name)
@@ -520,6 +515,16 @@ class _Walk:
                     )
                 )
             found += self.walk(r_prop, w_prop, prop_at)
+        for name in sorted(r_required - w_required - set(r_props) - set(w_props)):
+            found.append(
+                self.issue(
+                    "REQUIRED_ATTRIBUTE_ADDED",
+                    (*at, "required"),
+                    f"property {name} became required",
+                    reader.get("required"),
+                    writer.get("required"),
+                )
+            )
         removed = [n for n in w_props if n not in r_props]
         added = [n for n in r_props if n not in w_props]
         if removed and not _open(reader):
@@ -722,6 +727,12 @@ def _matching_size(edges: dict[int, list[int]]) -> int:
         return False
 
     return sum(augment(left, set()) for left in edges)
+
+
+def _required_names(schema: dict) -> set[str]:
+    """Draft 4+'s object-level `required` list."""
+    required = schema.get("required")
+    return set(required) if isinstance(required, list) else set()
 
 
 def _required_flag(schema: Any) -> bool:
