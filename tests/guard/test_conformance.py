@@ -1,0 +1,86 @@
+"""Every third-party conformance vector agrees with the checker, or is a known difference.
+
+The vectors live beside the repository (../shared/conformance, or KEYGUARD_CONFORMANCE_DIR).
+A known difference must still differ, so a stale entry fails as loudly as a regression.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formats.errors import SchemaError
+from guard.compat import check_compatibility
+
+REPO = Path(__file__).resolve().parents[2]
+CONFORMANCE_DIR = Path(
+    os.environ.get("KEYGUARD_CONFORMANCE_DIR", REPO.parent / "shared" / "conformance")
+)
+KNOWN_DIFFERENCES: dict[str, dict[str, str]] = json.loads(
+    (REPO / "guard" / "compat" / "known_differences.json").read_text()
+)
+FILES = ("karapace.jsonl", "apache_avro.jsonl")
+
+
+def _load_cases() -> list[Any]:
+    if not all((CONFORMANCE_DIR / name).is_file() for name in FILES):
+        reason = (
+            f"conformance vectors not found in {CONFORMANCE_DIR} "
+            "(set KEYGUARD_CONFORMANCE_DIR to the directory holding karapace.jsonl and "
+            "apache_avro.jsonl)"
+        )
+        return [pytest.param(None, id="conformance-missing", marks=pytest.mark.skip(reason=reason))]
+    cases = []
+    for name in FILES:
+        for line in (CONFORMANCE_DIR / name).read_text().splitlines():
+            if line.strip():
+                case = json.loads(line)
+                case["file"] = name
+                cases.append(pytest.param(case, id=case["id"]))
+    return cases
+
+
+CASES = _load_cases()
+
+
+def _verdict(case: dict[str, Any]) -> bool | str:
+    """True/False as the checker answers, or "invalid" when it rejects a schema."""
+    old = case["writer_or_old"]
+    history = old if case.get("old_is_history") else [old]
+    try:
+        result = check_compatibility(
+            case["schema_type"], history, case["reader_or_new"], case["level"]
+        )
+    except SchemaError:
+        return "invalid"
+    return result.compatible
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conformance_case(case: dict[str, Any]) -> None:
+    verdict = _verdict(case)
+    known = KNOWN_DIFFERENCES.get(case["id"])
+    if known is None:
+        assert verdict == case["expected_compatible"], case.get("note")
+    else:
+        assert known.get("reason", "").strip(), f"known difference {case['id']} needs a reason"
+        assert known.get("file") == case["file"]
+        assert verdict != case["expected_compatible"], (
+            f"{case['id']} now agrees with the vectors: remove it from known_differences.json"
+        )
+
+
+def test_every_known_difference_names_a_case() -> None:
+    ids = {case.values[0]["id"] for case in CASES if case.values[0] is not None}
+    if not ids:
+        pytest.skip(f"conformance vectors not found in {CONFORMANCE_DIR}")
+    assert set(KNOWN_DIFFERENCES) <= ids
+
+
+def test_case_ids_are_unique() -> None:
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids))
