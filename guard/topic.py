@@ -1,0 +1,340 @@
+"""The broker edge of the guard: what a topic looks like today (partitions, cleanup.policy, and
+which schema ids its keys already carry).
+
+The analysis never talks to Kafka; it takes a `TopicFacts`. `KafkaTopicInspector` gathers one
+with an AdminClient and a group-less Consumer (assign, never subscribe: no rebalance, no commit).
+
+The scan trusts only what the broker says inside fetch responses: a partition is read until
+librdkafka reports PARTITION_EOF, never up to `get_watermark_offsets(cached=False)`, because
+tansu's ListOffsets answers the last batch's base offset + 1 instead of the high watermark, and
+a compacted or transactional partition has offset gaps and control records anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+from formats.errors import BrokerUnavailableError, InvalidOptionError
+from formats.secrets import is_secret_key, redact
+
+#: Confluent's wire format: magic byte 0, a 4-byte big-endian schema id, then the payload.
+MAGIC_BYTE = 0
+_HEADER_LEN = 5
+
+# Errors after which waiting longer cannot help: the credentials or the ACLs are wrong.
+_FATAL_CODES = frozenset({
+    KafkaError._AUTHENTICATION,
+    KafkaError._SSL,
+    KafkaError.SASL_AUTHENTICATION_FAILED,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+})
+# librdkafka logs every failed reconnect to stderr; route it to Python logging instead.
+_LOG = logging.getLogger("keyguard.kafka")
+_LOG.addHandler(logging.NullHandler())
+_HINT = ("check bootstrap.servers, that the broker is up and reachable from here, and the "
+         "security settings (security.protocol, sasl.*, ssl.*)")
+
+
+@dataclass(frozen=True)
+class TopicFacts:
+    """What the guard needs to know about a live topic."""
+
+    topic: str
+    partitions: int
+    #: `compact`, `delete`, `compact,delete`; None when the broker would not say.
+    cleanup_policy: str | None
+    #: Confluent schema id -> number of scanned keys framed with it.
+    key_schema_ids: dict[int, int] = field(default_factory=dict)
+    #: Keys read, tombstones and non-Confluent keys included.
+    keys_scanned: int = 0
+    #: True when every partition was read to its end (no scan limit, no timeout hit).
+    scan_complete: bool = False
+    #: Keys that are null, shorter than 5 bytes, or not starting with magic byte 0.
+    non_confluent_keys: int = 0
+    #: Why something is unknown (no credentials), for the notes of a Report.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def compacted(self) -> bool | None:
+        if self.cleanup_policy is None:
+            return None
+        return "compact" in {p.strip() for p in self.cleanup_policy.split(",")}
+
+
+class TopicInspector(Protocol):
+    """Where topic facts come from: a broker, or a fixed table in tests and dry runs."""
+
+    def facts(self, topic: str, *, scan_limit: int = 10_000,
+              scan_schema_ids: bool = True) -> TopicFacts | None:
+        """The facts of `topic`, or None when it does not exist."""
+        ...
+
+
+@dataclass(frozen=True)
+class StaticTopicInspector:
+    """Facts known in advance (tests, `--topic-facts` files): no broker involved."""
+
+    known: Mapping[str, TopicFacts]
+
+    def facts(self, topic: str, *, scan_limit: int = 10_000,
+              scan_schema_ids: bool = True) -> TopicFacts | None:
+        return self.known.get(topic)
+
+
+def confluent_schema_id(key: bytes | None) -> int | None:
+    """The schema id framed into a Confluent wire-format key, or None for any other key."""
+    if key is None or len(key) < _HEADER_LEN or key[0] != MAGIC_BYTE:
+        return None
+    return int.from_bytes(key[1:_HEADER_LEN], "big")
+
+
+@dataclass
+class KeyTally:
+    """Running counts of a key scan: the pure half of it (no key is kept)."""
+
+    ids: dict[int, int] = field(default_factory=dict)
+    other: int = 0
+    seen: int = 0
+
+    def add(self, key: bytes | None) -> None:
+        self.seen += 1
+        sid = confluent_schema_id(key)
+        if sid is None:
+            self.other += 1
+        else:
+            self.ids[sid] = self.ids.get(sid, 0) + 1
+
+    @staticmethod
+    def of(keys: Iterable[bytes | None]) -> KeyTally:
+        tally = KeyTally()
+        for key in keys:
+            tally.add(key)
+        return tally
+
+
+class KafkaTopicInspector:
+    """Topic facts read from a Kafka-protocol broker.
+
+    `config` holds librdkafka properties (security.protocol, sasl.*, ssl.*, ...); they are
+    passed to both clients and never appear in an error message.
+    """
+
+    def __init__(self, bootstrap: str, config: Mapping[str, Any] | None = None, *,
+                 timeout_s: float = 10.0, scan_timeout_s: float = 60.0) -> None:
+        self.bootstrap = bootstrap
+        self.timeout_s = timeout_s
+        self.scan_timeout_s = scan_timeout_s
+        self._config = dict(config or {})
+        self._config.pop("bootstrap.servers", None)
+        self._secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
+        self._errors: list[KafkaError] = []
+
+    # -- the interface ---------------------------------------------------------------------
+
+    def facts(self, topic: str, *, scan_limit: int = 10_000,
+              scan_schema_ids: bool = True) -> TopicFacts | None:
+        self._errors.clear()
+        admin = AdminClient(self._client_config({}))
+        partitions = self._partitions(admin, topic)
+        if partitions is None:
+            return None
+        policy, notes = self._cleanup_policy(admin, topic)
+        if not scan_schema_ids or scan_limit <= 0:
+            return TopicFacts(topic, partitions, policy, notes=notes)
+        scan = self._scan(topic, partitions, scan_limit)
+        t = scan.tally
+        return TopicFacts(topic, partitions, policy, dict(t.ids), t.seen, scan.complete,
+                          t.other, notes + scan.notes)
+
+    # -- look-ups --------------------------------------------------------------------------
+
+    def _partitions(self, admin: AdminClient, topic: str) -> int | None:
+        # All topics, not list_topics(topic): asking for one topic by name makes tansu and
+        # noida (and brokers with auto.create.topics.enable) create it.
+        try:
+            md = admin.list_topics(timeout=self.timeout_s)
+        except KafkaException as exc:
+            for _ in range(10_000):  # serve the queued error callbacks (and log lines)
+                if not admin.poll(0):
+                    break
+            raise self._unavailable(f"cannot read the metadata of topic {topic!r}", exc) from None
+        tm = md.topics.get(topic)
+        if tm is None:
+            return None
+        if tm.error is not None:
+            if tm.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                return None
+            raise self._unavailable(f"the broker refused the metadata of topic {topic!r}",
+                                    tm.error)
+        return len(tm.partitions)
+
+    def _cleanup_policy(self, admin: AdminClient, topic: str) -> tuple[str | None, tuple[str, ...]]:
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        try:
+            future = admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
+            entries = future.result(timeout=self.timeout_s + 1)
+        except (KafkaException, FutureTimeout) as exc:
+            why = self._reason(exc)
+            return None, (f"topic {topic!r}: cleanup.policy unknown, DescribeConfigs failed: "
+                          f"{why}",)
+        entry = entries.get("cleanup.policy")
+        if entry is None or entry.value is None:
+            # tansu answers only the configs set when the topic was created.
+            return None, (f"topic {topic!r}: the broker did not report cleanup.policy "
+                          "(the broker default applies, usually delete)",)
+        return str(entry.value), ()
+
+    def _scan(self, topic: str, partitions: int, scan_limit: int) -> _Scan:
+        """Read keys from the beginning, at most `scan_limit` in all, spread fairly.
+
+        Rounds: each open partition may take an equal share of what is left of the budget;
+        a partition that ends early leaves its unused share to the others in the next round.
+        """
+        consumer = self._consumer()
+        position = dict.fromkeys(range(partitions), OFFSET_BEGINNING)
+        ended: set[int] = set()
+        tally = KeyTally()
+        deadline = time.monotonic() + self.scan_timeout_s
+        progressed = timed_out = False
+        try:
+            while len(ended) < partitions and tally.seen < scan_limit and not timed_out:
+                open_ = [p for p in range(partitions) if p not in ended]
+                share = math.ceil((scan_limit - tally.seen) / len(open_))
+                consumer.assign([TopicPartition(topic, p, position[p]) for p in open_])
+                taken = dict.fromkeys(open_, 0)
+                waiting = set(open_)
+                while waiting and tally.seen < scan_limit:
+                    if time.monotonic() > deadline:
+                        timed_out = True
+                        break
+                    for msg in consumer.consume(500, timeout=0.2):
+                        p = msg.partition()
+                        if p not in waiting:
+                            continue
+                        err = msg.error()
+                        if err is not None:
+                            if err.code() == KafkaError._PARTITION_EOF:
+                                progressed = True
+                                ended.add(p)
+                                waiting.discard(p)
+                            elif err.fatal() or err.code() in _FATAL_CODES:
+                                raise self._unavailable(f"cannot read topic {topic!r}", err)
+                            else:
+                                self._errors.append(err)
+                            continue
+                        offset = msg.offset()
+                        if position[p] >= 0 and offset < position[p]:
+                            continue  # re-fetched after a re-assign
+                        progressed = True
+                        tally.add(msg.key())
+                        taken[p] += 1
+                        position[p] = offset + 1
+                        if tally.seen >= scan_limit or taken[p] >= share:
+                            waiting.discard(p)
+                            if self._at_end(consumer, topic, p, offset):
+                                ended.add(p)
+                        if tally.seen >= scan_limit:
+                            break
+            consumer.unassign()
+        finally:
+            consumer.close()
+        if timed_out and not progressed:
+            raise self._unavailable(
+                f"no records and no end of partition from topic {topic!r} within "
+                f"{self.scan_timeout_s:g}s", None)
+        notes: tuple[str, ...] = ()
+        unfinished = sorted(set(range(partitions)) - ended)
+        if timed_out:
+            notes = (f"topic {topic!r}: key scan stopped after {self.scan_timeout_s:g}s with "
+                     f"partitions {unfinished} unfinished",)
+        elif unfinished:
+            notes = (f"topic {topic!r}: key scan stopped at the limit of {scan_limit} keys",)
+        return _Scan(tally, not unfinished, notes)
+
+    @staticmethod
+    def _at_end(consumer: Consumer, topic: str, partition: int, offset: int) -> bool:
+        """Whether `offset` is the last record, by the high watermark of the last fetch
+        response (right on tansu, unlike its ListOffsets)."""
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                     cached=True)
+        except KafkaException:
+            return False
+        return high >= 0 and offset + 1 >= high
+
+    # -- clients and errors ----------------------------------------------------------------
+
+    def _client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        timeout_ms = max(1000, int(self.timeout_s * 1000))
+        conf: dict[str, Any] = {
+            "socket.connection.setup.timeout.ms": timeout_ms,
+            "socket.timeout.ms": timeout_ms,
+            "logger": _LOG,
+            **self._config,
+            **extra,
+            "bootstrap.servers": self.bootstrap,
+            "error_cb": self._errors.append,
+        }
+        return conf
+
+    def _consumer(self) -> Consumer:
+        try:
+            return Consumer(self._client_config({
+                "group.id": self._config.get("group.id", f"keyguard-inspect-{uuid.uuid4().hex}"),
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+            }))
+        except KafkaException as exc:
+            raise InvalidOptionError(f"Kafka client properties rejected: {self._reason(exc)}",
+                                     hint="check the properties.* options") from None
+
+    def _reason(self, exc: BaseException | KafkaError | None) -> str:
+        if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
+            exc = exc.args[0]
+        if isinstance(exc, KafkaError):
+            text = f"{exc.name()}: {exc.str()}"
+        elif isinstance(exc, FutureTimeout):
+            text = f"no answer within {self.timeout_s:g}s"
+        else:
+            text = str(exc) if exc is not None else ""
+        return redact(text, self._secrets)
+
+    def _unavailable(self, what: str, cause: BaseException | KafkaError | None,
+                     ) -> BrokerUnavailableError:
+        reasons = [self._reason(cause)] if cause is not None else []
+        # The error callback often knows more (refused connection, failed SASL handshake).
+        for err in self._errors[-3:]:
+            r = self._reason(err)
+            if r not in reasons:
+                reasons.append(r)
+        detail = "; ".join(r for r in reasons if r)
+        where = redact(self.bootstrap, self._secrets)
+        msg = f"{what} at {where}" + (f": {detail}" if detail else "")
+        return BrokerUnavailableError(msg, hint=_HINT)
+
+
+@dataclass(frozen=True)
+class _Scan:
+    tally: KeyTally
+    complete: bool
+    notes: tuple[str, ...]
