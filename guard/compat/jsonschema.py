@@ -82,7 +82,7 @@ def parse(schema: Any) -> JsonSchema:
     base_uri = schema.get("$id", "") if isinstance(schema.get("$id"), str) else ""
     resolver = Registry().with_resource(base_uri, resource).resolver(base_uri)
     try:
-        root = _Inliner().inline(schema, resolver)
+        root = _Inliner().inline_root(schema, resolver)
     except Unresolvable as err:
         raise SchemaError(
             f"invalid JSON Schema: cannot resolve $ref {err.ref!r}",
@@ -96,6 +96,14 @@ class _Inliner:
 
     def __init__(self) -> None:
         self.done: dict[int, Any] = {}
+
+    def inline_root(self, schema: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
+        """Inline the root so that a `$ref` back to it ("#") closes the cycle at the top."""
+        root: dict[str, Any] = {}
+        self.done[id(schema)] = root
+        inlined = self.inline(schema, resolver)
+        root.update(inlined if isinstance(inlined, dict) else {"allOf": [inlined]})
+        return root
 
     def inline(self, node: Any, resolver: Resolver) -> Any:
         if isinstance(node, list):
@@ -527,71 +535,67 @@ class _Walk:
             )
         removed = [n for n in w_props if n not in r_props]
         added = [n for n in r_props if n not in w_props]
+        # As in Karapace, additions are only looked at when no removal met a closed reader.
         if removed and not _open(reader):
             for name in removed:
-                covering = _covering_schema(reader, name)
-                if covering is None:
-                    found.append(
-                        self.issue(
-                            "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-                            here,
-                            f"property {name} is no longer accepted",
-                            None,
-                            w_props[name],
-                        )
-                    )
-                    continue
-                nested = self.walk(covering, w_props[name], here)
-                if nested:
-                    found += nested
-                    found.append(
-                        self.issue(
-                            "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-                            here,
-                            f"property {name} is not accepted by the reader's open content model",
-                            covering,
-                            w_props[name],
-                        )
-                    )
+                found += self._removed_property(reader, name, w_props[name], (*here, name))
         elif added and _open(writer):
-            found.append(
-                self.issue(
-                    "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL",
-                    here,
-                    f"properties {', '.join(added)} accepted any value before (the writer's "
-                    "content model is open), now their values are constrained",
-                    reader,
-                    writer,
+            for name in added:
+                found.append(
+                    self.issue(
+                        "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL",
+                        (*here, name),
+                        f"property {name} accepted any value before (the writer's content model "
+                        "is open), now its values are constrained",
+                        r_props[name],
+                        None,
+                    )
                 )
-            )
         elif added:
             for name in added:
-                covering = _covering_schema(writer, name)
-                if (
-                    covering is not None
-                    and covering is not False
-                    and not self.compatible(r_props[name], covering, here)
-                ):
-                    found.append(
-                        self.issue(
-                            "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-                            here,
-                            f"property {name} cannot read what the writer's open content model "
-                            "allowed",
-                            r_props[name],
-                            covering,
-                        )
-                    )
-                if name in r_required and not _has_default(r_props[name]):
-                    found.append(
-                        self.issue(
-                            "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL",
-                            here,
-                            f"property {name} added as required without a default",
-                            r_props[name],
-                            None,
-                        )
-                    )
+                found += self._added_property(
+                    writer, name, r_props[name], r_required, (*here, name)
+                )
+        return found
+
+    def _removed_property(
+        self, reader: dict, name: str, w_prop: Any, at: Path
+    ) -> list[Incompatibility]:
+        """A property only the writer declares must be covered by the reader's open parts."""
+        if w_prop is False:  # the writer never wrote it
+            return []
+        covering = _covering_schema(reader, name)
+        if covering is None or covering is False:
+            message = f"property {name} is no longer accepted"
+            return [
+                self.issue("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", at, message, None, w_prop)
+            ]
+        nested = self.walk(covering, w_prop, at)
+        if not nested:
+            return []
+        message = f"property {name} is not accepted by the reader's patternProperties or "
+        message += "additionalProperties"
+        kind = "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+        return [*nested, self.issue(kind, at, message, covering, w_prop)]
+
+    def _added_property(
+        self, writer: dict, name: str, r_prop: Any, r_required: set[str], at: Path
+    ) -> list[Incompatibility]:
+        """A property only the reader declares, when the writer's content model is not open."""
+        found: list[Incompatibility] = []
+        covering = _covering_schema(writer, name)
+        if (
+            covering is not None
+            and covering is not False
+            and not self.compatible(r_prop, covering, at)
+        ):
+            kind = "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+            message = f"property {name} cannot read what the writer's open content model allowed"
+            found.append(self.issue(kind, at, message, r_prop, covering))
+        if name in r_required and not _has_default(r_prop):
+            kind = "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL"
+            message = f"property {name} added as required without a default"
+            found.append(self.issue(kind, at, message, r_prop, None))
         return found
 
     def _dependencies(self, reader: dict, writer: dict, at: Path) -> list[Incompatibility]:
