@@ -509,10 +509,13 @@ class AvroWriter:
             raise DecodeError(f"{self.where}: expected one Avro JSON record, got {len(records)}")
         return self._read(records[0])  # type: ignore[no-any-return]
 
-    def encode_arrow(self, batch: pa.RecordBatch | pa.Table, prefix: bytes = b"") -> pa.Array:
+    def encode_arrow(
+        self, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes] = b""
+    ) -> pa.Array:
         """Every row of `batch`, each after `prefix`, as one Arrow binary array.
 
-        Equal to `encode` row by row; columns numpy can write are written vectorized.
+        Equal to `encode` row by row; columns numpy can write are written vectorized. A
+        callable prefix is asked for only once every value has been checked.
         """
         return _encode_arrow(self, batch, prefix)
 
@@ -705,15 +708,14 @@ def _column_pieces(
     raise _Fallback
 
 
-def _encode_arrow(w: AvroWriter, batch: pa.RecordBatch | pa.Table, prefix: bytes) -> pa.Array:
+def _encode_arrow(
+    w: AvroWriter, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes]
+) -> pa.Array:
     import pyarrow as pa
     import pyarrow.compute as pc
 
     n = batch.num_rows
     parts: list[Any] = []
-    head = prefix + w._row_prefix
-    if head:
-        parts.append(pa.scalar(head, pa.binary()))
     names = batch.schema.names
     for f, schema, write in w.columns:
         if f.name not in names:
@@ -726,6 +728,9 @@ def _encode_arrow(w: AvroWriter, batch: pa.RecordBatch | pa.Table, prefix: bytes
             parts.extend(_column_pieces(f.type, schema, arr, w.where, f.name))
         except _Fallback:
             parts.append(_column_fallback(arr, write, w.where))
+    head = (prefix() if callable(prefix) else prefix) + w._row_prefix
+    if head:
+        parts.insert(0, pa.scalar(head, pa.binary()))
     if not any(isinstance(p, (pa.Array, pa.ChunkedArray)) for p in parts):
         return pa.array([head] * n, pa.binary())
     if len(parts) == 1:

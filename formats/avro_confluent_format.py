@@ -1,0 +1,215 @@
+"""The `avro-confluent` format: Confluent's wire format, as Flink's `avro-confluent` writes it.
+
+A record is the magic byte 0, the schema's registry id as 4 bytes big-endian, then the bare
+Avro binary of the row (`formats.avro_format`). The schema is the `schema` option, or the one
+Flink derives from the row type (with the legacy timestamp mapping: Flink's RegistryAvroFormat
+calls `AvroSchemaConverter.convertToSchema(rowType)`). The id comes from the registry: with
+`auto.register.schemas` (default true, as Flink's sinks register on first write) the schema is
+registered under the subject, otherwise it must already be there. Reading fetches the writer
+schema by the id in the record and resolves it to this row's schema, as Avro readers do.
+
+The subject is the `subject` option, else the `subject.name.strategy` (default
+TopicNameStrategy: `<topic>-key` / `<topic>-value`, what Flink's Kafka connectors fill in).
+The registry is the caller's (`CodecContext.registry`) or opened from `url` and the connection
+options on first use, so building a codec never touches the network.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from formats.avro_format import AvroWriter
+from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
+from formats.codec import Codec, CodecContext, FormatFactory, register_format
+from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
+from formats.options import Option, OptionSet, ResolvedOptions, merge
+from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
+from formats.secrets import redact_url
+from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
+from formats.types import RowType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from formats.registry import Registry
+
+MAGIC_BYTE = 0
+
+URL = Option(
+    "url", str, None,
+    "URL of the Confluent-compatible schema registry (http(s)://, or file:// and mock:// "
+    "here). Required unless the caller hands the codec a registry.",
+    fallback_keys=("schema-registry.url",),
+)
+SUBJECT = Option(
+    "subject", str, None,
+    "Subject to register the schema under and look it up in. Default: from "
+    "subject.name.strategy, i.e. <topic>-key / <topic>-value as Flink's Kafka connectors use.",
+    fallback_keys=("schema-registry.subject",),
+)
+SCHEMA = Option(
+    "schema", str, None,
+    "The Avro schema to write with, as JSON text; it must match the row (same fields, in "
+    "order). Default: the schema Flink derives from the row type.",
+    fallback_keys=("schema-registry.schema",),
+)
+AUTO_REGISTER = Option(
+    "auto.register.schemas", bool, True,
+    "Register the schema under the subject on first write (Flink's behavior). When false the "
+    "schema must already be registered there, else writing fails (FLINK-33045's option).",
+)
+SUBJECT_STRATEGY = Option(
+    "subject.name.strategy", str, TOPIC_NAME,
+    "How the subject is named when 'subject' is not given: " + ", ".join(STRATEGIES)
+    + " (Confluent's names; Java class names are accepted too). Not a Flink option.",
+    parser=parse_strategy,
+)
+AVRO_CONFLUENT_OPTIONS = OptionSet(
+    "avro-confluent",
+    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
+    passthrough_prefixes=("properties.",),
+)
+
+_HEADER = struct.Struct(">bI")
+
+
+class AvroConfluentCodec(Codec):
+    """Rows as Confluent-framed Avro; the schema id is resolved once, on first encode."""
+
+    format_name = "avro-confluent"
+
+    def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
+        super().__init__(row_type, options, context)
+        if context.registry is None and not options["url"]:
+            raise InvalidOptionError(
+                f"{self.describe()}: required option 'url' is missing",
+                hint="set url to the schema registry, e.g. http://localhost:8081",
+            )
+        given = options["schema"]
+        schema = parse_avro(given) if given else to_avro_schema(row_type)
+        #: The schema text registered and looked up: as given, or Flink's derived JSON.
+        self.schema_text: str = given if given else to_avro_json(schema)
+        self.avro_schema = schema
+        self.writer = AvroWriter(row_type, schema, where=self.describe())
+        self._registry: Registry | None = context.registry
+        self._header: bytes | None = None
+        self._schema_id: int | None = None
+        self._writer_schemas: dict[int, Any] = {}
+
+    def describe(self) -> str:
+        topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
+        return f"{self.format_name} {self.context.role} format{topic}"
+
+    def __repr__(self) -> str:
+        where = self._registry.name if self._registry is not None else \
+            redact_url(str(self.options["url"]))
+        return f"AvroConfluentCodec({self.context.role}, registry={where!r})"
+
+    # -- the registry --------------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            url = str(self.options["url"])
+            config = connection_options({**self.options.values, **self.options.extra})
+            config = {k: v for k, v in config.items() if v is not None}
+            self._registry = open_registry(url, config)
+        return self._registry
+
+    @property
+    def subject(self) -> str:
+        """The subject this codec writes under (from `subject` or the naming strategy)."""
+        explicit = self.options["subject"]
+        if explicit:
+            return str(explicit)
+        try:
+            return subject_name(
+                self.options["subject.name.strategy"], topic=self.context.topic,
+                role=self.context.role, record_name=record_full_name(self.avro_schema),
+            )
+        except InvalidOptionError as exc:
+            raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
+
+    @property
+    def schema_id(self) -> int:
+        """The registry id of this codec's schema: registered, or looked up, once."""
+        if self._schema_id is None:
+            subject, registry = self.subject, self.registry
+            if self.options["auto.register.schemas"]:
+                schema_id = self._ask(lambda: registry.register(subject, self.schema_text),
+                                      f"registering the schema under subject '{subject}'")
+            else:
+                found = self._ask(lambda: registry.lookup(subject, self.schema_text),
+                                  f"looking up the schema in subject '{subject}'")
+                if found is None:
+                    raise RegistryError(
+                        f"{self.describe()}: the schema is not registered under subject "
+                        f"'{subject}' in {registry.name}, and auto.register.schemas is false",
+                        hint="register it first (keyguard can check it), or set "
+                             "auto.register.schemas=true",
+                    )
+                schema_id = found.schema_id
+            self._schema_id = int(schema_id)
+        return self._schema_id
+
+    def _ask(self, call: Any, what: str) -> Any:
+        try:
+            return call()
+        except KeyguardError as exc:
+            raise type(exc)(f"{self.describe()}: {what}: {exc.message}", hint=exc.hint) from None
+
+    def header(self) -> bytes:
+        """Magic byte and schema id: the first five bytes of every record."""
+        if self._header is None:
+            self._header = _HEADER.pack(MAGIC_BYTE, self.schema_id)
+        return self._header
+
+    # -- encoding ------------------------------------------------------------------------
+
+    def encode(self, row: Mapping[str, Any]) -> bytes:
+        body = self.writer.encode(row)  # check the row before registering anything
+        return self.header() + body
+
+    def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
+        return self.encode_arrow(batch).to_pylist()  # type: ignore[no-any-return]
+
+    def encode_arrow(self, batch: pa.RecordBatch | pa.Table) -> pa.Array:
+        """The encoded rows as one Arrow binary array, header included."""
+        return self.writer.encode_arrow(batch, prefix=self.header)
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        if len(data) < 5 or data[0] != MAGIC_BYTE:
+            raise DecodeError(
+                f"{self.describe()}: not Confluent-framed Avro: "
+                + ("shorter than the 5-byte header" if len(data) < 5
+                   else f"magic byte is {data[0]}, not 0"),
+                hint="the record was not written by a schema-registry serializer",
+            )
+        _, schema_id = _HEADER.unpack_from(data)
+        return self.writer.decode(data[5:], self._writer_schema(schema_id))
+
+    def _writer_schema(self, schema_id: int) -> Any:
+        # Ids are immutable in a registry, so caching by id is safe.
+        if schema_id not in self._writer_schemas:
+            schema_type, text = self._ask(lambda: self.registry.get_by_id(schema_id),
+                                          f"fetching writer schema id {schema_id}")
+            if schema_type.upper() != "AVRO":
+                raise DecodeError(
+                    f"{self.describe()}: schema id {schema_id} is a {schema_type} schema, "
+                    "not Avro")
+            self._writer_schemas[schema_id] = parse_avro(text)
+        return self._writer_schemas[schema_id]
+
+
+AVRO_CONFLUENT_FORMAT = register_format(
+    FormatFactory(
+        name="avro-confluent",
+        options=AVRO_CONFLUENT_OPTIONS,
+        build=AvroConfluentCodec,
+        summary="Confluent Schema Registry framing (magic byte, schema id) + Avro binary",
+    )
+)
