@@ -1,0 +1,226 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formats.errors import SchemaError, UnsupportedTypeError
+from formats.sqltypes import TypeSyntaxError, parse_columns, parse_type
+from formats.types import (
+    ArrayType,
+    BigIntType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    Field,
+    FloatType,
+    IntType,
+    MapType,
+    RowType,
+    SmallIntType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+    row,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("STRING", StringType()),
+        ("string not null", StringType(nullable=False)),
+        ("VARCHAR(20)", StringType()),
+        ("CHAR", StringType()),
+        ("CHAR(3) NOT NULL", StringType(nullable=False)),
+        ("VARBINARY(8)", BytesType()),
+        ("BINARY", BytesType()),
+        ("BYTES", BytesType()),
+        ("BOOLEAN", BooleanType()),
+        ("TINYINT", TinyIntType()),
+        ("SMALLINT", SmallIntType()),
+        ("INT", IntType()),
+        ("INTEGER NOT NULL", IntType(nullable=False)),
+        ("BIGINT NULL", BigIntType()),
+        ("FLOAT", FloatType()),
+        ("DOUBLE", DoubleType()),
+        ("DOUBLE PRECISION", DoubleType()),
+        ("DECIMAL", DecimalType(precision=10, scale=0)),
+        ("DECIMAL(10, 2) NOT NULL", DecimalType(precision=10, scale=2, nullable=False)),
+        ("DEC(5)", DecimalType(precision=5, scale=0)),
+        ("NUMERIC(38,38)", DecimalType(precision=38, scale=38)),
+        ("DATE", DateType()),
+        ("TIME", TimeType(precision=0)),
+        ("TIME(3) WITHOUT TIME ZONE", TimeType(precision=3)),
+        ("TIMESTAMP", TimestampType(precision=6)),
+        ("TIMESTAMP(3)", TimestampType(precision=3)),
+        ("TIMESTAMP(9) WITHOUT TIME ZONE", TimestampType(precision=9)),
+        ("TIMESTAMP WITH LOCAL TIME ZONE", TimestampLtzType(precision=6)),
+        (
+            "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL",
+            TimestampLtzType(precision=3, nullable=False),
+        ),
+        ("TIMESTAMP_LTZ(0)", TimestampLtzType(precision=0)),
+        ("ARRAY<INT NOT NULL>", ArrayType(element=IntType(nullable=False))),
+        ("INT ARRAY", ArrayType(element=IntType())),
+        (
+            "INT NOT NULL ARRAY NOT NULL",
+            ArrayType(element=IntType(nullable=False), nullable=False),
+        ),
+        ("MAP<STRING, BIGINT>", MapType(key=StringType(), value=BigIntType())),
+        (
+            "ARRAY<ROW<a INT, `b c` STRING>>",
+            ArrayType(element=RowType(fields=(Field("a", IntType()), Field("b c", StringType())))),
+        ),
+        ("ROW(a INT, b STRING)", RowType(fields=(Field("a", IntType()), Field("b", StringType())))),
+        ("ROW<>", RowType()),
+        ("ROW<`x``y` INT> NOT NULL", RowType(fields=(Field("x`y", IntType()),), nullable=False)),
+        (
+            "ROW<a INT 'the a', b: STRING>",
+            RowType(fields=(Field("a", IntType(), "the a"), Field("b", StringType()))),
+        ),
+        (
+            "  map < string ,\n array<date> >  ",
+            MapType(key=StringType(), value=ArrayType(element=DateType())),
+        ),
+    ],
+)
+def test_parse_type(text: str, expected: DataType) -> None:
+    assert parse_type(text) == expected
+
+
+def test_parse_columns() -> None:
+    got = parse_columns("user_region STRING, pv BIGINT NOT NULL, ts TIMESTAMP(3)")
+    assert got == row(
+        ("user_region", StringType()),
+        ("pv", BigIntType(nullable=False)),
+        ("ts", TimestampType(precision=3)),
+    )
+    assert not got.nullable
+
+
+def test_parse_columns_keywords_as_names_and_comments() -> None:
+    got = parse_columns("date DATE COMMENT 'the day', `select` INT, `my col` ROW<x INT>")
+    assert got.names == ["date", "select", "my col"]
+    assert got.fields[0].description == "the day"
+    assert parse_columns("") == row()
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "fragment"),
+    [
+        ("ARRAY<INT", 9, "expected '>'"),
+        ("MAP<STRING>", 10, "expected ','"),
+        ("DECIMAL(40, 2)", 8, "precision must be between 1 and 38"),
+        ("DECIMAL(5, 6)", 8, "scale"),
+        ("TIMESTAMP(10)", 10, "precision must be between 0 and 9"),
+        ("FOO", 0, "unknown type 'FOO'"),
+        ("INT NOT", 7, "expected NULL"),
+        ("STRING #", 7, "unexpected character '#'"),
+        ("ROW<a INT, a STRING>", 11, "duplicate field name 'a'"),
+        ("ROW<`a INT>", 4, "unterminated quote"),
+        ("INT INT", 4, "after a complete type"),
+        ("VARCHAR(0)", 8, "length must be at least 1"),
+        ("ROW<a>", 5, "expected a type"),
+    ],
+)
+def test_errors_point_at_the_text(text: str, position: int, fragment: str) -> None:
+    with pytest.raises(TypeSyntaxError) as info:
+        parse_type(text)
+    err = info.value
+    assert isinstance(err, SchemaError)
+    assert err.position == position
+    assert fragment in err.message
+    # The message shows the text with a caret under the offending character.
+    lines = err.message.splitlines()
+    assert lines[-1].index("^") - 2 == position
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["INTERVAL DAY", "INT MULTISET", "MULTISET<INT>", "RAW('x', 'y')", "TIMESTAMP WITH TIME ZONE"],
+)
+def test_unsupported_types(text: str) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        parse_type(text)
+    assert info.value.hint
+
+
+def test_column_list_rejects_constraints_with_a_hint() -> None:
+    with pytest.raises(TypeSyntaxError) as info:
+        parse_columns("a INT, PRIMARY KEY (a) NOT ENFORCED")
+    assert info.value.position == 7
+    assert "primary-key option" in (info.value.hint or "")
+
+
+# --- round trip -------------------------------------------------------------------------------
+
+_names = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="`"),
+    min_size=1,
+    max_size=8,
+)
+_nullable = st.booleans()
+_atomic = st.one_of(
+    st.builds(StringType, nullable=_nullable),
+    st.builds(BooleanType, nullable=_nullable),
+    st.builds(TinyIntType, nullable=_nullable),
+    st.builds(SmallIntType, nullable=_nullable),
+    st.builds(IntType, nullable=_nullable),
+    st.builds(BigIntType, nullable=_nullable),
+    st.builds(FloatType, nullable=_nullable),
+    st.builds(DoubleType, nullable=_nullable),
+    st.integers(1, 38).flatmap(
+        lambda p: st.builds(_decimal, st.just(p), st.integers(0, p), _nullable)
+    ),
+    st.builds(DateType, nullable=_nullable),
+    st.builds(TimeType, precision=st.integers(0, 9), nullable=_nullable),
+    st.builds(TimestampType, precision=st.integers(0, 9), nullable=_nullable),
+    st.builds(TimestampLtzType, precision=st.integers(0, 9), nullable=_nullable),
+    st.builds(BytesType, nullable=_nullable),
+)
+
+
+def _decimal(precision: int, scale: int, nullable: bool) -> DecimalType:
+    return DecimalType(precision=precision, scale=scale, nullable=nullable)
+
+
+@st.composite
+def data_types(draw: st.DrawFn, depth: int = 3) -> DataType:
+    """Any type of the model, nested up to `depth` levels."""
+    kind = draw(st.sampled_from(["atomic", "array", "map", "row"])) if depth else "atomic"
+    if kind == "array":
+        return ArrayType(element=draw(data_types(depth - 1)), nullable=draw(_nullable))
+    if kind == "map":
+        key, value = draw(data_types(depth - 1)), draw(data_types(depth - 1))
+        return MapType(key=key, value=value, nullable=draw(_nullable))
+    if kind == "row":
+        return draw(row_types(depth - 1))
+    return draw(_atomic)
+
+
+@st.composite
+def row_types(draw: st.DrawFn, depth: int = 2) -> RowType:
+    fields = draw(
+        st.lists(st.tuples(_names, data_types(depth)), max_size=4, unique_by=lambda f: f[0])
+    )
+    return RowType(fields=tuple(Field(n, t) for n, t in fields), nullable=draw(_nullable))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data_types())
+def test_round_trip(t: DataType) -> None:
+    assert parse_type(t.sql()) == t
+
+
+@settings(max_examples=100, deadline=None)
+@given(row_types())
+def test_round_trip_columns(t: DataType) -> None:
+    assert isinstance(t, RowType)
+    text = ", ".join(f.sql() for f in t.fields)
+    assert parse_columns(text) == t.with_nullable(False)
