@@ -1,0 +1,257 @@
+"""HttpRegistry over real HTTP(S), against the fake registry of conftest.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from formats.errors import (
+    EXIT_INVALID,
+    EXIT_UNREACHABLE,
+    InvalidOptionError,
+    KeyguardError,
+    RegistryError,
+    RegistryUnavailableError,
+)
+from formats.registry import Registry
+from formats.registry.connect import ENV_BEARER_TOKEN, ENV_USER_INFO, open_registry
+from formats.registry.http import HttpRegistry
+
+KEY_V1 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
+          '"fields":[{"name":"user_region","type":"string"}]}')
+KEY_V2 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
+          '"fields":[{"name":"user_region","type":"string"},'
+          '{"name":"shard","type":["null","int"],"default":null}]}')
+BAD = '{"type":"record","name":"INCOMPATIBLE","fields":[]}'
+SUBJECT = "pageviews_per_region-key"
+FAST = {"retries": "0", "timeout": "2s"}
+PASSWORD = "s3cr3t-PASSWORD"
+TOKEN = "tok-SECRET-123"
+
+
+def _open(url: str, config: dict[str, Any] | None = None, **env: str) -> HttpRegistry:
+    reg = open_registry(url, {**FAST, **(config or {})}, environ=env)
+    assert isinstance(reg, HttpRegistry)
+    return reg
+
+
+def _fails(exc_type: type[KeyguardError], call: Any, *secrets: str) -> KeyguardError:
+    with pytest.raises(exc_type) as info:
+        call()
+    err = info.value
+    for text in (str(err), repr(err), err.message, err.hint or ""):
+        for secret in secrets:
+            assert secret not in text
+    return err
+
+
+def test_round_trip(registry_server):
+    reg = _open(registry_server.url)
+    assert isinstance(reg, Registry)
+    assert reg.subjects() == [] and reg.versions(SUBJECT) == []
+    assert reg.lookup(SUBJECT, KEY_V1) is None
+    id1 = reg.register(SUBJECT, KEY_V1)
+    assert reg.register(SUBJECT, KEY_V1) == id1
+    id2 = reg.register(SUBJECT, KEY_V2)
+    assert reg.register("other-key", KEY_V1) == id1  # the registry reuses ids across subjects
+    assert reg.subjects() == ["other-key", SUBJECT]
+    assert reg.versions(SUBJECT) == [1, 2]
+    latest = reg.get_version(SUBJECT)
+    assert (latest.version, latest.schema_id, latest.schema, latest.schema_type) == \
+        (2, id2, KEY_V2, "AVRO")
+    assert [v.schema_id for v in reg.all_versions(SUBJECT)] == [id1, id2]
+    assert reg.get_by_id(id1) == ("AVRO", KEY_V1)
+    pretty = KEY_V1.replace(",", ",\n  ")
+    found = reg.lookup(SUBJECT, pretty)
+    assert found is not None and (found.version, found.schema_id) == (1, id1)
+    assert reg.lookup(SUBJECT, BAD) is None
+    assert "versions" not in repr(reg) and repr(reg) == f"HttpRegistry('{registry_server.url}')"
+
+
+def test_latest_is_never_stale(registry_server):
+    reg = _open(registry_server.url)
+    reg.register(SUBJECT, KEY_V1)
+    assert reg.client.get_latest_version(SUBJECT).version == 1  # primes the client's cache
+    registry_server.state.add(SUBJECT, KEY_V2)  # behind the client's back
+    assert reg.client.get_latest_version(SUBJECT).version == 1  # the client's cache is stale
+    latest = reg.get_version(SUBJECT, "latest")
+    assert (latest.version, latest.schema) == (2, KEY_V2)
+    assert reg.versions(SUBJECT) == [1, 2]
+    assert reg.lookup(SUBJECT, KEY_V2) is not None
+
+
+def test_missing_version_and_id_are_caller_errors(registry_server):
+    reg = _open(registry_server.url)
+    err = _fails(RegistryError, lambda: reg.get_version(SUBJECT))
+    assert err.exit_code == EXIT_INVALID and not isinstance(err, RegistryUnavailableError)
+    reg.register(SUBJECT, KEY_V1)
+    assert "40402" in _fails(RegistryError, lambda: reg.get_version(SUBJECT, 7)).message
+    _fails(RegistryError, lambda: reg.get_by_id(999))
+
+
+def test_rejected_registration_is_a_registry_error(registry_server):
+    reg = _open(registry_server.url)
+    err = _fails(RegistryError, lambda: reg.register(SUBJECT, BAD))
+    assert err.exit_code == EXIT_INVALID and "409" in err.message and "incompatible" in err.message
+
+
+def test_compatibility_subject_level_else_global(registry_server):
+    reg = _open(registry_server.url)
+    registry_server.state.global_level = "FULL"
+    assert reg.compatibility(SUBJECT) == "FULL"
+    registry_server.state.subject_levels[SUBJECT] = "NONE"
+    assert reg.compatibility(SUBJECT) == "NONE"
+
+
+def test_check_compatibility_uses_latest_with_verbose(registry_server):
+    reg = _open(registry_server.url)
+    answer = reg.check_compatibility(SUBJECT, KEY_V1)
+    assert answer is not None and answer.compatible  # no subject yet: anything goes
+    reg.register(SUBJECT, KEY_V1)
+    registry_server.state.requests.clear()
+    assert reg.check_compatibility(SUBJECT, KEY_V2).compatible  # type: ignore[union-attr]
+    bad = reg.check_compatibility(SUBJECT, BAD)
+    assert bad is not None and not bad.compatible
+    assert "READER_FIELD_MISSING_DEFAULT_VALUE" in bad.messages[0]
+    posts = [(p, q) for m, p, q, _ in registry_server.state.requests if m == "POST"]
+    assert posts and all(p.endswith("/versions/latest") and q["verbose"] == ["true"]
+                         for p, q in posts)
+
+
+def test_check_compatibility_transitive_asks_every_version(registry_server):
+    reg = _open(registry_server.url)
+    reg.register(SUBJECT, KEY_V1)
+    reg.register(SUBJECT, KEY_V2)
+    registry_server.state.subject_levels[SUBJECT] = "BACKWARD_TRANSITIVE"
+    registry_server.state.requests.clear()
+    bad = reg.check_compatibility(SUBJECT, BAD)
+    assert bad is not None and not bad.compatible
+    assert [m.split(":")[0] for m in bad.messages] == ["version 1", "version 2"]
+    paths = [p for m, p, _, _ in registry_server.state.requests if m == "POST"]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["1", "2"]
+
+
+# --- auth ----------------------------------------------------------------------------------
+
+
+def test_basic_auth_from_option_url_and_env(registry_server):
+    registry_server.state.basic = ("alice", PASSWORD)
+    host = registry_server.url.removeprefix("http://")
+    for reg in (
+        _open(registry_server.url, {"basic-auth.credentials-source": "USER_INFO",
+                                    "basic-auth.user-info": f"alice:{PASSWORD}"}),
+        _open(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
+        _open(f"http://alice:{PASSWORD}@{host}"),
+        _open(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
+    ):
+        assert reg.subjects() == []
+        assert PASSWORD not in repr(reg) and PASSWORD not in reg.name
+    reg = _open(registry_server.url, {"properties.basic.auth.credentials.source": "USER_INFO",
+                                      "properties.basic.auth.user.info": f"alice:{PASSWORD}"})
+    assert reg.subjects() == []
+
+
+def test_wrong_or_missing_credentials_are_unavailable_and_never_shown(registry_server):
+    registry_server.state.basic = ("alice", "right-one")
+    host = registry_server.url.removeprefix("http://")
+    for reg in (
+        _open(registry_server.url),
+        _open(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
+        _open(f"http://alice:{PASSWORD}@{host}"),
+        _open(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
+    ):
+        err = _fails(RegistryUnavailableError, reg.subjects, PASSWORD)
+        assert err.exit_code == EXIT_UNREACHABLE and "401" in err.message
+        assert registry_server.url in err.message
+
+
+def test_bearer_token_from_option_and_env(registry_server):
+    registry_server.state.bearer = TOKEN
+    for reg in (_open(registry_server.url, {"bearer-auth.credentials-source": "STATIC_TOKEN",
+                                            "bearer-auth.token": TOKEN}),
+                _open(registry_server.url, {"bearer-auth.token": TOKEN}),
+                _open(registry_server.url, **{ENV_BEARER_TOKEN: TOKEN})):
+        assert reg.subjects() == []
+    headers = registry_server.state.requests[-1][3]
+    assert headers["Authorization"] == f"Bearer {TOKEN}"
+    wrong = _open(registry_server.url, {"bearer-auth.token": "tok-WRONG-456"})
+    _fails(RegistryUnavailableError, wrong.subjects, "tok-WRONG-456", TOKEN)
+
+
+def test_forbidden_is_unavailable(registry_server):
+    registry_server.state.forbidden = True
+    err = _fails(RegistryUnavailableError, _open(registry_server.url).subjects)
+    assert "403" in err.message
+
+
+# --- faults --------------------------------------------------------------------------------
+
+
+def test_retries_then_success(registry_server):
+    registry_server.state.fail_next = [503, 503]
+    reg = _open(registry_server.url, {"retries": "3", "retry-backoff": "5ms"})
+    assert reg.subjects() == []
+    assert len(registry_server.state.requests) == 3
+
+
+def test_retries_exhausted_is_unavailable(registry_server):
+    registry_server.state.fail_next = [503] * 5
+    reg = _open(registry_server.url, {"retries": "2", "retry-backoff": "5ms"},
+                **{ENV_USER_INFO: f"bob:{PASSWORD}"})
+    err = _fails(RegistryUnavailableError, reg.subjects, PASSWORD)
+    assert "503" in err.message and err.exit_code == EXIT_UNREACHABLE
+    assert len(registry_server.state.requests) == 3
+
+
+def test_timeout_is_unavailable(registry_server):
+    registry_server.state.delay = 1.5
+    reg = _open(registry_server.url, {"timeout": "200ms", "retries": "0"})
+    err = _fails(RegistryUnavailableError, reg.subjects)
+    assert "0.2s" in err.message and "timeout" in (err.hint or "")
+
+
+def test_connection_refused_is_unavailable(free_port):
+    reg = _open(f"http://bob:{PASSWORD}@127.0.0.1:{free_port}")
+    err = _fails(RegistryUnavailableError, lambda: reg.versions(SUBJECT), PASSWORD)
+    assert f"http://127.0.0.1:{free_port}" in err.message
+    assert "running" in (err.hint or "")
+
+
+def test_failover_to_the_second_url(registry_server, free_port):
+    reg = _open(f"http://127.0.0.1:{free_port},{registry_server.url}")
+    assert reg.subjects() == []
+
+
+# --- TLS -----------------------------------------------------------------------------------
+
+
+def test_https_with_pem_or_pkcs12_truststore(tls_server, tls_files):
+    for config in ({"ssl.truststore.location": str(tls_files.ca_pem)},
+                   {"ssl.truststore.location": str(tls_files.trust_p12),
+                    "ssl.truststore.password": "truststore-pw"},
+                   {"properties.ssl.ca.location": str(tls_files.ca_pem)}):
+        reg = _open(tls_server.url, config)
+        reg.register(SUBJECT, KEY_V1)
+        assert reg.versions(SUBJECT) == [1]
+
+
+def test_https_untrusted_certificate_is_unavailable_with_a_hint(tls_server):
+    err = _fails(RegistryUnavailableError, _open(tls_server.url).subjects)
+    assert "ssl.truststore.location" in (err.hint or "")
+
+
+def test_mutual_tls_with_pkcs12_or_pem_keystore(mtls_server, tls_files):
+    trust = {"ssl.truststore.location": str(tls_files.ca_pem)}
+    for keystore in ({"ssl.keystore.location": str(tls_files.client_p12),
+                      "ssl.keystore.password": "keystore-pw"},
+                     {"ssl.keystore.location": str(tls_files.client_pem_bundle)}):
+        assert _open(mtls_server.url, {**trust, **keystore}).subjects() == []
+    _fails(RegistryUnavailableError, _open(mtls_server.url, trust).subjects)
+
+
+def test_wrong_keystore_password_is_an_option_error(tls_files):
+    err = _fails(InvalidOptionError, lambda: open_registry(
+        "https://127.0.0.1:1", {"ssl.keystore.location": str(tls_files.client_p12),
+                                "ssl.keystore.password": "not-" + PASSWORD}), PASSWORD)
+    assert "client.p12" in err.message
