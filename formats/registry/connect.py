@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from formats.errors import InvalidOptionError
 from formats.options import Option, OptionSet, duration_option
 from formats.registry import Registry
-from formats.secrets import is_secret_key, redact, redact_url
+from formats.secrets import is_secret_key, redact_url
 
 ENV_USER_INFO = "KEYGUARD_REGISTRY_USER_INFO"
 ENV_BEARER_TOKEN = "KEYGUARD_REGISTRY_BEARER_TOKEN"
