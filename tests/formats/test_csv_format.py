@@ -1,0 +1,345 @@
+"""The csv format: golden bytes of Flink's csv (Jackson's quoting), round trips, errors."""
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from formats.codec import Codec, CodecContext
+from formats.csv_format import FACTORY, unescape_java
+from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
+from formats.types import (
+    ArrayType,
+    BigIntType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntType,
+    MapType,
+    RowType,
+    SmallIntType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+    row,
+)
+
+UTC = dt.timezone.utc
+
+
+def codec(t: DataType | RowType, role: str = "value", **options: Any) -> Codec:
+    rt = t if isinstance(t, RowType) else row(("c", t))
+    resolved = FACTORY.options.validate(options, where=f"{role} format 'csv'")
+    return FACTORY.build(rt, resolved, CodecContext(role=role))  # type: ignore[arg-type]
+
+
+def cell(t: DataType, v: Any, **options: Any) -> bytes:
+    return codec(t, **options).encode({"c": v})
+
+
+# --- ENVIRONMENT.md, observed from Flink 2.3 --------------------------------------------------
+
+ENV_ROW = row(("k", StringType()), ("amount", DecimalType(precision=10, scale=2)),
+              ("ts", TimestampType(precision=3)), ("d", DoubleType()), ("s", StringType()),
+              ("n", IntType()))
+ENV_VALUES = {"k": "k,1", "amount": Decimal("1000.00"),
+              "ts": dt.datetime(2024, 1, 1, 0, 0, 0, 120000), "d": 1e20, "s": 'x"y', "n": None}
+
+
+def test_environment_value_line():
+    got = codec(ENV_ROW).encode(ENV_VALUES)
+    assert got == b'"k,1",1000.00,"2024-01-01 00:00:00.12",1.0E20,"x""y",'
+    assert not got.endswith(b"\n")
+
+
+def test_environment_composite_key():
+    key = row(("b", StringType().not_null()), ("a", IntType().not_null()))
+    c = codec(key, role="key")
+    assert c.encode({"b": "B1", "a": 1}) == b"B1,1"
+    assert c.decode(b"B1,1") == {"b": "B1", "a": 1}
+
+
+# --- Jackson's loose quoting (CsvEncoder._mayNeedQuotes) ---------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain", b"plain"),
+        ("a-b.c/d:e", b"a-b.c/d:e"),  # '-' (45) is the lowest safe character
+        ("with space", b'"with space"'),
+        ("a+b", b'"a+b"'),  # '+' is 43
+        ("#x", b'"#x"'),
+        ("tab\there", b'"tab\there"'),
+        ("line\nbreak", b'"line\nbreak"'),
+        ("a" * 24, b"a" * 24),  # MAX_QUOTE_CHECK = 24 is still checked ...
+        ("a" * 25, b'"' + b"a" * 25 + b'"'),  # ... longer text is always quoted
+        ("é" * 24, "é".encode() * 24),
+        ("😀" * 12, "😀".encode() * 12),  # 24 UTF-16 units
+        ("😀" * 13, b'"' + "😀".encode() * 13 + b'"'),  # 26 UTF-16 units
+        ("", b""),  # empty strings are not quoted, so they look like null
+    ],
+)
+def test_string_quoting(text, expected):
+    assert cell(StringType(), text) == expected
+
+
+def test_quoting_threshold_follows_the_delimiter():
+    # min safe char = max(delimiter, quote) + 1: with '|' (124) nearly everything is quoted.
+    assert cell(StringType(), "abc", **{"field-delimiter": "|"}) == b'"abc"'
+    assert cell(StringType(), "~", **{"field-delimiter": "|"}) == b"~"
+    # With a tab, max('\t', '"') + 1 = '#': '#' itself and above are safe.
+    assert cell(StringType(), "#a,b", **{"field-delimiter": "\\t"}) == b"#a,b"
+    assert cell(StringType(), "a b", **{"field-delimiter": "\\t"}) == b'"a b"'
+
+
+def test_flink_serialization_properties_test():
+    # CsvRowDataSerDeSchemaTest#testSerializationProperties
+    t = row(("f0", StringType()), ("f1", IntType()), ("f2", StringType()))
+    v = {"f0": "Test", "f1": 12, "f2": "2019-12-26 12:12:12"}
+    assert codec(t).encode({**v, "f2": "Hello"}) == b"Test,12,Hello"
+    assert codec(t, **{"quote-character": "#"}).encode(v) == b"Test,12,#2019-12-26 12:12:12#"
+    assert codec(t, **{"disable-quote-character": True}).encode(v) == b"Test,12,2019-12-26 12:12:12"
+
+
+def test_flink_customized_properties_escape_and_quote_are_doubled():
+    # CsvRowDataSerDeSchemaTest#testSerializeDeserializeCustomizedProperties
+    opts = {"escape-character": "*", "quote-character": "'", "array-element-delimiter": ":",
+            "field-delimiter": ";"}
+    t = row(("f0", StringType()), ("f1", StringType()), ("f2", StringType()))
+    c = codec(t, **opts)
+    assert c.encode({"f0": "BEGIN", "f1": "123'4*", "f2": "END"}) == b"BEGIN;'123''4**';END"
+    assert c.encode({"f0": "BEGIN", "f1": "a;b'c", "f2": "END"}) == b"BEGIN;'a;b''c';END"
+    assert c.decode(b"BEGIN;'123''4**';END")["f1"] == "123'4*"
+    assert c.decode(b"BEGIN;123*'4**;END")["f1"] == "123'4*"
+
+
+# --- every type's text ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("t", "v", "expected"),
+    [
+        (BooleanType(), True, b"true"),
+        (TinyIntType(), -128, b"-128"),
+        (SmallIntType(), 10000, b"10000"),
+        (BigIntType(), 12345678910, b"12345678910"),
+        (FloatType(), 0.33333334, b"0.33333334"),
+        (DoubleType(), 0.33333333332, b"0.33333333332"),
+        (DoubleType(), 100.0, b"100.0"),
+        (DoubleType(), 1e7, b"1.0E7"),
+        (DoubleType(), 1e-5, b"1.0E-5"),
+        (DoubleType(), -math.inf, b"-Infinity"),
+        (DoubleType(), math.nan, b"NaN"),
+        (DecimalType(precision=10, scale=2), Decimal("12345678.90"), b"12345678.90"),
+        (DecimalType(precision=10, scale=2), Decimal("0.00"), b"0.00"),
+        (DecimalType(precision=10, scale=8), Decimal("0E-8"), b"0E-8"),  # toString
+        (DecimalType(precision=10, scale=8), Decimal("1E-7"), b"1.0E-7"),
+        (DecimalType(precision=38, scale=0), Decimal("123400000000000000000000000001"),
+         b"123400000000000000000000000001"),  # numbers are never quoted (Jackson >= 2.16)
+        (DateType(), dt.date(2018, 10, 12), b"2018-10-12"),
+        (TimeType(precision=0), dt.time(12, 12, 12), b"12:12:12"),
+        (TimeType(precision=3), dt.time(12, 12, 12, 232000), b"12:12:12.232"),
+        (TimeType(precision=3), dt.time(12, 12, 12, 230000), b"12:12:12.23"),
+        (TimeType(precision=1), dt.time(12, 12, 12, 290000), b"12:12:12.2"),
+        (TimestampType(precision=0), dt.datetime(2018, 10, 12, 12, 12, 12),
+         b'"2018-10-12 12:12:12"'),
+        (TimestampType(precision=6), dt.datetime(2024, 1, 1, 0, 0, 0, 500),
+         b'"2024-01-01 00:00:00.0005"'),
+        (TimestampType(precision=3), dt.datetime(2024, 1, 1, 0, 0, 0, 123456),
+         b'"2024-01-01 00:00:00.123"'),
+        (TimestampLtzType(precision=3), dt.datetime(2024, 1, 1, 1, 0, tzinfo=dt.timezone(
+            dt.timedelta(hours=1))), b'"2024-01-01 00:00:00Z"'),
+        (BytesType(), bytes([107, 3, 11]), b"awML"),
+        (BytesType(), b"\xfb\xff", b'"+/8="'),  # '+' needs quotes
+        (ArrayType(element=StringType()), ["a", "b", "c"], b"a;b;c"),
+        (ArrayType(element=IntType()), [1, None, 3], b"1;;3"),
+        (ArrayType(element=StringType()), ["a b", "c"], b'"a b;c"'),
+        (ArrayType(element=DoubleType()), [1.0, 1e20], b"1.0;1.0E20"),
+    ],
+)
+def test_type_text(t, v, expected):
+    assert cell(t, v) == expected
+
+
+def test_plain_decimals_option():
+    t = DecimalType(precision=10, scale=8)
+    opts = {"write-bigdecimal-in-scientific-notation": False}
+    assert cell(t, Decimal("0E-8"), **opts) == b"0.00000000"
+    assert cell(t, Decimal("1E-7"), **opts) == b"0.00000010"
+    assert cell(DecimalType(precision=6, scale=2), Decimal("1000.00"), **opts) == b"1000.00"
+
+
+def test_null_literal():
+    t = row(("a", IntType()), ("b", ArrayType(element=TinyIntType())), ("c", StringType()))
+    c = codec(t, **{"null-literal": "null"})
+    assert c.encode({"a": None, "b": [12, 4, None], "c": "x"}) == b"null,12;4;null,x"
+    assert c.decode(b"null,12;4;null,x") == {"a": None, "b": [12, 4, None], "c": "x"}
+    assert c.encode({"a": None, "b": None, "c": None}) == b"null,null,null"
+
+
+def test_decimal_is_rounded_half_up_to_the_scale():
+    assert cell(DecimalType(precision=5, scale=2), Decimal("1.005")) == b"1.01"
+
+
+# --- decoding like Flink's CsvToRowDataConverters -----------------------------------------------
+
+def test_decoding_trims_numbers_but_not_strings():
+    t = row(("s", StringType()), ("i", IntType()), ("f", DoubleType()), ("b", BooleanType()))
+    assert codec(t).decode(b" x , 12 , 1.5 ,TRUE") == {"s": " x ", "i": 12, "f": 1.5, "b": True}
+
+
+def test_decoding_empty_fields_as_flink_does():
+    t = row(("s", StringType()), ("b", BytesType()), ("a", ArrayType(element=IntType())))
+    assert codec(t).decode(b",,") == {"s": "", "b": b"", "a": []}
+    t2 = row(("s", StringType()), ("i", IntType()))
+    with pytest.raises(DecodeError, match=r"column 'i'.*cannot read '' as INT"):
+        codec(t2).decode(b"x,")
+    with pytest.raises(DecodeError, match="empty record"):
+        codec(StringType()).decode(b"")
+    assert codec(t2, **{"ignore-parse-errors": True}).decode(b"x,") == {"s": "x", "i": None}
+
+
+def test_decoding_arity():
+    t = row(("a", StringType()), ("b", IntType()), ("c", StringType()))
+    with pytest.raises(DecodeError, match="1 fields, the row has 3"):
+        codec(t).decode(b"Test")
+    assert codec(t, **{"ignore-parse-errors": True}).decode(b"Test") == {
+        "a": "Test", "b": None, "c": None}
+    with pytest.raises(DecodeError, match="4 fields"):
+        codec(t, **{"ignore-parse-errors": True}).decode(b"Test,12,Test,Test")
+
+
+def test_decoding_comments():
+    t = row(("a", StringType()), ("b", IntType()))
+    assert codec(t).decode(b"#Test,12") == {"a": "#Test", "b": 12}
+    with pytest.raises(DecodeError, match="comment"):
+        codec(t, **{"allow-comments": True}).decode(b"#Test,12")
+
+
+def test_decoding_too_wide_decimal_is_null_like_flink():
+    assert codec(DecimalType(precision=3, scale=1)).decode(b"1234.5") == {"c": None}
+
+
+def test_decoding_time_truncates_to_precision():
+    assert codec(TimeType(precision=2)).decode(b"12:12:12.232312") == {
+        "c": dt.time(12, 12, 12, 230000)}
+
+
+# --- round trips ------------------------------------------------------------------------------
+
+def _at(precision: int, digits: int = 6):
+    step = 10 ** (digits - precision)
+    return st.integers(0, 10**digits - 1).map(lambda v: v // step * step)
+
+
+TIMES = st.builds(lambda t, us: t.replace(microsecond=us * 1000), st.times(),
+                  _at(3, 3)).filter(lambda t: True)
+DECIMALS = st.decimals(min_value=-(10**8) + 1, max_value=10**8 - 1, places=2,
+                       allow_nan=False, allow_infinity=False)
+ROUND_TRIP: list[tuple[DataType, st.SearchStrategy[Any]]] = [
+    (StringType(), st.text().map(lambda s: s.encode("utf-8", "replace").decode())),
+    (BooleanType(), st.booleans()),
+    (TinyIntType(), st.integers(-128, 127)),
+    (SmallIntType(), st.integers(-(2**15), 2**15 - 1)),
+    (IntType(), st.integers(-(2**31), 2**31 - 1)),
+    (BigIntType(), st.integers(-(2**63), 2**63 - 1)),
+    (FloatType(), st.floats(width=32, allow_nan=False)),
+    (DoubleType(), st.floats(allow_nan=False)),
+    (DecimalType(precision=10, scale=2), DECIMALS),
+    (DateType(), st.dates(min_value=dt.date(1, 1, 1))),
+    (TimeType(precision=3), TIMES),
+    (TimestampType(precision=6), st.datetimes()),
+    (TimestampType(precision=3), st.builds(lambda d, us: d.replace(microsecond=us),
+                                           st.datetimes(), _at(3))),
+    (TimestampLtzType(precision=6), st.datetimes(timezones=st.just(UTC))),
+    (BytesType(), st.binary()),
+    (ArrayType(element=IntType()), st.lists(st.one_of(st.none(), st.integers(0, 99)))),
+]
+
+
+@pytest.mark.parametrize(("t", "strategy"), ROUND_TRIP, ids=lambda x: str(x)[:20])
+def test_round_trip(t, strategy):
+    t2 = row(("c", t), ("z", StringType()))
+    c = codec(t2, **{"null-literal": "\\N"})
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.one_of(st.none(), strategy), st.text(alphabet="ab, \"'\n"))
+    def check(v, z):
+        assume(v != [None])  # prints as the null literal alone: null, in Flink too
+        r = {"c": v, "z": z}
+        got = c.decode(c.encode(r))
+        assert got == r
+
+    check()
+
+
+def test_round_trip_with_custom_delimiters_and_escape():
+    t = row(("a", StringType()), ("b", ArrayType(element=StringType())), ("c", IntType()))
+    c = codec(t, **{"field-delimiter": "\\t", "array-element-delimiter": "|",
+                    "escape-character": "\\", "quote-character": "'"})
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.text(alphabet="a\t'\\\" |"),
+           st.lists(st.text(alphabet="ab'\\\t \n", min_size=1), min_size=1))
+    def check(a, b):
+        r = {"a": a, "b": b, "c": 1}
+        assert c.decode(c.encode(r)) == r
+
+    check()
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "t",
+    [row(("x", IntType()), nullable=True), MapType(key=StringType(), value=IntType()),
+     ArrayType(element=ArrayType(element=IntType())),
+     ArrayType(element=row(("x", IntType()), nullable=True)), TimeType(precision=6)],
+)
+def test_unsupported_types_fail_at_plan_time_naming_column_and_format(t):
+    with pytest.raises(UnsupportedTypeError, match=r"key format 'csv': column 'c'") as e:
+        codec(row(("c", t)), role="key")
+    assert e.value.hint
+
+
+def test_invalid_options():
+    with pytest.raises(InvalidOptionError, match="same time"):
+        codec(IntType(), **{"disable-quote-character": True, "quote-character": "'"})
+    with pytest.raises(InvalidOptionError, match="'field-delimiter' must be a single character"):
+        codec(IntType(), **{"field-delimiter": ";;"})
+    with pytest.raises(InvalidOptionError, match="escape-character"):
+        codec(IntType(), **{"escape-character": "ab"})
+    with pytest.raises(InvalidOptionError, match="did you mean 'null-literal'"):
+        codec(IntType(), **{"null-literall": "x"})
+
+
+def test_values_that_do_not_fit_name_the_column():
+    t = row(("a", IntType()), ("b", DecimalType(precision=4, scale=2)))
+    with pytest.raises(EncodeError, match=r"column 'a'.*out of range for INT"):
+        codec(t).encode({"a": 2**31, "b": None})
+    with pytest.raises(EncodeError, match=r"column 'b'.*does not fit DECIMAL\(4, 2\)"):
+        codec(t).encode({"a": 1, "b": Decimal("100.00")})
+    with pytest.raises(EncodeError, match=r"column 'a'.*expected a value of type INT"):
+        codec(t).encode({"a": "1", "b": None})
+    with pytest.raises(EncodeError, match=r"column 'c'.*out of range for FLOAT"):
+        cell(FloatType(), 1e300)
+
+
+def test_null_in_not_null_column_is_an_error():
+    with pytest.raises(EncodeError, match=r"column 'c'.*null"):
+        cell(IntType().not_null(), None)
+
+
+def test_unescape_java():
+    assert unescape_java("\\t") == "\t"
+    assert unescape_java("\\u0001") == "\x01"
+    assert unescape_java(";") == ";"
