@@ -1,0 +1,268 @@
+"""JSON Schema reader/writer rules with their locations (reader = new schema under BACKWARD)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from formats.errors import SchemaError
+from guard.compat import check_compatibility, check_reader_writer
+
+
+def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, **extra}
+
+
+def tree(value_type: str) -> dict[str, Any]:
+    """A recursive schema: each node holds children of its own shape."""
+    return obj({"v": {"type": value_type}, "children": {"type": "array", "items": {"$ref": "#"}}})
+
+
+INT = {"type": "integer"}
+STR = {"type": "string"}
+
+
+def found(reader: Any, writer: Any) -> list[tuple[str, str]]:
+    return [(i.kind, i.path) for i in check_reader_writer("JSON", reader, writer)]
+
+
+COMPATIBLE = {
+    "integer widened to number": ({"type": "number"}, INT),
+    "property added to a closed model": (
+        obj({"a": INT, "b": STR}, additionalProperties=False),
+        obj({"a": INT}, additionalProperties=False),
+    ),
+    "property removed from an open model": (obj({"a": INT}), obj({"a": INT, "b": STR})),
+    "property with false removed": (
+        obj({"a": INT}, additionalProperties=False),
+        obj({"a": INT, "b": False}, additionalProperties=False),
+    ),
+    "maxLength raised, minLength lowered": (
+        {"type": "string", "maxLength": 10, "minLength": 1},
+        {"type": "string", "maxLength": 5, "minLength": 2},
+    ),
+    "bounds removed": ({"type": "number"}, {"type": "number", "minimum": 0, "maximum": 9}),
+    "multipleOf divides the old one": (
+        {"type": "integer", "multipleOf": 2},
+        {"type": "integer", "multipleOf": 4},
+    ),
+    "enum extended": ({"enum": ["A", "B"]}, {"enum": ["A"]}),
+    "anyOf extended": ({"anyOf": [STR, INT]}, {"anyOf": [STR]}),
+    "oneOf reordered": ({"oneOf": [INT, STR]}, {"oneOf": [STR, INT]}),
+    "single-schema oneOf is its schema": ({"oneOf": [{"type": "number"}]}, INT),
+    "type list extended": ({"type": ["string", "integer"]}, {"type": ["string"]}),
+    "required property with default added to a closed model": (
+        obj(
+            {"a": INT, "b": {"type": "integer", "default": 0}},
+            required=["b"],
+            additionalProperties=False,
+        ),
+        obj({"a": INT}, additionalProperties=False),
+    ),
+    "required dropped": (obj({"a": INT}), obj({"a": INT}, required=["a"])),
+    "false stays false": (False, False),
+    "false to true": (True, False),
+    "true reads objects": (True, obj({"a": INT})),
+    "$ref resolved": (
+        {"definitions": {"A": {"type": "number"}}, **obj({"a": {"$ref": "#/definitions/A"}})},
+        {"definitions": {"A": INT}, **obj({"a": {"$ref": "#/definitions/A"}})},
+    ),
+    "recursive $ref": (tree("number"), tree("integer")),
+    "schema given as text": ('{"type": "number"}', '{"type": "integer"}'),
+}
+
+
+@pytest.mark.parametrize(("reader", "writer"), COMPATIBLE.values(), ids=COMPATIBLE.keys())
+def test_compatible(reader: Any, writer: Any) -> None:
+    assert found(reader, writer) == []
+
+
+INCOMPATIBLE = {
+    "type changed": (STR, INT, [("TYPE_CHANGED", "/")]),
+    "number narrowed to integer": (
+        {"type": "integer"},
+        {"type": "number"},
+        [("TYPE_NARROWED", "/")],
+    ),
+    "property type changed": (
+        obj({"a": STR}),
+        obj({"a": INT}),
+        [("TYPE_CHANGED", "/properties/a")],
+    ),
+    "property added to an open model": (
+        obj({"a": INT, "b": STR}),
+        obj({"a": INT}),
+        [("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", "/properties/b")],
+    ),
+    "property removed from a closed model": (
+        obj({"a": INT}, additionalProperties=False),
+        obj({"a": INT, "b": STR}, additionalProperties=False),
+        [("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/properties/b")],
+    ),
+    "removed property not covered by patternProperties": (
+        {"type": "object", "patternProperties": {"^x_": STR}, "additionalProperties": False},
+        obj({"x_a": INT}, additionalProperties=False),
+        [
+            ("TYPE_CHANGED", "/properties/x_a"),
+            ("PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "/properties/x_a"),
+        ],
+    ),
+    "added property not covered by additionalProperties": (
+        obj({"a": STR}, additionalProperties=INT),
+        {"type": "object", "additionalProperties": INT},
+        [("PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "/properties/a")],
+    ),
+    "required property added to a closed model": (
+        obj({"a": INT, "b": INT}, required=["b"], additionalProperties=False),
+        obj({"a": INT}, additionalProperties=False),
+        [("REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL", "/properties/b")],
+    ),
+    "existing property made required": (
+        obj({"a": INT}, required=["a"]),
+        obj({"a": INT}),
+        [("REQUIRED_ATTRIBUTE_ADDED", "/properties/a")],
+    ),
+    "additionalProperties introduced": (
+        obj({"a": INT}, additionalProperties=False),
+        obj({"a": INT}),
+        [("ADDITIONAL_PROPERTIES_NARROWED", "/additionalProperties")],
+    ),
+    "string constraints tightened": (
+        obj({"s": {"type": "string", "maxLength": 5, "minLength": 2, "pattern": "^a"}}),
+        obj({"s": {"type": "string", "maxLength": 10}}),
+        [
+            ("MAX_LENGTH_DECREASED", "/properties/s/maxLength"),
+            ("MIN_LENGTH_ADDED", "/properties/s/minLength"),
+            ("PATTERN_ADDED", "/properties/s/pattern"),
+        ],
+    ),
+    "number constraints tightened": (
+        {"type": "number", "minimum": 0, "maximum": 10, "exclusiveMaximum": 9, "multipleOf": 2},
+        {"type": "number", "minimum": -1, "maximum": 20, "multipleOf": 3},
+        [
+            ("MAXIMUM_DECREASED", "/maximum"),
+            ("MINIMUM_INCREASED", "/minimum"),
+            ("EXCLUSIVE_MAXIMUM_ADDED", "/exclusiveMaximum"),
+            ("MULTIPLE_OF_CHANGED", "/multipleOf"),
+        ],
+    ),
+    "enum narrowed": ({"enum": ["A"]}, {"enum": ["A", "B"]}, [("ENUM_ARRAY_NARROWED", "/enum")]),
+    "array items narrowed and constrained": (
+        {"type": "array", "items": INT, "maxItems": 3, "uniqueItems": True},
+        {"type": "array", "items": {"type": "number"}},
+        [
+            ("TYPE_NARROWED", "/items"),
+            ("MAX_ITEMS_ADDED", "/maxItems"),
+            ("UNIQUE_ITEMS_ADDED", "/uniqueItems"),
+        ],
+    ),
+    "array became a tuple": (
+        {"type": "array", "items": [INT]},
+        {"type": "array", "items": INT},
+        [("TYPE_CHANGED", "/")],
+    ),
+    "tuple item changed": (
+        {"type": "array", "items": [INT, STR]},
+        {"type": "array", "items": [INT, INT]},
+        [("TYPE_CHANGED", "/items/1")],
+    ),
+    "tuple closed": (
+        {"type": "array", "items": [INT], "additionalItems": False},
+        {"type": "array", "items": [INT, STR]},
+        [
+            ("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/additionalItems"),
+            ("ADDITIONAL_ITEMS_REMOVED", "/additionalItems"),
+        ],
+    ),
+    "anyOf narrowed": ({"anyOf": [STR]}, {"anyOf": [STR, INT]}, [("SUM_TYPE_NARROWED", "/anyOf")]),
+    "oneOf branch replaced": (
+        {"oneOf": [STR, {"type": "boolean"}]},
+        {"oneOf": [STR, INT]},
+        [("COMBINED_TYPE_SUBSCHEMAS_CHANGED", "/oneOf")],
+    ),
+    "allOf grew": ({"allOf": [STR, STR]}, {"allOf": [STR]}, [("PRODUCT_TYPE_EXTENDED", "/allOf")]),
+    "oneOf changed to allOf": (
+        {"allOf": [STR, INT]},
+        {"oneOf": [STR, INT]},
+        [("COMBINED_TYPE_CHANGED", "/allOf")],
+    ),
+    "not widened": ({"not": STR}, {"not": INT}, [("TYPE_CHANGED", "/not")]),
+    "true to false (Confluent)": (False, True, [("TYPE_CHANGED", "/")]),
+    "dependency added": (
+        obj({"a": INT}, dependencies={"a": ["b"]}),
+        obj({"a": INT}),
+        [("DEPENDENCY_ARRAY_ADDED", "/dependencies/a")],
+    ),
+    "$ref target narrowed": (
+        {"definitions": {"A": INT}, **obj({"a": {"$ref": "#/definitions/A"}})},
+        {"definitions": {"A": {"type": "number"}}, **obj({"a": {"$ref": "#/definitions/A"}})},
+        [("TYPE_NARROWED", "/properties/a")],
+    ),
+    "recursive $ref narrowed, reported once": (
+        tree("integer"),
+        tree("number"),
+        [("TYPE_NARROWED", "/properties/v")],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("reader", "writer", "expected"), INCOMPATIBLE.values(), ids=INCOMPATIBLE.keys()
+)
+def test_incompatible_with_locations(
+    reader: Any, writer: Any, expected: list[tuple[str, str]]
+) -> None:
+    assert found(reader, writer) == expected
+
+
+def test_fragments_show_both_sides() -> None:
+    [issue] = check_reader_writer("JSON", obj({"a": STR}), obj({"a": INT}))
+    assert (issue.reader_fragment, issue.writer_fragment) == (STR, INT)
+    assert "string" in issue.message and "integer" in issue.message
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["{not json", {"type": "strnig"}, 3, {"$ref": "http://example.com/elsewhere.json"}],
+    ids=["not json", "unknown type", "not a schema", "remote $ref"],
+)
+def test_invalid_schema_is_a_schema_error(bad: Any) -> None:
+    with pytest.raises(SchemaError, match="invalid JSON Schema"):
+        check_compatibility("JSON", [{"type": "object"}], bad, "BACKWARD")
+
+
+# Levels with JSON Schema: BACKWARD = the new schema accepts every old value.
+V1 = obj({"a": INT, "b": STR}, additionalProperties=False)
+V2 = obj({"a": INT, "b": STR, "c": INT}, additionalProperties=False)
+NEW = obj({"a": INT, "c": INT}, additionalProperties=False)
+
+
+def located(result: Any) -> list[tuple[str | None, int | None, str, str]]:
+    return [(i.direction, i.version, i.kind, i.path) for i in result.incompatibilities]
+
+
+def test_backward_and_forward_directions() -> None:
+    old, new = obj({"n": INT}), obj({"n": {"type": "number"}})
+    assert check_compatibility("JSON", [old], new, "BACKWARD").compatible
+    result = check_compatibility("JSON", [old], new, "FORWARD")
+    assert located(result) == [("FORWARD", 1, "TYPE_NARROWED", "/properties/n")]
+    assert located(check_compatibility("JSON", [old], new, "FULL")) == located(result)
+
+
+def test_transitive_levels_check_every_version() -> None:
+    # Dropping b from a closed model rejects values of v1 and v2 alike.
+    result = check_compatibility("JSON", [V1, V2], NEW, "BACKWARD_TRANSITIVE")
+    assert result.checked_against == [1, 2]
+    assert located(result) == [
+        ("BACKWARD", 1, "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/properties/b"),
+        ("BACKWARD", 2, "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/properties/b"),
+    ]
+    # Old readers: v1 is closed and never heard of c, v2 reads NEW's values fine.
+    forward = check_compatibility("JSON", [V1, V2], NEW, "FORWARD_TRANSITIVE")
+    assert located(forward) == [
+        ("FORWARD", 1, "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/properties/c")
+    ]
+    assert check_compatibility("JSON", [V1, V2], NEW, "FORWARD").compatible
+    full = check_compatibility("JSON", [V1, V2], NEW, "FULL_TRANSITIVE")
+    assert len(full.incompatibilities) == 3
