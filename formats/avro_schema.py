@@ -232,7 +232,10 @@ def from_avro_schema(
     Unions of several non-null types, and the null type alone, have no column type here.
     """
     data = parse_avro(schema)
-    return _to_type(data, {}, None, legacy_timestamp_mapping, "")
+    try:
+        return _to_type(data, {}, None, legacy_timestamp_mapping, "")
+    except (KeyError, TypeError, AttributeError) as exc:  # fastavro lets some gaps through
+        raise SchemaError(f"not a valid Avro schema: missing or malformed {exc}") from None
 
 
 def _is_null(s: AvroSchema) -> bool:
