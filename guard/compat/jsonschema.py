@@ -4,15 +4,18 @@ The rules are those of Confluent's `JsonSchemaDiff` as Karapace re-implements th
 (`karapace/compatibility/jsonschema/checks.py`), the reference of the conformance vectors:
 a reader can read a writer when every value the writer accepts is accepted by the reader.
 Where the two registries disagree we take the stricter verdict, so that a change keyguard
-passes is accepted by both: a `false` reader never reads a non-`false` writer (Confluent),
-and a `true` reader only reads object-like writers (Karapace).
+passes is accepted by both: a `false` reader never reads a non-`false` writer (Confluent);
+`true` and `false` are read, and `true` reads, only like object schemas (Karapace; Confluent
+lets an empty or `true` reader read anything, and anything read a `false` writer).
 
-Kept from Karapace although semantically loose, because its own tests assert them: `{}` is an
-object schema; a `type` keyword hides a sibling `enum`; adding a property to an open content
-model, adding items to a tuple, or introducing `additionalProperties` are incompatible.
-Fixed where Karapace's code does not do what it says (no vector depends on them):
-`multipleOf`, `uniqueItems`, `dependencies`, tuple `additionalItems` and a new required
-property with a default are checked as Confluent checks them; `not` is compared both ways.
+Kept from Karapace, whose tests are the conformance vectors: `{}` is an object schema; a
+`type` keyword hides a sibling `enum`; a property added to an open content model, items added
+to a tuple, or an `additionalProperties` introduced are incompatible whatever their schema.
+Checked as Confluent does where Karapace's code does not do what it means (no vector depends
+on these): `multipleOf`, `uniqueItems`, `dependencies`, tuple `additionalItems`, a property
+made required through the `required` list, a new required property with a default (fine);
+`patternProperties` match anywhere in the name (JSON Schema regexes are unanchored); `not` is
+compared both ways (Confluent reverses the negated schemas, Karapace does not).
 """
 
 from __future__ import annotations
