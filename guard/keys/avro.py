@@ -1,0 +1,387 @@
+"""Key-byte rules of avro and avro-confluent: Avro's binary encoding, and Confluent's schema id.
+
+Judged by the binary encoding, not by Avro's resolution rules: a reader can resolve int to
+long, but what matters for a compacted topic is whether the writer emits the same bytes. One
+recursive walk over both schemas (like Avro's SchemaCompatibility) yields every change with its
+location. For avro-confluent the registry id sits in every key, so any change the registry sees
+as a new schema breaks every key, even a FULL-compatible one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from guard.keys.side import Change, KeySide, effective_options
+
+PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+NAMED = frozenset({"record", "error", "enum", "fixed"})
+_TIME_LOGICAL = frozenset({"timestamp-millis", "timestamp-micros", "timestamp-nanos",
+                           "local-timestamp-millis", "local-timestamp-micros",
+                           "local-timestamp-nanos", "time-millis", "time-micros"})
+#: Metadata that no Avro binary encoding contains.
+_META = ("doc", "aliases", "default", "order", "namespace", "name")
+
+
+def side_schema(side: KeySide) -> Any:
+    """The exact Avro schema a side writes with: given, the `schema` option, or Flink's."""
+    from formats.avro_schema import parse_avro, to_avro_schema
+
+    if side.avro_schema is not None:
+        return parse_avro(side.avro_schema)
+    given = side.options.get("schema") or side.options.get("schema-registry.schema")
+    if given:
+        return parse_avro(given)
+    legacy = True
+    if side.format == "avro":
+        legacy = bool(effective_options(side).get("timestamp_mapping.legacy", True))
+    return to_avro_schema(side.row_type, legacy_timestamp_mapping=legacy)
+
+
+def _fullname(name: str, ns: str | None) -> str:
+    return name if "." in name or not ns else f"{ns}.{name}"
+
+
+def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None = None
+                ) -> dict[str, Any]:
+    """Every named type by full name (and short name), with its enclosing namespace resolved."""
+    out = {} if out is None else out
+    if isinstance(schema, list):
+        for b in schema:
+            named_types(b, ns, out)
+    elif isinstance(schema, Mapping):
+        kind = schema.get("type")
+        if kind in NAMED:
+            full = _fullname(str(schema["name"]), schema.get("namespace", ns))
+            out[full] = schema
+            out.setdefault(full.rpartition(".")[2], schema)
+            inner = full.rpartition(".")[0] or None
+            for f in schema.get("fields", ()):
+                named_types(f["type"], inner, out)
+        elif kind == "array":
+            named_types(schema["items"], ns, out)
+        elif kind == "map":
+            named_types(schema["values"], ns, out)
+        elif isinstance(kind, (Mapping, list)):
+            named_types(kind, ns, out)
+    return out
+
+
+@dataclass
+class AvroWalk:
+    """One comparison of an old and a new writer schema, by their binary encodings."""
+
+    old_named: dict[str, Any]
+    new_named: dict[str, Any]
+
+    def resolve(self, s: Any, named: dict[str, Any]) -> Any:
+        while True:
+            if isinstance(s, str) and s not in PRIMITIVES:
+                s = named[s.rpartition(".")[2]] if s not in named else named[s]
+            elif isinstance(s, Mapping) and isinstance(s.get("type"), (Mapping, list)):
+                s = s["type"]
+            elif isinstance(s, Mapping) and s.get("type") in PRIMITIVES and len(s) == 1:
+                s = s["type"]
+            elif isinstance(s, Mapping) and isinstance(s.get("type"), str) and \
+                    s["type"] not in PRIMITIVES and s["type"] not in NAMED and \
+                    s["type"] not in ("array", "map"):
+                s = s["type"]
+            else:
+                return s
+
+    def walk(self, old: Any, new: Any, path: str) -> Iterator[Change]:
+        o = self.resolve(old, self.old_named)
+        n = self.resolve(new, self.new_named)
+        if isinstance(o, list) or isinstance(n, list):
+            yield from self._union(o, n, path)
+            return
+        ok, nk = _kind(o), _kind(n)
+        ol, nl = _logical(o), _logical(n)
+        what = f"'{path or '$'}' {_show(o)} -> {_show(n)}"
+        if ol == "decimal" or nl == "decimal":
+            yield from self._decimal(o, n, path, what)
+            return
+        if ol != nl and (ol in _TIME_LOGICAL and nl in _TIME_LOGICAL):
+            yield Change("KG405", path, f"{what}: another unit or kind of time, so the same "
+                         "instant is another number")
+            return
+        if ol != nl and (ol or nl) and ok == nk:
+            yield Change("KG201", path, f"{what}: another logical type over {ok}")
+            return
+        if ok == nk:
+            if ok == "record":
+                yield from self._meta(o, n, path)
+                yield from self._record(o, n, path)
+            elif ok == "enum":
+                yield from self._meta(o, n, path)
+                yield from self._enum(o, n, path)
+            elif ok == "fixed":
+                yield from self._meta(o, n, path)
+                if o["size"] != n["size"]:
+                    yield Change("KG403", path, f"{what}: fixed size {o['size']} -> {n['size']}")
+            elif ok == "array":
+                yield from self.walk(o["items"], n["items"], f"{path}[]")
+            elif ok == "map":
+                yield from self.walk(o["values"], n["values"], f"{path}{{value}}")
+            return
+        pair = {ok, nk}
+        if (ok, nk) == ("int", "long"):
+            yield Change("KG901", path, f"{what}: int and long are the same zig-zag varint")
+        elif (ok, nk) == ("long", "int"):
+            yield Change("KG202", path, f"{what}: existing keys beyond 32 bits cannot be written")
+        elif pair == {"float", "double"}:
+            yield Change("KG206", path, f"{what}: 4 vs 8 bytes")
+        elif pair == {"string", "bytes"}:
+            yield Change("KG908", path, f"{what}: Avro writes both as length + bytes")
+        else:
+            yield Change("KG201", path, f"{what}: another Avro type, other bytes")
+
+    def _union(self, o: Any, n: Any, path: str) -> Iterator[Change]:
+        ob = o if isinstance(o, list) else [o]
+        nb = n if isinstance(n, list) else [n]
+        ob = [self.resolve(b, self.old_named) for b in ob]
+        nb = [self.resolve(b, self.new_named) for b in nb]
+        where = path or "$"
+        problems: list[str] = []
+        matched: list[tuple[Any, Any]] = []
+        for i, b in enumerate(ob):
+            j = _match_branch(b, nb)
+            if j is None:
+                problems.append(f"branch {_show(b)} is gone")
+            else:
+                matched.append((b, nb[j]))
+                if (isinstance(o, list), i) != (isinstance(n, list), j):
+                    problems.append(f"{_show(b)} is written as " + (
+                        f"branch {j}" if isinstance(n, list) else "no union") + " instead of " + (
+                        f"branch {i}" if isinstance(o, list) else "no union"))
+        if problems:
+            yield Change("KG402", path, f"'{where}' {_show(o)} -> {_show(n)}: "
+                         + "; ".join(problems) + " (a union value starts with its branch index)")
+        for b, c in matched:
+            if _kind(b) != "null":
+                yield from self.walk(b, c, path)
+
+    def _decimal(self, o: Any, n: Any, path: str, what: str) -> Iterator[Change]:
+        if _logical(o) != _logical(n):
+            yield Change("KG201", path, f"{what}: decimal vs not decimal")
+            return
+        op, os_ = int(o["precision"]), int(o.get("scale", 0))
+        np_, ns = int(n["precision"]), int(n.get("scale", 0))
+        ok, nk = _kind(o), _kind(n)
+        found = False
+        if ok != nk:
+            found = True
+            yield Change("KG201", path, f"{what}: decimal on {ok} vs {nk}")
+        elif ok == "fixed" and o["size"] != n["size"]:
+            found = True
+            yield Change("KG403", path, f"{what}: fixed size {o['size']} -> {n['size']}")
+        if ns != os_:
+            found = True
+            yield Change("KG203", path, f"{what}: Avro writes the unscaled integer, which the "
+                         f"scale multiplies (12.50 is 1250 at scale 2, {1250 * 10 ** (ns - 2)} "
+                         f"at scale {ns})" if ns >= 2 else
+                         f"{what}: Avro writes the unscaled integer; another scale is another "
+                         "integer")
+        if np_ - ns < op - os_:
+            found = True
+            yield Change("KG204", path, f"{what}: {np_ - ns} integer digits instead of "
+                         f"{op - os_}; larger existing keys cannot be written")
+        if not found:
+            yield Change("KG910", path, f"{what}: precision only bounds the range")
+
+    def _record(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
+        of, nf = list(o["fields"]), list(n["fields"])
+        old_names = [f["name"] for f in of]
+        new_names = [f["name"] for f in nf]
+        by_old = {f["name"]: i for i, f in enumerate(of)}
+        pairs: dict[int, int] = {}
+        for j, f in enumerate(nf):
+            cands = [f["name"], *f.get("aliases", ())]
+            i = next((by_old[c] for c in cands if c in by_old), None)
+            if i is not None and i not in pairs.values():
+                pairs[j] = i
+        for j in range(len(nf)):
+            if j not in pairs and j < len(of) and j not in pairs.values() and \
+                    of[j]["name"] not in new_names:
+                pairs[j] = j
+        prefix = f"{path}." if path else ""
+        for j, f in enumerate(nf):
+            if j not in pairs:
+                yield Change("KG101", prefix + f["name"], f"field '{prefix}{f['name']}' added to "
+                             "the key record: every existing key lacks its bytes")
+        for i, f in enumerate(of):
+            if i not in pairs.values():
+                yield Change("KG102", prefix + f["name"], f"field '{prefix}{f['name']}' removed "
+                             "from the key record: existing keys hold its bytes")
+        kept = [pairs[j] for j in sorted(pairs)]
+        if kept != sorted(kept):
+            yield Change("KG103", path or "$", f"key record fields reordered "
+                         f"({', '.join(old_names)}) -> ({', '.join(new_names)}): Avro writes "
+                         "fields in schema order")
+        for j in sorted(pairs):
+            fo, fn = of[pairs[j]], nf[j]
+            where = prefix + fn["name"]
+            if fo["name"] != fn["name"]:
+                yield Change("KG904", where, f"field '{prefix}{fo['name']}' renamed to "
+                             f"'{where}': Avro binary carries no field names")
+            changed = [k for k in ("doc", "aliases", "default", "order") if
+                       _norm_meta(k, fo.get(k)) != _norm_meta(k, fn.get(k))]
+            if changed:
+                yield Change("KG906", where, f"'{where}': {', '.join(changed)} changed; Avro "
+                             "binary carries none of it")
+            yield from self.walk(fo["type"], fn["type"], where)
+
+    def _enum(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
+        os_, ns = list(o["symbols"]), list(n["symbols"])
+        moved = [s for i, s in enumerate(os_) if s in ns and ns.index(s) != i]
+        gone = [s for s in os_ if s not in ns]
+        where = path or "$"
+        if moved or gone:
+            parts = ([f"moved: {', '.join(moved)}"] if moved else []) + (
+                [f"removed: {', '.join(gone)}"] if gone else [])
+            yield Change("KG401", path, f"'{where}' enum symbols {os_} -> {ns} ("
+                         + "; ".join(parts) + "): Avro writes a symbol's index")
+        elif len(ns) > len(os_):
+            yield Change("KG907", path, f"'{where}' enum symbols appended: "
+                         f"{', '.join(ns[len(os_):])}")
+
+    def _meta(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
+        changed = []
+        if _full(o) != _full(n):
+            changed.append(f"name {_full(o)} -> {_full(n)}")
+        for k in ("doc", "aliases", "default"):
+            if o.get(k) != n.get(k):
+                changed.append(k)
+        if changed:
+            yield Change("KG906", path or "$", f"'{path or '$'}': {', '.join(changed)} changed; "
+                         "Avro binary carries none of it")
+
+
+def _norm_meta(key: str, v: Any) -> Any:
+    return None if key == "order" and v == "ascending" else v
+
+
+def _full(s: Mapping[str, Any]) -> str:
+    return _fullname(str(s["name"]), s.get("namespace"))
+
+
+def _kind(s: Any) -> str:
+    if isinstance(s, str):
+        return s
+    if isinstance(s, list):
+        return "union"
+    k = s.get("type")
+    if k == "error":
+        return "record"
+    return str(k)
+
+
+def _logical(s: Any) -> str | None:
+    return s.get("logicalType") if isinstance(s, Mapping) else None
+
+
+def _show(s: Any) -> str:
+    if isinstance(s, list):
+        return "[" + ", ".join(_show(b) for b in s) + "]"
+    if isinstance(s, str):
+        return s
+    k = _kind(s)
+    lt = _logical(s)
+    if lt == "decimal":
+        return f"decimal({s.get('precision')}, {s.get('scale', 0)}) on {k}"
+    if lt:
+        return f"{k} {lt}"
+    if k in NAMED or k == "record":
+        return f"{k} {s.get('name')}"
+    return k
+
+
+def _match_branch(b: Any, branches: list[Any]) -> int | None:
+    """The index of the new branch that writes old branch `b`'s values (same kind/name)."""
+    kb = _kind(b)
+    for j, c in enumerate(branches):
+        if _kind(c) != kb:
+            continue
+        if kb in NAMED or kb == "record":
+            if str(c.get("name")).rpartition(".")[2] != str(b.get("name")).rpartition(".")[2]:
+                continue
+        return j
+    if kb == "int":  # int widened to long inside a union: same varint
+        return next((j for j, c in enumerate(branches) if _kind(c) == "long"), None)
+    return None
+
+
+def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
+    """Every change of the Avro binary encoding of the key, with its location."""
+    os_, ns = side_schema(old), side_schema(new)
+    w = AvroWalk(named_types(os_), named_types(ns))
+    yield from w.walk(os_, ns, "")
+
+
+# --- Confluent schema ids -------------------------------------------------------------------
+
+
+def registry_identity(schema: Any) -> str:
+    """The text a Confluent-compatible registry dedupes a schema by.
+
+    The registry parses and re-serializes the schema (Avro's Schema.toString()): whitespace,
+    JSON key order, `{"type": "int"}` vs `"int"` and full vs namespace-split names collapse;
+    doc, defaults, aliases, namespaces and custom properties remain.
+    """
+    import json
+
+    from formats.registry.file import canonical_form
+
+    return canonical_form(schema if isinstance(schema, str) else json.dumps(schema))
+
+
+@dataclass(frozen=True)
+class Ids:
+    """The ids in play: what the existing keys carry, and what the candidate writes with."""
+
+    key_ids: tuple[int, ...]
+    old_id: int
+    new_id: int
+    #: Whether new_id is known (registered) or only a placeholder for "a new id".
+    new_known: bool
+    same_schema: bool
+
+
+def resolve_ids(old: KeySide, new: KeySide) -> Ids:
+    """Which ids the keys carry and which the candidate gets (registry dedupe if unknown)."""
+    from formats.registry.file import derived_schema_id
+
+    os_, ns = side_schema(old), side_schema(new)
+    same = registry_identity(os_) == registry_identity(ns)
+    key_ids = old.key_schema_ids or ((old.schema_id,) if old.schema_id is not None else ())
+    old_id = old.schema_id if old.schema_id is not None else (
+        key_ids[-1] if key_ids else derived_schema_id(registry_identity(os_)))
+    if new.schema_id is not None:
+        return Ids(key_ids or (old_id,), old_id, new.schema_id, True, same)
+    if same:
+        return Ids(key_ids or (old_id,), old_id, old_id, True, same)
+    placeholder = derived_schema_id(registry_identity(ns))
+    while placeholder in key_ids or placeholder == old_id:
+        placeholder = (placeholder + 1) & 0x7FFFFFFF
+    return Ids(key_ids or (old_id,), old_id, placeholder, False, same)
+
+
+def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
+    ids = resolve_ids(old, new)
+    carried = ", ".join(map(str, ids.key_ids))
+    if ids.new_id in ids.key_ids:
+        others = [i for i in ids.key_ids if i != ids.new_id]
+        why = "is registered under" if ids.new_known and not ids.same_schema else \
+            "is the same schema to the registry as"
+        yield Change("KG911", "$", f"the candidate key schema {why} id {ids.new_id}, which the "
+                     "existing keys carry")
+        if others:
+            yield Change("KG502", "$", f"the topic's keys carry schema ids {carried}; keys with "
+                         f"id {', '.join(map(str, others))} stay orphaned (the candidate writes "
+                         f"id {ids.new_id})")
+        return
+    new_id = str(ids.new_id) if ids.new_known else f"a new id (shown as {ids.new_id})"
+    detail = "" if not ids.same_schema else " (the same schema text, registered again)"
+    yield Change("KG501", "$", f"existing keys carry schema id {carried}, the candidate key "
+                 f"schema gets {new_id}{detail}: the id is in the first five bytes of every key")

@@ -1,0 +1,85 @@
+"""Key-byte rules of the raw format: one column, its bare bytes (fixed width, charset, order).
+
+raw writes no names and no nulls (a null key would be a tombstone-like null record), so only the
+column's type, its width and the two options decide the bytes.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+
+from formats.types import (
+    BooleanType,
+    BytesType,
+    DataType,
+    DoubleType,
+    FloatType,
+    IntegralType,
+    StringType,
+    TinyIntType,
+)
+from guard.keys.side import Change, KeySide, effective_options
+
+_WIDTH: dict[type, int] = {BooleanType: 1, TinyIntType: 1, FloatType: 4, DoubleType: 8}
+
+
+def _width(t: DataType) -> int | None:
+    if isinstance(t, IntegralType):
+        return t.bits // 8
+    return _WIDTH.get(type(t))
+
+
+def _charset(name: object) -> str:
+    try:
+        return codecs.lookup(str(name)).name
+    except LookupError:
+        return str(name).lower()
+
+
+def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
+    of, nf = old.row_type.fields, new.row_type.fields
+    if len(of) != 1 or len(nf) != 1:
+        return  # the codec refuses such a row type; building it reports why
+    o, n = of[0], nf[0]
+    path = n.name
+    oo, no = effective_options(old), effective_options(new)
+    utf8 = _charset(oo["charset"]) == _charset(no["charset"]) == "utf-8"
+    if o.name != n.name:
+        yield Change("KG904", path, f"key column '{o.name}' renamed to '{n.name}': raw does not "
+                     "write names")
+    if n.type.nullable and not o.type.nullable:
+        yield Change("KG905", path, f"'{path}' became nullable: raw writes non-null values the "
+                     "same")
+    ot, nt = o.type.with_nullable(True), n.type.with_nullable(True)
+    what = f"'{path}' {ot.sql()} -> {nt.sql()}"
+    if ot != nt:
+        if {type(ot), type(nt)} == {StringType, BytesType} and utf8:
+            yield Change("KG908", path, f"{what}: a UTF-8 STRING and its BYTES are the same "
+                         "bytes")
+        elif isinstance(ot, (FloatType, DoubleType)) and isinstance(nt, (FloatType, DoubleType)):
+            yield Change("KG206", path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
+        elif isinstance(ot, IntegralType) and isinstance(nt, IntegralType) and nt.bits < ot.bits:
+            yield Change("KG202", path, f"{what}: narrower, and {_width(ot)} vs {_width(nt)} "
+                         "bytes for every key")
+        else:
+            ow, nw = _width(ot), _width(nt)
+            why = f"{ow} vs {nw} bytes" if ow and nw else "another byte form"
+            yield Change("KG201", path, f"{what}: raw writes the value as {why}")
+    for key in sorted(set(oo) | set(no)):
+        a, b = oo.get(key), no.get(key)
+        if a == b or (key == "charset" and _charset(a) == _charset(b)):
+            continue
+        what = f"option '{key}' {a!r} -> {b!r}"
+        if key == "endianness":
+            if (_width(ot) or 0) > 1 and (_width(nt) or 0) > 1:
+                yield Change("KG307", key, f"{what}: the key's {nt.sql()} is written in the "
+                             "other byte order")
+            else:
+                yield Change("KG909", key, f"{what}: no effect on a {nt.sql()} key")
+        elif key == "charset":
+            if isinstance(ot, StringType) or isinstance(nt, StringType):
+                yield Change("KG308", key, f"{what}: the key's text is encoded in another "
+                             "charset")
+            else:
+                yield Change("KG909", key, f"{what}: no effect on a {nt.sql()} key")

@@ -1,0 +1,199 @@
+"""One side of a key change: everything that decides the bytes and the partition of a key.
+
+The guard compares an OLD side (how the keys already in the topic were written) with a NEW
+side (how the candidate will write them). Both are plain data; building them from a table's
+options, a registry or a topic scan is the caller's job (the imperative shell).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from formats.errors import SchemaError
+from formats.types import Field, RowType
+
+#: Producer partitioners by family: only the key-hashing ones place a key deterministically.
+PARTITIONER_FAMILIES: dict[str, str] = {
+    "murmur2": "murmur2",
+    "murmur2_random": "murmur2",
+    "default": "murmur2",  # Kafka's Java default and Flink's sink.partitioner=default
+    "consistent": "crc32",
+    "consistent_random": "crc32",  # librdkafka's default
+    "fnv1a": "fnv1a",
+    "fnv1a_random": "fnv1a",
+    "random": "unkeyed",
+    "round-robin": "unkeyed",
+    "round_robin": "unkeyed",
+    "fixed": "unkeyed",  # Flink's FlinkFixedPartitioner: by sink subtask, not by key
+    "sticky": "unkeyed",
+}
+
+
+def partitioner_family(name: str) -> str:
+    fam = PARTITIONER_FAMILIES.get(name.strip().lower())
+    if fam is None:
+        raise SchemaError(
+            f"unknown partitioner {name!r}",
+            hint="use one of " + ", ".join(sorted(PARTITIONER_FAMILIES)),
+        )
+    return fam
+
+
+@dataclass(frozen=True)
+class KeySide:
+    """How keys are (or will be) written: format, options, key row type, schema, placement.
+
+    `options` are the key format's own options, Flink names without the `key.<format>.`
+    prefix. For avro and avro-confluent, `avro_schema` is the exact Avro schema the keys are
+    written with (derived from `row_type` when None). For avro-confluent, `schema_id` is the id
+    this side writes with (for the candidate: the id it has or would get, None if not yet
+    registered), and `key_schema_ids` are the ids the keys already in the topic carry (from a
+    topic scan, or the subject's registered ids when there is no topic).
+    """
+
+    format: str
+    row_type: RowType
+    options: Mapping[str, Any] = field(default_factory=dict)
+    avro_schema: Any = None
+    schema_id: int | None = None
+    key_schema_ids: tuple[int, ...] = ()
+    #: The table option key.fields-prefix (the row type already has the names without it).
+    fields_prefix: str = ""
+    partitioner: str = "murmur2"
+    partitions: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.avro_schema, (str, bytes)):
+            try:
+                object.__setattr__(self, "avro_schema", json.loads(self.avro_schema))
+            except ValueError:
+                object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
+        partitioner_family(self.partitioner)
+
+    @property
+    def is_avro(self) -> bool:
+        return self.format in ("avro", "avro-confluent")
+
+    @property
+    def partitioner_family(self) -> str:
+        return partitioner_family(self.partitioner)
+
+    @classmethod
+    def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
+        """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
+        from formats.avro_schema import avro_to_row_type
+
+        parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema
+        rt = avro_to_row_type(parsed, where="key schema")
+        return cls(format=format, row_type=rt, avro_schema=parsed, **kw)
+
+
+@dataclass(frozen=True)
+class FieldPair:
+    """An old key field and what became of it; `old` or `new` is None when added/removed."""
+
+    old: Field | None
+    new: Field | None
+    old_index: int | None
+    new_index: int | None
+
+    @property
+    def path(self) -> str:
+        f = self.new or self.old
+        assert f is not None
+        return f.name
+
+    @property
+    def renamed(self) -> bool:
+        return self.old is not None and self.new is not None and self.old.name != self.new.name
+
+
+def pair_fields(
+    old: tuple[Field, ...], new: tuple[Field, ...], aliases: Mapping[str, str] | None = None
+) -> list[FieldPair]:
+    """Pair old and new fields: by name (or alias), then leftovers at the same position (renames).
+
+    The positional step matches how csv, raw and Avro binary see a rename: the value moves to
+    the field at the same place. `aliases` maps a new field name to the old name it replaces.
+    """
+    old_by_name = {f.name: i for i, f in enumerate(old)}
+    pairs: dict[int, FieldPair] = {}
+    used_old: set[int] = set()
+    for j, f in enumerate(new):
+        i = old_by_name.get(f.name)
+        if i is None and aliases and aliases.get(f.name) in old_by_name:
+            i = old_by_name[aliases[f.name]]
+        if i is not None and i not in used_old:
+            pairs[j] = FieldPair(old[i], f, i, j)
+            used_old.add(i)
+    for j, f in enumerate(new):
+        if j in pairs:
+            continue
+        if j < len(old) and j not in used_old and old[j].name not in {g.name for g in new}:
+            pairs[j] = FieldPair(old[j], f, j, j)
+            used_old.add(j)
+        else:
+            pairs[j] = FieldPair(None, f, None, j)
+    out = [pairs[j] for j in range(len(new))]
+    out += [FieldPair(f, None, i, None) for i, f in enumerate(old) if i not in used_old]
+    return out
+
+
+def reordered(pairs: list[FieldPair]) -> bool:
+    """Whether fields present on both sides appear in another relative order."""
+    kept = [p for p in pairs if p.old_index is not None and p.new_index is not None]
+    olds = [p.old_index for p in sorted(kept, key=lambda p: p.new_index or 0)]
+    return olds != sorted(olds)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a structural rule found, before the witness search proves it with a key."""
+
+    rule_id: str
+    #: Schema path (`region`, `address.zip`, `$` for the whole key) or an option name.
+    path: str
+    message: str
+    #: The witness must show a different partition (placement rules), not just bytes.
+    placement: bool = False
+
+
+def effective_options(side: KeySide) -> dict[str, Any]:
+    """The side's format options with every declared default filled in (no validation here)."""
+    declared = factory(side.format).options
+    out: dict[str, Any] = {}
+    for opt in declared:
+        raw = None
+        for k in (opt.key, *opt.fallback_keys):
+            if k in side.options:
+                raw = side.options[k]
+        out[opt.key] = opt.default if raw is None else opt.parse(raw, where="key format")
+    for k, v in side.options.items():
+        if not any(k == o.key or k in o.fallback_keys for o in declared):
+            out[k] = v
+    return out
+
+
+_FORMAT_MODULES = {
+    "json": "formats.json_format",
+    "csv": "formats.csv_format",
+    "raw": "formats.raw_format",
+    "avro": "formats.avro_format",
+    "avro-confluent": "formats.avro_confluent_format",
+}
+
+
+def factory(format_name: str) -> Any:
+    """The format's factory, importing only its own module (others may be missing or broken)."""
+    import importlib
+
+    from formats.codec import _FACTORIES, format_factory
+
+    if format_name not in _FACTORIES and format_name in _FORMAT_MODULES:
+        importlib.import_module(_FORMAT_MODULES[format_name])
+    if format_name in _FACTORIES:
+        return _FACTORIES[format_name]
+    return format_factory(format_name)

@@ -1,0 +1,277 @@
+"""Key-byte rules of the text formats, json and csv: one recursive walk over the key row types.
+
+JSON writes field names and nests rows; csv is positional and flat. Both write numbers as
+Java's text (`Double.toString`, `BigDecimal.toString`), so the rules here follow Flink's
+encoders as described in ENVIRONMENT.md, and the witness search checks them against the codecs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from formats.types import (
+    ArrayType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegralType,
+    MapType,
+    RowType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    walk,
+)
+from guard.keys.side import Change, KeySide, effective_options, pair_fields, reordered
+
+_TEMPORAL = (TimeType, TimestampType, TimestampLtzType)
+_FLOATS = (FloatType, DoubleType)
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """The format and the options that decide which type changes keep the bytes."""
+
+    fmt: str
+    #: json.encode.ignore-null-fields on both sides: an added nullable field is left out.
+    ignore_nulls: bool = False
+    #: json.encode.decimal-as-plain-number on either side: the scale is in the bytes.
+    plain_decimals: bool = False
+
+    @classmethod
+    def of(cls, old: KeySide, new: KeySide) -> TextRules:
+        oo, no = effective_options(old), effective_options(new)
+        if new.format != "json":
+            return cls(new.format)
+        return cls(
+            "json",
+            ignore_nulls=bool(oo.get("encode.ignore-null-fields"))
+            and bool(no.get("encode.ignore-null-fields")),
+            plain_decimals=bool(oo.get("encode.decimal-as-plain-number"))
+            or bool(no.get("encode.decimal-as-plain-number")),
+        )
+
+
+def fields_changes(r: TextRules, old: RowType, new: RowType, path: str = "") -> Iterator[Change]:
+    """Added, removed, reordered and renamed fields, then each kept field's type."""
+    fmt, ignore_nulls = r.fmt, r.ignore_nulls
+    pairs = pair_fields(old.fields, new.fields)
+    prefix = f"{path}." if path else ""
+    for p in pairs:
+        where = prefix + p.path
+        if p.old is None and p.new is not None:
+            if fmt == "json" and ignore_nulls and p.new.type.nullable:
+                yield Change("KG912", where, f"nullable field '{where}' added; existing keys have "
+                             "no value for it and json.encode.ignore-null-fields leaves it out")
+            else:
+                yield Change("KG101", where, f"field '{where}' ({p.new.type.sql()}) added to the "
+                             "key: every existing key lacks it, so the new writer emits other "
+                             "bytes for the same entity")
+        elif p.new is None and p.old is not None:
+            yield Change("KG102", where, f"field '{where}' removed from the key: existing keys "
+                         "hold it in their bytes, the new writer leaves it out")
+    if reordered(pairs):
+        order_old = ", ".join(f.name for f in old.fields)
+        order_new = ", ".join(f.name for f in new.fields)
+        yield Change("KG103", path or "$", f"key fields reordered ({order_old}) -> "
+                     f"({order_new}): {fmt} writes them in PRIMARY KEY order")
+    for p in pairs:
+        if p.old is None or p.new is None:
+            continue
+        where = prefix + p.new.name
+        if p.renamed:
+            if fmt == "json":
+                yield Change("KG104", where, f"key field '{prefix}{p.old.name}' renamed to "
+                             f"'{where}': json writes the name into every key")
+            else:
+                yield Change("KG904", where, f"key field '{prefix}{p.old.name}' renamed to "
+                             f"'{where}': {fmt} does not write field names")
+        yield from type_changes(r, p.old.type, p.new.type, where)
+
+
+def type_changes(r: TextRules, old: DataType, new: DataType, path: str) -> Iterator[Change]:
+    fmt = r.fmt
+    if old.nullable and not new.nullable:
+        yield Change("KG106", path, f"'{path}' became NOT NULL: existing keys with a null "
+                     "there cannot be written by the new schema")
+    elif new.nullable and not old.nullable:
+        yield Change("KG905", path, f"'{path}' became nullable: {fmt} writes non-null values "
+                     "the same")
+    o, n = old.with_nullable(True), new.with_nullable(True)
+    if o == n:
+        return
+    if isinstance(o, RowType) and isinstance(n, RowType):
+        yield from fields_changes(r, o, n, path)
+        return
+    if isinstance(o, ArrayType) and isinstance(n, ArrayType):
+        yield from type_changes(r, o.element, n.element, f"{path}[]")
+        return
+    if isinstance(o, MapType) and isinstance(n, MapType):
+        yield from type_changes(r, o.key, n.key, f"{path}{{key}}")
+        yield from type_changes(r, o.value, n.value, f"{path}{{value}}")
+        return
+    yield from _atomic(fmt, o, n, path, r.plain_decimals)
+
+
+def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Iterator[Change]:
+    what = f"'{path}' {_bare(o)} -> {_bare(n)}"
+    if isinstance(o, IntegralType) and isinstance(n, IntegralType):
+        if n.bits >= o.bits:
+            yield Change("KG901", path, f"{what} widened: {fmt} writes the same digits")
+        else:
+            yield Change("KG202", path, f"{what} narrowed: existing keys above "
+                         f"{n.max_value} or below {n.min_value} cannot be written")
+        return
+    if isinstance(o, _FLOATS) and isinstance(n, _FLOATS):
+        yield Change("KG206", path, f"{what}: Java's Float.toString and Double.toString write "
+                     "most values differently")
+        return
+    if isinstance(o, DecimalType) and isinstance(n, DecimalType):
+        yield from _decimal(fmt, o, n, path, what, plain)
+        return
+    if type(o) is type(n) and isinstance(o, _TEMPORAL):
+        assert isinstance(n, _TEMPORAL)
+        if n.precision < o.precision:
+            yield Change("KG205", path, f"{what}: the fraction is truncated, so keys that "
+                         "differ below the new precision change bytes")
+        else:
+            yield Change("KG903", path, f"{what}: {fmt} trims trailing fractional zeros")
+        return
+    if fmt == "csv":
+        if isinstance(o, IntegralType) and isinstance(n, StringType):
+            yield Change("KG908", path, f"{what}: csv writes the digits as unquoted text either "
+                         "way")
+            return
+        if isinstance(o, StringType) and isinstance(n, IntegralType):
+            yield Change("KG202", path, f"{what}: existing keys that are not {_bare(n)} "
+                         "numbers cannot be written")
+            return
+    if isinstance(o, IntegralType) and isinstance(n, DecimalType) and n.scale == 0 and (
+            fmt == "csv" or plain):
+        if n.precision >= len(str(o.max_value)):
+            yield Change("KG908", path, f"{what}: a DECIMAL of scale 0 is written with the same "
+                         "digits")
+        else:
+            yield Change("KG202", path, f"{what}: existing keys with more than {n.precision} "
+                         "digits cannot be written")
+        return
+    yield Change("KG201", path, f"{what}: the same value is written differently "
+                 f"({_example(fmt, o)} vs {_example(fmt, n)})")
+
+
+def _decimal(fmt: str, o: DecimalType, n: DecimalType, path: str, what: str,
+             plain: bool) -> Iterator[Change]:
+    found = False
+    if n.precision - n.scale < o.precision - o.scale:
+        found = True
+        yield Change("KG204", path, f"{what}: {n.precision - n.scale} integer digits instead of "
+                     f"{o.precision - o.scale}; larger existing keys cannot be written")
+    if n.scale < o.scale:
+        found = True
+        yield Change("KG203", path, f"{what}: a smaller scale rounds existing keys "
+                     "(and folds distinct ones together)")
+    elif n.scale > o.scale:
+        found = True
+        if fmt == "json" and not plain:
+            yield Change("KG902", path, f"{what}: Flink's json writes "
+                         "BigDecimal.stripTrailingZeros(), the same text at any scale")
+        else:
+            how = "json.encode.decimal-as-plain-number" if fmt == "json" else "csv"
+            yield Change("KG203", path, f"{what}: {how} writes every digit of the scale "
+                         "(12.50 becomes 12.500)")
+    if not found:
+        yield Change("KG910", path, f"{what}: precision only bounds the range")
+
+
+def _bare(t: DataType) -> str:
+    return t.with_nullable(True).sql()
+
+
+_EXAMPLES: dict[type, str] = {
+    StringType: '"5"', BooleanType: "true", DoubleType: "5.0", FloatType: "5.0",
+    DecimalType: "5", DateType: '"2024-01-01"', BytesType: "base64", TimestampType: "no Z",
+    TimestampLtzType: "a Z suffix", TimeType: '"10:00:00"',
+}
+
+
+def _example(fmt: str, t: DataType) -> str:
+    if isinstance(t, IntegralType):
+        return "5"
+    return _EXAMPLES.get(type(t), t.sql_name)
+
+
+# --- format options ----------------------------------------------------------------------
+
+#: Options that only affect reading: a change never touches key bytes.
+DECODE_ONLY = {
+    "json": {"fail-on-missing-field", "ignore-parse-errors", "decode.json-parser.enabled",
+             "map-null-key.mode", "map-null-key.literal"},
+    "csv": {"allow-comments", "ignore-parse-errors"},
+}
+
+
+def _types(rt: RowType) -> list[DataType]:
+    return [t for _, t in walk(rt)][1:]
+
+
+def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, Change | None]]:
+    """(option, old value, new value, change) for every option that differs.
+
+    The change is None for options without a specific rule; the caller decides them by
+    encoding representative keys (KG310 or KG909).
+    """
+    oo, no = effective_options(old), effective_options(new)
+    types = _types(old.row_type) + _types(new.row_type)
+    fmt = new.format
+    for key in sorted(set(oo) | set(no)):
+        a, b = oo.get(key), no.get(key)
+        if a == b:
+            continue
+        yield key, a, b, _option_change(fmt, key, a, b, types, old.row_type, new.row_type)
+
+
+def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
+                   old_rt: RowType, new_rt: RowType) -> Change | None:
+    has = lambda *cls: any(isinstance(t, cls) for t in types)  # noqa: E731
+    what = f"option '{key}' {a!r} -> {b!r}"
+    info = Change("KG909", key, f"{what}: no effect on these keys' bytes")
+    if key in DECODE_ONLY.get(fmt, ()):
+        return Change("KG909", key, f"{what}: only affects reading")
+    if fmt == "json":
+        if key == "timestamp-format.standard":
+            return Change("KG301", key, f"{what}: timestamps in the key are written as "
+                          "`2024-01-01 10:00:00` (SQL) or `2024-01-01T10:00:00` (ISO-8601)") \
+                if has(TimestampType, TimestampLtzType) else info
+        if key == "encode.decimal-as-plain-number":
+            return Change("KG302", key, f"{what}: decimals in the key are written with or "
+                          "without trailing zeros (`1000.00` vs `1E+3`)") \
+                if has(DecimalType) else info
+        if key == "encode.ignore-null-fields":
+            return Change("KG303", key, f"{what}: a null key field is written as `null` or "
+                          "left out") if any(t.nullable for t in types) else info
+    if fmt == "csv":
+        stringy = has(StringType, DateType, TimeType, TimestampType, TimestampLtzType,
+                      BytesType, ArrayType)
+        if key == "field-delimiter":
+            return Change("KG304", key, f"{what}: the delimiter separates the key's fields and "
+                          "decides which strings are quoted") \
+                if stringy or len(old_rt) > 1 or len(new_rt) > 1 else info
+        if key in ("quote-character", "disable-quote-character", "escape-character"):
+            return Change("KG305", key, f"{what}: strings that need quoting are written "
+                          "differently") if stringy else info
+        if key == "null-literal":
+            return Change("KG306", key, f"{what}: null key fields are written as the literal") \
+                if any(t.nullable for t in types) else info
+        if key == "write-bigdecimal-in-scientific-notation":
+            return None if any(isinstance(t, DecimalType) and t.scale > 6 for t in types) \
+                else info
+        if key == "array-element-delimiter":
+            return None if has(ArrayType) else info
+    return None
