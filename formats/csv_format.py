@@ -406,8 +406,8 @@ class CsvCodec(Codec):
             s = text.strip()
             if not _FLOAT_RE.match(s):
                 raise ValueError("not a number")
-            v = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-            return _float32(v) if isinstance(t, FloatType) else v
+            x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
+            return _float32(x) if isinstance(t, FloatType) else x
         if isinstance(t, DecimalType):
             if not _DECIMAL_RE.match(text):
                 raise ValueError("not a decimal number")

@@ -242,7 +242,7 @@ def _at(precision: int, digits: int = 6):
 
 
 TIMES = st.builds(lambda t, us: t.replace(microsecond=us * 1000), st.times(),
-                  _at(3, 3)).filter(lambda t: True)
+                  _at(3, 3))
 DECIMALS = st.decimals(min_value=-(10**8) + 1, max_value=10**8 - 1, places=2,
                        allow_nan=False, allow_infinity=False)
 ROUND_TRIP: list[tuple[DataType, st.SearchStrategy[Any]]] = [
