@@ -1,0 +1,116 @@
+"""What every renderer shares: the rule catalogue, bytes as hex, keys as JSON, and redaction.
+
+Renderers are pure: a Report in, a string out. Every free text that reaches the output goes
+through `safe()`, so a credential that slipped into a message (a registry URL with user:pass)
+is redacted here at the last moment, whatever the analysis put in it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from formats.secrets import redact
+from guard.cli.common import to_jsonable
+from guard.report import Finding, Report, Rule, Severity, Witness
+
+#: The order in which findings and counts are shown: the worst first.
+SEVERITY_ORDER = (Severity.BREAKING, Severity.WARNING, Severity.INFO)
+
+
+def safe(text: str | None) -> str:
+    return redact(text) if text else ""
+
+
+def safe_opt(text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def jsonable(value: Any) -> Any:
+    """Key values as JSON (decimals and times as text, bytes as base64), redacted strings."""
+    value = to_jsonable(value)
+    if isinstance(value, str):
+        return safe(value)
+    if isinstance(value, dict):
+        return {safe(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def key_json(key: Mapping[str, Any]) -> str:
+    """A witness key as one line of JSON, fields in the key's own order."""
+    return json.dumps(jsonable(dict(key)), ensure_ascii=False, separators=(", ", ": "))
+
+
+def hex_of(data: bytes | None) -> str | None:
+    return None if data is None else data.hex()
+
+
+def first_difference(old: bytes | None, new: bytes | None) -> int | None:
+    """Index of the first byte that differs (or where the shorter one ends); None if equal."""
+    if old is None or new is None or old == new:
+        return None
+    for i, (a, b) in enumerate(zip(old, new, strict=False)):
+        if a != b:
+            return i
+    return min(len(old), len(new))
+
+
+def counts(report: Report) -> dict[str, int]:
+    found = {s.value: 0 for s in SEVERITY_ORDER}
+    for f in report.findings:
+        found[f.effective_severity.value] += 1
+    return found
+
+
+def ordered(report: Report) -> list[Finding]:
+    """Findings the worst first, otherwise in the order the analysis found them."""
+    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    return sorted(report.findings, key=lambda f: rank[f.effective_severity])
+
+
+def catalogue(report: Report, rules: Iterable[Rule] = ()) -> list[Rule]:
+    """The rules to describe: the given catalogue, then any rule a finding names beyond it."""
+    out: dict[str, Rule] = {}
+    for rule in rules:
+        out.setdefault(rule.id, rule)
+    for f in report.findings:
+        out.setdefault(f.rule.id, f.rule)
+    return list(out.values())
+
+
+def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
+    """The schema file a finding points at: looked up by subject first, then by topic."""
+    if not files:
+        return None
+    for name in (finding.subject, finding.topic):
+        if name is not None and name in files:
+            return files[name]
+    return None
+
+
+def witness_dict(w: Witness | None) -> dict[str, Any] | None:
+    """The witness as the JSON and SARIF renderers show it."""
+    if w is None:
+        return None
+    return {
+        "key": jsonable(dict(w.key)),
+        "old_hex": hex_of(w.old_bytes),
+        "new_hex": hex_of(w.new_bytes),
+        "new_error": safe(w.new_error) or None,
+        "old_partition": w.old_partition,
+        "new_partition": w.new_partition,
+        "first_difference": first_difference(w.old_bytes, w.new_bytes),
+    }
+
+
+def where(finding: Finding) -> str:
+    """`topic orders, subject orders-key` (or empty)."""
+    parts = []
+    if finding.topic:
+        parts.append(f"topic {safe(finding.topic)}")
+    if finding.subject:
+        parts.append(f"subject {safe(finding.subject)}")
+    return ", ".join(parts)

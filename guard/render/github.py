@@ -1,0 +1,54 @@
+"""GitHub Actions workflow commands: one annotation per finding on the run's summary page
+(and on the schema file in the diff, when the caller maps its subject or topic to one).
+
+Escaping follows @actions/core: in data `%`, CR and LF; in properties also `:` and `,`.
+Unescaped, a message with a newline would end the command, and one with `::` could start
+another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from guard.render.common import file_for, first_difference, key_json, ordered, safe, where
+from guard.report import Finding, Report, Rule, Severity
+
+COMMAND = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(report: Report, *, files: Mapping[str, str] | None = None,
+           rules: Iterable[Rule] = ()) -> str:
+    lines = [_annotation(f, file_for(f, files)) for f in ordered(report)]
+    lines += [f"::notice title=keyguard note::{escape_data(safe(n))}" for n in report.notes]
+    return "".join(line + "\n" for line in lines)
+
+
+def _annotation(f: Finding, file: str | None) -> str:
+    props = []
+    if file:
+        props.append(f"file={escape_property(safe(file))}")
+    props.append(f"title={escape_property(f'{f.rule.id} {f.rule.name}')}")
+    body = [safe(f.message)]
+    context = where(f)
+    body.append(f"at {safe(f.path)}" + (f" ({context})" if context else ""))
+    w = f.witness
+    if w is not None:
+        body.append(f"key: {key_json(w.key)}")
+        body.append(f"old bytes: {w.old_bytes.hex() if w.old_bytes is not None else '(none)'}")
+        if w.new_bytes is None:
+            body.append(f"new bytes: (cannot encode: {safe(w.new_error)})")
+        else:
+            diff = first_difference(w.old_bytes, w.new_bytes)
+            mark = f" (first difference at byte {diff})" if diff is not None else ""
+            body.append(f"new bytes: {w.new_bytes.hex()}{mark}")
+        if w.old_partition != w.new_partition:
+            body.append(f"partition: {w.old_partition} -> {w.new_partition}")
+    return f"::{COMMAND[f.effective_severity]} {','.join(props)}::{escape_data(chr(10).join(body))}"

@@ -1,0 +1,74 @@
+"""The machine report: one JSON document whose shape is a contract (`version` bumps on change).
+
+    {
+      "version": 1,
+      "verdict": "safe" | "warn" | "breaking",
+      "counts": {"breaking": int, "warning": int, "info": int},
+      "checked": [str],                  # what was compared
+      "notes": [str],                    # what could not be known (no credentials)
+      "findings": [{                     # the worst first
+        "rule": {"id": str, "name": str, "category": str, "severity": str},
+        "severity": str,                 # this finding's, which may differ from the rule's
+        "path": str,                     # `user_region`, `address.zip`, `$`, or an option
+        "message": str,
+        "topic": str | null,
+        "subject": str | null,
+        "file": str | null,              # the schema file, when the caller said which
+        "witness": null | {
+          "key": {...},                  # decimals and times as strings, bytes as base64
+          "old_hex": str | null, "new_hex": str | null,
+          "new_error": str | null,       # why the new schema cannot encode the key
+          "old_partition": int | null, "new_partition": int | null,
+          "first_difference": int | null # index of the first differing byte
+        }
+      }]
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from guard.render.common import (
+    counts,
+    file_for,
+    ordered,
+    safe,
+    safe_opt,
+    witness_dict,
+)
+from guard.report import Finding, Report, Rule
+
+VERSION = 1
+
+
+def render(report: Report, *, files: Mapping[str, str] | None = None,
+           rules: Iterable[Rule] = ()) -> str:
+    return json.dumps(document(report, files=files), indent=2, ensure_ascii=False) + "\n"
+
+
+def document(report: Report, *, files: Mapping[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "version": VERSION,
+        "verdict": report.verdict.value,
+        "counts": counts(report),
+        "checked": [safe(c) for c in report.checked],
+        "notes": [safe(n) for n in report.notes],
+        "findings": [finding_dict(f, file_for(f, files)) for f in ordered(report)],
+    }
+
+
+def finding_dict(f: Finding, file: str | None = None) -> dict[str, Any]:
+    return {
+        "rule": {"id": f.rule.id, "name": f.rule.name, "category": f.rule.category.value,
+                 "severity": f.rule.severity.value},
+        "severity": f.effective_severity.value,
+        "path": safe(f.path),
+        "message": safe(f.message),
+        "topic": safe_opt(f.topic),
+        "subject": safe_opt(f.subject),
+        "file": safe_opt(file),
+        "witness": witness_dict(f.witness),
+    }

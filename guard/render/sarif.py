@@ -1,0 +1,117 @@
+"""SARIF 2.1.0, for GitHub code scanning and other static-analysis dashboards.
+
+`tool.driver.rules` is the rule catalogue (id, name, summary, the why, an example), so a
+dashboard can explain a result without keyguard at hand. A result points at the schema file
+when the caller maps its subject or topic to one (region line 1: schemas carry no line of
+the finding); otherwise only at a logical location (topic, subject, path), which GitHub's
+upload rejects, so CI that uploads SARIF passes `files`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import PurePath
+from typing import Any
+
+from guard.render.common import (
+    catalogue,
+    file_for,
+    key_json,
+    ordered,
+    safe,
+    safe_opt,
+    witness_dict,
+)
+from guard.report import Finding, Report, Rule, Severity
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def render(report: Report, *, files: Mapping[str, str] | None = None,
+           rules: Iterable[Rule] = ()) -> str:
+    return json.dumps(document(report, files=files, rules=rules), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def document(report: Report, *, files: Mapping[str, str] | None = None,
+             rules: Iterable[Rule] = ()) -> dict[str, Any]:
+    rule_list = catalogue(report, rules)
+    index = {r.id: i for i, r in enumerate(rule_list)}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "keyguard", "rules": [_rule(r) for r in rule_list]}},
+            "results": [_result(f, index[f.rule.id], file_for(f, files))
+                        for f in ordered(report)],
+            "properties": {
+                "verdict": report.verdict.value,
+                "checked": [safe(c) for c in report.checked],
+                "notes": [safe(n) for n in report.notes],
+            },
+        }],
+    }
+
+
+def _rule(r: Rule) -> dict[str, Any]:
+    example = ""
+    if r.example_old or r.example_new:
+        example = f"\n\nExample:\n  old: {r.example_old}\n  new: {r.example_new}"
+    markdown = f"{r.why}"
+    if example:
+        markdown += (f"\n\n**Example**\n\n```\nold: {r.example_old}\nnew: {r.example_new}\n```")
+    props: dict[str, Any] = {"category": r.category.value, "tags": ["keyguard", r.category.value]}
+    if r.formats:
+        props["formats"] = list(r.formats)
+    return {
+        "id": r.id,
+        "name": r.name,
+        "shortDescription": {"text": safe(r.summary)},
+        "fullDescription": {"text": safe(r.why)},
+        "help": {"text": safe(r.why + example), "markdown": safe(markdown)},
+        "defaultConfiguration": {"level": LEVEL[r.severity]},
+        "properties": props,
+    }
+
+
+def _result(f: Finding, rule_index: int, file: str | None) -> dict[str, Any]:
+    text = f"{safe(f.message)} (at {safe(f.path)})"
+    w = f.witness
+    if w is not None:
+        new = w.new_bytes.hex() if w.new_bytes is not None else f"cannot encode: {w.new_error}"
+        old = w.old_bytes.hex() if w.old_bytes is not None else "none"
+        text += f"\nkey {key_json(w.key)}: old {old}, new {safe(new)}"
+    scope = f.topic or f.subject or ""
+    location: dict[str, Any] = {"logicalLocations": [{
+        "name": safe(f.path),
+        "fullyQualifiedName": safe(f"{scope}:{f.path}" if scope else f.path),
+        "kind": "member",
+    }]}
+    if file:
+        location["physicalLocation"] = {"artifactLocation": {"uri": _uri(file)},
+                                        "region": {"startLine": 1}}
+    fingerprint = "\x1f".join((f.rule.id, f.topic or "", f.subject or "", f.path))
+    return {
+        "ruleId": f.rule.id,
+        "ruleIndex": rule_index,
+        "level": LEVEL[f.effective_severity],
+        "message": {"text": text},
+        "locations": [location],
+        "partialFingerprints": {
+            "keyguardFinding/v1": hashlib.sha256(fingerprint.encode()).hexdigest()[:32]},
+        "properties": {
+            "path": safe(f.path),
+            "topic": safe_opt(f.topic),
+            "subject": safe_opt(f.subject),
+            "witness": witness_dict(w),
+        },
+    }
+
+
+def _uri(file: str) -> str:
+    """A relative path as a POSIX URI reference (what GitHub matches against the repo)."""
+    path = PurePath(file)
+    return path.as_uri() if path.is_absolute() else safe(path.as_posix())
