@@ -110,6 +110,10 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
             return HttpRegistry(settings.conf, name=settings.name, secrets=settings.secrets)
         finally:
             settings.cleanup()
+    if url and "://" not in url:
+        raise InvalidOptionError(
+            f"schema registry directory {url!r} does not exist",
+            hint=f"create it, or write file://{url} to have it created on the first register")
     raise InvalidOptionError(
         f"schema registry URL {redact_url(url)!r} is not supported",
         hint="use http(s)://HOST:PORT, file://DIR (or an existing directory), or mock://NAME")
@@ -132,6 +136,12 @@ class ClientSettings:
     def __repr__(self) -> str:
         shown = {k: ("***" if is_secret_key(k) else v) for k, v in self.conf.items()}
         return f"ClientSettings(name={self.name!r}, conf={shown!r})"
+
+
+def _holds_secret(key: str) -> bool:
+    """A secret's value, not the name of a source or the path of a file."""
+    return is_secret_key(key) and not key.endswith(
+        ("credentials-source", "credentials.source", ".location"))
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None]:
@@ -168,7 +178,7 @@ def http_client_settings(url: str, config: Mapping[str, Any],
     secrets = settings.secrets
     secrets += [i for info in url_infos for i in (info, info.partition(":")[2])]
     for key, value in config.items():
-        if is_secret_key(key) and isinstance(value, str):
+        if _holds_secret(key) and isinstance(value, str):
             secrets += [value, value.partition(":")[2]]
 
     opts = REGISTRY_OPTIONS.validate(config, where=where)
@@ -183,10 +193,11 @@ def http_client_settings(url: str, config: Mapping[str, Any],
 
     # Basic auth. Java's default source is URL; a user-info given without a source means
     # USER_INFO here, rather than being silently ignored.
-    source = opts["basic-auth.credentials-source"] or props.pop("basic.auth.credentials.source",
-                                                                None)
+    prop_source = props.pop("basic.auth.credentials.source", None)
+    prop_user_info = props.pop("basic.auth.user.info", None)
+    source = opts["basic-auth.credentials-source"] or prop_source
     source = source.upper() if isinstance(source, str) else None
-    user_info = opts["basic-auth.user-info"] or props.pop("basic.auth.user.info", None)
+    user_info = opts["basic-auth.user-info"] or prop_user_info
     jaas = props.pop("sasl.jaas.config", None)
     sasl_user, sasl_password = props.pop("sasl.username", None), props.pop("sasl.password", None)
     for key in [k for k in props if k.startswith("sasl.")]:
@@ -235,10 +246,11 @@ def http_client_settings(url: str, config: Mapping[str, Any],
         conf["basic.auth.user.info"] = basic
 
     # Bearer auth.
-    bsource = opts["bearer-auth.credentials-source"] or props.pop(
-        "bearer.auth.credentials.source", None)
+    prop_bsource = props.pop("bearer.auth.credentials.source", None)
+    prop_token = props.pop("bearer.auth.token", None)
+    bsource = opts["bearer-auth.credentials-source"] or prop_bsource
     bsource = bsource.upper() if isinstance(bsource, str) else None
-    token = opts["bearer-auth.token"] or props.pop("bearer.auth.token", None)
+    token = opts["bearer-auth.token"] or prop_token
     if bsource is None and token:
         bsource = "STATIC_TOKEN"
     if bsource in (None, "STATIC_TOKEN") and not token and basic is None \
@@ -296,7 +308,7 @@ def http_client_settings(url: str, config: Mapping[str, Any],
             props.pop(client_key, None)
     for key, value in props.items():
         conf.setdefault(key, value)
-        if is_secret_key(key) and isinstance(value, str):
+        if _holds_secret(key) and isinstance(value, str):
             secrets.append(value)
     settings.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
     return settings

@@ -35,8 +35,9 @@ def test_backend_by_scheme(tmp_path):
     assert isinstance(http, HttpRegistry)
     for reg in (open_registry(str(tmp_path)), open_registry("mock://x"), http):
         assert isinstance(reg, Registry)
-    with pytest.raises(InvalidOptionError, match="not supported"):
+    with pytest.raises(InvalidOptionError, match="does not exist"):
         open_registry(str(tmp_path / "missing"))
+    assert isinstance(open_registry(f"file://{tmp_path / 'new'}"), FileRegistry)
     with pytest.raises(InvalidOptionError) as info:
         open_registry(f"ftp://u:{PASSWORD}@host")
     assert PASSWORD not in str(info.value)
@@ -78,6 +79,11 @@ def test_basic_auth_sources():
     s = settings({"basic-auth.credentials-source": "sasl_inherit",
                   "properties.sasl.username": "k", "properties.sasl.password": PASSWORD})
     assert s.conf["basic.auth.user.info"] == f"k:{PASSWORD}"
+    s = settings({"basic-auth.credentials-source": "USER_INFO", "basic-auth.user-info": "a:b",
+                  "properties.basic.auth.credentials.source": "USER_INFO",
+                  "properties.basic.auth.user.info": "c:d"})  # Flink options win
+    assert s.conf["basic.auth.user.info"] == "a:b"
+    assert "USER_INFO" not in s.secrets and "basic.auth.credentials.source" not in s.conf
     for bad, match in (({"basic-auth.credentials-source": "USER_INFO"}, "no user info"),
                        ({"basic-auth.credentials-source": "URL"}, "has no user:password"),
                        ({"basic-auth.credentials-source": "SASL_INHERIT"}, "SASL"),
