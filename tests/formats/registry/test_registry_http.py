@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -255,3 +256,19 @@ def test_wrong_keystore_password_is_an_option_error(tls_files):
         "https://127.0.0.1:1", {"ssl.keystore.location": str(tls_files.client_p12),
                                 "ssl.keystore.password": "not-" + PASSWORD}), PASSWORD)
     assert "client.p12" in err.message
+
+
+def test_credentials_never_logged(registry_server, caplog):
+    registry_server.state.basic = ("alice", "right-one")
+    registry_server.state.fail_next = [503]
+    host = registry_server.url.removeprefix("http://")
+    with caplog.at_level(1):  # every logger, every level (httpx, httpcore, the client)
+        for reg in (_open(f"http://alice:{PASSWORD}@{host}", {"retries": "1",
+                                                              "retry-backoff": "1ms"}),
+                    _open(registry_server.url, {"bearer-auth.token": TOKEN})):
+            with pytest.raises(RegistryUnavailableError):
+                reg.versions(SUBJECT)
+    assert caplog.records  # the HTTP libraries did log
+    encoded = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    for secret in (PASSWORD, TOKEN, encoded):
+        assert secret not in caplog.text
