@@ -1,0 +1,717 @@
+"""The `json` format, byte-identical to Flink's flink-json (Flink 2.x) for keys and values.
+
+Flink builds a Jackson tree and writes it with a default `ObjectMapper`, so the bytes follow
+Jackson's rules: compact, fields in row order, `"f":null` for nulls, strings escaped as
+`UTF8JsonGenerator` does (control characters as `\\n`-style or `\\u00XX` escapes, `/`, DEL and
+U+2028 left alone, BMP text as raw UTF-8, but characters beyond U+FFFF as an escaped surrogate
+pair `\\uD83D\\uDE00`), DOUBLE/FLOAT as Java's `Double.toString`/`Float.toString`, NaN and the
+infinities as the strings "NaN"/"Infinity"/"-Infinity" (QUOTE_NON_NUMERIC_NUMBERS is on by
+default), DECIMAL stripped of trailing zeros (`1E+3`), times with `java.time` formatters.
+
+Decoding follows Flink's JsonParser path: numbers given as strings are accepted, missing fields
+are null (or an error with fail-on-missing-field). With ignore-parse-errors a field that does not
+convert becomes null and a record that is not JSON decodes to None (Flink skips it); without it
+both raise DecodeError.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from formats import javatext
+from formats.codec import Codec, CodecContext, FormatFactory, register_format
+from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
+from formats.options import Option, OptionSet, ResolvedOptions
+from formats.types import (
+    ArrayType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegralType,
+    MapType,
+    RowType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+FORMAT = "json"
+
+OPTIONS = OptionSet(
+    FORMAT,
+    (
+        Option("fail-on-missing-field", bool, False,
+               "Fail when a field of the row type is missing from the JSON object; by default "
+               "a missing field is null."),
+        Option("ignore-parse-errors", bool, False,
+               "Turn a field that cannot be converted into null and a record that is not JSON "
+               "into None (Flink skips it) instead of failing. Cannot be combined with "
+               "fail-on-missing-field."),
+        Option("timestamp-format.standard", str, "SQL",
+               "Text form of TIMESTAMP and TIMESTAMP_LTZ: SQL (`2024-01-01 12:00:00.5`) or "
+               "ISO-8601 (`2024-01-01T12:00:00.5`); TIMESTAMP_LTZ adds `Z`.",
+               choices=("SQL", "ISO-8601")),
+        Option("map-null-key.mode", str, "FAIL",
+               "What to do with a null MAP key when encoding: FAIL, DROP the entry, or write "
+               "it as LITERAL (map-null-key.literal).",
+               choices=("FAIL", "DROP", "LITERAL")),
+        Option("map-null-key.literal", str, "null",
+               "The key written for a null MAP key when map-null-key.mode is LITERAL."),
+        Option("encode.decimal-as-plain-number", bool, False,
+               "Write DECIMAL as a plain number with the column's scale (`1000.00`) instead of "
+               "Java's stripped form that may use an exponent (`1E+3`)."),
+        Option("encode.ignore-null-fields", bool, False,
+               "Leave out ROW fields whose value is null instead of writing `\"f\":null` (array "
+               "elements and map values stay null)."),
+        Option("decode.json-parser.enabled", bool, True,
+               "Flink's choice between its JsonParser and JsonNode decoders; accepted for "
+               "compatibility, keyguard always decodes with the JsonParser rules."),
+    ),
+)
+
+# ----------------------------------------------------------------------------------------------
+# Strings, escaped as Jackson's UTF8JsonGenerator does
+# ----------------------------------------------------------------------------------------------
+
+_ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
+_ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
+                 0x22: '\\"', 0x5C: "\\\\"})
+_NEEDS_ESCAPE = re.compile("[\x00-\x1f\"\\\\\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    if c < 0x80:
+        return _ESCAPES[c]
+    if c < 0x10000:  # a lone surrogate: Jackson escapes it too
+        return f"\\u{c:04X}"
+    c -= 0x10000
+    return f"\\u{0xD800 + (c >> 10):04X}\\u{0xDC00 + (c & 0x3FF):04X}"
+
+
+def json_string(s: str) -> str:
+    """The quoted JSON text of `s`, byte for byte what Flink's Jackson writes."""
+    if _NEEDS_ESCAPE.search(s) is None:
+        return f'"{s}"'
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
+
+
+# ----------------------------------------------------------------------------------------------
+# Encoding: one closure per type, built once per codec
+# ----------------------------------------------------------------------------------------------
+
+Encoder = Callable[[Any, str], str]
+
+
+class _Settings:
+    def __init__(self, options: ResolvedOptions, where: str) -> None:
+        self.iso = options["timestamp-format.standard"] == "ISO-8601"
+        self.null_key_mode = options["map-null-key.mode"]
+        self.null_key_literal = options["map-null-key.literal"]
+        self.plain_decimals = options["encode.decimal-as-plain-number"]
+        self.ignore_nulls = options["encode.ignore-null-fields"]
+        self.fail_on_missing = options["fail-on-missing-field"]
+        self.ignore_parse_errors = options["ignore-parse-errors"]
+        self.where = where
+
+
+def _bad(settings: _Settings, path: str, value: Any, t: DataType, why: str = "") -> EncodeError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return EncodeError(
+        f"{settings.where}: column '{path}' ({t.sql()}): {shown} {why or 'does not fit the type'}",
+        hint=f"convert the column to {t.sql()} before writing, or change the table schema",
+    )
+
+
+def _is_int(v: Any) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or (
+        hasattr(v, "__index__") and not isinstance(v, (bool, float)) and not isinstance(v, str)
+    )
+
+
+def _encoder(t: DataType, s: _Settings) -> Encoder:
+    """The encoder of a non-null value of type t (nulls are handled by the caller)."""
+    if isinstance(t, StringType):
+        def enc_str(v: Any, path: str) -> str:
+            if not isinstance(v, str):
+                raise _bad(s, path, v, t, "is not a string")
+            return json_string(v)
+        return enc_str
+    if isinstance(t, BooleanType):
+        def enc_bool(v: Any, path: str) -> str:
+            if not isinstance(v, bool):
+                raise _bad(s, path, v, t, "is not a boolean")
+            return "true" if v else "false"
+        return enc_bool
+    if isinstance(t, IntegralType):
+        lo, hi = t.min_value, t.max_value
+
+        def enc_int(v: Any, path: str) -> str:
+            if not _is_int(v):
+                raise _bad(s, path, v, t, "is not an integer")
+            iv = int(v.__index__())
+            if not lo <= iv <= hi:
+                raise _bad(s, path, v, t, f"is out of range for {t.sql_name} ({lo}..{hi})")
+            return str(iv)
+        return enc_int
+    if isinstance(t, (DoubleType, FloatType)):
+        single = isinstance(t, FloatType)
+
+        def enc_float(v: Any, path: str) -> str:
+            if isinstance(v, bool) or (not isinstance(v, (int, float)) and not (
+                hasattr(v, "__float__") and not isinstance(v, (str, Decimal))
+            )):
+                raise _bad(s, path, v, t, "is not a number")
+            try:
+                f = float(v)
+            except OverflowError:
+                raise _bad(s, path, v, t, "is too large") from None
+            if single:
+                if not javatext.float32_fits(f):
+                    raise _bad(s, path, v, t, "is out of range for FLOAT (32-bit)")
+                text = javatext.float_to_string(f)
+            else:
+                text = javatext.double_to_string(f)
+            return text if math.isfinite(f) else f'"{text}"'
+        return enc_float
+    if isinstance(t, DecimalType):
+        quantum = Decimal(1).scaleb(-t.scale)
+        limit = Decimal(10) ** (t.precision - t.scale)
+        plain = s.plain_decimals
+
+        def enc_decimal(v: Any, path: str) -> str:
+            if isinstance(v, bool) or not isinstance(v, (Decimal, int)):
+                raise _bad(s, path, v, t, "is not a decimal.Decimal or int")
+            d = Decimal(v)
+            if not d.is_finite():
+                raise _bad(s, path, v, t, "is not a finite decimal")
+            try:
+                q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
+            except InvalidOperation:
+                raise _bad(s, path, v, t, "does not fit the precision") from None
+            if abs(q) >= limit:
+                raise _bad(s, path, v, t, f"needs more than {t.precision} digits")
+            if plain:
+                return javatext.bigdecimal_to_plain_string(q)
+            return javatext.bigdecimal_to_string(javatext.bigdecimal_strip_trailing_zeros(q))
+        return enc_decimal
+    if isinstance(t, DateType):
+        def enc_date(v: Any, path: str) -> str:
+            if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
+                raise _bad(s, path, v, t, "is not a datetime.date")
+            return f'"{javatext.format_date(v)}"'
+        return enc_date
+    if isinstance(t, TimeType):
+        def enc_time(v: Any, path: str) -> str:
+            if not isinstance(v, dt.time):
+                raise _bad(s, path, v, t, "is not a datetime.time")
+            # Flink writes LocalTime.ofSecondOfDay(millis / 1000): the fraction is dropped.
+            return f'"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"'
+        return enc_time
+    if isinstance(t, (TimestampType, TimestampLtzType)):
+        ltz = isinstance(t, TimestampLtzType)
+        unit = 10 ** max(0, 6 - t.precision)
+        fmt = javatext.format_iso_timestamp if s.iso else javatext.format_sql_timestamp
+        suffix = 'Z"' if ltz else '"'
+
+        def enc_ts(v: Any, path: str) -> str:
+            if not isinstance(v, dt.datetime):
+                raise _bad(s, path, v, t, "is not a datetime.datetime")
+            if v.tzinfo is not None:
+                if not ltz:
+                    raise _bad(s, path, v, t, "has a time zone; TIMESTAMP is zone-less",)
+                v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            if unit > 1:
+                v = v.replace(microsecond=v.microsecond - v.microsecond % unit)
+            return '"' + fmt(v) + suffix
+        return enc_ts
+    if isinstance(t, BytesType):
+        def enc_bytes(v: Any, path: str) -> str:
+            if not isinstance(v, (bytes, bytearray, memoryview)):
+                raise _bad(s, path, v, t, "is not bytes")
+            return '"' + base64.b64encode(bytes(v)).decode("ascii") + '"'
+        return enc_bytes
+    if isinstance(t, ArrayType):
+        elem = _nullable(_encoder(t.element, s))
+
+        def enc_array(v: Any, path: str) -> str:
+            if isinstance(v, (str, bytes, Mapping)) or not hasattr(v, "__iter__"):
+                raise _bad(s, path, v, t, "is not a list")
+            return "[" + ",".join([elem(x, f"{path}[{i}]") for i, x in enumerate(v)]) + "]"
+        return enc_array
+    if isinstance(t, MapType):
+        if not isinstance(t.key, StringType):
+            raise UnsupportedTypeError(
+                f"{s.where}: JSON format doesn't support non-string as key type of map: {t.sql()}",
+                hint="use MAP<STRING, ...>, as Flink requires",
+            )
+        val = _nullable(_encoder(t.value, s))
+
+        def enc_map(v: Any, path: str) -> str:
+            if not isinstance(v, Mapping):
+                items = list(v) if isinstance(v, list) else None  # Arrow gives [(k, v), ...]
+                if items is None:
+                    raise _bad(s, path, v, t, "is not a dict")
+            else:
+                items = list(v.items())
+            out: dict[str, str] = {}  # an ObjectNode: a repeated key keeps its first place
+            for k, x in items:
+                if k is None:
+                    if s.null_key_mode == "DROP":
+                        continue
+                    if s.null_key_mode == "FAIL":
+                        raise EncodeError(
+                            f"{s.where}: column '{path}': JSON format doesn't support to "
+                            "serialize map data with null keys",
+                            hint="drop null key entries or write them as a literal with "
+                            "map-null-key.mode = DROP or LITERAL",
+                        )
+                    k = s.null_key_literal
+                elif not isinstance(k, str):
+                    raise _bad(s, f"{path}{{key}}", k, t.key, "is not a string")
+                out[k] = val(x, f"{path}{{{k}}}")
+            return "{" + ",".join(json_string(k) + ":" + x for k, x in out.items()) + "}"
+        return enc_map
+    if isinstance(t, RowType):
+        fields = [(f.name, json_string(f.name) + ":", _nullable(_encoder(f.type, s)))
+                  for f in t.fields]
+        ignore_nulls = s.ignore_nulls
+
+        def enc_row(v: Any, path: str) -> str:
+            if not isinstance(v, Mapping):
+                raise _bad(s, path or "(row)", v, t, "is not a dict")
+            parts = []
+            for name, key, enc in fields:
+                x = v.get(name)
+                if x is None and ignore_nulls:
+                    continue
+                parts.append(key + enc(x, f"{path}.{name}" if path else name))
+            return "{" + ",".join(parts) + "}"
+        return enc_row
+    raise UnsupportedTypeError(f"{s.where}: the json format cannot write {t.sql()}")
+
+
+def _nullable(enc: Encoder) -> Encoder:
+    def enc_nullable(v: Any, path: str) -> str:
+        return "null" if v is None else enc(v, path)
+    return enc_nullable
+
+
+# ----------------------------------------------------------------------------------------------
+# Decoding: Flink's JsonParserToRowDataConverters rules
+# ----------------------------------------------------------------------------------------------
+
+
+class _Num(str):
+    """A JSON number kept as its text (Flink converts from the text, not from a Python float)."""
+
+    is_int: bool = True
+
+
+class _FloatNum(_Num):
+    is_int = False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_JAVA_TRIM = "".join(chr(i) for i in range(33))
+Decoder = Callable[[Any], Any]
+
+
+def _java_int(text: str, lo: int, hi: int) -> int:
+    t = text.strip(_JAVA_TRIM)
+    if not re.fullmatch(r"[+-]?[0-9]+", t):
+        raise ValueError(f"For input string: {text!r}")
+    v = int(t)
+    if not lo <= v <= hi:
+        raise ValueError(f"Value out of range. Value:{text!r}")
+    return v
+
+
+def _java_double(text: str) -> float:
+    t = text.strip(_JAVA_TRIM)
+    if t in ("NaN", "+NaN", "-NaN"):
+        return math.nan
+    if re.fullmatch(r"[+-]?Infinity", t):
+        return math.copysign(math.inf, -1.0 if t.startswith("-") else 1.0)
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?", t):
+        raise ValueError(f"For input string: {text!r}")
+    return float(t.rstrip("fFdD"))
+
+
+def _decoder(t: DataType, s: _Settings) -> Decoder:
+    """Converts one parsed JSON value (not None) of type t; raises ValueError on a mismatch."""
+    if isinstance(t, StringType):
+        def dec_str(v: Any) -> str:
+            if isinstance(v, (dict, list)):
+                return _tree_text(v)
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            return str(v)
+        return dec_str
+    if isinstance(t, BooleanType):
+        def dec_bool(v: Any) -> bool:
+            if isinstance(v, bool):
+                return v
+            return _scalar_text(v).strip(_JAVA_TRIM).lower() == "true"
+        return dec_bool
+    if isinstance(t, IntegralType):
+        lo, hi = t.min_value, t.max_value
+        allow_float = not isinstance(t, TinyIntType) and t.bits >= 32
+
+        def dec_int(v: Any) -> int:
+            if isinstance(v, _Num) and (v.is_int or allow_float):
+                iv = int(v) if v.is_int else int(Decimal(v))  # Jackson truncates toward zero
+                if not lo <= iv <= hi:
+                    raise ValueError(f"Numeric value ({v}) out of range of {t.sql_name}")
+                return iv
+            return _java_int(_scalar_text(v), lo, hi)
+        return dec_int
+    if isinstance(t, (DoubleType, FloatType)):
+        single = isinstance(t, FloatType)
+
+        def dec_float(v: Any) -> float:
+            f = float(v) if isinstance(v, _Num) else _java_double(_scalar_text(v))
+            return javatext._to_float32(f) if single else f
+        return dec_float
+    if isinstance(t, DecimalType):
+        quantum = Decimal(1).scaleb(-t.scale)
+        limit = Decimal(10) ** (t.precision - t.scale)
+
+        def dec_decimal(v: Any) -> Decimal | None:
+            text = v if isinstance(v, _Num) else _scalar_text(v).strip(_JAVA_TRIM)
+            if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
+                raise ValueError(f"Character array is not a valid decimal: {text!r}")
+            q = Decimal(text).quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
+            return None if abs(q) >= limit else q  # DecimalData.fromBigDecimal gives null
+        return dec_decimal
+    if isinstance(t, DateType):
+        def dec_date(v: Any) -> dt.date:
+            date, _, _ = javatext.parse_temporal(_scalar_text(v), "date")
+            assert date is not None
+            return date
+        return dec_date
+    if isinstance(t, TimeType):
+        unit = 10 ** max(0, 6 - min(t.precision, 3))
+
+        def dec_time(v: Any) -> dt.time:
+            _, time, _ = javatext.parse_temporal(_scalar_text(v), "sql_time")
+            assert time is not None  # Flink keeps milliseconds at most
+            return time.replace(microsecond=time.microsecond - time.microsecond % unit)
+        return dec_time
+    if isinstance(t, (TimestampType, TimestampLtzType)):
+        ltz = isinstance(t, TimestampLtzType)
+        pattern = ("iso" if s.iso else "sql") + ("_ltz" if ltz else "")
+        unit = 10 ** max(0, 6 - t.precision)
+
+        def dec_ts(v: Any) -> dt.datetime:
+            date, time, _ = javatext.parse_temporal(_scalar_text(v), pattern)
+            assert date is not None and time is not None
+            out = dt.datetime.combine(date, time)
+            out = out.replace(microsecond=out.microsecond - out.microsecond % unit)
+            return out.replace(tzinfo=dt.timezone.utc) if ltz else out
+        return dec_ts
+    if isinstance(t, BytesType):
+        def dec_bytes(v: Any) -> bytes:
+            if not isinstance(v, str) or isinstance(v, _Num):
+                raise ValueError("BYTES must be a base64 JSON string")
+            return base64.b64decode(v, validate=True)
+        return dec_bytes
+    if isinstance(t, ArrayType):
+        elem = _nullable_decoder(_decoder(t.element, s), s)
+
+        def dec_array(v: Any) -> list[Any]:
+            if not isinstance(v, list):
+                raise ValueError("Illegal JSON array data")
+            return [elem(x) for x in v]
+        return dec_array
+    if isinstance(t, MapType):
+        if not isinstance(t.key, StringType):
+            raise UnsupportedTypeError(
+                f"{s.where}: JSON format doesn't support non-string as key type of map: {t.sql()}"
+            )
+        val = _nullable_decoder(_decoder(t.value, s), s)
+
+        def dec_map(v: Any) -> dict[str, Any]:
+            if not isinstance(v, dict):
+                raise ValueError("Illegal JSON map data")
+            return {k: val(x) for k, x in v.items()}
+        return dec_map
+    if isinstance(t, RowType):
+        fields = [(f.name, _nullable_decoder(_decoder(f.type, s), s)) for f in t.fields]
+
+        def dec_row(v: Any) -> dict[str, Any]:
+            if not isinstance(v, dict):
+                raise ValueError("Illegal JSON object data")
+            out = {}
+            for name, dec in fields:
+                if name not in v:
+                    if s.fail_on_missing:
+                        raise ValueError(f"field '{name}' is missing in the JSON data")
+                    out[name] = None
+                    continue
+                try:
+                    out[name] = dec(v[name])
+                except ValueError as exc:
+                    raise ValueError(f"field '{name}': {exc}") from None
+            return out
+        return dec_row
+    raise UnsupportedTypeError(f"{s.where}: the json format cannot read {t.sql()}")
+
+
+def _nullable_decoder(dec: Decoder, s: _Settings) -> Decoder:
+    def dec_nullable(v: Any) -> Any:
+        if v is None:
+            return None
+        try:
+            return dec(v)
+        except (ValueError, ArithmeticError, OverflowError, TypeError):
+            if s.ignore_parse_errors:
+                return None
+            raise
+    return dec_nullable
+
+
+def _scalar_text(v: Any) -> str:
+    if isinstance(v, (dict, list)):
+        raise ValueError("expected a scalar, got a JSON " + ("object" if isinstance(v, dict)
+                                                             else "array"))
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _tree_text(v: Any) -> str:
+    """Compact JSON text of a parsed subtree (Flink reads a STRING column given an object so)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, _Num):
+        return str(v)
+    if isinstance(v, str):
+        return json_string(v)
+    if isinstance(v, list):
+        return "[" + ",".join(_tree_text(x) for x in v) + "]"
+    return "{" + ",".join(json_string(k) + ":" + _tree_text(x) for k, x in v.items()) + "}"
+
+
+_PARSE = json.JSONDecoder(
+    parse_int=_Num, parse_float=_FloatNum, parse_constant=_reject_constant, strict=True
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# The codec
+# ----------------------------------------------------------------------------------------------
+
+
+class JsonCodec(Codec):
+    """Flink's `json` format for one row type."""
+
+    format_name = FORMAT
+
+    def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
+        super().__init__(row_type, options, context)
+        where = f"{context.role} format '{FORMAT}'" + (f" of topic {context.topic}"
+                                                      if context.topic else "")
+        if options["fail-on-missing-field"] and options["ignore-parse-errors"]:
+            raise InvalidOptionError(
+                f"{where}: fail-on-missing-field and ignore-parse-errors shouldn't both be true",
+                hint="set at most one of them, as Flink requires",
+            )
+        self._settings = _Settings(options, where)
+        self._encode = _encoder(row_type, self._settings)
+        self._decode = _decoder(row_type, self._settings)
+
+    def encode(self, row: Mapping[str, Any]) -> bytes:
+        return self._encode(row, "").encode("utf-8")
+
+    def decode(self, data: bytes) -> dict[str, Any]:  # type: ignore[override]
+        """The row in `data`; None (a skipped record) only with ignore-parse-errors."""
+        try:
+            text = bytes(data).decode("utf-8")
+            value = _PARSE.decode(text)
+        except (UnicodeDecodeError, ValueError) as exc:
+            if self._settings.ignore_parse_errors:
+                return None  # type: ignore[return-value]
+            raise DecodeError(
+                f"{self._settings.where}: not a JSON document: {exc}",
+                hint="check that the topic holds JSON written for this schema",
+            ) from None
+        try:
+            if not isinstance(value, dict):
+                raise ValueError("Illegal JSON object data: the record is not a JSON object")
+            return self._decode(value)  # type: ignore[no-any-return]
+        except (ValueError, ArithmeticError, OverflowError, TypeError) as exc:
+            if self._settings.ignore_parse_errors:
+                return None  # type: ignore[return-value]
+            raise DecodeError(
+                f"{self._settings.where}: failed to deserialize JSON: {exc}",
+                hint="the record does not match the row type; ignore-parse-errors=true turns "
+                "such fields into nulls",
+            ) from None
+
+    def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
+        """Every row of an Arrow batch, the same bytes as `encode` row by row, built per column.
+
+        Strings, integers, booleans, timestamps and decimals are turned into JSON text with
+        pyarrow.compute; doubles, nested values and the rare values needing Java's rules are
+        formatted per value. Columns are then joined element-wise into one object per row.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = batch.num_rows
+        if n == 0:
+            return []
+        pieces = []
+        for f in self.row_type.fields:
+            try:
+                column = batch.column(f.name)
+            except KeyError:
+                column = pa.nulls(n, pa.string())
+            if isinstance(column, pa.ChunkedArray):
+                column = column.combine_chunks()
+            text = self._column_text(f.name, f.type, column)
+            key = json_string(f.name)
+            if self._settings.ignore_nulls:
+                piece = pc.fill_null(pc.binary_join_element_wise("," + key + ":", text, ""), "")
+            else:
+                piece = pc.binary_join_element_wise("," + key + ":", pc.fill_null(text, "null"),
+                                                    "")
+            pieces.append(piece)
+        if pieces:
+            joined = pc.binary_join_element_wise(*pieces, "") if len(pieces) > 1 else pieces[0]
+            body = pc.utf8_slice_codeunits(joined, 1)
+            rows = pc.binary_join_element_wise("{", body, "}", "")
+        else:
+            rows = pa.array(["{}"] * n)
+        return rows.cast(pa.binary()).to_pylist()  # type: ignore[no-any-return]
+
+    def _column_text(self, name: str, t: DataType, column: Any) -> Any:
+        """The JSON text of each value of one column (null where the value is null)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        typ = column.type
+        if isinstance(t, StringType) and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+            return _arrow_strings(column)
+        if isinstance(t, BooleanType) and pa.types.is_boolean(typ):
+            return column.cast(pa.string())
+        if isinstance(t, IntegralType) and pa.types.is_integer(typ):
+            lo_hi = pc.min_max(column)
+            lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+            if lo is None or (t.min_value <= lo and hi <= t.max_value):
+                return column.cast(pa.string())
+        if (isinstance(t, TimestampType) and pa.types.is_timestamp(typ) and typ.tz is None) or (
+            isinstance(t, TimestampLtzType) and pa.types.is_timestamp(typ)
+        ):
+            return _arrow_timestamps(column, t, self._settings.iso)
+        if isinstance(t, DecimalType) and pa.types.is_decimal(typ) and typ.scale == t.scale \
+                and typ.precision <= t.precision:
+            return _arrow_decimals(column, self._settings.plain_decimals, self._per_value(t))
+        enc = self._per_value(t)
+        values = column.to_pylist()
+        return pa.array([None if v is None else enc(v, name) for v in values], pa.string())
+
+    def _per_value(self, t: DataType) -> Encoder:
+        cache = self.__dict__.setdefault("_encoders", {})
+        if t not in cache:
+            cache[t] = _encoder(t, self._settings)
+        return cache[t]  # type: ignore[no-any-return]
+
+
+# Arrow's RE2 spelling of the characters json_string must escape beyond `"` and `\`.
+_ARROW_SPECIAL = "[\\x00-\\x1f\\x{D800}-\\x{DFFF}\\x{10000}-\\x{10FFFF}]"
+
+
+def _arrow_strings(column: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = column.cast(pa.string())
+    special = pc.match_substring_regex(column, _ARROW_SPECIAL)
+    text = pc.replace_substring(column, "\\", "\\\\")
+    text = pc.replace_substring(text, '"', '\\"')
+    text = pc.binary_join_element_wise('"', text, '"', "")
+    if pc.any(special).as_py():
+        mask = pc.fill_null(special, False)
+        slow = [json_string(v) for v in pc.filter(column, mask).to_pylist()]
+        text = pc.replace_with_mask(text, mask, pa.array(slow, pa.string()))
+    return text
+
+
+def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    precision = t.precision  # type: ignore[attr-defined]
+    typ = column.type
+    if typ.tz is not None:
+        column = column.cast(pa.timestamp(typ.unit))  # the UTC wall clock
+    digits = {"s": 0, "ms": 3, "us": 6, "ns": 9}[typ.unit]
+    if precision < digits:
+        column = pc.floor_temporal(column, multiple=10 ** (9 - precision), unit="nanosecond")
+    sep = "T" if iso else " "
+    text = pc.strftime(column, format=f"%Y-%m-%d{sep}%H:%M:%S")
+    if digits:
+        text = pc.replace_substring_regex(text, "0+$", "")
+        text = pc.replace_substring_regex(text, "\\.$", "")
+    if isinstance(t, TimestampLtzType):
+        return pc.binary_join_element_wise('"', text, 'Z"', "")
+    return pc.binary_join_element_wise('"', text, '"', "")
+
+
+def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = column.cast(pa.string())  # toPlainString at the column's scale
+    if plain:
+        return text
+    if column.type.scale > 0:
+        text = pc.replace_substring_regex(text, "0+$", "")
+        text = pc.replace_substring_regex(text, "\\.$", "")
+    # Integers ending in 0 need an exponent, tiny values may: leave those to Java's rules.
+    slow = pc.or_(pc.match_substring_regex(text, "0$"),
+                  pc.match_substring_regex(text, "^-?0\\.000000"))
+    slow = pc.and_(slow, pc.not_equal(text, "0"))
+    if pc.any(slow).as_py():
+        mask = pc.fill_null(slow, False)
+        values = [enc(v, "") for v in pc.filter(column, mask).to_pylist()]
+        text = pc.replace_with_mask(text, mask, pa.array(values, pa.string()))
+    return text
+
+
+def _build(row_type: RowType, options: ResolvedOptions, context: CodecContext) -> Codec:
+    return JsonCodec(row_type, options, context)
+
+
+FACTORY = register_format(
+    FormatFactory(
+        FORMAT,
+        OPTIONS,
+        _build,
+        summary="Flink's json format: compact JSON objects, Java number and time text",
+    )
+)
