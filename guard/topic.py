@@ -240,7 +240,7 @@ class KafkaTopicInspector:
                             else:
                                 self._errors.append(err)
                             continue
-                        offset = msg.offset()
+                        offset = msg.offset() or 0  # never None on a record
                         if position[p] >= 0 and offset < position[p]:
                             continue  # re-fetched after a re-assign
                         progressed = True
