@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import data_types, row_types
 
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.sqltypes import TypeSyntaxError, parse_columns, parse_type
@@ -159,57 +159,6 @@ def test_column_list_rejects_constraints_with_a_hint() -> None:
 
 
 # --- round trip -------------------------------------------------------------------------------
-
-_names = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="`"),
-    min_size=1,
-    max_size=8,
-)
-_nullable = st.booleans()
-_atomic = st.one_of(
-    st.builds(StringType, nullable=_nullable),
-    st.builds(BooleanType, nullable=_nullable),
-    st.builds(TinyIntType, nullable=_nullable),
-    st.builds(SmallIntType, nullable=_nullable),
-    st.builds(IntType, nullable=_nullable),
-    st.builds(BigIntType, nullable=_nullable),
-    st.builds(FloatType, nullable=_nullable),
-    st.builds(DoubleType, nullable=_nullable),
-    st.integers(1, 38).flatmap(
-        lambda p: st.builds(_decimal, st.just(p), st.integers(0, p), _nullable)
-    ),
-    st.builds(DateType, nullable=_nullable),
-    st.builds(TimeType, precision=st.integers(0, 9), nullable=_nullable),
-    st.builds(TimestampType, precision=st.integers(0, 9), nullable=_nullable),
-    st.builds(TimestampLtzType, precision=st.integers(0, 9), nullable=_nullable),
-    st.builds(BytesType, nullable=_nullable),
-)
-
-
-def _decimal(precision: int, scale: int, nullable: bool) -> DecimalType:
-    return DecimalType(precision=precision, scale=scale, nullable=nullable)
-
-
-@st.composite
-def data_types(draw: st.DrawFn, depth: int = 3) -> DataType:
-    """Any type of the model, nested up to `depth` levels."""
-    kind = draw(st.sampled_from(["atomic", "array", "map", "row"])) if depth else "atomic"
-    if kind == "array":
-        return ArrayType(element=draw(data_types(depth - 1)), nullable=draw(_nullable))
-    if kind == "map":
-        key, value = draw(data_types(depth - 1)), draw(data_types(depth - 1))
-        return MapType(key=key, value=value, nullable=draw(_nullable))
-    if kind == "row":
-        return draw(row_types(depth - 1))
-    return draw(_atomic)
-
-
-@st.composite
-def row_types(draw: st.DrawFn, depth: int = 2) -> RowType:
-    fields = draw(
-        st.lists(st.tuples(_names, data_types(depth)), max_size=4, unique_by=lambda f: f[0])
-    )
-    return RowType(fields=tuple(Field(n, t) for n, t in fields), nullable=draw(_nullable))
 
 
 @settings(max_examples=300, deadline=None)
