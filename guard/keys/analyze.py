@@ -16,7 +16,7 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext
 from formats.registry import SchemaVersion
-from guard.keys.avro import avro_changes, confluent_changes, resolve_ids, side_schema
+from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
 from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
 from guard.keys.side import Change, KeySide, effective_options, factory
@@ -40,7 +40,8 @@ def analyze_key_change(old: KeySide, new: KeySide, *, topic: str | None = None) 
     """
     old_enc = encoder(old, topic, _side_id(old, new, "old"))
     new_enc = encoder(new, topic, _side_id(old, new, "new"))
-    search = WitnessSearch(old, new, old_enc, new_enc)
+    hints = battery_hints(old) if old.is_avro else None
+    search = WitnessSearch(old, new, old_enc, new_enc, hints)
     findings = [_prove(c, search, topic) for c in _changes(old, new, topic)]
     if not any(f.effective_severity is Severity.BREAKING for f in findings):
         t = search.first_difference
@@ -93,7 +94,8 @@ def _changes(old: KeySide, new: KeySide, topic: str | None) -> Iterator[Change]:
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:
     """An option without a specific rule, judged by encoding the battery with only it changed."""
     probe = replace(old, options={**old.options, key: b})
-    search = WitnessSearch(old, probe, encoder(old, topic), encoder(probe, topic))
+    hints = battery_hints(old) if old.is_avro else None
+    search = WitnessSearch(old, probe, encoder(old, topic), encoder(probe, topic), hints)
     what = f"option '{key}' {a!r} -> {b!r}"
     if search.first_difference is not None:
         return Change("KG310", key, f"{what}: representative keys encode differently")

@@ -319,6 +319,29 @@ def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     yield from w.walk(os_, ns, "")
 
 
+def battery_hints(side: KeySide) -> dict[str, list[Any]]:
+    """Values for top-level fields the row type cannot describe: enum symbols, fixed bytes."""
+    schema = side_schema(side)
+    named = named_types(schema)
+    w = AvroWalk(named, named)
+    rec = w.resolve(schema, named)
+    if isinstance(rec, list):
+        rec = next((w.resolve(b, named) for b in rec if b != "null"), None)
+    out: dict[str, list[Any]] = {}
+    if not isinstance(rec, Mapping) or _kind(rec) != "record":
+        return out
+    for f in rec["fields"]:
+        t = w.resolve(f["type"], named)
+        branches = [w.resolve(b, named) for b in t] if isinstance(t, list) else [t]
+        for b in branches:
+            if _kind(b) == "enum":
+                out[f["name"]] = list(b["symbols"])
+            elif _kind(b) == "fixed" and _logical(b) is None:
+                size = int(b["size"])
+                out[f["name"]] = [bytes(range(1, size + 1)), bytes(size), b"\xff" * size]
+    return out
+
+
 # --- Confluent schema ids -------------------------------------------------------------------
 
 

@@ -84,11 +84,14 @@ class KeySide:
     @classmethod
     def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
         """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
-        from formats.avro_schema import avro_to_row_type
+        from formats.avro_schema import from_avro_schema
 
         parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema
-        rt = avro_to_row_type(parsed, where="key schema")
-        return cls(format=format, row_type=rt, avro_schema=parsed, **kw)
+        rt = from_avro_schema(parsed)
+        if not isinstance(rt, RowType):
+            raise SchemaError("an Avro key schema must be a record",
+                              hint="Flink's avro formats write a key row as an Avro record")
+        return cls(format=format, row_type=rt.not_null(), avro_schema=parsed, **kw)
 
 
 @dataclass(frozen=True)

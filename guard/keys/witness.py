@@ -29,6 +29,7 @@ from formats.types import (
     DateType,
     DecimalType,
     DoubleType,
+    Field,
     FloatType,
     IntegralType,
     MapType,
@@ -84,7 +85,7 @@ def battery(t: DataType) -> list[Any]:
     vals: list[Any]
     if isinstance(t, StringType):
         vals = ["user-1", "", "0", "-1", "ü€日本😀", "a,b", 'q"t', "a;b", "line\nbreak",
-                " pad ", "null", "#c", "x" * 30, "1.0E20", "true"]
+                "back\\slash", " pad ", "null", "#c", "x" * 30, "1.0E20", "true"]
     elif isinstance(t, BooleanType):
         vals = [True, False]
     elif isinstance(t, IntegralType):
@@ -135,24 +136,35 @@ def battery(t: DataType) -> list[Any]:
     return [*vals, None] if t.nullable else vals
 
 
-def base_key(rt: RowType) -> dict[str, Any]:
+Hints = Mapping[str, list[Any]]
+
+
+def field_battery(f: Field, hints: Hints | None = None) -> list[Any]:
+    """The battery of a top-level field; `hints` replace it (an Avro enum's symbols)."""
+    if hints and f.name in hints:
+        return [*hints[f.name], None] if f.type.nullable else list(hints[f.name])
+    return battery(f.type)
+
+
+def base_key(rt: RowType, hints: Hints | None = None) -> dict[str, Any]:
     """A typical key whose fields differ from each other (so reorders show in csv too)."""
     out = {}
     for i, f in enumerate(rt.fields):
-        vals = [v for v in battery(f.type) if v is not None]
+        vals = [v for v in field_battery(f, hints) if v is not None]
         typical = [v for v in vals if v not in ("", 0, False, b"")] or vals
         out[f.name] = typical[min(i, len(typical) - 1)] if typical else None
     return out
 
 
-def candidates(rt: RowType, prefer: str | None = None) -> Iterator[dict[str, Any]]:
+def candidates(rt: RowType, prefer: str | None = None,
+               hints: Hints | None = None) -> Iterator[dict[str, Any]]:
     """The base key, then the base with one field varied over its battery (`prefer` first)."""
-    base = base_key(rt)
+    base = base_key(rt, hints)
     yield base
     top = prefer.split(".")[0].split("[")[0].split("{")[0] if prefer else None
     order = sorted(rt.fields, key=lambda f: f.name != top)
     for f in order:
-        for v in battery(f.type):
+        for v in field_battery(f, hints):
             if v != base[f.name] or (v is None) != (base[f.name] is None):
                 yield {**base, f.name: v}
 
@@ -326,8 +338,10 @@ Encoder = Callable[[Mapping[str, Any]], bytes]
 class WitnessSearch:
     """Encodes candidate keys under both sides, lazily and once each."""
 
-    def __init__(self, old: KeySide, new: KeySide, old_enc: Encoder, new_enc: Encoder) -> None:
+    def __init__(self, old: KeySide, new: KeySide, old_enc: Encoder, new_enc: Encoder,
+                 hints: Hints | None = None) -> None:
         self.old, self.new = old, new
+        self.hints = hints
         self.old_enc, self.new_enc = old_enc, new_enc
         self._trials: dict[str, Trial | None] = {}
         n_old = old.partitions or new.partitions or ILLUSTRATIVE_PARTITIONS
@@ -361,7 +375,7 @@ class WitnessSearch:
         return result
 
     def trials(self, prefer: str | None = None) -> Iterator[Trial]:
-        for key in candidates(self.old.row_type, prefer):
+        for key in candidates(self.old.row_type, prefer, self.hints):
             t = self.trial(key)
             if t is not None:
                 yield t
