@@ -198,6 +198,9 @@ def http_client_settings(url: str, config: Mapping[str, Any],
     source = opts["basic-auth.credentials-source"] or prop_source
     source = source.upper() if isinstance(source, str) else None
     user_info = opts["basic-auth.user-info"] or prop_user_info
+    if source not in (None, "USER_INFO", "URL", "SASL_INHERIT"):
+        raise InvalidOptionError(f"{where}: unknown basic auth credentials source {source!r}",
+                                 hint="use USER_INFO, URL or SASL_INHERIT")
     jaas = props.pop("sasl.jaas.config", None)
     sasl_user, sasl_password = props.pop("sasl.username", None), props.pop("sasl.password", None)
     for key in [k for k in props if k.startswith("sasl.")]:
@@ -251,6 +254,10 @@ def http_client_settings(url: str, config: Mapping[str, Any],
     bsource = opts["bearer-auth.credentials-source"] or prop_bsource
     bsource = bsource.upper() if isinstance(bsource, str) else None
     token = opts["bearer-auth.token"] or prop_token
+    if bsource not in (None, *(REGISTRY_OPTIONS.get("bearer-auth.credentials-source").choices
+                               or ())):
+        raise InvalidOptionError(f"{where}: unknown bearer auth credentials source {bsource!r}",
+                                 hint="use STATIC_TOKEN, OAUTHBEARER or OAUTHBEARER_AZURE_IMDS")
     if bsource is None and token:
         bsource = "STATIC_TOKEN"
     if bsource in (None, "STATIC_TOKEN") and not token and basic is None \

@@ -88,6 +88,8 @@ def test_basic_auth_sources():
                        ({"basic-auth.credentials-source": "URL"}, "has no user:password"),
                        ({"basic-auth.credentials-source": "SASL_INHERIT"}, "SASL"),
                        ({"basic-auth.credentials-source": "KERBEROS"}, "must be one of"),
+                       ({"properties.basic.auth.credentials.source": "X"}, "unknown basic"),
+                       ({"properties.bearer.auth.credentials.source": "X"}, "unknown bearer"),
                        ({"basic-auth.user-info": "nocolon"}, "user:password"),
                        ({"basic-auth.user-info": "a:b", "bearer-auth.token": "t"}, "both")):
         with pytest.raises(InvalidOptionError, match=match):
