@@ -18,7 +18,7 @@ import datetime as dt
 import math
 import re
 import struct
-from decimal import Context, Decimal
+from decimal import Context, Decimal, localcontext
 
 # --------------------------------------------------------------------------------------------
 # Double.toString / Float.toString
@@ -190,7 +190,7 @@ def _shortest_digits(x: float, *, single: bool) -> tuple[list[int], int]:
         digits, exp = list(dtuple), len(dtuple) + int(dexp)
     if len(digits) == 1:
         two = _closest_roundtrip(frac, 2, x, single=single)
-        if two is not None and two[0][1] != 0:
+        if two is not None and len(two[0]) == 2:
             digits, exp = two
     return digits, exp
 
@@ -199,20 +199,20 @@ def _closest_roundtrip(
     exact: Decimal, n: int, x: float, *, single: bool
 ) -> tuple[list[int], int] | None:
     """The n-digit decimal closest to `exact` that parses back to x, as (digits, exponent)."""
-    adjusted = exact.adjusted()
-    unit = Decimal(1).scaleb(adjusted - n + 1)
-    lower = (exact / unit).to_integral_value(rounding="ROUND_FLOOR")
-    best: tuple[Decimal, Decimal] | None = None
-    for cand in (lower, lower + 1):
-        value = cand * unit
-        back = _to_float32(float(value)) if single else float(value)
-        if back == x:
-            dist = abs(value - exact)
-            if best is None or dist < best[0] or (dist == best[0] and int(cand) % 2 == 0):
-                best = (dist, value)
-    if best is None:
-        return None
-    _sign, dtuple, dexp = best[1].normalize(_WIDE).as_tuple()
+    with localcontext(_WIDE):
+        unit = Decimal(1).scaleb(exact.adjusted() - n + 1)
+        lower = (exact / unit).to_integral_value(rounding="ROUND_FLOOR")
+        best: tuple[Decimal, Decimal] | None = None
+        for cand in (lower, lower + 1):
+            value = cand * unit
+            back = _to_float32(float(value)) if single else float(value)
+            if back == x:
+                dist = abs(value - exact)
+                if best is None or dist < best[0] or (dist == best[0] and int(cand) % 2 == 0):
+                    best = (dist, value)
+        if best is None:
+            return None
+        _sign, dtuple, dexp = best[1].normalize().as_tuple()
     return list(dtuple), len(dtuple) + int(dexp)
 
 
