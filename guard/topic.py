@@ -247,12 +247,13 @@ class KafkaTopicInspector:
                         tally.add(msg.key())
                         taken[p] += 1
                         position[p] = offset + 1
-                        if tally.seen >= scan_limit or taken[p] >= share:
+                        if taken[p] >= share:
                             waiting.discard(p)
-                            if self._at_end(consumer, topic, p, offset):
-                                ended.add(p)
                         if tally.seen >= scan_limit:
                             break
+            # A partition stopped by the budget may have been read to its end anyway.
+            ended.update(p for p in range(partitions) if p not in ended and position[p] >= 0
+                         and self._at_end(consumer, topic, p, position[p] - 1))
             consumer.unassign()
         finally:
             consumer.close()
