@@ -1,0 +1,36 @@
+"""Suite-wide fixtures: the Kafka-protocol broker (see tests/broker.py for the env vars)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from broker import BrokerMissing, BrokerPool
+
+_BROKER_FIXTURES = {"kafka_bootstrap", "kafka_brokers"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use a broker fixture get the `broker` marker: `-m "not broker"` skips them."""
+    for item in items:
+        if _BROKER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.broker)
+
+
+@pytest.fixture(scope="session")
+def kafka_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerPool]:
+    """Brokers by kind (`kafka_brokers.get("noida").bootstrap`), started once, stopped by PID."""
+    pool = BrokerPool(tmp_path_factory.mktemp("brokers"))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka_brokers: BrokerPool) -> str:
+    """`host:port` of the suite's broker: KEYGUARD_TEST_BOOTSTRAP, or one started here."""
+    try:
+        return kafka_brokers.bootstrap()
+    except BrokerMissing as e:
+        pytest.skip(str(e))
