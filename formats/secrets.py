@@ -9,8 +9,8 @@ from typing import Any
 # Option keys whose values are secrets, whatever prefix they carry
 # (key.avro-confluent.basic-auth.user-info, properties.sasl.password, ...).
 _SECRET_KEY = re.compile(
-    r"(password|passwd|secret|user-info|user\.info|userinfo|token|credentials|"
-    r"sasl\.jaas\.config|ssl\.key|keystore|truststore\.password|api[._-]?key)",
+    r"(password|passwd|secret|user-info|user\.info|userinfo|token(?!.*source)|"
+    r"credentials(?!-source)|sasl\.jaas\.config|ssl\.key\.pem|api[._-]?key)",
     re.IGNORECASE,
 )
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
