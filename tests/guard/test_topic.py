@@ -7,8 +7,9 @@ import struct
 import uuid
 
 import pytest
+from broker import KINDS, BrokerMissing, BrokerPool, new_topic
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from formats.errors import EXIT_UNREACHABLE, BrokerUnavailableError
 from guard.topic import (
@@ -58,11 +59,17 @@ def test_static_inspector_is_a_topic_inspector() -> None:
 
 
 def _create(bootstrap: str, partitions: int, config: dict[str, str] | None = None) -> str:
-    topic = f"kg-topic-{uuid.uuid4().hex[:12]}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(topic, partitions, 1, config=config or {})
-    admin.create_topics([new], operation_timeout=10)[topic].result(timeout=15)
-    return topic
+    return new_topic(bootstrap, partitions, config, prefix="kg-topic")
+
+
+@pytest.fixture(params=KINDS)
+def each_broker(request: pytest.FixtureRequest, kafka_brokers: BrokerPool) -> str:
+    """Both brokers, for the facts whose answers differ between them (ListOffsets,
+    DescribeConfigs); only the external one when KEYGUARD_TEST_BOOTSTRAP is set."""
+    try:
+        return kafka_brokers.get(request.param).bootstrap
+    except BrokerMissing as e:
+        pytest.skip(str(e))
 
 
 def _produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes | None]]) -> None:
@@ -76,7 +83,8 @@ def _produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes
 
 
 @pytest.mark.broker
-def test_facts_counts_schema_ids_tombstones_and_foreign_keys(kafka_bootstrap: str) -> None:
+def test_facts_counts_schema_ids_tombstones_and_foreign_keys(each_broker: str) -> None:
+    kafka_bootstrap = each_broker
     topic = _create(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
     records: list[tuple[bytes | None, bytes | None]] = []
     records += [(confluent_key(101, bytes([i])), b"v") for i in range(120)]
@@ -151,10 +159,10 @@ def test_empty_topic_and_no_scan(kafka_bootstrap: str) -> None:
 
 
 @pytest.mark.broker
-def test_cleanup_policy_unset_is_default_or_unknown(kafka_bootstrap: str) -> None:
+def test_cleanup_policy_unset_is_default_or_unknown(each_broker: str) -> None:
     # noida reports the broker default (delete); tansu reports only configs set at creation.
-    topic = _create(kafka_bootstrap, 1)
-    facts = KafkaTopicInspector(kafka_bootstrap).facts(topic, scan_schema_ids=False)
+    topic = _create(each_broker, 1)
+    facts = KafkaTopicInspector(each_broker).facts(topic, scan_schema_ids=False)
     assert facts is not None
     assert facts.cleanup_policy in ("delete", None)
     if facts.cleanup_policy is None:
