@@ -670,8 +670,13 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
     if typ.tz is not None:
         column = column.cast(pa.timestamp(typ.unit))  # the UTC wall clock
     digits = {"s": 0, "ms": 3, "us": 6, "ns": 9}[typ.unit]
-    if precision < digits:
-        column = pc.floor_temporal(column, multiple=10 ** (9 - precision), unit="nanosecond")
+    if precision < digits:  # floor to the precision in integer ticks (no ns overflow)
+        m = 10 ** (digits - precision)
+        ticks = column.cast(pa.int64())
+        floored = pc.multiply(pc.divide(ticks, m), m)
+        floored = pc.if_else(pc.and_(pc.less(ticks, 0), pc.not_equal(floored, ticks)),
+                             pc.subtract(floored, m), floored)
+        column = floored.cast(pa.timestamp(typ.unit))
     sep = "T" if iso else " "
     text = pc.strftime(column, format=f"%Y-%m-%d{sep}%H:%M:%S")
     if digits:
@@ -686,16 +691,17 @@ def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = column.cast(pa.string())  # toPlainString at the column's scale
-    if plain:
-        return text
-    if column.type.scale > 0:
-        text = pc.replace_substring_regex(text, "0+$", "")
-        text = pc.replace_substring_regex(text, "\\.$", "")
-    # Integers ending in 0 need an exponent, tiny values may: leave those to Java's rules.
-    slow = pc.or_(pc.match_substring_regex(text, "0$"),
-                  pc.match_substring_regex(text, "^-?0\\.000000"))
-    slow = pc.and_(slow, pc.not_equal(text, "0"))
+    raw = column.cast(pa.string())  # plain at the column's scale, but `1E-8` when tiny
+    slow = pc.match_substring(raw, "E")
+    text = raw
+    if not plain:
+        if column.type.scale > 0:
+            text = pc.replace_substring_regex(text, "0+$", "")
+            text = pc.replace_substring_regex(text, "\\.$", "")
+        # Integers ending in 0 need an exponent, tiny values may: leave those to Java's rules.
+        slow = pc.or_(slow, pc.or_(pc.match_substring_regex(text, "0$"),
+                                   pc.match_substring_regex(text, "^-?0\\.000000")))
+        slow = pc.and_(slow, pc.not_equal(text, "0"))
     if pc.any(slow).as_py():
         mask = pc.fill_null(slow, False)
         values = [enc(v, "") for v in pc.filter(column, mask).to_pylist()]
