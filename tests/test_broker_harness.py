@@ -48,7 +48,11 @@ def produce(bootstrap: str, topic: str, records: list[tuple[bytes, bytes | None]
         producer.poll(0)
     assert producer.flush(15) == 0, "records still in flight after 15 s"
     assert not errors, errors
-    by_key = {m.key(): m.partition() for m in delivered}
+    by_key: dict[bytes, int] = {}
+    for m in delivered:
+        got_key, partition = m.key(), m.partition()
+        assert isinstance(got_key, bytes) and partition is not None
+        by_key[got_key] = partition
     return [by_key[k] for k, _ in records]
 
 

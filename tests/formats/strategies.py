@@ -32,7 +32,7 @@ from formats.types import (
 )
 
 names = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="`"),
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="`"),
     min_size=1,
     max_size=8,
 )
@@ -115,7 +115,7 @@ def values(t: DataType) -> st.SearchStrategy[Any]:
 
 def _non_null_values(t: DataType) -> st.SearchStrategy[Any]:
     if isinstance(t, StringType):
-        return st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=10)
+        return st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=10)
     if isinstance(t, BooleanType):
         return st.booleans()
     if isinstance(t, IntegralType):
@@ -125,8 +125,8 @@ def _non_null_values(t: DataType) -> st.SearchStrategy[Any]:
     if isinstance(t, DoubleType):
         return st.floats(allow_nan=False)
     if isinstance(t, DecimalType):
-        bound = 10**t.precision - 1
-        return st.integers(-bound, bound).map(lambda i, s=t.scale: Decimal(i).scaleb(-s))
+        bound, scale = 10**t.precision - 1, t.scale
+        return st.integers(-bound, bound).map(lambda i: Decimal(i).scaleb(-scale))
     if isinstance(t, DateType):
         return st.dates()
     if isinstance(t, TimeType):

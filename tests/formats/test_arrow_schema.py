@@ -128,7 +128,7 @@ def _arrow_normal_form(t: DataType) -> DataType:
     return t
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data_types())
 def test_type_round_trip(t: DataType) -> None:
     assert from_arrow_type(to_arrow_type(t), t.nullable) == _arrow_normal_form(t)
@@ -235,7 +235,7 @@ def test_rows_to_batch_errors_name_the_column(value: dict[str, Any], fragment: s
     assert info.value.hint
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_of())
 def test_rows_round_trip(case: tuple[RowType, list[dict[str, Any]]]) -> None:
     row_type, rows = case

@@ -56,7 +56,7 @@ def test_empty_inputs() -> None:
     assert partitions_for([], 3).shape == (0,)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.binary(max_size=64), max_size=50), st.integers(1, 1000))
 def test_vectorized_agrees_with_scalar(keys: list[bytes], n: int) -> None:
     assert murmur2_many(keys).tolist() == [murmur2(k) for k in keys]

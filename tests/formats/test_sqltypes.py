@@ -161,13 +161,13 @@ def test_column_list_rejects_constraints_with_a_hint() -> None:
 # --- round trip -------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data_types())
 def test_round_trip(t: DataType) -> None:
     assert parse_type(t.sql()) == t
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(row_types())
 def test_round_trip_columns(t: DataType) -> None:
     assert isinstance(t, RowType)
