@@ -170,15 +170,15 @@ def test_cleanup_policy_unset_is_default_or_unknown(each_broker: str) -> None:
 
 
 @pytest.mark.broker
-def test_missing_topic_is_none_and_is_not_created(kafka_bootstrap: str) -> None:
+def test_missing_topic_is_none_and_is_not_created(each_broker: str) -> None:
     topic = f"kg-missing-{uuid.uuid4().hex[:12]}"
-    inspector = KafkaTopicInspector(kafka_bootstrap)
+    inspector = KafkaTopicInspector(each_broker)
     assert inspector.facts(topic) is None
     # Asking must not auto-create it (a Metadata request naming it would, on tansu and noida).
     assert inspector.facts(topic) is None
     assert (
         topic
-        not in AdminClient({"bootstrap.servers": kafka_bootstrap}).list_topics(timeout=10).topics
+        not in AdminClient({"bootstrap.servers": each_broker}).list_topics(timeout=10).topics
     )
 
 
