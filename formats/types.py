@@ -210,7 +210,12 @@ class Field:
     description: str | None = None
 
     def sql(self) -> str:
-        return f"`{self.name}` {self.type.sql()}"
+        """Flink's spelling: backquotes in the name doubled, the description as a comment."""
+        name = self.name.replace("`", "``")
+        comment = ""
+        if self.description is not None:
+            comment = " '" + self.description.replace("'", "''") + "'"
+        return f"`{name}` {self.type.sql()}{comment}"
 
 
 @dataclass(frozen=True, kw_only=True)
