@@ -122,3 +122,18 @@ def _coerce(t: DataType, v: Any, path: str) -> Any:
             raise TypeError("expected an object")
         return coerce_row(t, v, where=path)
     raise TypeError(f"unsupported type {t.sql()}")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Row values as JSON (the inverse of `coerce`): decimals and times as text, bytes base64."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value

@@ -12,7 +12,8 @@ import typer
 from formats.errors import InvalidOptionError
 from formats.schemafile import SchemaText, read_schema_source
 from formats.types import Field, RowType
-from guard.cli.common import fail, handles_errors, parse_kv, read_json_arg, to_jsonable
+from formats.values import to_jsonable
+from guard.cli.common import fail, handles_errors, parse_kv, read_json_arg
 
 ColumnsOpt = Annotated[
     str | None,

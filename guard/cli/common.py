@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import decimal
 import functools
 import json
 import sys
@@ -46,21 +43,6 @@ def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, st
             raise fail(f"{what} {p!r} is not KEY=VALUE")
         out[key.strip()] = value
     return out
-
-
-def to_jsonable(value: Any) -> Any:
-    """Row values as JSON: decimals and times as text, bytes as base64."""
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode("ascii")
-    return value
 
 
 def read_json_arg(text: str, *, what: str) -> Any:

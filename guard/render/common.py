@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from formats.secrets import redact
-from guard.cli.common import to_jsonable
+from formats.values import to_jsonable
 from guard.report import Finding, Report, Rule, Severity, Witness
 
 #: The order in which findings and counts are shown: the worst first.
