@@ -35,16 +35,27 @@ class SchemaText:
 
     def row_type(self) -> RowType:
         """The schema as a row type (Avro record or JSON Schema object)."""
-        if self.schema_type == "AVRO":
-            from formats.avro_schema import avro_to_row_type
+        try:
+            if self.schema_type == "AVRO":
+                from formats.avro_schema import from_avro_schema
 
-            return avro_to_row_type(self.parsed(), where=self.origin)
-        if self.schema_type == "JSON":
-            from formats.json_schema import json_schema_to_row_type
+                t = from_avro_schema(self.text)
+            elif self.schema_type == "JSON":
+                from formats.json_schema import from_json_schema
 
-            return json_schema_to_row_type(self.parsed(), where=self.origin)
-        raise SchemaError(f"{self.origin}: schema type {self.schema_type} is not supported",
-                          hint="keyguard reads AVRO and JSON schemas")
+                doc = self.parsed()
+                if not isinstance(doc, dict):
+                    raise SchemaError("a JSON Schema for a key or value must be an object")
+                t = from_json_schema(doc)
+            else:
+                raise SchemaError(f"schema type {self.schema_type} is not supported",
+                                  hint="keyguard reads AVRO and JSON schemas")
+        except SchemaError as exc:
+            raise type(exc)(f"{self.origin}: {exc.message}", hint=exc.hint) from None
+        if not isinstance(t, RowType):
+            raise SchemaError(f"{self.origin}: the schema is {t.sql()}, not a record",
+                              hint="key and value schemas must be records (rows)")
+        return t.not_null()
 
 
 def guess_schema_type(path: Path, text: str, declared: str | None = None) -> str:
