@@ -19,6 +19,7 @@ import math
 import re
 import struct
 from decimal import Context, Decimal, localcontext
+from fractions import Fraction
 
 # --------------------------------------------------------------------------------------------
 # Double.toString / Float.toString
@@ -268,12 +269,21 @@ def _legacy_fast(x: float) -> str | None:
     if -e >= 400:
         return None
     p = _POW5[-e]
-    if not d % p or not (2 * d + 1) % p or not (2 * d - 1) % p:
+    if (not d % p or not (2 * d + 1) % p or not (2 * d - 1) % p) and _on_edge(x, d, e):
         return None
     stripped = d_text.rstrip("0")
     if len(stripped) < 2:
         return None
-    return _format_java(False, stripped, len(d_text) + e)
+    dec_exponent = len(d_text) + e
+    if 0 < dec_exponent < 8 and len(stripped) > dec_exponent:
+        return f"{stripped[:dec_exponent]}.{stripped[dec_exponent:]}"
+    return _format_java(False, stripped, dec_exponent)
+
+
+def _on_edge(x: float, d: int, e: int) -> bool:
+    """Whether D * 10^e is exactly half an ulp from x, or x is midway between two neighbours."""
+    diff = abs(Fraction(d, 10**-e) - Fraction(x))
+    return diff == Fraction(math.ulp(x)) / 2 or 2 * diff == Fraction(1, 10**-e)
 
 
 def double_to_string(x: float, *, jdk: int = DEFAULT_JDK) -> str:

@@ -630,6 +630,8 @@ class JsonCodec(Codec):
         if isinstance(t, DecimalType) and pa.types.is_decimal(typ) and typ.scale == t.scale \
                 and typ.precision <= t.precision:
             return _arrow_decimals(column, self._settings.plain_decimals, self._per_value(t))
+        if isinstance(t, DoubleType) and pa.types.is_float64(typ):
+            return pa.array(_doubles_text(column.to_pylist()), pa.string())
         enc = self._per_value(t)
         values = column.to_pylist()
         return pa.array([None if v is None else enc(v, name) for v in values], pa.string())
@@ -639,6 +641,13 @@ class JsonCodec(Codec):
         if t not in cache:
             cache[t] = _encoder(t, self._settings)
         return cache[t]  # type: ignore[no-any-return]
+
+
+def _doubles_text(values: list[float | None]) -> list[str | None]:
+    """Java text of an Arrow float64 column's values (already floats: no checks needed)."""
+    to_text = javatext.double_to_string
+    return [None if v is None else to_text(v) if v - v == 0 else f'"{to_text(v)}"'
+            for v in values]
 
 
 # Arrow's RE2 spelling of the characters json_string must escape beyond `"` and `\`.
@@ -677,8 +686,9 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
         floored = pc.if_else(pc.and_(pc.less(ticks, 0), pc.not_equal(floored, ticks)),
                              pc.subtract(floored, m), floored)
         column = floored.cast(pa.timestamp(typ.unit))
-    sep = "T" if iso else " "
-    text = pc.strftime(column, format=f"%Y-%m-%d{sep}%H:%M:%S")
+    text = column.cast(pa.string())  # `yyyy-MM-dd HH:mm:ss[.ffffff]`, faster than strftime
+    if iso:
+        text = pc.replace_substring(text, " ", "T", max_replacements=1)
     if digits:
         text = pc.replace_substring_regex(text, "0+$", "")
         text = pc.replace_substring_regex(text, "\\.$", "")
