@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from guard.cli import bytes_cmd
+from guard.cli import bytes_cmd, check_cmd
 
 app = typer.Typer(
     name="keyguard",
@@ -21,3 +21,6 @@ app = typer.Typer(
 app.command("encode")(bytes_cmd.encode)
 app.command("decode")(bytes_cmd.decode)
 app.command("formats")(bytes_cmd.formats_cmd)
+app.command("check")(check_cmd.check_cmd)
+app.command("diff")(check_cmd.diff_cmd)
+app.command("rules")(check_cmd.rules_cmd)

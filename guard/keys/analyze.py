@@ -21,8 +21,8 @@ from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
 from guard.keys.side import Change, KeySide, effective_options, factory
 from guard.keys.text import TextRules, fields_changes, option_changes
-from guard.keys.witness import Encoder, Trial, WitnessSearch
-from guard.report import Finding, Severity
+from guard.keys.witness import Encoder, Trial, WitnessSearch, place
+from guard.report import Finding, Severity, Witness
 from guard.rules import rule
 
 #: Options with no effect on key bytes, or whose effect the schema walk already judges.
@@ -75,7 +75,13 @@ def _changes(old: KeySide, new: KeySide, topic: str | None) -> Iterator[Change]:
     elif fmt == "raw":
         yield from raw_changes(old, new)
     elif fmt in ("avro", "avro-confluent"):
-        yield from avro_changes(old, new)
+        encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
+        if "json" in encodings:
+            # Avro's JSON encoding writes names and symbols, not indexes: judged by example.
+            yield Change("KG310", "$", "Avro JSON encoding (encoding=json): keyguard judges "
+                         "schema changes under it by example keys only", by_example=True)
+        else:
+            yield from avro_changes(old, new)
         if fmt == "avro-confluent":
             yield from confluent_changes(old, new)
         oo, no = effective_options(old), effective_options(new)
@@ -113,12 +119,35 @@ def _prove(c: Change, search: WitnessSearch, topic: str | None) -> Finding:
         pred: Callable[[Trial], bool] = (lambda t: t.placement_differs) if c.placement else \
             (lambda t: t.bytes_differ)
         w = None
+        if c.rule_id == "KG603" and search.old.partitioner_family == \
+                search.new.partitioner_family:
+            w = _versus_murmur2(search)
         if c.rule_id in _CANNOT_ENCODE:
             w = search.find(prefer, lambda t: t.new_bytes is None)
         w = w or search.find(prefer, pred) or (search.find(None, pred) if prefer else None)
+        if w is None and c.placement:
+            w = search.find_wide(pred)
+        if w is None and c.by_example:
+            return Finding(rule("KG909"), c.path, c.message.split(":")[0] + ": no example key "
+                           "changes bytes",
+                           search.find(prefer, lambda t: True), topic=topic)
         msg = c.message if w is not None else c.message + " (no example key found)"
         return Finding(r, c.path, msg, w, topic=topic)
     return Finding(r, c.path, c.message, search.find(prefer, lambda t: True), topic=topic)
+
+
+def _versus_murmur2(search: WitnessSearch) -> Witness | None:
+    """A key the (unchanged, non-murmur2) partitioner places elsewhere than Flink/Java would.
+
+    The witness's old partition is murmur2's: where Flink and Java producers put the key.
+    """
+    for t in search.trials():
+        if t.new_bytes is None:
+            continue
+        flink = place("murmur2", t.new_bytes, search.n_new)
+        if flink != t.new_partition:
+            return Witness(dict(t.key), t.old_bytes, t.new_bytes, None, flink, t.new_partition)
+    return None
 
 
 # --- codecs for each side -------------------------------------------------------------------

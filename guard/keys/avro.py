@@ -103,8 +103,12 @@ class AvroWalk:
             yield from self._decimal(o, n, path, what)
             return
         if ol != nl and (ol in _TIME_LOGICAL and nl in _TIME_LOGICAL):
-            yield Change("KG405", path, f"{what}: another unit or kind of time, so the same "
-                         "instant is another number")
+            if _unit(ol) == _unit(nl) and ok == nk:
+                yield Change("KG908", path, f"{what}: the same count of {_unit(ol)} since the "
+                             "epoch")
+            else:
+                yield Change("KG405", path, f"{what}: another unit or kind of time, so the same "
+                             "instant is another number")
             return
         if ol != nl and (ol or nl) and ok == nk:
             yield Change("KG201", path, f"{what}: another logical type over {ok}")
@@ -256,6 +260,12 @@ class AvroWalk:
         if changed:
             yield Change("KG906", path or "$", f"'{path or '$'}': {', '.join(changed)} changed; "
                          "Avro binary carries none of it")
+
+
+def _unit(logical: str | None) -> str:
+    """`millis`, `micros` or `nanos`; time-of-day types get a prefix so they never match."""
+    unit = str(logical).rpartition("-")[2]
+    return f"time-{unit}" if str(logical).startswith("time-") else unit
 
 
 def _norm_meta(key: str, v: Any) -> Any:

@@ -39,7 +39,8 @@ def _partitioner_message(old: str, new: str) -> str | None:
         return None
     if fo == fn and fn != "unkeyed":
         return (f"producer partitioner {new} ({fn}) is not murmur2: keys land elsewhere than "
-                "where Flink and Java producers put them")
+                "where Flink and Java producers put them (the witness's old partition is "
+                "murmur2's)")
     how = "ignores the key" if fn == "unkeyed" else f"hashes with {fn}"
     return (f"producer partitioner {old} -> {new}: the new one {how}, so updates and deletes "
             "land on other partitions than the records they replace"

@@ -162,6 +162,8 @@ class Change:
     message: str
     #: The witness must show a different partition (placement rules), not just bytes.
     placement: bool = False
+    #: No structural rule applies: breaking only if a witness is found, else KG909 (info).
+    by_example: bool = False
 
 
 def effective_options(side: KeySide) -> dict[str, Any]:

@@ -221,6 +221,10 @@ def _types(rt: RowType) -> list[DataType]:
     return [t for _, t in walk(rt)][1:]
 
 
+#: csv options whose unset value behaves as a set one (the codec's fallbacks).
+_CSV_DEFAULTS = {"null-literal": "", "quote-character": '"'}
+
+
 def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, Change | None]]:
     """(option, old value, new value, change) for every option that differs.
 
@@ -232,6 +236,9 @@ def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, 
     fmt = new.format
     for key in sorted(set(oo) | set(no)):
         a, b = oo.get(key), no.get(key)
+        if fmt == "csv" and key in _CSV_DEFAULTS:
+            a = _CSV_DEFAULTS[key] if a is None else a
+            b = _CSV_DEFAULTS[key] if b is None else b
         if a == b:
             continue
         yield key, a, b, _option_change(fmt, key, a, b, types, old.row_type, new.row_type)
@@ -257,15 +264,24 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
             return Change("KG303", key, f"{what}: a null key field is written as `null` or "
                           "left out") if any(t.nullable for t in types) else info
     if fmt == "csv":
-        stringy = has(StringType, DateType, TimeType, TimestampType, TimestampLtzType,
-                      BytesType, ArrayType)
+        # Any text may hold a delimiter, quote or escape: STRING keys always change. Other
+        # types write a small alphabet; whether Jackson quotes it depends on the characters'
+        # codes, so those are judged by example keys.
+        texts = has(StringType) or any(isinstance(t, ArrayType) and
+                                       isinstance(t.element, StringType) for t in types)
+        maybe = has(DateType, TimeType, TimestampType, TimestampLtzType, BytesType, ArrayType)
         if key == "field-delimiter":
-            return Change("KG304", key, f"{what}: the delimiter separates the key's fields and "
-                          "decides which strings are quoted") \
-                if stringy or len(old_rt) > 1 or len(new_rt) > 1 else info
+            if texts or len(old_rt) > 1 or len(new_rt) > 1:
+                return Change("KG304", key, f"{what}: the delimiter separates the key's fields "
+                              "and decides which strings are quoted")
+            return Change("KG304", key, f"{what}: decides which of the key's values are quoted",
+                          by_example=True) if maybe else info
         if key in ("quote-character", "disable-quote-character", "escape-character"):
-            return Change("KG305", key, f"{what}: strings that need quoting are written "
-                          "differently") if stringy else info
+            if texts:
+                return Change("KG305", key, f"{what}: strings that need quoting are written "
+                              "differently")
+            return Change("KG305", key, f"{what}: values that need quoting are written "
+                          "differently", by_example=True) if maybe else info
         if key == "null-literal":
             return Change("KG306", key, f"{what}: null key fields are written as the literal") \
                 if any(t.nullable for t in types) else info

@@ -169,6 +169,29 @@ def candidates(rt: RowType, prefer: str | None = None,
                 yield {**base, f.name: v}
 
 
+def wide_values(t: DataType, n: int = 300) -> list[Any]:
+    """Many distinct ordinary values of `t`, for placement witnesses the battery misses."""
+    if isinstance(t, IntegralType):
+        return list(range(max(t.min_value, -n // 2), min(t.max_value, n // 2) + 1))
+    if isinstance(t, StringType):
+        return [f"key-{i}" for i in range(n)]
+    if isinstance(t, BytesType):
+        return [i.to_bytes(2, "big") for i in range(n)]
+    if isinstance(t, DecimalType):
+        q = Decimal(1).scaleb(-t.scale)
+        return [Decimal(i) * q for i in range(min(n, 10**t.precision))]
+    if isinstance(t, (FloatType, DoubleType)):
+        return [float(i) for i in range(n)]
+    if isinstance(t, DateType):
+        return [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(n)]
+    if isinstance(t, (TimestampType, TimestampLtzType)):
+        tz = dt.timezone.utc if isinstance(t, TimestampLtzType) else None
+        return [dt.datetime(2024, 1, 1, tzinfo=tz) + dt.timedelta(seconds=i) for i in range(n)]
+    if isinstance(t, TimeType):
+        return [dt.time(i // 60 % 24, i % 60) for i in range(n)]
+    return []
+
+
 # --- carrying an old key to the new side ---------------------------------------------------
 
 
@@ -387,6 +410,16 @@ class WitnessSearch:
         for t in self.trials(prefer):
             if pred(t):
                 return t.witness()
+        return None
+
+    def find_wide(self, predicate: Callable[[Trial], bool]) -> Witness | None:
+        """Like `find`, over many ordinary values of each field (placement needs many keys)."""
+        base = base_key(self.old.row_type, self.hints)
+        for f in self.old.row_type.fields:
+            for v in wide_values(f.type):
+                t = self.trial({**base, f.name: v})
+                if t is not None and predicate(t):
+                    return t.witness()
         return None
 
     def any_trial(self) -> Witness | None:

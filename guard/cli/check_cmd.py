@@ -1,0 +1,274 @@
+"""`keyguard check`, `keyguard diff`, `keyguard rules`: the guard on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
+from guard.cli.common import fail, handles_errors, parse_kv
+from guard.report import Report, Verdict
+
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
+]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")
+]
+SchemaTypeOpt = Annotated[
+    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.")
+]
+
+
+def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str]) -> None:
+    from guard.render import render
+    from guard.rules_catalogue import catalogue
+
+    text = render(report, fmt, files=files, rules=catalogue())
+    if output is not None:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        typer.echo(f"keyguard: {report.verdict.value}: report written to {output}", err=True)
+    else:
+        typer.echo(text.rstrip("\n"))
+    raise typer.Exit(EXIT_BREAKING if report.verdict is Verdict.BREAKING else EXIT_OK)
+
+
+def _default_registry() -> str:
+    if Path("schemas").is_dir():
+        return "file://schemas"
+    raise fail("no --registry given and no ./schemas directory: say where the schemas are")
+
+
+@handles_errors
+def check_cmd(
+    topic: Annotated[str | None, typer.Option("--topic", help="The topic to check.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="A TOML file listing many topics.")
+    ] = None,
+    registry: Annotated[
+        str | None,
+        typer.Option("--registry", help="http(s)://..., file://DIR (default ./schemas), "
+                     "mock://NAME. Credentials: KEYGUARD_REGISTRY_USER_INFO / _BEARER_TOKEN."),
+    ] = None,
+    key_schema: Annotated[
+        str | None, typer.Option("--key-schema", help="Candidate key schema: file or "
+                                 "subject:NAME[:VERSION].")
+    ] = None,
+    value_schema: Annotated[
+        str | None, typer.Option("--value-schema", help="Candidate value schema.")
+    ] = None,
+    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
+    value_format: Annotated[str, typer.Option("--value-format")] = "avro-confluent",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Table option KEY=VALUE, Flink names "
+                     "(key.json.timestamp-format.standard=ISO-8601). Repeatable."),
+    ] = None,
+    partitions: Annotated[
+        int | None, typer.Option("--partitions", help="Partition count producers will see.")
+    ] = None,
+    partitioner: Annotated[
+        str, typer.Option("--partitioner", help="The producer's partitioner.")
+    ] = "murmur2",
+    bootstrap: Annotated[
+        str | None,
+        typer.Option("--bootstrap", help="Kafka bootstrap servers: scan the topic for the key "
+                     "schema ids its keys carry, its partitions and cleanup.policy."),
+    ] = None,
+    kafka_config: Annotated[
+        list[str] | None,
+        typer.Option("--kafka-config", help="librdkafka property KEY=VALUE (security.protocol,"
+                     " sasl.mechanism...). Passwords: KEYGUARD_KAFKA_SASL_PASSWORD."),
+    ] = None,
+    scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.")] = 10000,
+    against: Annotated[
+        str | None,
+        typer.Option("--against", help="git:REF: compare the file registry with itself as "
+                     "committed at REF (a CI gate with no registry server)."),
+    ] = None,
+    schema_type: SchemaTypeOpt = None,
+    fmt: FormatOpt = "text",
+    output: OutputOpt = None,
+) -> None:
+    """Check candidate key and value schemas of one topic, or of every topic in a config file.
+
+    Exit 0: nothing breaking. 1: breaking findings. 2: invalid input. 3: registry or broker
+    unreachable, authentication failed or timed out.
+    """
+    from formats.registry.connect import open_registry
+    from formats.schemafile import read_schema_source
+    from guard.config import GuardConfig, TopicEntry, kafka_properties, load_config
+
+    cfg = load_config(config) if config else GuardConfig()
+    registry_url = registry or cfg.registry or _default_registry()
+    options = parse_kv(option)
+    entries = list(cfg.topics)
+    if topic:
+        entries = [e for e in entries if e.name == topic] or [TopicEntry(
+            name=topic, key_format=key_format, value_format=value_format or None,
+            key_schema=key_schema, value_schema=value_schema, partitions=partitions,
+            partitioner=partitioner, key_fields_prefix=options.pop("key.fields-prefix", ""),
+            options=options)]
+    elif key_schema or value_schema:
+        raise fail("--key-schema/--value-schema need --topic")
+
+    if against is not None:
+        if not against.startswith("git:"):
+            raise fail(f"--against must be git:REF, got {against!r}")
+        from guard.gate import gate, registry_at_ref
+
+        directory = registry_url.removeprefix("file://")
+        if "://" in directory:
+            raise fail("--against git:REF compares a file registry (file://DIR) with git")
+        old = registry_at_ref(directory, against[4:])
+        new = open_registry(registry_url)
+        _emit(gate(old, new, entries), fmt, output, {})
+        return
+
+    if not entries:
+        raise fail("nothing to check: give --topic, or --config with [[topics]]")
+    from guard.check import TopicCheck, check_many
+
+    reg = open_registry(registry_url)
+    files: dict[str, str] = {}
+    specs = []
+    for e in entries:
+        ks = read_schema_source(e.key_schema, registry=reg, schema_type=schema_type) \
+            if e.key_schema else None
+        vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type) \
+            if e.value_schema and e.value_format else None
+        spec = TopicCheck(
+            topic=e.name, key_format=e.key_format, value_format=e.value_format,
+            key_options=e.format_options("key", e.key_format),
+            value_options=e.format_options("value", e.value_format),
+            candidate_key=ks, candidate_value=vs, key_fields_prefix=e.key_fields_prefix,
+            partitions=e.partitions, partitioner=e.partitioner,
+        )
+        _check_table_options(e)
+        specs.append(spec)
+        for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
+            if src and text and not src.startswith("subject:"):
+                files[spec.subject(role, text)] = src
+    inspector = None
+    servers = bootstrap or cfg.bootstrap
+    if servers:
+        from guard.topic import KafkaTopicInspector
+
+        props = kafka_properties({**cfg.kafka, **parse_kv(kafka_config, what="--kafka-config")})
+        inspector = KafkaTopicInspector(servers, props)
+    report = check_many(specs, registry=reg, inspector=inspector,
+                        scan_limit=scan_limit or cfg.scan_limit)
+    _emit(report, fmt, output, files)
+
+
+def _check_table_options(e: Any) -> None:
+    """Reject table options that belong to neither format, naming them."""
+    from formats.codec import format_factory
+
+    prefixes = tuple(f"{r}.{f}." for r, f in (("key", e.key_format), ("value", e.value_format))
+                     if f)
+    stray = [k for k in e.options if not k.startswith(prefixes)]
+    if stray:
+        raise InvalidOptionError(
+            f"topic {e.name}: option{'s' if len(stray) > 1 else ''} {', '.join(stray)} "
+            "belong to no format of this topic",
+            hint=f"format options are named {' or '.join(p + '*' for p in prefixes)}",
+        )
+    for role, fmt in (("key", e.key_format), ("value", e.value_format)):
+        if fmt:
+            format_factory(fmt).options.validate(e.format_options(role, fmt),
+                                                 where=f"topic {e.name}: {role} format {fmt}")
+
+
+@handles_errors
+def diff_cmd(
+    files: Annotated[list[Path], typer.Argument(help="Schema files, oldest first; the last "
+                                                "one is the candidate.")],
+    key: Annotated[bool, typer.Option("--key", help="Judge key stability (bytes, ids).")] = False,
+    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Key format option KEY=VALUE (no prefix), both "
+                     "sides. Repeatable."),
+    ] = None,
+    new_option: Annotated[
+        list[str] | None,
+        typer.Option("--new-option", help="Key format option for the candidate only."),
+    ] = None,
+    partitions: Annotated[int | None, typer.Option("--partitions")] = None,
+    new_partitions: Annotated[int | None, typer.Option("--new-partitions")] = None,
+    level: Annotated[
+        str | None,
+        typer.Option("--level", help="Value compatibility: BACKWARD, FORWARD, FULL, "
+                     "their _TRANSITIVE forms, or NONE."),
+    ] = None,
+    schema_type: SchemaTypeOpt = None,
+    fmt: FormatOpt = "text",
+    output: OutputOpt = None,
+) -> None:
+    """Compare schema files directly: --key for key stability, --level for value compatibility."""
+    from formats.schemafile import read_schema_file
+
+    if len(files) < 2:
+        raise fail("diff needs at least two files: the old schema(s) and the candidate")
+    if key == (level is not None):
+        raise fail("say what to judge: --key (key stability) or --level LEVEL (values)")
+    texts = [read_schema_file(f, schema_type) for f in files]
+    shown = {str(f): str(f) for f in files}
+    if level is not None:
+        from formats.registry import SchemaVersion
+        from formats.registry.file import derived_schema_id
+        from guard.values import check_value
+
+        history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
+                                 t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
+        findings = check_value(str(files[-1]), texts[-1], history, level.upper())
+        report = Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
+        _emit(report, fmt, output, shown)
+        return
+    from guard.diff import diff_keys
+
+    report = diff_keys(texts, key_format, parse_kv(option),
+                       {**parse_kv(option), **parse_kv(new_option, what="--new-option")},
+                       partitions=partitions, new_partitions=new_partitions)
+    _emit(report, fmt, output, shown)
+
+
+@handles_errors
+def rules_cmd(
+    rule_id: Annotated[str | None, typer.Argument(help="Show one rule, e.g. KG101.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+) -> None:
+    """Every guard rule: ID, severity, why it matters and a minimal example."""
+    from guard.rules_catalogue import catalogue
+
+    rules = catalogue()
+    if rule_id:
+        rules = [r for r in rules if r.id.upper() == rule_id.upper() or r.name == rule_id]
+        if not rules:
+            raise fail(f"no rule {rule_id!r}; `keyguard rules` lists them")
+    if fmt == "json":
+        typer.echo(json.dumps([{
+            "id": r.id, "name": r.name, "category": r.category.value,
+            "severity": r.severity.value, "summary": r.summary, "why": r.why,
+            "example": {"old": r.example_old, "new": r.example_new},
+            "formats": list(r.formats),
+        } for r in rules], indent=2))
+        return
+    if fmt != "text":
+        raise fail(f"--format must be text or json, got {fmt!r}")
+    width = min(100, os.get_terminal_size().columns if os.isatty(1) else 100)
+    for r in rules:
+        typer.echo(f"{r.id}  {r.name}  [{r.severity.value}, {r.category.value}]")
+        typer.echo(f"    {r.summary}")
+        if rule_id:
+            import textwrap
+
+            typer.echo(textwrap.fill(r.why, width, initial_indent="    ",
+                                     subsequent_indent="    "))
+            if r.example_old or r.example_new:
+                typer.echo(f"    old: {r.example_old}\n    new: {r.example_new}")

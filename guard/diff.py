@@ -1,0 +1,49 @@
+"""`keyguard diff --key`: key stability between schema files, with no registry and no topic.
+
+Without a registry, avro-confluent ids are simulated the way a registry assigns them: the
+same canonical schema gets the same id, any other schema a new one (`derived_schema_id`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from formats.registry.file import derived_schema_id
+from formats.schemafile import SchemaText
+from guard.keys.analyze import analyze_key_change
+from guard.keys.side import KeySide
+from guard.report import Report
+
+
+def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
+             partitions: int | None, *, existing: bool) -> KeySide:
+    """A side for a schema file; `existing` keys carry its (simulated) id."""
+    schema_id = derived_schema_id(text.text, text.schema_type)
+    return KeySide(
+        format=key_format,
+        row_type=text.row_type(),
+        options=dict(options),
+        avro_schema=text.text if text.schema_type == "AVRO" else None,
+        schema_id=schema_id,
+        key_schema_ids=(schema_id,) if existing else (),
+        partitions=partitions,
+    )
+
+
+def diff_keys(
+    texts: Sequence[SchemaText],
+    key_format: str,
+    old_options: Mapping[str, Any],
+    new_options: Mapping[str, Any],
+    *,
+    partitions: int | None = None,
+    new_partitions: int | None = None,
+) -> Report:
+    """The candidate (last) against the version before it: the keys in the topic today."""
+    old, new = texts[-2], texts[-1]
+    old_side = key_side(old, key_format, old_options, partitions, existing=True)
+    new_side = key_side(new, key_format, new_options, new_partitions or partitions,
+                        existing=False)
+    findings = analyze_key_change(old_side, new_side)
+    return Report.of(findings, [f"key {key_format}: {old.origin} -> {new.origin}"])

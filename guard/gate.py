@@ -1,0 +1,115 @@
+"""The CI schema gate: the file registry of a pull request against the same registry at a git ref.
+
+A team keeps its schemas in the repository (see `schemas/README.md`). A pull request that adds
+`v2.avsc` to a key subject is a key schema change; the gate compares the working tree's newest
+version of each subject with the registry as committed at the base ref, with no registry
+server and no broker. Topics come from a config file, or from the `<topic>-key` /
+`<topic>-value` subjects found in the working tree.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from formats.errors import InvalidOptionError
+from formats.registry import Registry
+from formats.registry.file import FileRegistry, canonical_form
+from formats.schemafile import SchemaText
+from guard.check import TopicCheck, check
+from guard.config import TopicEntry
+from guard.report import Report
+
+#: Key format a topic is assumed to use when no config names one, by the key schema's type.
+_DEFAULT_FORMAT = {"AVRO": "avro-confluent", "JSON": "json"}
+
+
+def registry_at_ref(directory: str | Path, ref: str) -> FileRegistry:
+    """The file registry in `directory` as committed at `ref` in its git repository."""
+    d = Path(directory).resolve()
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(d), "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        raise InvalidOptionError(
+            f"--against git:{ref}: {d} is not inside a git repository",
+            hint="run the gate in a checkout, with the base ref fetched",
+        ) from None
+    subdir = d.relative_to(Path(top).resolve()).as_posix() or "."
+    return FileRegistry.at_git_ref(top, ref, subdir)
+
+
+def discover_topics(registry: Registry) -> list[TopicEntry]:
+    """One entry per topic with a `<topic>-key` subject (TopicNameStrategy)."""
+    subjects = set(registry.subjects())
+    out = []
+    for s in sorted(subjects):
+        if not s.endswith("-key"):
+            continue
+        topic = s[: -len("-key")]
+        key_type = registry.get_version(s).schema_type
+        value_type = (registry.get_version(f"{topic}-value").schema_type
+                      if f"{topic}-value" in subjects else None)
+        out.append(TopicEntry(
+            name=topic,
+            key_format=_DEFAULT_FORMAT.get(key_type, "avro-confluent"),
+            value_format=_DEFAULT_FORMAT.get(value_type, "avro-confluent") if value_type else None,
+        ))
+    return out
+
+
+def _changed_latest(old: Registry, new: Registry, subject: str) -> SchemaText | None:
+    """The working tree's newest version of `subject` when it differs from the base's."""
+    if not new.versions(subject):
+        return None
+    latest = new.get_version(subject)
+    text = SchemaText(latest.schema_type, latest.schema,
+                      f"{new.name} {subject} v{latest.version}")
+    if old.versions(subject):
+        base = old.get_version(subject)
+        if base.schema_type == latest.schema_type and canonical_form(
+            base.schema, base.schema_type
+        ) == canonical_form(latest.schema, latest.schema_type):
+            return None
+    return text
+
+
+def gate(
+    old: Registry, new: Registry, entries: Sequence[TopicEntry] | None = None
+) -> Report:
+    """Every topic whose key or value subject changed between `old` and `new`, judged."""
+    topics: Iterable[TopicEntry] = entries if entries else discover_topics(new)
+    report = Report()
+    changed_any = False
+    for e in topics:
+        spec = TopicCheck(
+            topic=e.name,
+            key_format=e.key_format,
+            value_format=e.value_format,
+            key_options=e.format_options("key", e.key_format),
+            value_options=e.format_options("value", e.value_format),
+            key_fields_prefix=e.key_fields_prefix,
+            partitions=e.partitions,
+            partitioner=e.partitioner,
+        )
+        spec = _with_candidates(spec, old, new)
+        if spec.candidate_key is None and spec.candidate_value is None:
+            report = report.merged(Report.of((), checked=[f"{e.name}: unchanged"]))
+            continue
+        changed_any = True
+        report = report.merged(check(spec, registry=old))
+    if not changed_any:
+        report = report.merged(Report.of((), notes=[f"no schema changed against {old.name}"]))
+    return report
+
+
+def _with_candidates(spec: TopicCheck, old: Registry, new: Registry) -> TopicCheck:
+    from dataclasses import replace
+
+    key = _changed_latest(old, new, spec.subject("key", None))
+    value = (_changed_latest(old, new, spec.subject("value", None))
+             if spec.value_format else None)
+    return replace(spec, candidate_key=key, candidate_value=value)

@@ -1,0 +1,108 @@
+"""Value schemas: the candidate against the subject's compatibility level, as the registry would.
+
+Unlike keys, values may evolve: consumers resolve old and new value schemas. What matters is the
+subject's compatibility level (its own, else the registry default), checked with the registry's
+semantics by `guard.compat`. Against an HTTP registry the registry's own endpoint is asked too,
+and a disagreement is reported rather than hidden.
+"""
+
+from __future__ import annotations
+
+from formats.registry import Registry, SchemaVersion
+from formats.schemafile import SchemaText
+from guard.compat import check_compatibility
+from guard.report import Category, Finding, Rule, Severity
+
+VALUE_INCOMPATIBLE = Rule(
+    id="KG801",
+    name="value-incompatible",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.BREAKING,
+    summary="The value schema breaks the subject's compatibility level.",
+    why=(
+        "Consumers resolve each value with the schema it was written with and the schema they "
+        "read with. A change the subject's level forbids (BACKWARD: new readers must read old "
+        "data; FORWARD: old readers must read new data; FULL: both; *_TRANSITIVE: against every "
+        "version) fails at the registry on register, or, with auto-register off, in consumers."
+    ),
+    example_old='{"name": "pv", "type": "long"}',
+    example_new='{"name": "pv", "type": "int"}   (BACKWARD: long data cannot be read as int)',
+)
+
+REGISTRY_DISAGREES = Rule(
+    id="KG802",
+    name="registry-disagrees",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.WARNING,
+    summary="The registry's own compatibility check disagrees with keyguard's.",
+    why=(
+        "keyguard checks with Confluent Schema Registry's semantics, and asks an HTTP registry "
+        "too. Registries differ at the edges (Karapace, Redpanda, Apicurio), so when the two "
+        "answers differ, the registry decides what it will accept on register: look at both "
+        "messages before deploying."
+    ),
+)
+
+VALUE_FIRST_VERSION = Rule(
+    id="KG803",
+    name="value-first-version",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.INFO,
+    summary="The value subject has no registered version yet: nothing to be compatible with.",
+    why="The first version of a subject is compatible by definition.",
+)
+
+VALUE_RULES = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
+
+
+def check_value(
+    subject: str,
+    candidate: SchemaText,
+    history: list[SchemaVersion],
+    level: str,
+    *,
+    topic: str | None = None,
+    registry: Registry | None = None,
+) -> list[Finding]:
+    """Findings for a candidate value schema against the subject's registered history."""
+    if not history:
+        return [Finding(VALUE_FIRST_VERSION, "$", f"{subject} has no versions; {candidate.origin}"
+                        " would be version 1", topic=topic, subject=subject)]
+    same_type = [v for v in history if v.schema_type == candidate.schema_type]
+    if len(same_type) != len(history):
+        return [Finding(VALUE_INCOMPATIBLE, "$",
+                        f"{candidate.origin} is {candidate.schema_type} but {subject} holds "
+                        f"{', '.join(sorted({v.schema_type for v in history}))} schemas",
+                        topic=topic, subject=subject)]
+    result = check_compatibility(
+        candidate.schema_type,
+        [v.schema for v in history],
+        candidate.text,
+        level,
+        versions=[v.version for v in history],
+    )
+    findings = [
+        Finding(
+            VALUE_INCOMPATIBLE,
+            inc.path or "$",
+            inc.message
+            + (f" ({inc.direction} check against version {inc.version})" if inc.version
+               else ""),
+            topic=topic,
+            subject=subject,
+        )
+        for inc in result.incompatibilities
+    ]
+    if registry is not None:
+        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type)
+        if answer is not None and answer.compatible != result.compatible:
+            said = "compatible" if answer.compatible else "incompatible"
+            ours = "compatible" if result.compatible else "incompatible"
+            detail = "; ".join(answer.messages[:3])
+            findings.append(Finding(
+                REGISTRY_DISAGREES, "$",
+                f"{registry.name} says {said}, keyguard says {ours} at {level}"
+                + (f": {detail}" if detail else ""),
+                topic=topic, subject=subject,
+            ))
+    return findings
