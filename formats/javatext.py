@@ -19,7 +19,6 @@ import math
 import re
 import struct
 from decimal import Context, Decimal, localcontext
-from fractions import Fraction
 
 # --------------------------------------------------------------------------------------------
 # Double.toString / Float.toString
@@ -282,8 +281,11 @@ def _legacy_fast(x: float) -> str | None:
 
 def _on_edge(x: float, d: int, e: int) -> bool:
     """Whether D * 10^e is exactly half an ulp from x, or x is midway between two neighbours."""
-    diff = abs(Fraction(d, 10**-e) - Fraction(x))
-    return diff == Fraction(math.ulp(x)) / 2 or 2 * diff == Fraction(1, 10**-e)
+    num, den = x.as_integer_ratio()  # x = num/den, den a power of two
+    scale = 10**-e
+    twice_gap = 2 * abs(d * den - num * scale)  # 2|c - x| = twice_gap / (scale * den)
+    ulp_num, ulp_den = math.ulp(x).as_integer_ratio()
+    return twice_gap * ulp_den == ulp_num * scale * den or twice_gap == den
 
 
 def double_to_string(x: float, *, jdk: int = DEFAULT_JDK) -> str:

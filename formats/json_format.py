@@ -631,7 +631,7 @@ class JsonCodec(Codec):
                 and typ.precision <= t.precision:
             return _arrow_decimals(column, self._settings.plain_decimals, self._per_value(t))
         if isinstance(t, DoubleType) and pa.types.is_float64(typ):
-            return pa.array(_doubles_text(column.to_pylist()), pa.string())
+            return _arrow_doubles(column)
         enc = self._per_value(t)
         values = column.to_pylist()
         return pa.array([None if v is None else enc(v, name) for v in values], pa.string())
@@ -648,6 +648,49 @@ def _doubles_text(values: list[float | None]) -> list[str | None]:
     to_text = javatext.double_to_string
     return [None if v is None else to_text(v) if v - v == 0 else f'"{to_text(v)}"'
             for v in values]
+
+
+_POW5 = [5**k for k in range(28)]
+_ARROW_DOUBLES_OK: list[bool] = []
+
+
+def _arrow_doubles(column: Any) -> Any:
+    """Java text of a float64 column, reusing Arrow's shortest text where JDK 17 agrees.
+
+    Arrow prints the shortest round-trip digits, as `repr`. For 1e-3 <= |x| < 1e7 written as
+    `int.frac` with at least two digits, `Double.toString` (JDK 17) is the same text unless x is
+    a tie or half-ulp edge case, which needs 5^k (k = fraction digits) to divide D or 2D +- 1
+    (see javatext._legacy_fast); those and all other values go through javatext.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not _ARROW_DOUBLES_OK:  # trust Arrow's text only if this pyarrow prints like repr
+        probe = [4739.33, 0.001234, 1234567.891, 0.1, 2.5e-3, 9999999.999999998, 1.1, -123.456]
+        arrow_text = pa.array(probe).cast(pa.string()).to_pylist()
+        _ARROW_DOUBLES_OK.append(arrow_text == [javatext.double_to_string(x) for x in probe])
+    if javatext.DEFAULT_JDK >= 19 or not _ARROW_DOUBLES_OK[0]:
+        return pa.array(_doubles_text(column.to_pylist()), pa.string())
+    text = column.cast(pa.string())
+    a = pc.abs(column)
+    cand = pc.and_(pc.and_(pc.greater_equal(a, 1e-3), pc.less(a, 1e7)),
+                   pc.match_substring_regex(text, "^-?[0-9]+\\.[0-9]+$"))
+    cand = pc.fill_null(cand, False)
+    safe_text = pc.if_else(cand, text, "0.0")
+    unsigned = pc.replace_substring(safe_text, "-", "")
+    k = pc.subtract(pc.subtract(pc.utf8_length(unsigned), pc.find_substring(unsigned, ".")), 1)
+    d = pc.replace_substring(unsigned, ".", "").cast(pa.int64())
+    p = pa.array(_POW5, pa.int64()).take(pc.min_element_wise(k, 27))
+    twice = pc.multiply(d, 2)
+    ok = cand
+    for n in (d, pc.add(twice, 1), pc.subtract(twice, 1)):
+        ok = pc.and_(ok, pc.not_equal(pc.modulo(n, p), 0))
+    ok = pc.and_(ok, pc.greater_equal(d, 10))
+    slow = pc.and_(pc.invert(ok), pc.is_valid(column))
+    if pc.any(slow).as_py():
+        values = _doubles_text(pc.filter(column, slow).to_pylist())
+        text = pc.replace_with_mask(text, slow, pa.array(values, pa.string()))
+    return text
 
 
 # Arrow's RE2 spelling of the characters json_string must escape beyond `"` and `\`.

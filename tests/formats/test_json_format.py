@@ -352,3 +352,14 @@ def test_encode_batch_special_strings_and_decimals() -> None:
     for plain in (False, True):
         c = create_codec("json", t, {"encode.decimal-as-plain-number": plain})
         assert c.encode_batch(batch) == [c.encode(r) for r in rows]
+
+
+def test_encode_batch_doubles() -> None:
+    pa = pytest.importorskip("pyarrow")
+    t = row(("x", DoubleType()))
+    xs = [float("nan"), float("inf"), -float("inf"), 0.5, -0.25, 1e-4, 1e-3, 1e7, 9999999.5,
+          4739.33, 0.1, 2.82879384806159e17, 5e-324, -0.0, 0.0, 1.5, 12.5, None, 8.41e21]
+    batch = pa.RecordBatch.from_pylist([{"x": x} for x in xs], schema=pa.schema(
+        [("x", pa.float64())]))
+    c = create_codec("json", t)
+    assert c.encode_batch(batch) == [c.encode({"x": x}) for x in xs]
