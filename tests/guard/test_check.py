@@ -1,0 +1,111 @@
+"""guard.check: registry versions and topic facts in, one Report out."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from formats.errors import KeyguardError
+from formats.registry.file import FileRegistry
+from formats.schemafile import SchemaText
+from guard.check import TopicCheck, check
+from guard.report import Verdict
+from guard.rules_catalogue import catalogue
+from guard.topic import StaticTopicInspector, TopicFacts
+
+REPO = Path(__file__).resolve().parents[2]
+KEY_V1 = (REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc").read_text()
+VALUE_V1 = (REPO / "schemas/subjects/pageviews_per_region-value/v1.avsc").read_text()
+TOPIC = "pageviews_per_region"
+
+
+@pytest.fixture
+def registry(tmp_path):
+    shutil.copytree(REPO / "schemas", tmp_path / "schemas")
+    return FileRegistry(tmp_path / "schemas")
+
+
+def _with_field(schema: str, field: dict) -> str:
+    doc = json.loads(schema)
+    doc["fields"].append(field)
+    return json.dumps(doc)
+
+
+def _ids(report):
+    return sorted({f.rule.id for f in report.findings})
+
+
+def test_unchanged_key_is_safe_and_says_it_assumed_the_latest_id(registry):
+    report = check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", KEY_V1, "key")),
+                   registry=registry)
+    assert report.verdict is Verdict.SAFE
+    assert "KG012" in _ids(report)
+
+
+def test_full_compatible_key_change_is_blocked_with_a_byte_witness(registry):
+    optional = _with_field(KEY_V1, {"name": "tenant", "type": ["null", "string"],
+                                    "default": None})
+    report = check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", optional, "new key")),
+                   registry=registry)
+    assert report.verdict is Verdict.BREAKING
+    id_change = [f for f in report.breaking if "id" in f.rule.name]
+    assert id_change, _ids(report)
+    w = id_change[0].witness
+    assert w is not None and w.old_bytes[:1] == b"\x00" and w.old_bytes[1:5] != w.new_bytes[1:5]
+
+
+def test_topic_scan_ids_replace_the_latest_assumption(registry):
+    key_id = registry.get_version(f"{TOPIC}-key").schema_id
+    facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
+                       key_schema_ids={key_id: 10}, keys_scanned=10, scan_complete=True)
+    report = check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", KEY_V1, "key")),
+                   registry=registry, inspector=StaticTopicInspector({TOPIC: facts}))
+    assert report.verdict is Verdict.SAFE
+    assert "KG012" not in _ids(report)
+
+
+def test_keys_carrying_an_unknown_id_are_an_input_error(registry):
+    facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
+                       key_schema_ids={424242: 3}, keys_scanned=3, scan_complete=True)
+    with pytest.raises(KeyguardError, match="424242"):
+        check(TopicCheck(TOPIC), registry=registry,
+              inspector=StaticTopicInspector({TOPIC: facts}))
+
+
+def test_partition_count_change_breaks_placement(registry):
+    key_id = registry.get_version(f"{TOPIC}-key").schema_id
+    facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
+                       key_schema_ids={key_id: 1}, keys_scanned=1, scan_complete=True)
+    report = check(TopicCheck(TOPIC, partitions=12), registry=registry,
+                   inspector=StaticTopicInspector({TOPIC: facts}))
+    assert report.verdict is Verdict.BREAKING
+    w = report.breaking[0].witness
+    assert w is not None and w.old_partition != w.new_partition
+
+
+def test_value_change_against_the_subject_level(registry):
+    ok = _with_field(VALUE_V1, {"name": "avg_ms", "type": ["null", "double"], "default": None})
+    bad = json.loads(VALUE_V1)
+    bad["fields"][1]["type"] = ["null", "int"]
+    assert check(TopicCheck(TOPIC, candidate_value=SchemaText("AVRO", ok, "v")),
+                 registry=registry).verdict is Verdict.SAFE
+    report = check(TopicCheck(TOPIC, candidate_value=SchemaText("AVRO", json.dumps(bad), "v")),
+                   registry=registry)
+    assert [f.rule.id for f in report.breaking] == ["KG801"]
+    assert report.breaking[0].subject == f"{TOPIC}-value"
+
+
+def test_first_version_of_a_new_topic_is_safe(registry):
+    report = check(TopicCheck("fresh", candidate_key=SchemaText("AVRO", KEY_V1, "k"),
+                              candidate_value=SchemaText("AVRO", VALUE_V1, "v")),
+                   registry=registry)
+    assert report.verdict is Verdict.SAFE
+    assert _ids(report) == ["KG011", "KG803"]
+
+
+def test_rule_ids_are_unique_and_documented():
+    rules = catalogue()
+    assert len({r.id for r in rules}) == len(rules)
+    for r in rules:
+        assert r.why and r.summary, r.id

@@ -1,0 +1,170 @@
+"""The keyguard command line: output, exit codes, secrets, and no pyspark on its path."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from guard.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+KEY_V1 = REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc"
+VALUE_V1 = REPO / "schemas/subjects/pageviews_per_region-value/v1.avsc"
+runner = CliRunner()
+COLUMNS = ["--columns", "b STRING, a INT, amount DECIMAL(10, 2)", "--primary-key", "b,a"]
+
+
+def run(*args: str, **kw):
+    return runner.invoke(app, list(args), catch_exceptions=False, **kw)
+
+
+@pytest.fixture
+def schemas(tmp_path, monkeypatch):
+    shutil.copytree(REPO / "schemas", tmp_path / "schemas")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "schemas"
+
+
+def _variant(tmp_path: Path, src: Path, name: str, mutate) -> Path:
+    doc = json.loads(src.read_text())
+    mutate(doc)
+    out = tmp_path / name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_encode_prints_flink_json_key_in_primary_key_order():
+    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1", "amount": "1000.00"}', "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert bytes.fromhex(out["key"]["hex"]) == b'{"b":"B1","a":1}'
+    assert bytes.fromhex(out["value"]["hex"]) == b'{"b":"B1","a":1,"amount":1E+3}'
+
+
+def test_encode_shows_the_murmur2_partition():
+    from formats.partitioner import partition_for
+
+    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1"}', "--partitions", "6", "--json")
+    out = json.loads(r.output)
+    assert out["partition"] == partition_for(b'{"b":"B1","a":1}', 6)
+
+
+def test_decode_reverses_encode_and_reads_tombstones():
+    r = run("encode", *COLUMNS, "--key-format", "csv", "--value-format", "avro",
+            "--row", '{"a": 7, "b": "x,y", "amount": "2.50"}', "--json", "--encoding", "base64")
+    out = json.loads(r.output)
+    back = run("decode", *COLUMNS, "--key-format", "csv", "--value-format", "avro",
+               "--encoding", "base64", "--key", out["key"]["base64"],
+               "--value", out["value"]["base64"])
+    assert json.loads(back.output) == {"op": "+U", "row": {"b": "x,y", "a": 7, "amount": "2.50"}}
+    gone = run("decode", *COLUMNS, "--key-format", "csv", "--encoding", "base64",
+               "--key", out["key"]["base64"])
+    assert json.loads(gone.output) == {"op": "-D", "row": {"b": "x,y", "a": 7, "amount": None}}
+
+
+def test_null_primary_key_is_exit_2_naming_the_column():
+    r = run("encode", *COLUMNS, "--row", '{"a": null, "b": "B1"}')
+    assert r.exit_code == 2
+    assert "'a' is null" in r.output
+
+
+def test_unknown_format_option_is_exit_2_with_a_suggestion():
+    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1"}',
+            "-o", "key.json.timestamp-format.standrd=ISO-8601")
+    assert r.exit_code == 2
+    assert "did you mean 'timestamp-format.standard'" in r.output
+
+
+def test_diff_key_exit_codes(tmp_path):
+    added = _variant(tmp_path, KEY_V1, "added.avsc", lambda d: d["fields"].append(
+        {"name": "tenant", "type": ["null", "string"], "default": None}))
+    assert run("diff", str(KEY_V1), str(KEY_V1), "--key").exit_code == 0
+    r = run("diff", str(KEY_V1), str(added), "--key", "-f", "json")
+    assert r.exit_code == 1
+    doc = json.loads(r.output)
+    assert doc["verdict"] == "breaking"
+    assert all(f["witness"]["old_hex"] != f["witness"]["new_hex"]
+               for f in doc["findings"] if f["severity"] == "breaking")
+
+
+def test_diff_value_levels(tmp_path):
+    narrowed = _variant(tmp_path, VALUE_V1, "narrow.avsc",
+                        lambda d: d["fields"][1].update(type=["null", "int"]))
+    assert run("diff", str(VALUE_V1), str(narrowed), "--level", "BACKWARD").exit_code == 1
+    assert run("diff", str(VALUE_V1), str(narrowed), "--level", "FORWARD").exit_code == 0
+
+
+def test_diff_needs_a_mode():
+    r = run("diff", str(KEY_V1), str(KEY_V1))
+    assert r.exit_code == 2 and "--key" in r.output
+
+
+def test_check_with_config_file_and_junit_output(schemas, tmp_path):
+    cand = _variant(tmp_path, KEY_V1, "cand.avsc", lambda d: d.update(doc="now documented"))
+    cfg = tmp_path / "keyguard.toml"
+    cfg.write_text(f'registry = "file://{schemas}"\n[[topics]]\nname = "pageviews_per_region"\n'
+                   f'key-schema = "{cand.name}"\n')
+    out = tmp_path / "report.xml"
+    r = run("check", "--config", str(cfg), "-f", "junit", "--output", str(out))
+    assert r.exit_code == 1
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(out).getroot()
+    assert int(root.get("failures", 0)) >= 1 or root.find(".//failure") is not None
+
+
+def test_config_file_refuses_secrets(schemas, tmp_path):
+    cfg = tmp_path / "keyguard.toml"
+    cfg.write_text('[kafka]\n"sasl.password" = "hunter2"\n')
+    r = run("check", "--config", str(cfg))
+    assert r.exit_code == 2
+    assert "hunter2" not in r.output and "environment" in r.output
+
+
+def test_unreachable_registry_is_exit_3_without_credentials(schemas):
+    r = run("check", "--topic", "t", "--registry", "http://alice:s3cret@127.0.0.1:9",
+            "--value-schema", str(VALUE_V1))
+    assert r.exit_code == 3
+    assert "s3cret" not in r.output and "alice" not in r.output
+
+
+def test_check_against_git_ref(schemas, tmp_path):
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True, env=env)
+    assert run("check", "--against", "git:main").exit_code == 0
+    _variant(tmp_path, KEY_V1, "schemas/subjects/pageviews_per_region-key/v2.avsc",
+             lambda d: d.update(namespace="com.example"))
+    r = run("check", "--against", "git:main", "-f", "sarif")
+    assert r.exit_code == 1
+    sarif = json.loads(r.output)
+    assert sarif["runs"][0]["results"]
+
+
+def test_rules_lists_and_explains():
+    r = run("rules")
+    assert r.exit_code == 0 and "KG801" in r.output
+    one = run("rules", "KG801")
+    assert "compatibility level" in one.output
+    assert run("rules", "KG999999").exit_code == 2
+
+
+def test_cli_never_imports_pyspark(schemas):
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from guard.cli import app\n"
+        "r = CliRunner().invoke(app, ['check', '--topic', 'pageviews_per_region', "
+        f"'--key-schema', {str(KEY_V1)!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'pyarrow')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=schemas.parent, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
