@@ -462,7 +462,7 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
         def dec_row(v: Any) -> dict[str, Any]:
             if not isinstance(v, dict):
                 raise ValueError("Illegal JSON object data")
-            out = {}
+            out: dict[str, Any] = {}
             for name, dec in fields:
                 if name not in v:
                     if s.fail_on_missing:
