@@ -79,6 +79,8 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 
 Writer = Callable[[bytearray, Any], None]
+# Room for DECIMAL(38) and beyond; HALF_UP as Flink's DecimalData.fromBigDecimal.
+_DEC = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10**6, Emin=-(10**6))
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def _unscaled(path: str, v: Any, precision: int, scale: int) -> int:
     d = decimal.Decimal(v)
     if not d.is_finite():
         raise _bad(path, v, "is not a finite decimal")
-    n = int(d.scaleb(scale).quantize(1, rounding=decimal.ROUND_HALF_UP))
+    n = int(d.scaleb(scale, _DEC).quantize(1, context=_DEC))
     if abs(n) >= 10**precision:
         raise EncodeError(
             f"column '{path}': {v} has more than {precision - scale} integer digits, "
@@ -395,7 +397,7 @@ def _reader(t: DataType) -> Reader:
         return r_ltz
     if isinstance(t, DecimalType):
         q = decimal.Decimal(1).scaleb(-t.scale)
-        return lambda v: v.quantize(q)
+        return lambda v: v.quantize(q, context=_DEC)
     if isinstance(t, TimeType):
         return lambda v: (dt.datetime.combine(_EPOCH, dt.time()) +
                           dt.timedelta(milliseconds=v)).time() if isinstance(v, int) else v
