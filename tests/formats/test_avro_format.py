@@ -11,7 +11,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from formats.avro_format import AVRO_FORMAT, AvroCodec, AvroWriter
@@ -127,7 +127,7 @@ def values(t: DataType) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), v) if t.nullable else v
 
 
-def _values(t: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911
+def _values(t: DataType) -> st.SearchStrategy[Any]:
     if isinstance(t, StringType):
         return TEXT
     if isinstance(t, BooleanType):
