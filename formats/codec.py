@@ -50,8 +50,11 @@ class Codec(ABC):
         """The bytes of one row; raises EncodeError naming the column when a value does not fit."""
 
     @abstractmethod
-    def decode(self, data: bytes) -> dict[str, Any]:
-        """The row in `data`; raises DecodeError when the bytes are not a valid record."""
+    def decode(self, data: bytes) -> dict[str, Any] | None:
+        """The row in `data`; raises DecodeError when the bytes are not a valid record.
+
+        None means the record was skipped (a format's `ignore-parse-errors`), as Flink skips it.
+        """
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
         """Every row of an Arrow batch, in order. Formats override this where vectorizing pays."""

@@ -69,10 +69,19 @@ class UpsertPlan:
         key = self.key_codec.encode(self.layout.key_row(table_row, where=where))
         return key, self.value_codec.encode(self.layout.value_row(table_row))
 
-    def decode(self, key: bytes, value: bytes | None) -> dict[str, Any]:
-        """The table row of a record (value None: a tombstone, value columns None)."""
+    def decode(self, key: bytes, value: bytes | None) -> dict[str, Any] | None:
+        """The table row of a record (value None: a tombstone, value columns None).
+
+        None when a format skipped the key or the value (`ignore-parse-errors`).
+        """
         key_row = self.key_codec.decode(key)
-        value_row = None if value is None else self.value_codec.decode(value)
+        if key_row is None:
+            return None
+        if value is None:
+            return self.layout.table_row(key_row, None)
+        value_row = self.value_codec.decode(value)
+        if value_row is None:
+            return None
         return self.layout.table_row(key_row, value_row)
 
 

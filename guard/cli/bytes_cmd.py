@@ -241,6 +241,8 @@ def decode(
     key_bytes = _parse_bytes(key, encoding, "--key")
     value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")
     table_row = plan.decode(key_bytes, value_bytes)
+    if table_row is None:
+        raise fail("the record is not valid in its format and was skipped (ignore-parse-errors)")
     out = {"op": "-D" if value_bytes is None else "+U", "row": to_jsonable(table_row)}
     typer.echo(json.dumps(out, ensure_ascii=False))
 
