@@ -546,14 +546,14 @@ class JsonCodec(Codec):
     def encode(self, row: Mapping[str, Any]) -> bytes:
         return self._encode(row, "").encode("utf-8")
 
-    def decode(self, data: bytes) -> dict[str, Any]:  # type: ignore[override]
+    def decode(self, data: bytes) -> dict[str, Any] | None:
         """The row in `data`; None (a skipped record) only with ignore-parse-errors."""
         try:
             text = bytes(data).decode("utf-8")
             value = _PARSE.decode(text)
         except (UnicodeDecodeError, ValueError) as exc:
             if self._settings.ignore_parse_errors:
-                return None  # type: ignore[return-value]
+                return None
             raise DecodeError(
                 f"{self._settings.where}: not a JSON document: {exc}",
                 hint="check that the topic holds JSON written for this schema",
