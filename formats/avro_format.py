@@ -212,7 +212,9 @@ def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
             else:
                 raise _bad(path, v, "is not a bool")
         return w_bool
-    if isinstance(t, IntegralType) and kind in ("int", "long") and logical is None:
+    if isinstance(t, IntegralType) and logical is None and (
+        kind == "long" or (kind == "int" and t.bits <= 32)
+    ):
         lo, hi = t.min_value, t.max_value
         if kind == "int":
             lo, hi = max(lo, _INT32[0]), min(hi, _INT32[1])
@@ -613,8 +615,9 @@ def _column_pieces(
     if isinstance(t, BooleanType) and kind == "boolean" and pa.types.is_boolean(at):
         b = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
         return [_pieces_array(n, [*head, (b[:, None], valid[:, None])])]
-    if isinstance(t, IntegralType) and kind in ("int", "long") and logical is None and \
-            pa.types.is_integer(at):
+    if isinstance(t, IntegralType) and logical is None and pa.types.is_integer(at) and (
+        kind == "long" or (kind == "int" and t.bits <= 32)
+    ):
         if pa.types.is_uint64(at) and pc.max(arr).as_py() is not None and \
                 pc.max(arr).as_py() > _INT64[1]:
             raise _Fallback
