@@ -37,19 +37,19 @@ if TYPE_CHECKING:
 
 MAGIC_BYTE = 0
 
-URL = Option(
+URL: Option[str] = Option(
     "url", str, None,
     "URL of the Confluent-compatible schema registry (http(s)://, or file:// and mock:// "
     "here). Required unless the caller hands the codec a registry.",
     fallback_keys=("schema-registry.url",),
 )
-SUBJECT = Option(
+SUBJECT: Option[str] = Option(
     "subject", str, None,
     "Subject to register the schema under and look it up in. Default: from "
     "subject.name.strategy, i.e. <topic>-key / <topic>-value as Flink's Kafka connectors use.",
     fallback_keys=("schema-registry.subject",),
 )
-SCHEMA = Option(
+SCHEMA: Option[str] = Option(
     "schema", str, None,
     "The Avro schema to write with, as JSON text; it must match the row (same fields, in "
     "order). Default: the schema Flink derives from the row type.",

@@ -386,7 +386,7 @@ def _identity(v: Any) -> Any:
 def _reader(t: DataType) -> Reader:
     if isinstance(t, TimestampType):
         def r_ts(v: Any) -> Any:
-            if isinstance(v, int):  # nanos, or a plain long read as millis
+            if isinstance(v, int):  # timestamp-nanos: fastavro leaves it a long
                 return _EPOCH + dt.timedelta(microseconds=v // 1000)
             return v.astimezone(dt.timezone.utc).replace(tzinfo=None) if v.tzinfo else v
         return r_ts
