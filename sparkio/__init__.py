@@ -1,1 +1,73 @@
-"""The Spark writer and reader for upsert Kafka topics (needs the `spark` extra)."""
+"""The Spark writer and reader for upsert Kafka topics (needs the `spark` extra).
+
+    import sparkio
+    sparkio.register(spark)                      # once per SparkSession
+    df.write.format("upsert-kafka").options(**opts).mode("append").save()
+    summary = sparkio.write_upsert(df, **opts)   # repartitioned by key, in input order
+
+Nothing here imports pyspark until it is used, so `import sparkio` is cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from sparkio.writer import WriteSummary
+
+__all__ = [
+    "GuardBlockedError",
+    "TaskDeliveryError",
+    "WriteSummary",
+    "prepare",
+    "register",
+    "serialize",
+    "write_upsert",
+]
+
+
+def register(spark: SparkSession) -> None:
+    """Make `format("upsert-kafka")` available in `spark` (reads, writes, streaming writes)."""
+    from sparkio.source import UpsertKafkaDataSource
+
+    spark.dataSource.register(UpsertKafkaDataSource)
+
+
+def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
+    """Validate, guard, reject null keys, repartition by key and produce; the summary."""
+    from sparkio.writer import write_upsert as run
+
+    return run(df, **options)
+
+
+def serialize(df: DataFrame, **options: Any) -> DataFrame:
+    """key (binary), value (binary, null for tombstones), partition (int) for Spark's Kafka
+    sink; the guard and the null-key check run at the call."""
+    from sparkio.writer import serialize as run
+
+    return run(df, **options)
+
+
+def prepare(df: DataFrame, **options: Any) -> DataFrame:
+    """`df` repartitioned by key and ordered, for `df.write.format("upsert-kafka")`."""
+    from sparkio.writer import prepare as run
+
+    return run(df, **options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WriteSummary":
+        from sparkio.writer import WriteSummary
+
+        return WriteSummary
+    if name == "GuardBlockedError":
+        from sparkio.guarding import GuardBlockedError
+
+        return GuardBlockedError
+    if name == "TaskDeliveryError":
+        from sparkio.producer import TaskDeliveryError
+
+        return TaskDeliveryError
+    raise AttributeError(name)

@@ -1,0 +1,178 @@
+"""The guard step of a write, on the driver: plan -> TopicCheck -> Report -> go or stop.
+
+Runs before any record is produced (the DataSource's writer()/streamWriter(), write_upsert,
+serialize). The candidate key is exactly what the key codec writes: the Avro schema of an
+avro/avro-confluent key, or the JSON Schema of the key row for json/csv/raw. The topic facts
+(partition count, cleanup.policy, the schema ids the keys carry) come from the same brokers
+and security settings the producer uses. A breaking verdict raises `GuardBlockedError` with
+the rendered report, unless `guard.allow-breaking=true`, which logs the report at WARNING.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+
+from formats.errors import EXIT_BREAKING, KeyguardError
+from formats.plan import UpsertPlan
+from formats.registry import Registry
+from formats.schemafile import SchemaText
+from formats.secrets import redact, redact_url
+from guard.check import TopicCheck, check
+from guard.render import render
+from guard.report import Report, Verdict
+from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, TopicInspector
+from sparkio.options import ConnectorOptions
+
+_LOG = logging.getLogger("keyguard.sparkio")
+
+_AVRO = ("avro", "avro-confluent")
+
+
+class GuardBlockedError(KeyguardError):
+    """The guard found a change that would orphan records in the topic; nothing was written."""
+
+    exit_code = EXIT_BREAKING
+
+    def __init__(self, message: str, *, report: Report, text: str) -> None:
+        super().__init__(message, hint="fix the schema, or migrate deliberately with "
+                                       "guard.allow-breaking=true")
+        self.report = report
+        self.text = text
+
+    def __str__(self) -> str:
+        return f"{self.message}\n{self.text}"
+
+
+class TopicMissingError(KeyguardError):
+    """The topic to write does not exist: an upsert topic is created on purpose, compacted."""
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    report: Report
+    facts: TopicFacts
+
+    @property
+    def partitions(self) -> int:
+        return self.facts.partitions
+
+
+def candidate(codec_format: str, codec: object, row_type: object, role: str) -> SchemaText:
+    """The schema a codec writes: Avro for the Avro formats, else the row's JSON Schema."""
+    from formats.avro_schema import to_avro_json
+    from formats.json_schema import to_json_schema
+
+    origin = f"the Spark DataFrame's {role} ({codec_format})"
+    if codec_format == "avro-confluent":
+        return SchemaText("AVRO", codec.schema_text, origin)  # type: ignore[attr-defined]
+    if codec_format == "avro":
+        return SchemaText("AVRO", to_avro_json(codec.avro_schema), origin)  # type: ignore[attr-defined]
+    return SchemaText("JSON", json.dumps(to_json_schema(row_type)), origin)  # type: ignore[arg-type]
+
+
+def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicCheck:
+    layout = plan.layout
+    return TopicCheck(
+        topic=plan.topic,
+        key_format=plan.key_format,
+        value_format=plan.value_format,
+        key_options=dict(plan.key_options),
+        value_options=dict(plan.value_options),
+        candidate_key=candidate(plan.key_format, plan.key_codec, layout.key_type, "key"),
+        candidate_value=candidate(plan.value_format, plan.value_codec, layout.value_type,
+                                  "value"),
+        key_fields_prefix=layout.key_fields_prefix,
+        partitions=partitions,
+    )
+
+
+def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, bool]:
+    """The registry holding the registered schemas, and whether guard.registry named it."""
+    from formats.registry.connect import open_registry
+
+    explicit = conn["guard.registry"]
+    if explicit:
+        return open_registry(explicit), True
+    for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
+        if fmt == "avro-confluent":
+            return codec.registry, False  # type: ignore[attr-defined]
+    # Nothing registered anywhere: an empty scope, so the key counts as a first version.
+    from formats.registry.mock import MockRegistry
+
+    return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
+
+
+def inspector_for(conn: ConnectorOptions) -> KafkaTopicInspector:
+    props = {k: v for k, v in conn.properties.items() if k != "bootstrap.servers"}
+    return KafkaTopicInspector(str(conn.bootstrap), props)
+
+
+def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
+              inspector: TopicInspector | None = None,
+              registry: Registry | None = None) -> GuardOutcome:
+    """Judge the write; raise GuardBlockedError on a breaking verdict unless overridden."""
+    inspector = inspector or inspector_for(conn)
+    facts = inspector.facts(plan.topic, scan_limit=conn["guard.scan-limit"],
+                            scan_schema_ids=conn["guard.scan-limit"] > 0)
+    if facts is None:
+        where = redact_url(str(conn.bootstrap))
+        raise TopicMissingError(
+            f"topic {plan.topic} does not exist at {where}",
+            hint="create it first, with cleanup.policy=compact and the partition count it "
+                 "keeps for life (keys are placed by murmur2 modulo that count)")
+    if registry is None:
+        registry, _explicit = guard_registry(plan, conn)
+    spec = topic_check(plan, facts.partitions)
+    report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
+                   scan_limit=conn["guard.scan-limit"])
+    text = redact(render(report, "text"), conn.secrets())
+    if report.verdict is Verdict.BREAKING:
+        n = len(report.breaking)
+        if not conn["guard.allow-breaking"]:
+            raise GuardBlockedError(
+                f"keyguard blocked the write to topic {plan.topic}: {n} breaking "
+                f"finding{'s' if n > 1 else ''}; nothing was written", report=report, text=text)
+        _LOG.warning("guard.allow-breaking=true: writing topic %s DESPITE %d breaking "
+                     "finding%s; records written before may be orphaned.\n%s",
+                     plan.topic, n, "s" if n > 1 else "", text)
+    elif report.verdict is Verdict.WARN:
+        _LOG.warning("keyguard: topic %s passes with warnings\n%s", plan.topic, text)
+    else:
+        _LOG.info("keyguard: topic %s is safe to write\n%s", plan.topic, text)
+    return GuardOutcome(report, facts)
+
+
+def prepare_schemas(plan: UpsertPlan) -> None:
+    """After the guard passed: resolve avro-confluent schema ids once, on the driver.
+
+    Registration (auto.register.schemas) or a missing schema then fails before any task runs,
+    and the tasks only find ids that already exist.
+    """
+    for codec in (plan.key_codec, plan.value_codec):
+        if getattr(codec, "format_name", "") == "avro-confluent":
+            codec.schema_id  # type: ignore[attr-defined]  # noqa: B018
+
+
+def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:
+    """After a successful write: register a json/csv/raw key's JSON Schema in guard.registry.
+
+    Avro-confluent keys are registered by their codec. For the other formats nothing else
+    remembers what the key looked like, so the next write could not be checked.
+    """
+    if not conn["guard.registry"] or plan.key_format == "avro-confluent":
+        return
+    registry, _ = guard_registry(plan, conn)
+    spec = topic_check(plan, None)
+    for role, schema, fmt in (("key", spec.candidate_key, plan.key_format),
+                              ("value", spec.candidate_value, plan.value_format)):
+        if schema is None or fmt == "avro-confluent":
+            continue
+        subject = spec.subject(role, schema)
+        try:
+            registry.register(subject, schema.text, schema.schema_type)
+        except KeyguardError as exc:
+            _LOG.warning("keyguard: could not register the %s schema of topic %s under %s: %s",
+                         role, plan.topic, subject, exc.message)

@@ -1,0 +1,450 @@
+"""The Kafka-producing core of a write task, testable without Spark.
+
+A task turns Arrow batches of table rows into Kafka records (`ChangeEncoder`: changelog kinds,
+key and value bytes, the murmur2 partition), optionally folds them in a `ChangeBuffer` (last
+change per key, Flink's `sink.buffer-flush.*`), and hands them to an `UpsertProducer`, which
+sends each record to an explicit partition, keeps librdkafka's queue bounded, checks every
+delivery and raises `TaskDeliveryError` with delivered and undelivered counts when any record
+is not acknowledged. Spark then retries the task whole: at-least-once, no acknowledged record
+lost. With a transactional.id the task's records are one Kafka transaction.
+
+Memory stays bounded by the flush buffer and the producer queue: batches are processed as
+they come and never collected.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from formats.errors import DeliveryError, EncodeError, NullKeyError
+from formats.partitioner import partitions_for
+from formats.secrets import redact
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from formats.plan import UpsertPlan
+
+_LOG = logging.getLogger("keyguard.sparkio")
+
+#: Changelog kinds, as Flink's RowKind short strings.
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
+KINDS = (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
+
+#: Producer settings the connector sets; properties.* may override the tuning ones.
+DEFAULT_PRODUCER_CONFIG: dict[str, Any] = {
+    "linger.ms": 20,
+    "batch.num.messages": 10_000,
+    # librdkafka's default queue is 1 GB; a Spark worker must stay small.
+    "queue.buffering.max.messages": 100_000,
+    "queue.buffering.max.kbytes": 64 * 1024,
+    # Successful deliveries need no Python callback: failures are reported, the rest is
+    # counted from what flush() leaves outstanding.
+    "delivery.report.only.error": True,
+}
+
+
+class TaskDeliveryError(DeliveryError):
+    """A task could not deliver every record; Spark retries the task (at-least-once)."""
+
+    def __init__(self, message: str, *, delivered: int, undelivered: int,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.delivered = delivered
+        self.undelivered = undelivered
+
+
+@dataclass
+class TaskStats:
+    """What one task wrote; summed on the driver into a WriteSummary."""
+
+    task: int = 0
+    #: Input rows seen, -U rows included.
+    rows: int = 0
+    upserts: int = 0
+    tombstones: int = 0
+    #: -U rows (UPDATE_BEFORE), never written.
+    dropped: int = 0
+    #: Changes replaced by a later change of the same key inside the flush buffer.
+    folded: int = 0
+    #: Records acknowledged by the broker (== upserts + tombstones on success).
+    records: int = 0
+    #: Key and value bytes of the acknowledged records.
+    bytes: int = 0
+    #: Kafka partitions written to.
+    partitions: tuple[int, ...] = ()
+    elapsed_s: float = 0.0
+    #: Peak resident memory of the Python worker process (it may have run other tasks before).
+    peak_rss_bytes: int = 0
+
+
+def peak_rss_bytes() -> int:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+# --------------------------------------------------------------------------------------------
+# Arrow batch -> records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EncodedBatch:
+    """The records of one Arrow batch, in input order (value None: a tombstone)."""
+
+    keys: list[bytes]
+    values: list[bytes | None]
+    partitions: np.ndarray
+    rows: int
+    dropped: int = 0
+
+
+@dataclass
+class ChangeEncoder:
+    """Serializes Arrow batches of table rows with a plan: kinds, keys, values, partitions."""
+
+    plan: UpsertPlan
+    num_partitions: int
+    changelog_column: str | None = None
+
+    def encode(self, batch: pa.RecordBatch) -> EncodedBatch:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        rows = batch.num_rows
+        dropped = 0
+        deletes = None
+        if self.changelog_column:
+            kinds = batch.column(self.changelog_column)
+            self._check_kinds(batch, kinds)
+            keep = pc.not_equal(kinds, UPDATE_BEFORE)
+            dropped = rows - pc.sum(keep.cast(pa.int64())).as_py() if rows else 0
+            if dropped:
+                batch = batch.filter(keep)
+                kinds = batch.column(self.changelog_column)
+            deletes = np.asarray(pc.equal(kinds, DELETE).to_numpy(zero_copy_only=False),
+                                 dtype=bool)
+        self._check_keys(batch)
+        layout = self.plan.layout
+        prefix = len(layout.key_fields_prefix)
+        key_batch = pa.RecordBatch.from_arrays(
+            [batch.column(c) for c in layout.primary_key],
+            names=[c[prefix:] for c in layout.primary_key])
+        keys = self.plan.key_codec.encode_batch(key_batch)
+        value_batch = pa.RecordBatch.from_arrays(
+            [batch.column(c) for c in layout.value_columns], names=list(layout.value_columns))
+        values: list[bytes | None]
+        if deletes is None or not deletes.any():
+            values = list(self.plan.value_codec.encode_batch(value_batch))
+        else:
+            values = [None] * batch.num_rows
+            live = np.flatnonzero(~deletes)
+            if len(live):
+                encoded = self.plan.value_codec.encode_batch(
+                    value_batch.filter(pa.array(~deletes)))
+                for i, v in zip(live.tolist(), encoded, strict=False):
+                    values[i] = v
+        return EncodedBatch(keys, values, partitions_for(keys, self.num_partitions), rows,
+                            dropped)
+
+    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ok = pc.fill_null(pc.is_in(kinds, value_set=pa.array(KINDS)), False)
+        bad = len(ok) - pc.sum(ok.cast(pa.int64())).as_py() if len(ok) else 0
+        if bad:
+            first = pc.index(ok, False).as_py()
+            raise EncodeError(
+                f"topic {self.plan.topic}: changelog column '{self.changelog_column}' holds "
+                f"{bad} value{'s' if bad > 1 else ''} that are not +I, +U, -U or -D, e.g. "
+                f"{kinds[first].as_py()!r}",
+                hint="use Flink's RowKind short strings; null is not allowed")
+
+    def _check_keys(self, batch: pa.RecordBatch) -> None:
+        import pyarrow.compute as pc
+
+        null = None
+        for col in self.plan.layout.primary_key:
+            n = pc.is_null(batch.column(col))
+            null = n if null is None else pc.or_(null, n)
+        if null is None:
+            return
+        count = pc.sum(null.cast("int64")).as_py() or 0
+        if count:
+            example = batch.slice(pc.index(null, True).as_py(), 1).to_pylist()[0]
+            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example)
+
+
+def null_key_error(topic: str, pk: Sequence[str], count: int, example: Mapping[str, Any],
+                   *, scope: str = "") -> NullKeyError:
+    shown = {k: example.get(k) for k in list(example)[:8]}
+    return NullKeyError(
+        f"topic {topic}: {count} row{'s' if count != 1 else ''}{scope} with a null primary-key "
+        f"column ({', '.join(pk)}), e.g. {shown}",
+        hint="every primary-key column needs a value: filter or fill the nulls before writing")
+
+
+# --------------------------------------------------------------------------------------------
+# The flush buffer
+# --------------------------------------------------------------------------------------------
+
+
+class ChangeBuffer:
+    """The last change of each key since the last flush (Flink's reducing upsert buffer).
+
+    A re-put key moves to the end, so a drain sends keys in the order of their last change.
+    """
+
+    def __init__(self) -> None:
+        self._changes: dict[bytes, tuple[bytes | None, int]] = {}
+        self.folded = 0
+
+    def __len__(self) -> int:
+        return len(self._changes)
+
+    def put(self, key: bytes, value: bytes | None, partition: int) -> None:
+        if key in self._changes:
+            del self._changes[key]
+            self.folded += 1
+        self._changes[key] = (value, partition)
+
+    def drain(self) -> Iterator[tuple[bytes, bytes | None, int]]:
+        changes, self._changes = self._changes, {}
+        for key, (value, partition) in changes.items():
+            yield key, value, partition
+
+
+# --------------------------------------------------------------------------------------------
+# The producer
+# --------------------------------------------------------------------------------------------
+
+
+ProducerFactory = Callable[[dict[str, Any]], Any]
+
+
+def _confluent_producer(config: dict[str, Any]) -> Any:
+    from confluent_kafka import Producer
+
+    return Producer(config)
+
+
+@dataclass
+class UpsertProducer:
+    """Sends one task's records to explicit partitions and proves every one was acknowledged.
+
+    `config` is librdkafka's (bootstrap.servers, security, tuning); the connector's
+    guarantees (acks, idempotence, partitioner) are set by `producer_config`.
+    """
+
+    topic: str
+    config: Mapping[str, Any]
+    task: int = 0
+    max_rows: int = 0
+    interval_ms: int = 0
+    transactional: bool = False
+    #: How long init/commit of a transaction may take.
+    transaction_timeout_s: float = 60.0
+    secrets: Sequence[str] = ()
+    factory: ProducerFactory = _confluent_producer
+    clock: Callable[[], float] = time.monotonic
+    stats: TaskStats = field(default_factory=TaskStats)
+
+    def __post_init__(self) -> None:
+        self.stats.task = self.task
+        self._buffer = ChangeBuffer() if self.max_rows > 0 and self.interval_ms > 0 else None
+        self._buffer_since: float | None = None
+        self._errors: list[str] = []
+        self._failed = 0
+        self._produced = 0
+        self._bytes = 0
+        self._parts: set[int] = set()
+        self._since_poll = 0
+        self._started = self.clock()
+        config = dict(self.config)
+        config.setdefault("error_cb", self._on_error)
+        config.setdefault("logger", _LOG)
+        config["on_delivery"] = self._on_delivery
+        self._producer = self.factory(config)
+        if self.transactional:
+            self._call(lambda: self._producer.init_transactions(self.transaction_timeout_s),
+                       "initializing the transactional producer")
+            self._call(self._producer.begin_transaction, "beginning a transaction")
+
+    # -- callbacks (served inside poll/flush) ------------------------------------------------
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self._failed += 1
+            if len(self._errors) < 3:
+                self._errors.append(self._reason(err))
+
+    def _on_error(self, err: Any) -> None:
+        if len(self._errors) < 3 and (getattr(err, "fatal", lambda: False)() or not self._errors):
+            self._errors.append(self._reason(err))
+
+    def _reason(self, err: Any) -> str:
+        text = f"{err.name()}: {err.str()}" if hasattr(err, "name") else str(err)
+        return redact(text, list(self.secrets))
+
+    # -- sending ---------------------------------------------------------------------------
+
+    def send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+             partitions: Sequence[int] | np.ndarray) -> None:
+        """Records in order (value None: a tombstone), buffered or straight to the producer."""
+        parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
+        if self._buffer is None:
+            self._produce_all(zip(keys, values, parts, strict=False))
+            return
+        buf = self._buffer
+        if self._buffer_since is None and len(keys):
+            self._buffer_since = self.clock()
+        for k, v, p in zip(keys, values, parts, strict=False):
+            buf.put(k, v, p)
+            if len(buf) >= self.max_rows:
+                self.flush_buffer()
+                self._buffer_since = self.clock()
+        if self._buffer_since is not None and \
+                (self.clock() - self._buffer_since) * 1000 >= self.interval_ms:
+            self.flush_buffer()
+
+    def flush_buffer(self) -> None:
+        """Hand every buffered change to the producer (no wait for acknowledgements)."""
+        if self._buffer is not None and len(self._buffer):
+            self._produce_all(self._buffer.drain())
+            self.stats.folded = self._buffer.folded
+        self._buffer_since = None
+
+    def _produce_all(self, records: Iterable[tuple[bytes, bytes | None, int]]) -> None:
+        produce, poll, topic = self._producer.produce, self._producer.poll, self.topic
+        parts, s = self._parts, self.stats
+        for key, value, partition in records:
+            while True:
+                try:
+                    produce(topic, value, key, partition=partition)
+                    break
+                except BufferError:
+                    poll(0.05)  # the queue is full: let deliveries drain it
+                    self._check_failures()
+            self._produced += 1
+            if value is None:
+                s.tombstones += 1
+                self._bytes += len(key)
+            else:
+                s.upserts += 1
+                self._bytes += len(key) + len(value)
+            parts.add(partition)
+            self._since_poll += 1
+            if self._since_poll >= 1000:
+                self._since_poll = 0
+                poll(0)
+                self._check_failures()
+
+    def _check_failures(self) -> None:
+        if self._failed:
+            self._fail("records were not acknowledged")
+
+    # -- ending ----------------------------------------------------------------------------
+
+    def finish(self, *, timeout_s: float | None = None) -> TaskStats:
+        """Flush everything, wait for every acknowledgement, commit; the task's stats."""
+        self.flush_buffer()
+        self._wait(timeout_s)
+        if self._failed or len(self._producer):
+            self._fail("records were not acknowledged")
+        if self.transactional:
+            self._call(lambda: self._producer.commit_transaction(self.transaction_timeout_s),
+                       "committing the transaction")
+        s = self.stats
+        s.records = self._produced
+        s.bytes = self._bytes
+        s.partitions = tuple(sorted(self._parts))
+        s.elapsed_s = self.clock() - self._started
+        s.peak_rss_bytes = peak_rss_bytes()
+        return s
+
+    def abort(self) -> None:
+        """Best effort after a failure: abort the open transaction, drop what is queued."""
+        try:
+            if self.transactional:
+                self._producer.abort_transaction(10)
+            else:
+                self._producer.purge()
+                self._producer.flush(0)
+        except Exception:
+            pass
+
+    def _wait(self, timeout_s: float | None) -> None:
+        deadline = None if timeout_s is None else self.clock() + timeout_s
+        while len(self._producer):
+            self._producer.flush(1.0)
+            if self._failed:
+                # Let what is in flight settle briefly, so the counts are right.
+                self._producer.flush(min(5.0, timeout_s or 5.0))
+                return
+            if deadline is not None and self.clock() > deadline:
+                return
+
+    def _call(self, call: Callable[[], Any], what: str) -> Any:
+        try:
+            return call()
+        except Exception as exc:  # KafkaException, with a KafkaError inside
+            err = exc.args[0] if exc.args else exc
+            self._errors.append(self._reason(err))
+            self._fail(f"{what} failed")
+
+    def _fail(self, what: str) -> None:
+        outstanding = len(self._producer)
+        failed = self._failed
+        undelivered = failed + outstanding + (len(self._buffer) if self._buffer else 0)
+        delivered = self._produced - failed - outstanding
+        if self.transactional:
+            delivered = 0  # an aborted transaction delivers nothing visible to read_committed
+            undelivered = self._produced + (len(self._buffer) if self._buffer else 0)
+        why = "; ".join(dict.fromkeys(self._errors)) or "no acknowledgement in time"
+        raise TaskDeliveryError(
+            f"task {self.task} writing topic {self.topic}: {what}: {delivered} records "
+            f"delivered, {undelivered} undelivered ({failed} failed, {outstanding} "
+            f"unacknowledged): {why}",
+            delivered=delivered, undelivered=undelivered,
+            hint="Spark retries the task; check that the brokers are reachable and "
+                 "the security settings (properties.*), and message.timeout.ms")
+
+
+def producer_config(properties: Mapping[str, Any], guarantee: str,
+                    transactional_id: str | None = None) -> dict[str, Any]:
+    """librdkafka settings: the defaults, the user's properties.*, then the guarantees."""
+    config: dict[str, Any] = {**DEFAULT_PRODUCER_CONFIG, **properties}
+    config["partitioner"] = "murmur2_random"
+    if guarantee == "none":
+        config.setdefault("acks", "1")
+        config.setdefault("enable.idempotence", False)
+    else:
+        config["acks"] = "all"
+        config["enable.idempotence"] = True
+    if transactional_id:
+        config["transactional.id"] = transactional_id
+    return config
+
+
+def produce_batches(batches: Iterable[pa.RecordBatch], encoder: ChangeEncoder,
+                    producer: UpsertProducer) -> TaskStats:
+    """The body of a write task: encode each batch as it comes, send it, then finish."""
+    try:
+        for batch in batches:
+            enc = encoder.encode(batch)
+            producer.stats.rows += enc.rows
+            producer.stats.dropped += enc.dropped
+            producer.send(enc.keys, enc.values, enc.partitions)
+        return producer.finish()
+    except BaseException:
+        producer.abort()
+        raise
