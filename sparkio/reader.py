@@ -1,0 +1,468 @@
+"""`spark.read.format("upsert-kafka")`: an upsert topic as a table, or as its changelog.
+
+The plan is the writer's (`formats.plan.resolve_plan` with the same options), so a topic reads
+back with the codecs that wrote it. The driver captures each partition's end offset once
+(`sparkio.offsets`); one Spark task per Kafka partition reads from the beginning up to it, so
+a read ends while producers keep writing, and yields Arrow record batches.
+
+Two views (`scan.mode`):
+
+- `table` (default): the last value per key, tombstones removed: the KTable, what a
+  compacted topic converges to.
+- `changelog`: the change rows Flink's upsert-kafka source produces after its normalization
+  (`ChangelogNormalize`, `DeduplicateFunctionHelper.processLastRowOnChangelog`), with the kind
+  in a string column (`changelog.column`, default `op`): the first value of a key is `+I`, a
+  later different value `+U` (an identical one is dropped), a tombstone `-D` carrying the
+  deleted row's last values (a tombstone for a key not present is dropped). With
+  `changelog.update-before=true` every `+U` is preceded by `-U` with the previous values, as
+  Flink emits for consumers that need retractions. Flink's source itself tags records INSERT,
+  or DELETE when the value is null, and its planner always adds that normalization, since
+  the source's upsert changelog carries no UPDATE_BEFORE.
+
+Both folds key on the decoded primary key (as Flink's state does), and run per Kafka
+partition inside a task (`scan.fold=partition`): Kafka's default partitioner (murmur2, also
+Flink's and Java's) puts every record of a key bytes on one partition. Keys written with
+another partitioner, or before partitions were added, or whose bytes changed (a new key
+schema id) can sit on several partitions, and a per-partition fold would then keep one row
+per partition. So each key's partition is checked against murmur2 (`scan.check-partitioning`),
+and `scan.fold=global` folds across partitions in one task: within a partition offset order
+decides; across partitions the later record timestamp (then the higher partition) wins.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from formats.codec import format_factory
+from formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
+from formats.options import Option, OptionSet, duration_option
+from formats.partitioner import partitions_for
+from formats.plan import UpsertPlan, resolve_plan, split_options
+from formats.projection import ALL, project
+from formats.types import Field, RowType
+from sparkio.offsets import KafkaRanges, OffsetRange, Record
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+TABLE = "table"
+CHANGELOG = "changelog"
+PARTITION = "partition"
+GLOBAL = "global"
+
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
+
+READ_OPTIONS = OptionSet(
+    "upsert-kafka reader",
+    (
+        Option("scan.mode", str, TABLE,
+               "table: the last value per key, tombstones removed. changelog: Flink's "
+               "normalized change rows (+I, +U, -D; -U too with changelog.update-before), the "
+               "kind in the changelog.column.", choices=(TABLE, CHANGELOG)),
+        Option("changelog.column", str, "op",
+               "Name of the change-kind column (STRING: +I, -U, +U, -D) in changelog mode."),
+        Option("changelog.update-before", bool, False,
+               "In changelog mode, emit -U with the previous values before every +U."),
+        Option("scan.fold", str, PARTITION,
+               "partition: fold each Kafka partition in its own task (a key's records share "
+               "a partition under murmur2). global: fold all partitions in one task; across "
+               "partitions the later record timestamp wins.", choices=(PARTITION, GLOBAL)),
+        Option("scan.check-partitioning", bool, True,
+               "With scan.fold=partition, fail when a key sits on another partition than "
+               "murmur2 gives (another partitioner, added partitions): the fold would miss "
+               "duplicates. Turn off only when each key stays on one partition anyway."),
+        duration_option("scan.capture-timeout", 30_000,
+                        "How long the driver waits for each partition's end offset."),
+        duration_option("scan.stall-timeout", 60_000,
+                        "How long a task waits without progress before its end offset."),
+    ),
+    passthrough_prefixes=("properties.",),
+)
+
+_BATCH_ROWS = 4096
+
+
+def connector_options() -> OptionSet:
+    """The connector's one option set (sparkio.options) plus the reader's, or the reader's.
+
+    The writer's options are accepted on reads too, so one options dict serves both, as a
+    Flink table's DDL does.
+    """
+    base: OptionSet | None = None
+    try:
+        import sparkio.options as connector
+    except ImportError:
+        connector = None  # type: ignore[assignment]
+    if connector is not None:
+        for name in ("CONNECTOR_OPTIONS", "SPARK_OPTIONS", "OPTIONS", "UPSERT_KAFKA_OPTIONS"):
+            found = getattr(connector, name, None)
+            if isinstance(found, OptionSet):
+                base = found
+                break
+    if base is None:
+        return READ_OPTIONS
+    known = set(base.keys())
+    return OptionSet(
+        base.owner,
+        base.options + tuple(o for o in READ_OPTIONS if o.key not in known),
+        tuple(dict.fromkeys((*base.passthrough_prefixes, "properties."))),
+    )
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """The reader's validated options: everything a task needs, picklable."""
+
+    options: Mapping[str, Any]
+    topic: str
+    bootstrap: str
+    properties: Mapping[str, Any]
+    mode: str
+    op_column: str
+    update_before: bool
+    fold: str
+    check_partitioning: bool
+    capture_timeout_s: float
+    stall_timeout_s: float
+
+    @staticmethod
+    def of(options: Mapping[str, Any]) -> ReadSettings:
+        raw = {str(k): v for k, v in options.items()}
+        resolved, _, _ = split_options(raw, extra=connector_options())
+        props = {k[len("properties."):]: v for k, v in raw.items()
+                 if k.startswith("properties.")}
+        bootstrap = props.pop("bootstrap.servers", None)
+        if not bootstrap:
+            raise InvalidOptionError(
+                "required option 'properties.bootstrap.servers' is missing",
+                hint="set it to the Kafka brokers, e.g. .option('properties.bootstrap.servers', "
+                     "'broker:9092')")
+        return ReadSettings(
+            options=raw,
+            topic=resolved["topic"],
+            bootstrap=str(bootstrap),
+            properties=props,
+            mode=resolved["scan.mode"],
+            op_column=resolved["changelog.column"],
+            update_before=resolved["changelog.update-before"],
+            fold=resolved["scan.fold"],
+            check_partitioning=resolved["scan.check-partitioning"],
+            capture_timeout_s=resolved["scan.capture-timeout"] / 1000,
+            stall_timeout_s=resolved["scan.stall-timeout"] / 1000,
+        )
+
+    def kafka(self) -> KafkaRanges:
+        return KafkaRanges(self.bootstrap, self.properties, timeout_s=self.capture_timeout_s,
+                           stall_timeout_s=self.stall_timeout_s)
+
+
+# --------------------------------------------------------------------------------------------
+# Schema inference
+# --------------------------------------------------------------------------------------------
+
+
+def infer_schema(options: Mapping[str, Any]) -> StructType:
+    """The output schema when the user gives none: from the registered Avro schemas.
+
+    Only avro-confluent carries its schema; the table is the value's fields plus the key's
+    fields not in the value (named with key.fields-prefix), and in changelog mode the
+    change-kind column first. Other formats need `.schema(...)`.
+    """
+    from pyspark.sql import types as T
+
+    from formats.spark_schema import to_spark_schema
+
+    settings = ReadSettings.of(options)
+    resolved, key_opts, value_opts = split_options(dict(settings.options),
+                                                   extra=connector_options())
+    prefix = resolved["key.fields-prefix"]
+    include = resolved["value.fields-include"]
+    value = _registered_row(resolved["value.format"], value_opts, settings.topic, "value")
+    key = _registered_row(resolved["key.format"], key_opts, settings.topic, "key")
+    pk = [c.strip() for c in str(resolved["primary-key"]).split(",") if c.strip()]
+    if value is None or (key is None and not (include == ALL and all(
+            c in value.names for c in pk))):
+        missing = [r for r, row in (("value", value), ("key", key)) if row is None]
+        fmts = {"key": resolved["key.format"], "value": resolved["value.format"]}
+        raise SchemaError(
+            f"cannot infer the schema of topic {settings.topic!r}: the "
+            + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
+            + " carries no schema (only avro-confluent does, through its registry)",
+            hint="give the table's columns with spark.read.format('upsert-kafka')"
+                 ".schema('id BIGINT, name STRING, ...'), the same columns the writer wrote")
+    fields = list(value.fields)
+    if key is not None:
+        names = {f.name for f in fields}
+        fields += [Field(prefix + f.name, f.type, f.description) for f in key.fields
+                   if prefix + f.name not in names]
+    layout = project(RowType(tuple(fields), nullable=False), pk, key_fields_prefix=prefix,
+                     value_fields_include=include)
+    schema = to_spark_schema(layout.table)
+    if settings.mode == CHANGELOG:
+        if settings.op_column in schema.fieldNames():
+            raise SchemaError(
+                f"changelog.column {settings.op_column!r} is also a column of topic "
+                f"{settings.topic!r}", hint="set changelog.column to another name")
+        schema = T.StructType([T.StructField(settings.op_column, T.StringType(), False),
+                               *schema.fields])
+    return schema
+
+
+def _registered_row(fmt: str, fmt_opts: Mapping[str, Any], topic: str,
+                    role: str) -> RowType | None:
+    """The row type of the latest schema registered for `role`, or None for other formats."""
+    if fmt != "avro-confluent":
+        return None
+    from formats.avro_schema import from_avro_schema
+    from formats.registry.connect import connection_options, open_registry
+    from formats.subjects import TOPIC_NAME
+
+    where = f"{role} format 'avro-confluent'"
+    opts = format_factory(fmt).options.validate(fmt_opts, where=where)
+    if not opts["url"]:
+        raise InvalidOptionError(f"{where}: required option 'url' is missing",
+                                 hint="set url to the schema registry, e.g. http://host:8081")
+    subject = opts["subject"]
+    if not subject:
+        if opts["subject.name.strategy"] != TOPIC_NAME:
+            raise InvalidOptionError(
+                f"{where}: the subject of a {opts['subject.name.strategy']} cannot be known "
+                "before reading a record",
+                hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
+        subject = f"{topic}-{role}"
+    config = connection_options({**opts.values, **opts.extra})
+    registry = open_registry(str(opts["url"]),
+                             {k: v for k, v in config.items() if v is not None})
+    try:
+        latest = registry.get_version(subject, "latest")
+    except KeyguardError as exc:
+        raise type(exc)(f"{where}: latest schema of subject {subject!r}: {exc.message}",
+                        hint=exc.hint or "has the writer registered it yet?") from None
+    row = from_avro_schema(latest.schema)
+    if not isinstance(row, RowType):
+        raise SchemaError(
+            f"{where}: subject {subject!r} holds a {row.sql()} schema, not a record",
+            hint="give the table's columns with .schema(...)")
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# The pure core: records -> (key, row) events -> changelog or table
+# --------------------------------------------------------------------------------------------
+
+Event = tuple[Any, "dict[str, Any] | None", Record]  # (hashable key, row or None, record)
+
+
+def decode_events(plan: UpsertPlan, records: Iterable[Record]) -> Iterator[Event]:
+    """Decoded records, in order; a null value is a tombstone (row None).
+
+    Records Flink's source would drop are dropped: a null key, and a key or value that a
+    format's ignore-parse-errors skipped. Errors name the topic, partition and offset.
+    """
+    layout = plan.layout
+    key_names = layout.key_type.names
+    for rec in records:
+        if rec.key is None:
+            continue
+        try:
+            key_row = plan.key_codec.decode(rec.key)
+            value_row = None if rec.value is None else plan.value_codec.decode(rec.value)
+        except Exception as exc:
+            where = f"topic {plan.topic!r} partition {rec.partition} offset {rec.offset}"
+            if isinstance(exc, KeyguardError):
+                raise type(exc)(f"{where}: {exc.message}", hint=exc.hint) from None
+            raise DecodeError(f"{where}: {type(exc).__name__}: {exc}",
+                              hint="check key.format/value.format and the schema") from None
+        if key_row is None or (rec.value is not None and value_row is None):
+            continue
+        key = hashable(tuple(key_row.get(name) for name in key_names))
+        yield key, None if value_row is None else layout.table_row(key_row, value_row), rec
+
+
+def hashable(v: Any) -> Any:
+    """A dict key for decoded values (ROWs are dicts, ARRAYs lists)."""
+    if isinstance(v, dict):
+        return tuple((k, hashable(x)) for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return tuple(hashable(x) for x in v)
+    return v
+
+
+def changelog(events: Iterable[Event], *, update_before: bool = False,
+              ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Flink's ChangelogNormalize over an upsert stream (processLastRowOnChangelog)."""
+    state: dict[Any, dict[str, Any]] = {}
+    for key, row, _ in events:
+        prev = state.get(key)
+        if row is None:
+            if prev is not None:
+                del state[key]
+                yield DELETE, prev
+        elif prev is None:
+            state[key] = row
+            yield INSERT, row
+        elif prev != row:
+            state[key] = row
+            if update_before:
+                yield UPDATE_BEFORE, prev
+            yield UPDATE_AFTER, row
+
+
+def table(events: Iterable[Event]) -> dict[Any, tuple[Record, dict[str, Any] | None]]:
+    """The last record of every key, tombstones kept (None) so a global fold can use them."""
+    last: dict[Any, tuple[Record, dict[str, Any] | None]] = {}
+    for key, row, rec in events:
+        last.pop(key, None)  # keeps the dict in last-write order
+        last[key] = (rec, row)
+    return last
+
+
+def merge_tables(tables: Sequence[dict[Any, tuple[Record, dict[str, Any] | None]]],
+                 ) -> Iterator[dict[str, Any]]:
+    """Across partitions, the later record timestamp (then the higher partition) wins."""
+    winners: dict[Any, tuple[Record, dict[str, Any] | None]] = {}
+    for t in tables:
+        for key, (rec, row) in t.items():
+            best = winners.get(key)
+            if best is None or (rec.timestamp, rec.partition) >= (best[0].timestamp,
+                                                                 best[0].partition):
+                winners[key] = (rec, row)
+    return (row for _, row in winners.values() if row is not None)
+
+
+def merge_events(streams: Sequence[list[Event]]) -> Iterator[Event]:
+    """Partitions interleaved by record timestamp, each partition kept in offset order."""
+    return heapq.merge(*streams, key=lambda e: e[2].timestamp)
+
+
+def check_partitioning(batch: Sequence[Record], num_partitions: int, topic: str) -> None:
+    """Every key on the partition murmur2 gives it, else a per-partition fold is unsound."""
+    keyed = [r for r in batch if r.key is not None]
+    if not keyed or num_partitions <= 1:
+        return
+    expected = partitions_for([r.key for r in keyed], num_partitions)  # type: ignore[misc]
+    for rec, want in zip(keyed, expected.tolist(), strict=True):
+        if rec.partition != want:
+            raise DecodeError(
+                f"topic {topic!r} partition {rec.partition} offset {rec.offset}: the key is on "
+                f"partition {rec.partition}, but Kafka's default partitioner (murmur2) puts it "
+                f"on {want} of {num_partitions}: a key written with another partitioner, or "
+                "before partitions were added, can sit on several partitions, and a fold per "
+                "partition would keep a row for each",
+                hint="set scan.fold=global to fold across partitions (in one task), or "
+                     "scan.check-partitioning=false if every key stays on one partition")
+
+
+# --------------------------------------------------------------------------------------------
+# Spark
+# --------------------------------------------------------------------------------------------
+
+
+class KafkaInputPartition(InputPartition):  # type: ignore[misc]
+    """The ranges one task reads: one partition, or all of them for a global fold."""
+
+    def __init__(self, ranges: tuple[OffsetRange, ...], num_partitions: int) -> None:
+        super().__init__(ranges)
+        self.ranges = ranges
+        self.num_partitions = num_partitions
+
+
+class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
+    """Reads an upsert topic as a table or a changelog; see the module docstring."""
+
+    def __init__(self, options: Mapping[str, Any], schema: StructType) -> None:
+        self.settings = ReadSettings.of(options)
+        self.schema = schema
+        self.table_schema, self.op_index = self._split_schema(schema)
+        self._plan()  # every option and the schema are checked here, before any task runs
+
+    def _split_schema(self, schema: StructType) -> tuple[StructType, int | None]:
+        from pyspark.sql import types as T
+
+        if self.settings.mode != CHANGELOG:
+            return schema, None
+        names = schema.fieldNames()
+        op = self.settings.op_column
+        if op not in names:
+            raise SchemaError(
+                f"scan.mode=changelog needs a change-kind column {op!r} in the schema",
+                hint=f"add '{op} STRING' to .schema(...), or name yours with changelog.column")
+        field = schema.fields[names.index(op)]
+        if not isinstance(field.dataType, T.StringType):
+            raise SchemaError(f"changelog column {op!r} must be STRING, "
+                              f"not {field.dataType.simpleString()}")
+        return T.StructType([f for f in schema.fields if f.name != op]), names.index(op)
+
+    def _plan(self) -> UpsertPlan:
+        from formats.spark_schema import from_spark_schema
+
+        table_type = from_spark_schema(self.table_schema)
+        return resolve_plan(table_type, dict(self.settings.options), extra=connector_options())
+
+    def partitions(self) -> Sequence[KafkaInputPartition]:
+        ranges = tuple(self.settings.kafka().capture(self.settings.topic))
+        n = len(ranges)
+        if self.settings.fold == GLOBAL:
+            return [KafkaInputPartition(ranges, n)]
+        return [KafkaInputPartition((r,), n) for r in ranges]
+
+    def read(self, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+        s = self.settings
+        plan = self._plan()
+        kafka = s.kafka()
+        check = s.check_partitioning and s.fold == PARTITION
+
+        def records(r: OffsetRange) -> Iterator[Record]:
+            for batch in kafka.read(r):
+                if check:
+                    check_partitioning(batch, partition.num_partitions, r.topic)
+                yield from batch
+
+        streams = [decode_events(plan, records(r)) for r in partition.ranges]
+        rows: Iterable[tuple[str | None, dict[str, Any]]]
+        if s.mode == CHANGELOG:
+            events = streams[0] if len(streams) == 1 else merge_events(
+                [list(st) for st in streams])
+            rows = changelog(events, update_before=s.update_before)
+        elif len(streams) == 1:
+            rows = ((None, row) for _, row in table(streams[0]).values() if row is not None)
+        else:
+            rows = ((None, row) for row in merge_tables([table(st) for st in streams]))
+        yield from self._batches(rows)
+
+    def _batches(self, rows: Iterable[tuple[str | None, dict[str, Any]]],
+                 ) -> Iterator[pa.RecordBatch]:
+        """Rows as record batches of exactly the Arrow schema Spark expects for `schema`."""
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        arrow = to_arrow_schema(self.schema, timezone="UTC")
+        names = self.schema.fieldNames()
+        op = self.settings.op_column if self.op_index is not None else None
+        chunk: list[tuple[str | None, dict[str, Any]]] = []
+
+        def flush() -> pa.RecordBatch:
+            arrays = []
+            for name, field in zip(names, arrow, strict=True):
+                values = [kind if name == op else row.get(name) for kind, row in chunk]
+                try:
+                    arrays.append(pa.array(values, type=field.type))
+                except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+                    raise DecodeError(
+                        f"topic {self.settings.topic!r}: column {name!r}: a decoded value does "
+                        f"not fit {self.schema[name].dataType.simpleString()}: {exc}") from None
+            return pa.RecordBatch.from_arrays(arrays, schema=arrow)
+
+        for item in rows:
+            chunk.append(item)
+            if len(chunk) >= _BATCH_ROWS:
+                yield flush()
+                chunk = []
+        if chunk:
+            yield flush()
