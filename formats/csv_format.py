@@ -379,7 +379,7 @@ class CsvCodec(Codec):
         if self.null_literal is not None and text == self.null_literal:
             return None
         if isinstance(t, ArrayType):
-            if text.strip() == "":
+            if text == "":  # only an empty cell is an empty array; " " is [" "]
                 return []
             return [
                 None if self.null_literal is not None and e == self.null_literal
