@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formats.errors import KeyguardError
 from formats.registry import Registry, SchemaVersion
@@ -19,8 +19,10 @@ from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
 from guard.report import Category, Finding, Report, Rule, Severity
-from guard.topic import TopicFacts, TopicInspector
 from guard.values import check_value
+
+if TYPE_CHECKING:
+    from guard.topic import TopicFacts, TopicInspector
 
 KEY_FIRST_VERSION = Rule(
     id="KG011",

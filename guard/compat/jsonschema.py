@@ -27,9 +27,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import SchemaError as JsonSchemaSchemaError
-from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing._core import Resolver
 from referencing.exceptions import Unresolvable
@@ -71,6 +68,11 @@ def parse(schema: Any) -> JsonSchema:
             f"invalid JSON Schema: expected an object or a boolean, got {type(schema).__name__}",
             hint="a JSON Schema is a JSON object, true or false",
         )
+    # Imported here: jsonschema costs 0.2 s, and most checks never validate a schema.
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import SchemaError as JsonSchemaSchemaError
+    from jsonschema.validators import validator_for
+
     try:
         validator_for(schema, default=Draft7Validator).check_schema(schema)
     except JsonSchemaSchemaError as err:

@@ -1,0 +1,70 @@
+"""The README's option tables, generated from the option declarations (never written by hand).
+
+`python -m formats.docs README.md` rewrites every block between `<!-- options:NAME -->` and
+`<!-- /options:NAME -->`; a test fails when the README is out of date.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from formats.options import OptionSet
+
+_BLOCK = re.compile(
+    r"(<!-- options:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /options:(?P=name) -->)",
+    re.DOTALL,
+)
+
+
+def option_sets() -> dict[str, Callable[[], OptionSet]]:
+    """Every documented option set by name: the formats, the table, the registry, the connector."""
+    from formats.codec import format_factory, format_names
+    from formats.plan import TABLE_OPTIONS
+
+    out: dict[str, Callable[[], OptionSet]] = {
+        name: (lambda n=name: format_factory(n).options) for name in format_names()
+    }
+    out["table"] = lambda: TABLE_OPTIONS
+
+    def registry() -> OptionSet:
+        from formats.registry.connect import REGISTRY_OPTIONS
+
+        return REGISTRY_OPTIONS
+
+    def connector() -> OptionSet:
+        from sparkio.options import CONNECTOR_OPTIONS  # type: ignore[attr-defined]
+
+        return CONNECTOR_OPTIONS
+
+    out["registry"] = registry
+    out["connector"] = connector
+    return out
+
+
+def render(text: str) -> str:
+    sets = option_sets()
+
+    def table(m: re.Match[str]) -> str:
+        name = m.group("name")
+        if name not in sets:
+            raise KeyError(f"README names option block {name!r}; known: {', '.join(sets)}")
+        return f"{m.group(1)}{sets[name]().markdown_table()}\n{m.group(4)}"
+
+    return _BLOCK.sub(table, text)
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0] if argv else "README.md")
+    old = path.read_text(encoding="utf-8")
+    new = render(old)
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+        print(f"updated option tables in {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

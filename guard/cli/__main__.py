@@ -1,0 +1,5 @@
+"""`python -m guard.cli` runs the keyguard command."""
+
+from guard.cli import app
+
+app(prog_name="keyguard")
