@@ -67,6 +67,15 @@ class Codec(ABC):
                 raise type(exc)(f"row {i}: {exc.message}", hint=exc.hint) from None
         return out
 
+    def encode_arrow(self, batch: pa.RecordBatch | pa.Table) -> pa.BinaryArray:
+        """The encoded rows as an Arrow binary column (formats that build one natively override).
+
+        The Spark writer hashes and produces straight from the Arrow buffers.
+        """
+        import pyarrow as pa
+
+        return pa.array(self.encode_batch(batch), type=pa.binary())
+
     def encode_many(self, rows: Sequence[Mapping[str, Any]]) -> list[bytes]:
         return [self.encode(r) for r in rows]
 

@@ -173,6 +173,13 @@ class ResolvedOptions:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
+    def __repr__(self) -> str:
+        # Options hold credentials (basic-auth.user-info, sasl.password): never print them.
+        from formats.secrets import redact_options
+
+        return (f"ResolvedOptions({self.owner!r}, {redact_options(self.values)!r}, "
+                f"{redact_options(self.extra)!r})")
+
     def get(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
 

@@ -77,7 +77,7 @@ class TopicCheck:
         opts = self.key_options if role == "key" else self.value_options
         if opts.get("subject"):
             return str(opts["subject"])
-        strategy = parse_strategy(str(opts.get("subject.name-strategy", TOPIC_NAME)))
+        strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
         record = None
         if strategy != TOPIC_NAME and schema is not None and schema.schema_type == "AVRO":
             from formats.avro_schema import record_full_name

@@ -108,3 +108,10 @@ def test_redaction_of_urls_options_and_text():
     assert safe == {"basic-auth.user-info": "***", "properties.sasl.password": "***",
                     "url": "http://***@h", "topic": "t"}
     assert redact("token abc123 failed", ["abc123"]) == "token *** failed"
+
+
+def test_resolved_options_repr_hides_secrets():
+    opts = OptionSet("x", (Option("basic-auth.user-info", str, None, "creds"),),
+                     passthrough_prefixes=("properties.",))
+    r = opts.validate({"basic-auth.user-info": "alice:s3cret", "properties.sasl.password": "pw"})
+    assert "s3cret" not in repr(r) and "'pw'" not in repr(r)
