@@ -135,6 +135,10 @@ def _build_plan(
     return resolve_plan(table, options, registry=reg)
 
 
+#: Formats whose bytes are text worth showing next to the hex.
+_TEXT_FORMATS = ("json", "csv")
+
+
 def _show(data: bytes | None, encoding: str) -> str | None:
     if data is None:
         return None
@@ -205,8 +209,10 @@ def encode(
     if as_json:
         typer.echo(json.dumps(result))
         return
-    typer.echo(f"key    {plan.key_format:<15} {len(key):>5} B  {_show(key, encoding)}")
-    typer.echo(f"value  {plan.value_format:<15} {len(value):>5} B  {_show(value, encoding)}")
+    for role, fmt, data in (("key", plan.key_format, key), ("value", plan.value_format, value)):
+        typer.echo(f"{role:<6} {fmt:<15} {len(data):>5} B  {_show(data, encoding)}")
+        if fmt in _TEXT_FORMATS:
+            typer.echo(f"{'':<6} {'text':<15} {'':>5}    {data.decode('utf-8', 'replace')}")
     if partitions is not None:
         typer.echo(
             f"partition {result['partition']} of {partitions} "
