@@ -286,8 +286,9 @@ _RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "KG903", "time-precision-widened", _BYTES, _I,
-        "A TIMESTAMP/TIME precision grew in a format that trims trailing zeros.",
-        "json and csv drop trailing fractional zeros, so existing keys keep their text.",
+        "A TIMESTAMP/TIME precision changed in a way the format does not write.",
+        "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
+        " keys' text; Flink's json writes TIME to the second, so its precision never shows.",
         "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", formats=_TEXT,
     ),
     Rule(

@@ -128,8 +128,8 @@ def _prove(c: Change, search: WitnessSearch, topic: str | None) -> Finding:
         if w is None and c.placement:
             w = search.find_wide(pred)
         if w is None and c.by_example:
-            return Finding(rule("KG909"), c.path, c.message.split(":")[0] + ": no example key "
-                           "changes bytes",
+            return Finding(rule(c.safe_rule), c.path, c.message.split(":")[0] + ": no example key "
+                           "changes bytes or partition",
                            search.find(prefer, lambda t: True), topic=topic)
         msg = c.message if w is not None else c.message + " (no example key found)"
         return Finding(r, c.path, msg, w, topic=topic)

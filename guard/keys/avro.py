@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from guard.keys.side import Change, KeySide, effective_options
+from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
+from guard.keys.side import Change, KeySide, effective_options, pair_fields
 
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = frozenset({"record", "error", "enum", "fixed"})
@@ -136,8 +137,11 @@ class AvroWalk:
             yield Change("KG202", path, f"{what}: existing keys beyond 32 bits cannot be written")
         elif pair == {"float", "double"}:
             yield Change("KG206", path, f"{what}: 4 vs 8 bytes")
-        elif pair == {"string", "bytes"}:
+        elif (ok, nk) == ("string", "bytes"):
             yield Change("KG908", path, f"{what}: Avro writes both as length + bytes")
+        elif (ok, nk) == ("bytes", "string"):
+            yield Change("KG202", path, f"{what}: existing keys that are not UTF-8 cannot be "
+                         "written as a string")
         else:
             yield Change("KG201", path, f"{what}: another Avro type, other bytes")
 
@@ -323,10 +327,38 @@ def _match_branch(b: Any, branches: list[Any]) -> int | None:
 
 
 def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
-    """Every change of the Avro binary encoding of the key, with its location."""
+    """Every change of the Avro binary encoding of the key, with its location.
+
+    Then the row types: Flink's TINYINT..INT all write an Avro int and every TIMESTAMP(p <= 3) a
+    timestamp-millis, so a narrower column changes keys the schemas cannot show.
+    """
     os_, ns = side_schema(old), side_schema(new)
     w = AvroWalk(named_types(os_), named_types(ns))
-    yield from w.walk(os_, ns, "")
+    seen = set()
+    for c in w.walk(os_, ns, ""):
+        seen.add((c.rule_id, c.path))
+        yield c
+    for c in row_narrowing(old.row_type, new.row_type, ""):
+        if (c.rule_id, c.path) not in seen and ("KG405", c.path) not in seen:
+            yield c
+
+
+def row_narrowing(old: RowType, new: RowType, path: str) -> Iterator[Change]:
+    """Columns whose range or precision shrank although their Avro type did not."""
+    prefix = f"{path}." if path else ""
+    for p in pair_fields(old.fields, new.fields):
+        if p.old is None or p.new is None:
+            continue
+        o, n, where = p.old.type, p.new.type, prefix + p.new.name
+        if isinstance(o, IntegralType) and isinstance(n, IntegralType) and n.bits < o.bits:
+            yield Change("KG202", where, f"'{where}' {o.sql()} -> {n.sql()}: existing keys "
+                         f"beyond {n.min_value}..{n.max_value} cannot be written")
+        elif type(o) is type(n) and isinstance(o, (TimeType, TimestampType, TimestampLtzType)) \
+                and n.precision < min(o.precision, 3 if isinstance(o, TimeType) else 9):
+            yield Change("KG205", where, f"'{where}' {o.sql()} -> {n.sql()}: the fraction is "
+                         "truncated before it is written")
+        elif isinstance(o, RowType) and isinstance(n, RowType):
+            yield from row_narrowing(o, n, where)
 
 
 def battery_hints(side: KeySide) -> dict[str, list[Any]]:

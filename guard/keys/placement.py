@@ -22,10 +22,10 @@ def placement_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
                      "key is written as other bytes")
     if old.partitions and new.partitions and old.partitions != new.partitions:
         yield Change("KG602", "partitions", _partitions_message(old.partitions, new.partitions),
-                     placement=True)
+                     placement=True, by_example=True)
     change = _partitioner_message(old.partitioner, new.partitioner)
     if change:
-        yield Change("KG603", "partitioner", change, placement=True)
+        yield Change("KG603", "partitioner", change, placement=True, by_example=True)
 
 
 def _partitions_message(a: int, b: int) -> str:

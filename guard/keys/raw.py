@@ -44,7 +44,8 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     o, n = of[0], nf[0]
     path = n.name
     oo, no = effective_options(old), effective_options(new)
-    utf8 = _charset(oo["charset"]) == _charset(no["charset"]) == "utf-8"
+    old_utf8 = _charset(oo["charset"]) == "utf-8"
+    new_utf8 = _charset(no["charset"]) == "utf-8"
     if o.name != n.name:
         yield Change("KG904", path, f"key column '{o.name}' renamed to '{n.name}': raw does not "
                      "write names")
@@ -54,9 +55,12 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     ot, nt = o.type.with_nullable(True), n.type.with_nullable(True)
     what = f"'{path}' {ot.sql()} -> {nt.sql()}"
     if ot != nt:
-        if {type(ot), type(nt)} == {StringType, BytesType} and utf8:
+        if (type(ot), type(nt)) == (StringType, BytesType) and old_utf8:
             yield Change("KG908", path, f"{what}: a UTF-8 STRING and its BYTES are the same "
                          "bytes")
+        elif (type(ot), type(nt)) == (BytesType, StringType) and new_utf8:
+            yield Change("KG202", path, f"{what}: existing keys that are not UTF-8 cannot be "
+                         "written as a STRING")
         elif isinstance(ot, (FloatType, DoubleType)) and isinstance(nt, (FloatType, DoubleType)):
             yield Change("KG206", path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
         elif isinstance(ot, IntegralType) and isinstance(nt, IntegralType) and nt.bits < ot.bits:
@@ -78,7 +82,7 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
             else:
                 yield Change("KG909", key, f"{what}: no effect on a {nt.sql()} key")
         elif key == "charset":
-            if isinstance(ot, StringType) or isinstance(nt, StringType):
+            if isinstance(ot, StringType) and isinstance(nt, StringType):
                 yield Change("KG308", key, f"{what}: the key's text is encoded in another "
                              "charset")
             else:

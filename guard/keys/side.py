@@ -162,8 +162,9 @@ class Change:
     message: str
     #: The witness must show a different partition (placement rules), not just bytes.
     placement: bool = False
-    #: No structural rule applies: breaking only if a witness is found, else KG909 (info).
+    #: No structural rule decides: breaking only if a witness is found, else `safe_rule`.
     by_example: bool = False
+    safe_rule: str = "KG909"
 
 
 def effective_options(side: KeySide) -> dict[str, Any]:

@@ -40,7 +40,7 @@ class TextRules:
     """The format and the options that decide which type changes keep the bytes."""
 
     fmt: str
-    #: json.encode.ignore-null-fields on both sides: an added nullable field is left out.
+    #: json.encode.ignore-null-fields on the new side: an added nullable field is left out.
     ignore_nulls: bool = False
     #: json.encode.decimal-as-plain-number on either side: the scale is in the bytes.
     plain_decimals: bool = False
@@ -52,8 +52,7 @@ class TextRules:
             return cls(new.format)
         return cls(
             "json",
-            ignore_nulls=bool(oo.get("encode.ignore-null-fields"))
-            and bool(no.get("encode.ignore-null-fields")),
+            ignore_nulls=bool(no.get("encode.ignore-null-fields")),
             plain_decimals=bool(oo.get("encode.decimal-as-plain-number"))
             or bool(no.get("encode.decimal-as-plain-number")),
         )
@@ -138,7 +137,9 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
         return
     if type(o) is type(n) and isinstance(o, _TEMPORAL):
         assert isinstance(n, _TEMPORAL)
-        if n.precision < o.precision:
+        if fmt == "json" and isinstance(o, TimeType):
+            yield Change("KG903", path, f"{what}: Flink's json writes TIME to the second")
+        elif n.precision < o.precision:
             yield Change("KG205", path, f"{what}: the fraction is truncated, so keys that "
                          "differ below the new precision change bytes")
         else:
@@ -153,6 +154,12 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
             yield Change("KG202", path, f"{what}: existing keys that are not {_bare(n)} "
                          "numbers cannot be written")
             return
+    if isinstance(n, StringType) and not isinstance(o, (BytesType, BooleanType)):
+        # A column cast to STRING keeps its text (CAST); whether the format writes that text
+        # the same as the typed value (quotes, trimmed zeros, exponents) is judged by example.
+        yield Change("KG201", path, f"{what}: {fmt} writes the {_bare(o)} value and its "
+                     "STRING cast differently", by_example=True, safe_rule="KG908")
+        return
     if isinstance(o, IntegralType) and isinstance(n, DecimalType) and n.scale == 0 and (
             fmt == "csv" or plain):
         if n.precision >= len(str(o.max_value)):
@@ -221,6 +228,15 @@ def _types(rt: RowType) -> list[DataType]:
     return [t for _, t in walk(rt)][1:]
 
 
+def _arbitrary_text(old: RowType, new: RowType) -> bool:
+    """Whether existing keys may carry any text into a quoted csv field (STRING to STRING)."""
+    def text(t: DataType) -> bool:
+        return isinstance(t, StringType) or (isinstance(t, ArrayType) and
+                                             isinstance(t.element, StringType))
+    return any(p.old is not None and p.new is not None and text(p.old.type) and text(p.new.type)
+               for p in pair_fields(old.fields, new.fields))
+
+
 #: csv options whose unset value behaves as a set one (the codec's fallbacks).
 _CSV_DEFAULTS = {"null-literal": "", "quote-character": '"'}
 
@@ -233,6 +249,8 @@ def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, 
     """
     oo, no = effective_options(old), effective_options(new)
     types = _types(old.row_type) + _types(new.row_type)
+    #: Only existing keys (the old row type) can hold a null that an option writes differently.
+    old_nulls = any(t.nullable for t in _types(old.row_type))
     fmt = new.format
     for key in sorted(set(oo) | set(no)):
         a, b = oo.get(key), no.get(key)
@@ -241,11 +259,12 @@ def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, 
             b = _CSV_DEFAULTS[key] if b is None else b
         if a == b:
             continue
-        yield key, a, b, _option_change(fmt, key, a, b, types, old.row_type, new.row_type)
+        yield key, a, b, _option_change(fmt, key, a, b, types, old_nulls, old.row_type,
+                                        new.row_type)
 
 
 def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
-                   old_rt: RowType, new_rt: RowType) -> Change | None:
+                   old_nulls: bool, old_rt: RowType, new_rt: RowType) -> Change | None:
     has = lambda *cls: any(isinstance(t, cls) for t in types)  # noqa: E731
     what = f"option '{key}' {a!r} -> {b!r}"
     info = Change("KG909", key, f"{what}: no effect on these keys' bytes")
@@ -259,17 +278,18 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
         if key == "encode.decimal-as-plain-number":
             return Change("KG302", key, f"{what}: decimals in the key are written with or "
                           "without trailing zeros (`1000.00` vs `1E+3`)") \
-                if has(DecimalType) else info
+                if any(isinstance(t, DecimalType) and (t.scale or t.precision > 1)
+                       for t in types) else info  # DECIMAL(1, 0) is one digit either way
         if key == "encode.ignore-null-fields":
             return Change("KG303", key, f"{what}: a null key field is written as `null` or "
-                          "left out") if any(t.nullable for t in types) else info
+                          "left out") if old_nulls else info
     if fmt == "csv":
         # Any text may hold a delimiter, quote or escape: STRING keys always change. Other
         # types write a small alphabet; whether Jackson quotes it depends on the characters'
         # codes, so those are judged by example keys.
-        texts = has(StringType) or any(isinstance(t, ArrayType) and
-                                       isinstance(t.element, StringType) for t in types)
-        maybe = has(DateType, TimeType, TimestampType, TimestampLtzType, BytesType, ArrayType)
+        texts = _arbitrary_text(old_rt, new_rt)
+        maybe = any(isinstance(t, (StringType, DateType, TimeType, TimestampType,
+                                   TimestampLtzType, BytesType, ArrayType)) for t in types)
         if key == "field-delimiter":
             if texts or len(old_rt) > 1 or len(new_rt) > 1:
                 return Change("KG304", key, f"{what}: the delimiter separates the key's fields "
@@ -284,7 +304,7 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
                           "differently", by_example=True) if maybe else info
         if key == "null-literal":
             return Change("KG306", key, f"{what}: null key fields are written as the literal") \
-                if any(t.nullable for t in types) else info
+                if old_nulls else info
         if key == "write-bigdecimal-in-scientific-notation":
             return None if any(isinstance(t, DecimalType) and t.scale > 6 for t in types) \
                 else info

@@ -84,7 +84,7 @@ def battery(t: DataType) -> list[Any]:
     """Representative non-null values of `t` (typical first), then None if `t` is nullable."""
     vals: list[Any]
     if isinstance(t, StringType):
-        vals = ["user-1", "", "0", "-1", "ü€日本😀", "a,b", 'q"t', "a;b", "line\nbreak",
+        vals = ["user-1", "", "0", "-1", "ü€日本😀", "Zürich", "a,b", 'q"t', "a;b", "line\nbreak",
                 "back\\slash", " pad ", "null", "#c", "x" * 30, "1.0E20", "true"]
     elif isinstance(t, BooleanType):
         vals = [True, False]
