@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from guard.cli import bytes_cmd, check_cmd
+from guard.cli import bytes_cmd, check_cmd, demo_cmd
 
 app = typer.Typer(
     name="keyguard",
@@ -24,3 +24,4 @@ app.command("formats")(bytes_cmd.formats_cmd)
 app.command("check")(check_cmd.check_cmd)
 app.command("diff")(check_cmd.diff_cmd)
 app.command("rules")(check_cmd.rules_cmd)
+app.command("demo")(demo_cmd.demo)

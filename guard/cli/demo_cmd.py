@@ -1,0 +1,22 @@
+"""`keyguard demo`: the main job on embedded defaults (imports Spark only when it runs)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from guard.cli.common import handles_errors
+
+
+@handles_errors
+def demo(
+    broker: Annotated[str, typer.Option("--broker", help="Embedded broker: tansu or noida.")]
+    = "tansu",
+    partitions: Annotated[int, typer.Option("--partitions")] = 6,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary registry.")] = False,
+) -> None:
+    """Write a table with Spark, read it back, and watch the guard block a breaking key change."""
+    from sparkio.demo import run
+
+    raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
