@@ -65,8 +65,9 @@ READ_OPTIONS = OptionSet(
                "table: the last value per key, tombstones removed. changelog: Flink's "
                "normalized change rows (+I, +U, -D; -U too with changelog.update-before), the "
                "kind in the changelog.column.", choices=(TABLE, CHANGELOG)),
-        Option("changelog.column", str, "op",
-               "Name of the change-kind column (STRING: +I, -U, +U, -D) in changelog mode."),
+        Option("changelog.column", str, None,
+               "Name of the change-kind column (STRING: +I, -U, +U, -D) in changelog mode; "
+               "default op."),
         Option("changelog.update-before", bool, False,
                "In changelog mode, emit -U with the previous values before every +U."),
         Option("scan.fold", str, PARTITION,
@@ -149,7 +150,7 @@ class ReadSettings:
             bootstrap=str(bootstrap),
             properties=props,
             mode=resolved["scan.mode"],
-            op_column=resolved["changelog.column"],
+            op_column=resolved["changelog.column"] or "op",
             update_before=resolved["changelog.update-before"],
             fold=resolved["scan.fold"],
             check_partitioning=resolved["scan.check-partitioning"],
@@ -201,7 +202,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
         names = {f.name for f in fields}
         fields += [Field(prefix + f.name, f.type, f.description) for f in key.fields
                    if prefix + f.name not in names]
-    layout = project(RowType(tuple(fields), nullable=False), pk, key_fields_prefix=prefix,
+    layout = project(RowType(fields=tuple(fields), nullable=False), pk, key_fields_prefix=prefix,
                      value_fields_include=include)
     schema = to_spark_schema(layout.table)
     if settings.mode == CHANGELOG:
