@@ -51,6 +51,9 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("sink.order-by", str, None,
                "Comma-separated columns ordering the changes of one key (e.g. an event time or "
                "a sequence number). Default: the DataFrame's input order."),
+        Option("sink.summary-file", str, None,
+               "A local path on the driver where the job's WriteSummary is written as JSON "
+               "when it commits (write_upsert uses it to return the summary)."),
         Option("changelog.column", str, None,
                "A string column holding +I, +U, -U or -D for each row. +I/+U write key and "
                "value, -D a tombstone, -U nothing. Absent: every row is an upsert. On read "

@@ -14,9 +14,12 @@ input order (or sink.order-by), so all changes of one key come from one task, in
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
-import pickle
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -84,6 +87,12 @@ class WriteSummary:
     peak_worker_rss_bytes: int = 0
     delivery_guarantee: str = ""
     batch_id: int | None = None
+
+    @staticmethod
+    def from_json(text: str) -> WriteSummary:
+        data = json.loads(text)
+        data["partitions"] = tuple(data["partitions"])
+        return WriteSummary(**data)
 
     @staticmethod
     def of(topic: str, stats: list[TaskStats], *, elapsed_s: float, topic_partitions: int,
@@ -184,13 +193,6 @@ class WriteJob:
         task = _partition_id()
         return produce_batches(batches, self.encoder(), self.producer(task))
 
-    def stats_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """mapInArrow body of write_upsert: produce, then yield the pickled stats."""
-        import pyarrow as pa
-
-        stats = self.run(batches)
-        yield pa.record_batch([pa.array([pickle.dumps(stats)], pa.binary())], names=["stats"])
-
     def serialize_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """mapInArrow body of serialize: key, value and partition columns, nothing produced."""
         import pyarrow as pa
@@ -248,6 +250,12 @@ def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = 
                               batch_id=batch_id)
     guarding.record_success(plan or job.plan(), conn)
     _LOG.info("%s", summary)
+    path = conn["sink.summary-file"]
+    if path:
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(dataclasses.asdict(summary), f)
+        os.replace(tmp, path)
     return summary
 
 
@@ -370,12 +378,25 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
 
 
 def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
-    """Write `df` to an upsert topic: validate, guard, check keys, produce; the summary."""
+    """Write `df` to an upsert topic: validate, guard, check keys, produce; the summary.
+
+    The guard runs here first (its report goes to this process's log) and again in the data
+    source's writer(); then one count rejects null keys, and the keyed DataFrame is written
+    through `format("upsert-kafka")`, which needs no pandas.
+    """
+    from sparkio.source import UpsertKafkaDataSource
+
     prep = resolve_and_guard(df.schema, options)
     check_null_keys(df, prep.plan)
-    out = keyed(df, prep.conn).mapInArrow(prep.job.stats_task, "stats binary")
-    stats = [pickle.loads(r["stats"]) for r in out.collect()]
-    return summarize(prep.job, stats, started=prep.started, plan=prep.plan)
+    df.sparkSession.dataSource.register(UpsertKafkaDataSource)
+    with tempfile.TemporaryDirectory(prefix="keyguard-summary-") as tmp:
+        path = os.path.join(tmp, "summary.json")
+        (keyed(df, prep.conn).write.format(UpsertKafkaDataSource.name())
+         .options(**{**prep.conn.raw, "sink.summary-file": path}).mode("append").save())
+        with open(path) as f:
+            summary = WriteSummary.from_json(f.read())
+    _LOG.info("%s", summary)
+    return summary
 
 
 def serialize(df: DataFrame, **options: Any) -> DataFrame:

@@ -1,0 +1,211 @@
+"""The producing core without Spark: encoding Arrow batches, folding, ordering, delivery."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from broker import free_port, new_topic
+
+from formats.errors import EncodeError, NullKeyError
+from formats.partitioner import partition_for
+from formats.plan import resolve_plan
+from formats.sqltypes import parse_columns
+from sparkio.options import CONNECTOR_OPTIONS
+from sparkio.producer import (
+    ChangeBuffer,
+    ChangeEncoder,
+    TaskDeliveryError,
+    UpsertProducer,
+    produce_batches,
+    producer_config,
+)
+
+
+class FakeProducer:
+    """Records what would be sent; every record is acknowledged at once."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.sent: list[tuple[bytes, bytes | None, int]] = []
+        self.transactions: list[str] = []
+
+    def produce(self, topic: str, value: bytes | None, key: bytes, partition: int) -> None:
+        self.sent.append((key, value, partition))
+
+    def poll(self, timeout: float = 0) -> int:
+        return 0
+
+    def flush(self, timeout: float = 0) -> int:
+        return 0
+
+    def __len__(self) -> int:
+        return 0
+
+    def purge(self) -> None:
+        pass
+
+    def init_transactions(self, timeout: float) -> None:
+        self.transactions.append("init")
+
+    def begin_transaction(self) -> None:
+        self.transactions.append("begin")
+
+    def commit_transaction(self, timeout: float) -> None:
+        self.transactions.append("commit")
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.transactions.append("abort")
+
+
+def fake(**kw: Any) -> tuple[UpsertProducer, FakeProducer]:
+    made: list[FakeProducer] = []
+
+    def factory(config: dict[str, Any]) -> FakeProducer:
+        made.append(FakeProducer(config))
+        return made[0]
+
+    p = UpsertProducer(topic="t", config={"bootstrap.servers": "x"}, factory=factory, **kw)
+    return p, made[0]
+
+
+def plan(columns: str = "region STRING, id INT, name STRING", pk: str = "region,id",
+         **options: str) -> Any:
+    return resolve_plan(parse_columns(columns), {
+        "topic": "t", "primary-key": pk, "key.format": "json", "value.format": "json",
+        **options}, extra=CONNECTOR_OPTIONS)
+
+
+def test_buffer_keeps_the_last_change_per_key_in_order_of_last_change() -> None:
+    buf = ChangeBuffer()
+    buf.put(b"a", b"1", 0)
+    buf.put(b"b", b"1", 1)
+    buf.put(b"a", None, 0)
+    assert list(buf.drain()) == [(b"b", b"1", 1), (b"a", None, 0)]
+    assert buf.folded == 1 and len(buf) == 0
+
+
+def test_unbuffered_producer_sends_every_change_in_order() -> None:
+    p, raw = fake()
+    p.send([b"a", b"b", b"a"], [b"1", b"2", None], [0, 1, 0])
+    stats = p.finish()
+    assert raw.sent == [(b"a", b"1", 0), (b"b", b"2", 1), (b"a", None, 0)]
+    assert (stats.records, stats.upserts, stats.tombstones, stats.folded) == (3, 2, 1, 0)
+    assert stats.partitions == (0, 1)
+
+
+def test_buffer_folds_changes_and_flushes_at_max_rows() -> None:
+    p, raw = fake(max_rows=2, interval_ms=60_000)
+    p.send([b"a", b"a", b"a"], [b"1", b"2", b"3"], [0, 0, 0])
+    assert raw.sent == []  # one distinct key: below max-rows
+    p.send([b"b"], [b"1"], [1])
+    assert raw.sent == [(b"a", b"3", 0), (b"b", b"1", 1)]  # two keys: flushed
+    p.send([b"a"], [None], [0])
+    stats = p.finish()
+    assert raw.sent[-1] == (b"a", None, 0)
+    assert (stats.records, stats.folded, stats.tombstones) == (3, 2, 1)
+
+
+def test_buffer_flushes_on_the_interval() -> None:
+    now = [0.0]
+    made: list[FakeProducer] = []
+    p = UpsertProducer(topic="t", config={}, max_rows=1000, interval_ms=500,
+                       factory=lambda c: made.append(FakeProducer(c)) or made[0],
+                       clock=lambda: now[0])
+    p.send([b"a"], [b"1"], [0])
+    assert made[0].sent == []
+    now[0] = 0.6
+    p.send([b"b"], [b"1"], [0])
+    assert made[0].sent == [(b"a", b"1", 0), (b"b", b"1", 0)]
+
+
+def test_transactional_producer_begins_and_commits_one_transaction() -> None:
+    p, raw = fake(transactional=True)
+    p.send([b"a"], [b"1"], [0])
+    p.finish()
+    assert raw.transactions == ["init", "begin", "commit"]
+
+
+def test_producer_config_owns_the_guarantees() -> None:
+    conf = producer_config({"bootstrap.servers": "b", "linger.ms": "5", "acks": "1"},
+                           "at-least-once", "pre-3")
+    assert conf["acks"] == "all" and conf["enable.idempotence"] is True
+    assert conf["partitioner"] == "murmur2_random" and conf["transactional.id"] == "pre-3"
+    assert conf["linger.ms"] == "5"
+    assert producer_config({}, "none")["enable.idempotence"] is False
+
+
+def test_encoder_applies_changelog_kinds_and_murmur2_partitions() -> None:
+    pl = plan()
+    enc = ChangeEncoder(pl, 5, "op")
+    batch = pa.record_batch({
+        "region": ["eu", "eu", "us", "eu"], "id": pa.array([1, 1, 2, 1], pa.int32()),
+        "name": ["a", "a", "b", None], "op": ["+I", "-U", "+U", "-D"]})
+    out = enc.encode(batch)
+    assert out.rows == 4 and out.dropped == 1
+    assert [json.loads(k) for k in out.keys] == [
+        {"region": "eu", "id": 1}, {"region": "us", "id": 2}, {"region": "eu", "id": 1}]
+    assert out.values[0] == b'{"region":"eu","id":1,"name":"a"}' and out.values[2] is None
+    assert out.partitions.tolist() == [partition_for(k, 5) for k in out.keys]
+
+
+def test_encoder_rejects_null_keys_with_the_count() -> None:
+    batch = pa.record_batch({"region": ["eu", None, None], "id": pa.array([1, 2, 3], pa.int32()),
+                             "name": ["a", "b", "c"]})
+    with pytest.raises(NullKeyError, match="2 rows with a null primary-key"):
+        ChangeEncoder(plan(), 3).encode(batch)
+
+
+def test_encoder_rejects_unknown_changelog_kinds() -> None:
+    batch = pa.record_batch({"region": ["eu"], "id": pa.array([1], pa.int32()),
+                             "name": ["a"], "op": ["UPSERT"]})
+    with pytest.raises(EncodeError, match="'UPSERT'"):
+        ChangeEncoder(plan(), 3, "op").encode(batch)
+
+
+def test_unreachable_broker_fails_the_task_with_counts() -> None:
+    config = producer_config({"bootstrap.servers": f"127.0.0.1:{free_port()}",
+                              "message.timeout.ms": "1500", "log_level": "0"}, "at-least-once")
+    p = UpsertProducer(topic="t", config=config)
+    p.send([b"a", b"b", b"c"], [b"1", b"2", None], [0, 1, 2])
+    with pytest.raises(TaskDeliveryError) as err:
+        p.finish(timeout_s=20)
+    assert (err.value.delivered, err.value.undelivered) == (0, 3)
+    assert "0 records delivered, 3 undelivered" in str(err.value)
+
+
+def test_secrets_never_reach_the_delivery_error() -> None:
+    config = producer_config({"bootstrap.servers": f"127.0.0.1:{free_port()}",
+                              "message.timeout.ms": "1000", "log_level": "0",
+                              "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                              "sasl.username": "u", "sasl.password": "hunter2-secret"},
+                             "at-least-once")
+    p = UpsertProducer(topic="t", config=config, secrets=["hunter2-secret"])
+    p.send([b"a"], [b"1"], [0])
+    with pytest.raises(TaskDeliveryError) as err:
+        p.finish(timeout_s=20)
+    assert "hunter2-secret" not in str(err.value)
+
+
+def test_real_broker_keeps_per_key_order_on_the_murmur2_partition(
+        kafka_bootstrap: str, reader: Any) -> None:
+    topic = new_topic(kafka_bootstrap, 3)
+    pl = plan("id INT, v INT", "id", **{"value.format": "json"})
+    batches = [pa.record_batch({"id": pa.array([i % 7 for i in range(j, j + 50)], pa.int32()),
+                                "v": pa.array(list(range(j, j + 50)), pa.int32())})
+               for j in range(0, 500, 50)]
+    config = producer_config({"bootstrap.servers": kafka_bootstrap}, "at-least-once")
+    stats = produce_batches(batches, ChangeEncoder(pl, 3), UpsertProducer(topic, config))
+    assert stats.records == 500
+    records = reader.records(topic)
+    assert len(records) == 500
+    for part, _, key, _ in records:
+        assert part == partition_for(key, 3)
+    by_key: dict[bytes, list[int]] = {}
+    for _, _, key, value in sorted(records, key=lambda r: (r[0], r[1])):
+        by_key.setdefault(key, []).append(json.loads(value)["v"])
+    for key, vs in by_key.items():
+        assert vs == sorted(vs), key
+        assert vs[-1] == max(v for v in range(500) if v % 7 == json.loads(key)["id"])
