@@ -43,6 +43,13 @@ def _parse_duration_ms(raw: str) -> int:
     raise ValueError("expected a duration such as 500ms, 1s, 2min")
 
 
+def _format_duration(ms: int) -> str:
+    for unit, factor in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms and ms % factor == 0:
+            return f"{ms // factor}{unit}"
+    return f"{ms}ms"
+
+
 PARSERS: dict[type, Callable[[str], Any]] = {bool: _parse_bool, int: _parse_int, str: str}
 
 
@@ -154,10 +161,14 @@ class OptionSet:
         """The README table for these options."""
         lines = ["| option | type | default | description |", "|---|---|---|---|"]
         for o in self.options:
-            typ = " \\| ".join(o.choices) if o.choices else o.type.__name__
+            is_duration = o.parser is _parse_duration_ms
+            typ = " \\| ".join(o.choices) if o.choices else (
+                "duration" if is_duration else o.type.__name__)
             default = "(required)" if o.required else ("" if o.default is None else o.default)
             if isinstance(default, bool):
                 default = str(default).lower()
+            elif is_duration and isinstance(default, int):
+                default = _format_duration(default)
             lines.append(f"| `{o.key}` | {typ} | {default} | {o.description} |")
         return "\n".join(lines)
 
