@@ -106,6 +106,21 @@ def gate(
     return report
 
 
+def candidate_files(directory: str | Path, registry: Registry, report: Report) -> dict[str, str]:
+    """subject -> the working tree's file of its newest version, for annotations and SARIF."""
+    from urllib.parse import quote
+
+    out: dict[str, str] = {}
+    for subject in {f.subject for f in report.findings if f.subject}:
+        versions = registry.versions(subject)
+        if not versions:
+            continue
+        folder = Path(directory) / "subjects" / quote(subject, safe="")
+        for path in sorted(folder.glob(f"v{versions[-1]}.*")):
+            out[subject] = str(path)
+    return out
+
+
 def _with_candidates(spec: TopicCheck, old: Registry, new: Registry) -> TopicCheck:
     from dataclasses import replace
 

@@ -119,14 +119,15 @@ def check_cmd(
     if against is not None:
         if not against.startswith("git:"):
             raise fail(f"--against must be git:REF, got {against!r}")
-        from guard.gate import gate, registry_at_ref
+        from guard.gate import candidate_files, gate, registry_at_ref
 
         directory = registry_url.removeprefix("file://")
         if "://" in directory:
             raise fail("--against git:REF compares a file registry (file://DIR) with git")
         old = registry_at_ref(directory, against[4:])
         new = open_registry(registry_url)
-        _emit(gate(old, new, entries), fmt, output, {})
+        report = gate(old, new, entries)
+        _emit(report, fmt, output, candidate_files(directory, new, report))
         return
 
     if not entries:

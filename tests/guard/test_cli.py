@@ -144,6 +144,8 @@ def test_check_against_git_ref(schemas, tmp_path):
     assert r.exit_code == 1
     sarif = json.loads(r.output)
     assert sarif["runs"][0]["results"]
+    annotations = run("check", "--against", "git:main", "-f", "github").output
+    assert "::error file=schemas/subjects/pageviews_per_region-key/v2.avsc," in annotations
 
 
 def test_rules_lists_and_explains():
