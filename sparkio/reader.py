@@ -413,7 +413,8 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
             return [KafkaInputPartition(ranges, n)]
         return [KafkaInputPartition((r,), n) for r in ranges]
 
-    def read(self, partition: KafkaInputPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, KafkaInputPartition)
         s = self.settings
         plan = self._plan()
         kafka = s.kafka()
