@@ -111,8 +111,8 @@ class AvroWalk:
                 yield Change("KG405", path, f"{what}: another unit or kind of time, so the same "
                              "instant is another number")
             return
-        if ol != nl and (ol or nl) and ok == nk:
-            yield Change("KG201", path, f"{what}: another logical type over {ok}")
+        if ol != nl and (ol or nl):
+            yield Change("KG201", path, f"{what}: another logical type, another value")
             return
         if ok == nk:
             if ok == "record":
@@ -321,9 +321,9 @@ def _match_branch(b: Any, branches: list[Any]) -> int | None:
             if str(c.get("name")).rpartition(".")[2] != str(b.get("name")).rpartition(".")[2]:
                 continue
         return j
-    if kb == "int":  # int widened to long inside a union: same varint
-        return next((j for j, c in enumerate(branches) if _kind(c) == "long"), None)
-    return None
+    # A branch whose type changed to one written alike: int -> long, string <-> bytes.
+    alike = {"int": "long", "string": "bytes", "bytes": "string"}.get(kb)
+    return next((j for j, c in enumerate(branches) if _kind(c) == alike), None)
 
 
 def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:

@@ -160,6 +160,11 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
         yield Change("KG201", path, f"{what}: {fmt} writes the {_bare(o)} value and its "
                      "STRING cast differently", by_example=True, safe_rule="KG908")
         return
+    if isinstance(o, DecimalType) and isinstance(n, _FLOATS):
+        # BigDecimal.toString and Double.toString agree on some small scales (0.5, 1.5).
+        yield Change("KG201", path, f"{what}: decimals and Java's Double.toString differ in "
+                     "zeros and exponents", by_example=True, safe_rule="KG908")
+        return
     if isinstance(o, IntegralType) and isinstance(n, DecimalType) and n.scale == 0 and (
             fmt == "csv" or plain):
         if n.precision >= len(str(o.max_value)):

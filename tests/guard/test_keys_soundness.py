@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
 from formats.errors import KeyguardError
@@ -44,9 +44,12 @@ from formats.types import (
 )
 from guard.keys import KeySide, analyze_key_change
 from guard.keys.analyze import encoder
+from guard.keys.avro import battery_hints
 from guard.keys.witness import CarryError, carry_row, place
 from guard.report import Report, Severity, Verdict
 
+#: Examples per format; raise it to hunt (KEYGUARD_SOUNDNESS_EXAMPLES=1000).
+EXAMPLES = int(os.environ.get("KEYGUARD_SOUNDNESS_EXAMPLES", "100"))
 FORMATS = ["json", "csv", "raw", "avro", "avro-confluent"]
 NAMES = ["id", "region", "ts", "amount", "code"]
 INTS = [TinyIntType, SmallIntType, IntType, BigIntType]
@@ -242,6 +245,7 @@ def check(old: KeySide, new: KeySide, samples: list[dict[str, Any]]) -> None:
     detail = "\n".join(f"{f.rule.id} {f.path}: {f.message}" for f in findings)
     assert "KG000" not in {f.rule.id for f in findings}, detail
     verdict = Report.of(findings).verdict
+    event(f"verdict {verdict.value}")
     if verdict is Verdict.BREAKING:
         for f in findings:
             if f.effective_severity is not Severity.BREAKING:
@@ -276,10 +280,97 @@ def _id(old: KeySide, new: KeySide, which: str) -> int | None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_soundness(fmt: str) -> None:
-    @settings(max_examples=int(os.environ.get("KEYGUARD_SOUNDNESS_EXAMPLES", "100")), deadline=None, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(evolutions(fmt))
     def run(case: tuple[KeySide, KeySide, list[dict[str, Any]]]) -> None:
         check(*case)
+
+    run()
+
+
+# --- Avro schemas as registered (enums, unions, fixed, metadata, names) ----------------------
+
+AVRO_FIELD_TYPES: list[Any] = [
+    "long", "int", "string", "bytes", "double",
+    {"type": "enum", "name": "Region", "symbols": ["EU", "US", "APAC"]},
+    {"type": "fixed", "name": "Hash", "size": 4},
+    {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+    {"type": "long", "logicalType": "timestamp-millis"},
+    ["null", "string"], ["null", "long"],
+]
+
+
+def _mutate_type(draw: st.DrawFn, t: Any) -> Any:
+    if isinstance(t, list):
+        return draw(st.sampled_from([list(reversed(t)), t[1], t]))
+    if isinstance(t, dict) and t.get("type") == "enum":
+        syms = t["symbols"]
+        return {**t, "symbols": draw(st.sampled_from(
+            [[*syms, "LATAM"], list(reversed(syms)), syms[:-1], syms]))}
+    if isinstance(t, dict) and t.get("type") == "fixed":
+        return {**t, "size": draw(st.sampled_from([4, 8])), "doc": "h"}
+    if isinstance(t, dict) and t.get("logicalType") == "decimal":
+        return {**t, **draw(st.sampled_from([{"scale": 3}, {"precision": 12}, {}]))}
+    if isinstance(t, dict):
+        return {**t, "logicalType": draw(st.sampled_from(
+            ["timestamp-micros", "local-timestamp-millis", "timestamp-millis"]))}
+    return draw(st.sampled_from(
+        {"int": ["long", "int", ["null", "int"]], "long": ["int", "long", "double"],
+         "string": ["bytes", ["null", "string"], "string"], "bytes": ["string", "bytes"],
+         "double": ["float", "double"], "float": ["double", "float"]}.get(t, [t])))
+
+
+@st.composite
+def avro_evolutions(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    n = draw(st.integers(1, 3))
+    types = [draw(st.sampled_from(AVRO_FIELD_TYPES)) for _ in range(n)]
+    names = draw(st.permutations(NAMES))[:n]
+    fields = [{"name": nm, "type": t} for nm, t in zip(names, types, strict=True)]
+    old = {"type": "record", "name": "Key", "namespace": "com.acme", "fields": fields}
+    new_fields = [dict(f) for f in fields]
+    for _ in range(draw(st.integers(1, 2))):
+        op = draw(st.sampled_from(["type", "doc", "alias", "default", "rename", "record",
+                                   "add", "swap"]))
+        i = draw(st.integers(0, len(new_fields) - 1))
+        f = new_fields[i]
+        if op == "type":
+            f["type"] = _mutate_type(draw, f["type"])
+        elif op == "doc":
+            f["doc"] = "documented"
+        elif op == "alias":
+            f["aliases"] = ["old_" + f["name"]]
+        elif op == "default" and f["type"] in ("long", "int"):
+            f["default"] = 0
+        elif op == "rename":
+            f["name"] += "2"
+        elif op == "add" and len(new_fields) < 4:
+            new_fields.append({"name": "extra", "type": ["null", "string"], "default": None})
+        elif op == "swap" and len(new_fields) > 1:
+            new_fields.reverse()
+    new = {**old, "fields": new_fields}
+    if draw(st.booleans()):
+        new = {**new, **draw(st.sampled_from([{"name": "UserKey"}, {"namespace": "com.acme.v2"},
+                                              {"doc": "the key"}, {}]))}
+    return old, new
+
+
+@pytest.mark.parametrize("fmt", ["avro", "avro-confluent"])
+def test_soundness_avro_schemas(fmt: str) -> None:
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(avro_evolutions(), st.data())
+    def run(pair: tuple[dict[str, Any], dict[str, Any]], data: st.DataObject) -> None:
+        extra = {"schema_id": 7} if fmt == "avro-confluent" else {}
+        try:
+            old = KeySide.from_avro(fmt, pair[0], **extra)
+            new = KeySide.from_avro(fmt, pair[1])
+        except KeyguardError:
+            reject()
+        hints = battery_hints(old)  # enum symbols and fixed sizes the row type cannot say
+        key = st.fixed_dictionaries({
+            f.name: (st.sampled_from(hints[f.name]) if f.name in hints else values(f.type))
+            for f in old.row_type.fields})
+        check(old, new, data.draw(st.lists(key, min_size=1, max_size=3)))
 
     run()
