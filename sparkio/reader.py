@@ -21,7 +21,7 @@ Two views (`scan.mode`):
 
 Both folds key on the decoded primary key (as Flink's state does), and run per Kafka
 partition inside a task (`scan.fold=partition`): Kafka's default partitioner (murmur2, also
-Flink's and Java's) puts every record of a key bytes on one partition. Keys written with
+Flink's and Java's) puts all records with the same key bytes on one partition. Keys written with
 another partitioner, or before partitions were added, or whose bytes changed (a new key
 schema id) can sit on several partitions, and a per-partition fold would then keep one row
 per partition. So each key's partition is checked against murmur2 (`scan.check-partitioning`),
