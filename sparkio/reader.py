@@ -24,8 +24,9 @@ partition inside a task (`scan.fold=partition`): Kafka's default partitioner (mu
 Flink's and Java's) puts all records with the same key bytes on one partition. Keys written with
 another partitioner, or before partitions were added, or whose bytes changed (a new key
 schema id) can sit on several partitions, and a per-partition fold would then keep one row
-per partition. So each key's partition is checked against murmur2 (`scan.check-partitioning`),
-and `scan.fold=global` folds across partitions in one task: within a partition offset order
+per partition. Each key's partition is checked against murmur2 (`scan.check-partitioning`),
+which catches the first two; a changed key encoding is what the guard exists to prevent.
+`scan.fold=global` folds across partitions in one task: within a partition offset order
 decides; across partitions the later record timestamp (then the higher partition) wins.
 """
 
