@@ -343,6 +343,9 @@ def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
             yield c
 
 
+_PRECISE = (TimeType, TimestampType, TimestampLtzType)
+
+
 def row_narrowing(old: RowType, new: RowType, path: str) -> Iterator[Change]:
     """Columns whose range or precision shrank although their Avro type did not."""
     prefix = f"{path}." if path else ""
@@ -353,7 +356,7 @@ def row_narrowing(old: RowType, new: RowType, path: str) -> Iterator[Change]:
         if isinstance(o, IntegralType) and isinstance(n, IntegralType) and n.bits < o.bits:
             yield Change("KG202", where, f"'{where}' {o.sql()} -> {n.sql()}: existing keys "
                          f"beyond {n.min_value}..{n.max_value} cannot be written")
-        elif type(o) is type(n) and isinstance(o, (TimeType, TimestampType, TimestampLtzType)) \
+        elif type(o) is type(n) and isinstance(o, _PRECISE) and isinstance(n, _PRECISE) \
                 and n.precision < min(o.precision, 3 if isinstance(o, TimeType) else 9):
             yield Change("KG205", where, f"'{where}' {o.sql()} -> {n.sql()}: the fraction is "
                          "truncated before it is written")

@@ -129,8 +129,8 @@ def battery(t: DataType) -> list[Any]:
         k, v = battery(t.key.not_null()), battery(t.value.not_null())
         vals = [{k[0]: v[0]}, {}]
     elif isinstance(t, RowType):
-        base = {f.name: battery(f.type)[0] for f in t.fields}
-        vals = [base] + [{**base, f.name: v} for f in t.fields for v in battery(f.type)[1:4]]
+        row0 = {f.name: battery(f.type)[0] for f in t.fields}
+        vals = [row0] + [{**row0, f.name: v} for f in t.fields for v in battery(f.type)[1:4]]
     else:
         vals = []
     return [*vals, None] if t.nullable else vals
@@ -266,15 +266,15 @@ def _cast(v: Any, old: DataType, new: DataType) -> Any:
         raise TypeError("no cast")
     if isinstance(new, (TimestampType, TimestampLtzType)):
         if isinstance(v, dt.datetime):
-            x = v
+            ts = v
         elif isinstance(v, dt.date):
-            x = dt.datetime(v.year, v.month, v.day)
+            ts = dt.datetime(v.year, v.month, v.day)
         else:
             raise TypeError("no cast")
-        x = x.replace(microsecond=_trunc_micros(x.microsecond, new.precision))
+        ts = ts.replace(microsecond=_trunc_micros(ts.microsecond, new.precision))
         if isinstance(new, TimestampLtzType):
-            return x if x.tzinfo else x.replace(tzinfo=dt.timezone.utc)
-        return x.astimezone(dt.timezone.utc).replace(tzinfo=None) if x.tzinfo else x
+            return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+        return ts.astimezone(dt.timezone.utc).replace(tzinfo=None) if ts.tzinfo else ts
     if isinstance(new, TimeType):
         if not isinstance(v, dt.time):
             raise TypeError("no cast")
