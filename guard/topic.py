@@ -36,6 +36,8 @@ from formats.secrets import is_secret_key, redact
 #: Confluent's wire format: magic byte 0, a 4-byte big-endian schema id, then the payload.
 MAGIC_BYTE = 0
 _HEADER_LEN = 5
+#: Distinct keys kept from a scan for re-encoding under the candidate.
+SAMPLE_KEYS = 200
 
 # Errors after which waiting longer cannot help: the credentials or the ACLs are wrong.
 _FATAL_CODES = frozenset({
@@ -71,6 +73,9 @@ class TopicFacts:
     non_confluent_keys: int = 0
     #: Why something is unknown (no credentials), for the notes of a Report.
     notes: tuple[str, ...] = ()
+    #: Distinct keys seen, with the partition each was read from (at most SAMPLE_KEYS): the
+    #: guard re-encodes real keys under the candidate, and checks how they were placed.
+    sample_keys: tuple[tuple[bytes, int], ...] = ()
 
     @property
     def compacted(self) -> bool | None:
@@ -108,14 +113,18 @@ def confluent_schema_id(key: bytes | None) -> int | None:
 
 @dataclass
 class KeyTally:
-    """Running counts of a key scan: the pure half of it (no key is kept)."""
+    """Running counts of a key scan, and a bounded sample of distinct keys: its pure half."""
 
     ids: dict[int, int] = field(default_factory=dict)
     other: int = 0
     seen: int = 0
+    samples: dict[bytes, int] = field(default_factory=dict)
+    sample_limit: int = SAMPLE_KEYS
 
-    def add(self, key: bytes | None) -> None:
+    def add(self, key: bytes | None, partition: int = -1) -> None:
         self.seen += 1
+        if key is not None and len(self.samples) < self.sample_limit:
+            self.samples.setdefault(bytes(key), partition)
         sid = confluent_schema_id(key)
         if sid is None:
             self.other += 1
@@ -162,7 +171,7 @@ class KafkaTopicInspector:
         scan = self._scan(topic, partitions, scan_limit)
         t = scan.tally
         return TopicFacts(topic, partitions, policy, dict(t.ids), t.seen, scan.complete,
-                          t.other, notes + scan.notes)
+                          t.other, notes + scan.notes, tuple(t.samples.items()))
 
     # -- look-ups --------------------------------------------------------------------------
 
@@ -244,7 +253,7 @@ class KafkaTopicInspector:
                         if position[p] >= 0 and offset < position[p]:
                             continue  # re-fetched after a re-assign
                         progressed = True
-                        tally.add(msg.key())
+                        tally.add(msg.key(), p)
                         taken[p] += 1
                         position[p] = offset + 1
                         if taken[p] >= share:

@@ -216,3 +216,13 @@ def test_failed_authentication_is_broker_unavailable_without_secrets(kafka_boots
         inspector.facts("orders")
     assert "hunter2" not in str(info.value)
     assert "hunter2" not in repr(info.value.args)
+
+
+def test_tally_keeps_a_bounded_sample_of_distinct_keys_with_partitions():
+    from guard.topic import KeyTally
+
+    tally = KeyTally(sample_limit=2)
+    for key, part in ((b"a", 0), (b"a", 1), (None, 2), (b"b", 1), (b"c", 2)):
+        tally.add(key, part)
+    assert tally.samples == {b"a": 0, b"b": 1}
+    assert tally.seen == 5
