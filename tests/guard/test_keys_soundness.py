@@ -48,8 +48,10 @@ from guard.keys.avro import battery_hints
 from guard.keys.witness import CarryError, carry_row, place
 from guard.report import Report, Severity, Verdict
 
-#: Examples per format; raise it to hunt (KEYGUARD_SOUNDNESS_EXAMPLES=1000).
+#: Examples per format. Deterministic by default so CI is stable; to hunt for gaps run e.g.
+#: KEYGUARD_SOUNDNESS_EXAMPLES=2000 KEYGUARD_SOUNDNESS_RANDOM=1 pytest this file
 EXAMPLES = int(os.environ.get("KEYGUARD_SOUNDNESS_EXAMPLES", "100"))
+DERANDOMIZE = not os.environ.get("KEYGUARD_SOUNDNESS_RANDOM")
 FORMATS = ["json", "csv", "raw", "avro", "avro-confluent"]
 NAMES = ["id", "region", "ts", "amount", "code"]
 INTS = [TinyIntType, SmallIntType, IntType, BigIntType]
@@ -280,7 +282,7 @@ def _id(old: KeySide, new: KeySide, which: str) -> int | None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_soundness(fmt: str) -> None:
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=DERANDOMIZE,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(evolutions(fmt))
     def run(case: tuple[KeySide, KeySide, list[dict[str, Any]]]) -> None:
@@ -357,7 +359,7 @@ def avro_evolutions(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
 
 @pytest.mark.parametrize("fmt", ["avro", "avro-confluent"])
 def test_soundness_avro_schemas(fmt: str) -> None:
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=DERANDOMIZE,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(avro_evolutions(), st.data())
     def run(pair: tuple[dict[str, Any], dict[str, Any]], data: st.DataObject) -> None:
