@@ -122,3 +122,9 @@ class TopicReader:
 @pytest.fixture(scope="session")
 def reader(kafka_bootstrap: str) -> TopicReader:
     return TopicReader(kafka_bootstrap)
+
+
+@pytest.fixture(scope="session")
+def reader_for() -> type[TopicReader]:
+    """TopicReader itself, for another broker (`reader_for(bootstrap)`)."""
+    return TopicReader
