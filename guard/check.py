@@ -45,7 +45,10 @@ KEYS_ASSUMED_LATEST = Rule(
     "really carry; a producer may still be writing an older version.",
 )
 
-CHECK_RULES = (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST)
+def check_rules() -> tuple[Rule, ...]:
+    from guard.realkeys import REAL_KEY_RULES
+
+    return (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, *REAL_KEY_RULES)
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,12 @@ def _key_findings(
     if not history:
         if candidate is None:
             notes.append(f"{subject} has no versions and no candidate key schema was given")
-            return []
-        return [Finding(KEY_FIRST_VERSION, "$", f"{subject} has no versions; "
+            return _topic_findings(spec, None, facts, registry, subject)
+        first = Finding(KEY_FIRST_VERSION, "$", f"{subject} has no versions; "
                         f"{candidate.origin} would be version 1", topic=spec.topic,
-                        subject=subject)]
+                        subject=subject)
+        new = _new_side(spec, subject, candidate, registry, facts)
+        return [first, *_topic_findings(spec, new, facts, registry, subject)]
     candidate = candidate or SchemaText(history[-1].schema_type, history[-1].schema,
                                         f"{subject} v{history[-1].version} (unchanged)")
     findings: list[Finding] = []
@@ -157,7 +162,24 @@ def _key_findings(
             if sig not in seen:
                 seen.add(sig)
                 findings.append(f)
-    return findings
+    return findings + _topic_findings(spec, new, facts, registry, subject)
+
+
+def _topic_findings(
+    spec: TopicCheck, new: KeySide | None, facts: TopicFacts | None, registry: Registry,
+    subject: str,
+) -> list[Finding]:
+    """What the live topic says: its cleanup policy, and its real keys under the candidate."""
+    if facts is None:
+        return []
+    from guard.keys.placement import topic_findings
+    from guard.realkeys import real_key_findings
+
+    out = topic_findings(facts.cleanup_policy, None, None, topic=spec.topic)
+    if new is not None and facts.sample_keys:
+        out += real_key_findings(new, facts.sample_keys, facts.partitions, registry=registry,
+                                 topic=spec.topic, subject=subject)
+    return out
 
 
 def _old_versions(

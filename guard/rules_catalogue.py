@@ -7,9 +7,9 @@ from guard.report import Rule
 
 def catalogue() -> list[Rule]:
     """All rules, sorted by ID (what `keyguard rules` prints and SARIF declares)."""
-    from guard.check import CHECK_RULES
+    from guard.check import check_rules
     from guard.rules import all_rules
     from guard.values import VALUE_RULES
 
-    by_id = {r.id: r for r in (*all_rules(), *VALUE_RULES, *CHECK_RULES)}
+    by_id = {r.id: r for r in (*all_rules(), *VALUE_RULES, *check_rules())}
     return [by_id[k] for k in sorted(by_id)]
