@@ -132,8 +132,27 @@ def _prove(c: Change, search: WitnessSearch, topic: str | None) -> Finding:
                            "changes bytes or partition",
                            search.find(prefer, lambda t: True), topic=topic)
         msg = c.message if w is not None else c.message + " (no example key found)"
-        return Finding(r, c.path, msg, w, topic=topic)
-    return Finding(r, c.path, c.message, search.find(prefer, lambda t: True), topic=topic)
+        return Finding(r, c.path, _placement_note(msg, c, search), _shown(w, c, search),
+                       topic=topic)
+    return Finding(r, c.path, c.message, _shown(search.find(prefer, lambda t: True), c, search),
+                   topic=topic)
+
+
+def _illustrative(search: WitnessSearch) -> bool:
+    return not (search.old.partitions or search.new.partitions)
+
+
+def _shown(w: Witness | None, c: Change, search: WitnessSearch) -> Witness | None:
+    """Partitions only where they are facts, or where placement is the finding."""
+    if w is None or c.placement or not _illustrative(search):
+        return w
+    return replace(w, old_partition=None, new_partition=None)
+
+
+def _placement_note(msg: str, c: Change, search: WitnessSearch) -> str:
+    if c.placement and _illustrative(search):
+        return f"{msg} (partitions shown for {search.n_old}; give the partition count)"
+    return msg
 
 
 def _versus_murmur2(search: WitnessSearch) -> Witness | None:
