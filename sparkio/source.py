@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
+#: Option keys Spark itself sets or consumes (lower case: Spark's option maps are).
+SPARK_OWNED = frozenset({"checkpointlocation", "path", "queryname"})
+
+
 class UpsertKafkaDataSource(DataSource):
     """`spark.read/write(Stream).format("upsert-kafka")` with Flink's upsert-kafka options."""
 
@@ -23,7 +27,8 @@ class UpsertKafkaDataSource(DataSource):
         return "upsert-kafka"
 
     def _options(self) -> dict[str, Any]:
-        return dict(self.options)
+        # Spark adds its own options (the streaming checkpoint, a save path): not ours.
+        return {k: v for k, v in self.options.items() if k.lower() not in SPARK_OWNED}
 
     def schema(self) -> StructType:
         from sparkio.reader import infer_schema
