@@ -1,0 +1,44 @@
+"""The README's rules table, generated from the rule catalogue (`python -m guard.docs README.md`).
+
+Renders the block between `<!-- rules -->` and `<!-- /rules -->`, after the option tables
+(`formats.docs`), so one command refreshes every generated part of the README.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from formats.docs import render as render_options
+
+_BLOCK = re.compile(r"(<!-- rules -->\n)(?P<body>.*?)(<!-- /rules -->)", re.DOTALL)
+
+
+def rules_table() -> str:
+    from guard.rules_catalogue import catalogue
+
+    lines = ["| ID | name | severity | what it catches |", "|---|---|---|---|"]
+    for r in catalogue():
+        summary = r.summary.replace("|", "\\|")
+        lines.append(f"| `{r.id}` | {r.name} | {r.severity.value} | {summary} |")
+    return "\n".join(lines)
+
+
+def render(text: str) -> str:
+    text = render_options(text)
+    return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0] if argv else "README.md")
+    old = path.read_text(encoding="utf-8")
+    new = render(old)
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+        print(f"updated generated tables in {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
