@@ -8,6 +8,7 @@ option or an unsupported column fails before any row is touched.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,19 +103,32 @@ def register_format(factory: FormatFactory) -> FormatFactory:
     return factory
 
 
+#: The built-in formats and the module that registers each, imported on first use only.
+BUILTIN_FORMATS = {
+    "json": "formats.json_format",
+    "csv": "formats.csv_format",
+    "raw": "formats.raw_format",
+    "avro": "formats.avro_format",
+    "avro-confluent": "formats.avro_confluent_format",
+}
+
+
 def format_factory(name: str) -> FormatFactory:
-    _load_builtin_formats()
+    """The factory of format `name`, importing only that format's module."""
+    if name not in _FACTORIES and name in BUILTIN_FORMATS:
+        importlib.import_module(BUILTIN_FORMATS[name])
     try:
         return _FACTORIES[name]
     except KeyError:
         raise InvalidOptionError(
             f"unknown format {name!r}",
-            hint="supported formats: " + ", ".join(sorted(_FACTORIES)),
+            hint="supported formats: " + ", ".join(sorted({*BUILTIN_FORMATS, *_FACTORIES})),
         ) from None
 
 
 def format_names() -> list[str]:
-    _load_builtin_formats()
+    for name in BUILTIN_FORMATS:
+        format_factory(name)
     return sorted(_FACTORIES)
 
 
@@ -131,18 +145,3 @@ def create_codec(
         options or {}, where=f"{context.role} format '{format_name}'"
     )
     return factory.build(row_type, resolved, context)
-
-
-_builtin_loaded = False
-
-
-def _load_builtin_formats() -> None:
-    global _builtin_loaded
-    if _builtin_loaded:
-        return
-    _builtin_loaded = True
-    import formats.avro_confluent_format
-    import formats.avro_format
-    import formats.csv_format
-    import formats.json_format
-    import formats.raw_format  # noqa: F401

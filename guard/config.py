@@ -36,11 +36,6 @@ from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
 from formats.secrets import is_secret_key
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 _TOPIC_KEYS = {"name", "key-format", "value-format", "key-schema", "value-schema",
                "partitions", "partitioner", "options", "key-fields-prefix"}
 _TOP_KEYS = {"registry", "bootstrap", "kafka", "topics", "scan-limit"}
@@ -76,6 +71,11 @@ class GuardConfig:
 
 
 def load_config(path: str | Path) -> GuardConfig:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     p = Path(path)
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))

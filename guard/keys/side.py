@@ -183,23 +183,8 @@ def effective_options(side: KeySide) -> dict[str, Any]:
     return out
 
 
-_FORMAT_MODULES = {
-    "json": "formats.json_format",
-    "csv": "formats.csv_format",
-    "raw": "formats.raw_format",
-    "avro": "formats.avro_format",
-    "avro-confluent": "formats.avro_confluent_format",
-}
-
-
 def factory(format_name: str) -> Any:
-    """The format's factory, importing only its own module (others may be missing or broken)."""
-    import importlib
+    """The format's factory (`formats.codec.format_factory` imports only that format)."""
+    from formats.codec import format_factory
 
-    from formats.codec import _FACTORIES, format_factory
-
-    if format_name not in _FACTORIES and format_name in _FORMAT_MODULES:
-        importlib.import_module(_FORMAT_MODULES[format_name])
-    if format_name in _FACTORIES:
-        return _FACTORIES[format_name]
     return format_factory(format_name)
