@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from formats.options import OptionSet
@@ -20,38 +20,32 @@ _BLOCK = re.compile(
 
 
 def option_sets() -> dict[str, Callable[[], OptionSet]]:
-    """Every documented option set by name: the formats, the table, the registry, the connector."""
+    """The option sets `formats` declares: each format's, the table's, the registry's."""
     from formats.codec import format_factory, format_names
     from formats.plan import TABLE_OPTIONS
-
-    out: dict[str, Callable[[], OptionSet]] = {
-        name: (lambda n=name: format_factory(n).options) for name in format_names()
-    }
-    out["table"] = lambda: TABLE_OPTIONS
 
     def registry() -> OptionSet:
         from formats.registry.connect import REGISTRY_OPTIONS
 
         return REGISTRY_OPTIONS
 
-    def connector() -> OptionSet:
-        from sparkio.options import CONNECTOR_OPTIONS  # type: ignore[attr-defined]
-
-        return CONNECTOR_OPTIONS
-
+    out: dict[str, Callable[[], OptionSet]] = {
+        name: (lambda n=name: format_factory(n).options) for name in format_names()
+    }
+    out["table"] = lambda: TABLE_OPTIONS
     out["registry"] = registry
-    out["connector"] = connector
     return out
 
 
-def render(text: str) -> str:
-    sets = option_sets()
+def render(text: str, sets: Mapping[str, Callable[[], OptionSet]] | None = None) -> str:
+    """Every `<!-- options:NAME -->` block of `text`, rendered from `sets` (default: formats')."""
+    known = dict(sets) if sets is not None else option_sets()
 
     def table(m: re.Match[str]) -> str:
         name = m.group("name")
-        if name not in sets:
-            raise KeyError(f"README names option block {name!r}; known: {', '.join(sets)}")
-        return f"{m.group(1)}{sets[name]().markdown_table()}\n{m.group(4)}"
+        if name not in known:
+            raise KeyError(f"README names option block {name!r}; known: {', '.join(known)}")
+        return f"{m.group(1)}{known[name]().markdown_table()}\n{m.group(4)}"
 
     return _BLOCK.sub(table, text)
 

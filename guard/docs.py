@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from formats.docs import option_sets
 from formats.docs import render as render_options
+from formats.options import OptionSet
 
 _BLOCK = re.compile(r"(<!-- rules -->\n)(?P<body>.*?)(<!-- /rules -->)", re.DOTALL)
 
@@ -25,8 +28,24 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
+def all_option_sets() -> dict[str, Callable[[], OptionSet]]:
+    """The formats' option sets plus the Spark connector's (writing) and reader's."""
+
+    def connector() -> OptionSet:
+        from sparkio.options import CONNECTOR_OPTIONS
+
+        return CONNECTOR_OPTIONS
+
+    def reader() -> OptionSet:
+        from sparkio.reader import READ_OPTIONS
+
+        return READ_OPTIONS
+
+    return {**option_sets(), "connector": connector, "reader": reader}
+
+
 def render(text: str) -> str:
-    text = render_options(text)
+    text = render_options(text, all_option_sets())
     return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
 
 
