@@ -90,7 +90,7 @@ def test_live_topic_written_by_librdkafkas_default_partitioner(kafka_bootstrap, 
     from confluent_kafka import Producer
 
     from guard.topic import KafkaTopicInspector
-    from tests.broker import new_topic
+    from broker import new_topic
 
     topic = new_topic(kafka_bootstrap, partitions=6, config={"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": kafka_bootstrap})  # default: consistent_random
