@@ -50,13 +50,17 @@ def render(text: str, sets: Mapping[str, Callable[[], OptionSet]] | None = None)
     return _BLOCK.sub(table, text)
 
 
-def main(argv: list[str]) -> int:
-    path = Path(argv[0] if argv else "README.md")
+def rewrite(path: Path, render_text: Callable[[str], str]) -> None:
+    """Re-render the generated parts of `path` in place (only when they changed)."""
     old = path.read_text(encoding="utf-8")
-    new = render(old)
+    new = render_text(old)
     if new != old:
         path.write_text(new, encoding="utf-8")
-        print(f"updated option tables in {path}")
+        print(f"updated generated tables in {path}")
+
+
+def main(argv: list[str]) -> int:
+    rewrite(Path(argv[0] if argv else "README.md"), render)
     return 0
 
 

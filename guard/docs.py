@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from formats.docs import option_sets
+from formats.docs import option_sets, rewrite
 from formats.docs import render as render_options
 from formats.options import OptionSet
 
@@ -50,12 +50,7 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0] if argv else "README.md")
-    old = path.read_text(encoding="utf-8")
-    new = render(old)
-    if new != old:
-        path.write_text(new, encoding="utf-8")
-        print(f"updated generated tables in {path}")
+    rewrite(Path(argv[0] if argv else "README.md"), render)
     return 0
 
 
