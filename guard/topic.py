@@ -40,7 +40,7 @@ _HEADER_LEN = 5
 SAMPLE_KEYS = 200
 
 # Errors after which waiting longer cannot help: the credentials or the ACLs are wrong.
-_FATAL_CODES = frozenset({
+FATAL_CODES = frozenset({
     KafkaError._AUTHENTICATION,
     KafkaError._SSL,
     KafkaError.SASL_AUTHENTICATION_FAILED,
@@ -153,16 +153,16 @@ class KafkaTopicInspector:
         self.scan_timeout_s = scan_timeout_s
         self._config = dict(config or {})
         self._config.pop("bootstrap.servers", None)
-        self._secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
-        self._errors: list[KafkaError] = []
+        self.secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
+        self.errors: list[KafkaError] = []
 
     # -- the interface ---------------------------------------------------------------------
 
     def facts(self, topic: str, *, scan_limit: int = 10_000,
               scan_schema_ids: bool = True) -> TopicFacts | None:
-        self._errors.clear()
-        admin = AdminClient(self._client_config({}))
-        partitions = self._partitions(admin, topic)
+        self.errors.clear()
+        admin = AdminClient(self.client_config({}))
+        partitions = self.partitions(admin, topic)
         if partitions is None:
             return None
         policy, notes = self._cleanup_policy(admin, topic)
@@ -175,7 +175,7 @@ class KafkaTopicInspector:
 
     # -- look-ups --------------------------------------------------------------------------
 
-    def _partitions(self, admin: AdminClient, topic: str) -> int | None:
+    def partitions(self, admin: AdminClient, topic: str) -> int | None:
         # All topics, not list_topics(topic): asking for one topic by name makes tansu and
         # noida (and brokers with auto.create.topics.enable) create it.
         try:
@@ -184,14 +184,14 @@ class KafkaTopicInspector:
             for _ in range(10_000):  # serve the queued error callbacks (and log lines)
                 if not admin.poll(0):
                     break
-            raise self._unavailable(f"cannot read the metadata of topic {topic!r}", exc) from None
+            raise self.unavailable(f"cannot read the metadata of topic {topic!r}", exc) from None
         tm = md.topics.get(topic)
         if tm is None:
             return None
         if tm.error is not None:
             if tm.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                 return None
-            raise self._unavailable(f"the broker refused the metadata of topic {topic!r}",
+            raise self.unavailable(f"the broker refused the metadata of topic {topic!r}",
                                     tm.error)
         return len(tm.partitions)
 
@@ -201,7 +201,7 @@ class KafkaTopicInspector:
             future = admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
             entries = future.result(timeout=self.timeout_s + 1)
         except (KafkaException, FutureTimeout) as exc:
-            why = self._reason(exc)
+            why = self.reason(exc)
             return None, (f"topic {topic!r}: cleanup.policy unknown, DescribeConfigs failed: "
                           f"{why}",)
         entry = entries.get("cleanup.policy")
@@ -244,10 +244,10 @@ class KafkaTopicInspector:
                                 progressed = True
                                 ended.add(p)
                                 waiting.discard(p)
-                            elif err.fatal() or err.code() in _FATAL_CODES:
-                                raise self._unavailable(f"cannot read topic {topic!r}", err)
+                            elif err.fatal() or err.code() in FATAL_CODES:
+                                raise self.unavailable(f"cannot read topic {topic!r}", err)
                             else:
-                                self._errors.append(err)
+                                self.errors.append(err)
                             continue
                         offset = msg.offset() or 0  # never None on a record
                         if position[p] >= 0 and offset < position[p]:
@@ -267,7 +267,7 @@ class KafkaTopicInspector:
         finally:
             consumer.close()
         if timed_out and not progressed:
-            raise self._unavailable(
+            raise self.unavailable(
                 f"no records and no end of partition from topic {topic!r} within "
                 f"{self.scan_timeout_s:g}s", None)
         notes: tuple[str, ...] = ()
@@ -292,7 +292,7 @@ class KafkaTopicInspector:
 
     # -- clients and errors ----------------------------------------------------------------
 
-    def _client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+    def client_config(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         timeout_ms = max(1000, int(self.timeout_s * 1000))
         conf: dict[str, Any] = {
             "socket.connection.setup.timeout.ms": timeout_ms,
@@ -301,13 +301,13 @@ class KafkaTopicInspector:
             **self._config,
             **extra,
             "bootstrap.servers": self.bootstrap,
-            "error_cb": self._errors.append,
+            "error_cb": self.errors.append,
         }
         return conf
 
     def _consumer(self) -> Consumer:
         try:
-            return Consumer(self._client_config({
+            return Consumer(self.client_config({
                 "group.id": self._config.get("group.id", f"keyguard-inspect-{uuid.uuid4().hex}"),
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
@@ -315,10 +315,10 @@ class KafkaTopicInspector:
                 "auto.offset.reset": "earliest",
             }))
         except KafkaException as exc:
-            raise InvalidOptionError(f"Kafka client properties rejected: {self._reason(exc)}",
+            raise InvalidOptionError(f"Kafka client properties rejected: {self.reason(exc)}",
                                      hint="check the properties.* options") from None
 
-    def _reason(self, exc: BaseException | KafkaError | None) -> str:
+    def reason(self, exc: BaseException | KafkaError | None) -> str:
         if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):
             exc = exc.args[0]
         if isinstance(exc, KafkaError):
@@ -327,18 +327,18 @@ class KafkaTopicInspector:
             text = f"no answer within {self.timeout_s:g}s"
         else:
             text = str(exc) if exc is not None else ""
-        return redact(text, self._secrets)
+        return redact(text, self.secrets)
 
-    def _unavailable(self, what: str, cause: BaseException | KafkaError | None,
+    def unavailable(self, what: str, cause: BaseException | KafkaError | None,
                      ) -> BrokerUnavailableError:
-        reasons = [self._reason(cause)] if cause is not None else []
+        reasons = [self.reason(cause)] if cause is not None else []
         # The error callback often knows more (refused connection, failed SASL handshake).
-        for err in self._errors[-3:]:
-            r = self._reason(err)
+        for err in self.errors[-3:]:
+            r = self.reason(err)
             if r not in reasons:
                 reasons.append(r)
         detail = "; ".join(r for r in reasons if r)
-        where = redact(self.bootstrap, self._secrets)
+        where = redact(self.bootstrap, self.secrets)
         msg = f"{what} at {where}" + (f": {detail}" if detail else "")
         return BrokerUnavailableError(msg, hint=_HINT)
 

@@ -36,7 +36,7 @@ from confluent_kafka.admin import AdminClient
 
 from formats.errors import InvalidOptionError
 from formats.secrets import redact
-from guard.topic import _FATAL_CODES, KafkaTopicInspector
+from guard.topic import FATAL_CODES, KafkaTopicInspector
 
 #: Consumer settings the reader needs; properties.* may override the isolation level only.
 _DEFAULTS = {"isolation.level": "read_uncommitted"}
@@ -88,10 +88,10 @@ class KafkaRanges:
 
     def partitions(self, topic: str) -> int:
         """How many partitions `topic` has; an error naming the topic when it does not exist."""
-        n = self._kafka._partitions(AdminClient(self._kafka._client_config({})), topic)
+        n = self._kafka.partitions(AdminClient(self._kafka.client_config({})), topic)
         if n is None:
             raise InvalidOptionError(
-                f"topic {topic!r} does not exist at {redact(self.bootstrap, self._kafka._secrets)}",
+                f"topic {topic!r} does not exist at {redact(self.bootstrap, self._kafka.secrets)}",
                 hint="check the 'topic' option and properties.bootstrap.servers")
         return n
 
@@ -106,7 +106,7 @@ class KafkaRanges:
             while len(found) < n:
                 if time.monotonic() > deadline:
                     missing = sorted(set(range(n)) - set(found))
-                    raise self._kafka._unavailable(
+                    raise self._kafka.unavailable(
                         f"no fetch answer for partitions {missing} of topic {topic!r} within "
                         f"{self.timeout_s:g}s", None)
                 for msg in consumer.consume(500, timeout=0.2):
@@ -174,7 +174,7 @@ class KafkaRanges:
                     return
                 if time.monotonic() - last_progress > self.stall_timeout_s:
                     at = "the beginning" if position < 0 else f"offset {position}"
-                    raise self._kafka._unavailable(
+                    raise self._kafka.unavailable(
                         f"partition {r.partition} of topic {r.topic!r} made no progress for "
                         f"{self.stall_timeout_s:g}s at {at}, before its end offset {r.end} "
                         "(an open transaction under read_committed holds reads back)", None)
@@ -184,19 +184,19 @@ class KafkaRanges:
     # -- clients -----------------------------------------------------------------------------
 
     def _consumer(self, extra: Mapping[str, Any]) -> Consumer:
-        conf = self._kafka._client_config({**extra, **_FORCED})
+        conf = self._kafka.client_config({**extra, **_FORCED})
         # librdkafka wants a group id; the reader never joins it (assign, no commit).
         conf.setdefault("group.id", f"keyguard-read-{uuid.uuid4().hex}")
         try:
             return Consumer(conf)
         except Exception as exc:
             raise InvalidOptionError(
-                f"Kafka consumer properties rejected: {self._kafka._reason(exc)}",
+                f"Kafka consumer properties rejected: {self._kafka.reason(exc)}",
                 hint="check the properties.* options") from None
 
     def _check(self, err: KafkaError, what: str) -> None:
         """Raise on errors that waiting cannot fix; keep the others for a later message."""
-        if err.fatal() or err.code() in _FATAL_CODES:
-            raise self._kafka._unavailable(what, err)
-        self._kafka._errors.append(err)
+        if err.fatal() or err.code() in FATAL_CODES:
+            raise self._kafka.unavailable(what, err)
+        self._kafka.errors.append(err)
 
