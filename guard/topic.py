@@ -218,6 +218,12 @@ class KafkaTopicInspector:
         a partition that ends early leaves its unused share to the others in the next round.
         """
         consumer = self._consumer()
+        # Learn the leaders first: an offset query for a partition without a known leader
+        # waits for a retry timer (~0.5 s per round); all topics, never one by name.
+        try:
+            consumer.list_topics(timeout=self.timeout_s)
+        except KafkaException:
+            pass  # the scan below reports what is wrong
         position = dict.fromkeys(range(partitions), OFFSET_BEGINNING)
         ended: set[int] = set()
         tally = KeyTally()
@@ -234,7 +240,7 @@ class KafkaTopicInspector:
                     if time.monotonic() > deadline:
                         timed_out = True
                         break
-                    for msg in consumer.consume(500, timeout=0.2):
+                    for msg in consumer.consume(500, timeout=0.02):
                         p = msg.partition()
                         if p not in waiting:
                             continue
@@ -313,6 +319,9 @@ class KafkaTopicInspector:
                 "enable.auto.offset.store": False,
                 "enable.partition.eof": True,
                 "auto.offset.reset": "earliest",
+                # A scan reads what is there: an empty or caught-up fetch should answer at
+                # once, not after the default 500 ms wait for new data.
+                "fetch.wait.max.ms": self._config.get("fetch.wait.max.ms", 10),
             }))
         except KafkaException as exc:
             raise InvalidOptionError(f"Kafka client properties rejected: {self.reason(exc)}",
