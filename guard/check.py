@@ -156,13 +156,25 @@ def _key_findings(
     seen: set[tuple[str, str, str]] = set()
     for version, ids in olds:
         old = _old_side(spec, version, ids, facts)
-        for f in analyze_key_change(old, new, topic=spec.topic):
+        examples = _examples(old, facts, registry, spec.topic)
+        for f in analyze_key_change(old, new, topic=spec.topic, examples=examples):
             f = _with_subject(f, subject)
             sig = (f.rule.id, f.path, f.message)
             if sig not in seen:
                 seen.add(sig)
                 findings.append(f)
     return findings + _topic_findings(spec, new, facts, registry, subject)
+
+
+def _examples(
+    old: KeySide, facts: TopicFacts | None, registry: Registry, topic: str
+) -> list[dict[str, Any]]:
+    """Keys sampled from the topic, decoded: witnesses a reader recognizes as their own data."""
+    if facts is None or not facts.sample_keys:
+        return []
+    from guard.realkeys import decoded_examples
+
+    return decoded_examples(old, facts.sample_keys, registry, topic)
 
 
 def _topic_findings(

@@ -66,7 +66,7 @@ def real_key_findings(
     if not sample_keys:
         return []
     findings: list[Finding] = []
-    decode = _decoder(new, registry, topic)
+    decode = side_decoder(new, registry, topic)
     changed, first = 0, None
     for key, _ in sample_keys:
         w = _round_trip(new, decode, key, topic)
@@ -92,15 +92,31 @@ def real_key_findings(
     return findings
 
 
-def _decoder(new: KeySide, registry: Registry, topic: str) -> Any:
-    options: dict[str, Any] = dict(new.options)
-    if new.is_avro:
-        options["schema"] = json.dumps(side_schema(new), separators=(",", ":"))
-    if new.format == "avro-confluent":
+def side_decoder(side: KeySide, registry: Registry, topic: str) -> Any:
+    """Decodes key bytes with a side's schema (avro-confluent: the writer schema by its id)."""
+    options: dict[str, Any] = dict(side.options)
+    if side.is_avro:
+        options["schema"] = json.dumps(side_schema(side), separators=(",", ":"))
+    if side.format == "avro-confluent":
         options["auto.register.schemas"] = "false"
-    codec = build_codec(new.format, new.row_type, options,
+    codec = build_codec(side.format, side.row_type, options,
                         CodecContext(role="key", topic=topic, registry=registry))
     return codec.decode
+
+
+def decoded_examples(side: KeySide, sample_keys: tuple[tuple[bytes, int], ...],
+                     registry: Registry, topic: str, limit: int = 20) -> list[dict[str, Any]]:
+    """Real keys as rows of `side`, for witnesses; keys the side cannot decode are skipped."""
+    decode = side_decoder(side, registry, topic)
+    out = []
+    for key, _ in sample_keys[:limit]:
+        try:
+            row = decode(key)
+        except KeyguardError:
+            continue
+        if row is not None:
+            out.append(row)
+    return out
 
 
 def _round_trip(new: KeySide, decode: Any, key: bytes, topic: str) -> Witness | None:

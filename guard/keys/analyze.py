@@ -10,7 +10,7 @@ silently wrong.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,16 +32,23 @@ _NO_KEY_EFFECT = {
 }
 
 
-def analyze_key_change(old: KeySide, new: KeySide, *, topic: str | None = None) -> list[Finding]:
+def analyze_key_change(
+    old: KeySide,
+    new: KeySide,
+    *,
+    topic: str | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+) -> list[Finding]:
     """Every finding about the move from `old` to `new` keys, each with a witness key.
 
+    `examples` are real keys (decoded from the topic) tried as witnesses before the battery.
     Raises a KeyguardError (InvalidOptionError, SchemaError) when a side cannot be built into a
     codec at all: that is a mistake in the input, not a finding.
     """
     old_enc = encoder(old, topic, _side_id(old, new, "old"))
     new_enc = encoder(new, topic, _side_id(old, new, "new"))
     hints = battery_hints(old) if old.is_avro else None
-    search = WitnessSearch(old, new, old_enc, new_enc, hints)
+    search = WitnessSearch(old, new, old_enc, new_enc, hints, examples)
     findings = [_prove(c, search, topic) for c in _changes(old, new, topic)]
     if not any(f.effective_severity is Severity.BREAKING for f in findings):
         t = search.first_difference

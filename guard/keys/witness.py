@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 import struct
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -362,9 +363,12 @@ class WitnessSearch:
     """Encodes candidate keys under both sides, lazily and once each."""
 
     def __init__(self, old: KeySide, new: KeySide, old_enc: Encoder, new_enc: Encoder,
-                 hints: Hints | None = None) -> None:
+                 hints: Hints | None = None,
+                 examples: Sequence[Mapping[str, Any]] = ()) -> None:
         self.old, self.new = old, new
         self.hints = hints
+        #: Real keys (decoded from the topic): tried before the battery, the best witnesses.
+        self.examples = [dict(e) for e in examples]
         self.old_enc, self.new_enc = old_enc, new_enc
         self._trials: dict[str, Trial | None] = {}
         n_old = old.partitions or new.partitions or ILLUSTRATIVE_PARTITIONS
@@ -398,7 +402,8 @@ class WitnessSearch:
         return result
 
     def trials(self, prefer: str | None = None) -> Iterator[Trial]:
-        for key in candidates(self.old.row_type, prefer, self.hints):
+        for key in itertools.chain(self.examples,
+                                   candidates(self.old.row_type, prefer, self.hints)):
             t = self.trial(key)
             if t is not None:
                 yield t

@@ -109,3 +109,23 @@ def test_rule_ids_are_unique_and_documented():
     assert len({r.id for r in rules}) == len(rules)
     for r in rules:
         assert r.why and r.summary, r.id
+
+
+def test_witnesses_are_real_keys_from_the_topic_when_sampled(registry):
+    from formats.codec import CodecContext, create_codec
+    from formats.partitioner import partition_for
+
+    key_type = SchemaText("AVRO", KEY_V1, "key").row_type()
+    codec = create_codec("avro-confluent", key_type, {"schema": KEY_V1},
+                         CodecContext(role="key", topic=TOPIC, registry=registry))
+    real = codec.encode({"user_region": "EMEA"})
+    key_id = registry.get_version(f"{TOPIC}-key").schema_id
+    facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
+                       key_schema_ids={key_id: 1}, keys_scanned=1, scan_complete=True,
+                       sample_keys=((real, partition_for(real, 6)),))
+    renamed = json.loads(KEY_V1)
+    renamed["namespace"] = "com.acme"
+    report = check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", json.dumps(renamed), "k")),
+                   registry=registry, inspector=StaticTopicInspector({TOPIC: facts}))
+    (f,) = report.breaking
+    assert f.witness.key == {"user_region": "EMEA"} and f.witness.old_bytes == real
