@@ -170,3 +170,30 @@ def test_cli_never_imports_pyspark(schemas):
                          cwd=schemas.parent, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_check_scans_a_live_topic_with_bootstrap(kafka_bootstrap, tmp_path):
+    """Real keys written with the PK in (region, id) order; a candidate in (id, region) order."""
+    from broker import new_topic
+    from confluent_kafka import Producer
+
+    from formats.json_schema import to_json_schema
+    from formats.sqltypes import parse_columns
+
+    topic = new_topic(kafka_bootstrap, partitions=3, config={"cleanup.policy": "compact"})
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})
+    for i in range(5):
+        producer.produce(topic, key=f'{{"region":"r{i}","id":{i}}}'.encode(), value=b"{}")
+    assert producer.flush(15) == 0
+    schema = tmp_path / "key.json"
+    schema.write_text(json.dumps(to_json_schema(parse_columns("id INT NOT NULL, region STRING "
+                                                              "NOT NULL").not_null())))
+    (tmp_path / "empty").mkdir()
+    args = ["check", "--topic", topic, "--registry", f"file://{tmp_path / 'empty'}",
+            "--key-format", "json", "--value-format", "", "--key-schema", str(schema),
+            "--bootstrap", kafka_bootstrap, "-f", "json"]
+    r = run(*args)
+    assert r.exit_code == 1, r.output
+    (f,) = [f for f in json.loads(r.output)["findings"] if f["severity"] == "breaking"]
+    assert f["rule"]["id"] == "KG013" and "5 of 5" in f["message"]
+    assert bytes.fromhex(f["witness"]["old_hex"]).startswith(b'{"region"')
