@@ -29,9 +29,10 @@ def option_sets() -> dict[str, Callable[[], OptionSet]]:
 
         return REGISTRY_OPTIONS
 
-    out: dict[str, Callable[[], OptionSet]] = {
-        name: (lambda n=name: format_factory(n).options) for name in format_names()
-    }
+    def of_format(name: str) -> Callable[[], OptionSet]:
+        return lambda: format_factory(name).options
+
+    out: dict[str, Callable[[], OptionSet]] = {name: of_format(name) for name in format_names()}
     out["table"] = lambda: TABLE_OPTIONS
     out["registry"] = registry
     return out

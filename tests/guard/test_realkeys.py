@@ -87,10 +87,10 @@ def test_a_topic_that_is_not_compacted_warns(tmp_path):
 
 def test_live_topic_written_by_librdkafkas_default_partitioner(kafka_bootstrap, tmp_path):
     """The scan reads real keys and partitions: keys placed by consistent_random are caught."""
+    from broker import new_topic
     from confluent_kafka import Producer
 
     from guard.topic import KafkaTopicInspector
-    from broker import new_topic
 
     topic = new_topic(kafka_bootstrap, partitions=6, config={"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": kafka_bootstrap})  # default: consistent_random
