@@ -14,6 +14,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from formats.errors import EXIT_BREAKING, KeyguardError
 from formats.plan import UpsertPlan
@@ -45,6 +46,14 @@ class GuardBlockedError(KeyguardError):
     def __str__(self) -> str:
         return f"{self.message}\n{self.text}"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled from Spark's planner process (writer()) back to write_upsert's caller.
+        return (_blocked, (self.message, self.report, self.text))
+
+
+def _blocked(message: str, report: Report, text: str) -> GuardBlockedError:
+    return GuardBlockedError(message, report=report, text=text)
+
 
 class TopicMissingError(KeyguardError):
     """The topic to write does not exist: an upsert topic is created on purpose, compacted."""
@@ -54,6 +63,9 @@ class TopicMissingError(KeyguardError):
 class GuardOutcome:
     report: Report
     facts: TopicFacts
+    #: The log record of the verdict (level, message), as logged where the guard ran.
+    level: int = logging.INFO
+    message: str = ""
 
     @property
     def partitions(self) -> int:
@@ -135,14 +147,16 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
             raise GuardBlockedError(
                 f"keyguard blocked the write to topic {plan.topic}: {n} breaking "
                 f"finding{'s' if n > 1 else ''}; nothing was written", report=report, text=text)
-        _LOG.warning("guard.allow-breaking=true: writing topic %s DESPITE %d breaking "
-                     "finding%s; records written before may be orphaned.\n%s",
-                     plan.topic, n, "s" if n > 1 else "", text)
+        level, message = logging.WARNING, (
+            f"guard.allow-breaking=true: writing topic {plan.topic} DESPITE {n} breaking "
+            f"finding{'s' if n > 1 else ''}; records written before may be orphaned.\n{text}")
     elif report.verdict is Verdict.WARN:
-        _LOG.warning("keyguard: topic %s passes with warnings\n%s", plan.topic, text)
+        level = logging.WARNING
+        message = f"keyguard: topic {plan.topic} passes with warnings\n{text}"
     else:
-        _LOG.info("keyguard: topic %s is safe to write\n%s", plan.topic, text)
-    return GuardOutcome(report, facts)
+        level, message = logging.INFO, f"keyguard: topic {plan.topic} is safe to write\n{text}"
+    _LOG.log(level, "%s", message)
+    return GuardOutcome(report, facts, level, message)
 
 
 def prepare_schemas(plan: UpsertPlan) -> None:

@@ -1,8 +1,11 @@
 """Spark's side of a write: the DataSource writers, and write_upsert / serialize / prepare.
 
-The driver resolves and guards (options -> plan -> guard verdict); each task serializes and
-produces its Arrow batches (`sparkio.producer`) and returns its `TaskStats` in a commit
-message; the driver sums them into a `WriteSummary`. A `WriteJob` is everything a task needs,
+The data source's writer() resolves and guards (options -> plan -> guard verdict), on the
+driver host, before Spark starts the job: the one enforcement point of every data-source write
+(write_upsert validates the options itself first, and relays writer()'s verdict to its caller
+through a `GuardHandoff`; serialize, which has no data source, guards itself). Each task
+serializes and produces its Arrow batches (`sparkio.producer`) and returns its `TaskStats` in a
+commit message; the driver sums them into a `WriteSummary`. A `WriteJob` is everything a task needs,
 as plain picklable values (options, the table's row type, the partition count): the writers
 hold no other state, and no client crosses the wire.
 
@@ -18,6 +21,7 @@ import dataclasses
 import json
 import logging
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -31,7 +35,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from formats.errors import InvalidOptionError, SchemaError
+from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import UpsertPlan, resolve_plan
 from formats.types import RowType
 from sparkio import guarding
@@ -87,6 +91,8 @@ class WriteSummary:
     peak_worker_rss_bytes: int = 0
     delivery_guarantee: str = ""
     batch_id: int | None = None
+    #: Seconds per phase (see `phases_of`); write_upsert adds its driver-side phases.
+    phases: dict[str, float] = field(default_factory=dict)
 
     @staticmethod
     def from_json(text: str) -> WriteSummary:
@@ -96,7 +102,8 @@ class WriteSummary:
 
     @staticmethod
     def of(topic: str, stats: list[TaskStats], *, elapsed_s: float, topic_partitions: int,
-           delivery_guarantee: str, batch_id: int | None = None) -> WriteSummary:
+           delivery_guarantee: str, batch_id: int | None = None,
+           phases: Mapping[str, float] | None = None) -> WriteSummary:
         return WriteSummary(
             topic=topic,
             rows=sum(s.rows for s in stats),
@@ -113,6 +120,7 @@ class WriteSummary:
             peak_worker_rss_bytes=max((s.peak_rss_bytes for s in stats), default=0),
             delivery_guarantee=delivery_guarantee,
             batch_id=batch_id,
+            phases=dict(phases or {}),
         )
 
     def __str__(self) -> str:
@@ -125,6 +133,23 @@ class WriteSummary:
             f"partitions, {self.tasks} tasks, {self.elapsed_s:.1f}s, "
             f"{self.delivery_guarantee}, peak worker RSS "
             f"{self.peak_worker_rss_bytes / 2**20:.0f} MiB")
+
+
+def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
+              ) -> dict[str, float]:
+    """Where a write's time went: the guard in writer(), Spark until the first write task
+    starts (planning, the input and the shuffle by key), the tasks' wall time, and the tasks'
+    own phases summed over tasks (input: waiting for Spark's batches)."""
+    phases = {"guard": guard_s}
+    begun = [s.started_at for s in stats if s.started_at]
+    ended = [s.ended_at for s in stats if s.ended_at]
+    if begun and ended:
+        if started is not None:
+            phases["spark_until_tasks"] = max(0.0, min(begun) - started - guard_s)
+        phases["tasks_wall"] = max(ended) - min(begun)
+    for name in ("input", "encode", "send", "finish"):
+        phases[f"task_{name}"] = sum(getattr(s, f"{name}_s") for s in stats)
+    return {k: round(v, 4) for k, v in phases.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,6 +187,8 @@ class WriteJob:
     options: Mapping[str, str]
     table: RowType
     partitions: int
+    #: Seconds the guard took in writer() (for the summary's phases).
+    guard_s: float = 0.0
 
     @property
     def conn(self) -> ConnectorOptions:
@@ -226,16 +253,26 @@ class Prepared:
     plan: UpsertPlan
     job: WriteJob
     started: float = field(default_factory=time.time)
+    guard: guarding.GuardOutcome | None = None
+
+
+def resolve_plan_only(schema: StructType, options: Mapping[str, Any]
+                      ) -> tuple[ConnectorOptions, UpsertPlan]:
+    """options -> plan, validated, without the network: option errors before Spark runs."""
+    conn = resolve_connector(options)
+    return conn, resolve_plan(table_type(schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
 
 
 def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepared:
     """options -> plan -> guard verdict -> schema ids: everything before the first record."""
-    conn = resolve_connector(options)
-    table = table_type(schema, conn)
-    plan = resolve_plan(table, conn.raw, extra=CONNECTOR_OPTIONS)
+    started = time.time()
+    conn, plan = resolve_plan_only(schema, options)
+    clock = time.perf_counter()
     outcome = guarding.run_guard(plan, conn)
     guarding.prepare_schemas(plan)
-    return Prepared(conn, plan, WriteJob(dict(conn.raw), table, outcome.partitions))
+    guard_s = time.perf_counter() - clock
+    job = WriteJob(dict(conn.raw), plan.layout.table, outcome.partitions, guard_s)
+    return Prepared(conn, plan, job, started, outcome)
 
 
 def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = None,
@@ -247,7 +284,8 @@ def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = 
     summary = WriteSummary.of(conn.topic, stats, elapsed_s=elapsed,
                               topic_partitions=job.partitions,
                               delivery_guarantee=conn["sink.delivery-guarantee"],
-                              batch_id=batch_id)
+                              batch_id=batch_id,
+                              phases=phases_of(stats, guard_s=job.guard_s, started=started))
     guarding.record_success(plan or job.plan(), conn)
     _LOG.info("%s", summary)
     path = conn["sink.summary-file"]
@@ -321,14 +359,68 @@ def worker_logging() -> None:
         logger.setLevel(logging.INFO)
 
 
+@dataclass(frozen=True)
+class GuardHandoff:
+    """writer()'s guard verdict, for the write_upsert call that started the write.
+
+    Spark runs writer() in a separate Python planner process on the driver host; it pickles
+    this next to the summary file (`<sink.summary-file>.guard`), so write_upsert can log the
+    report in its caller's process and raise a blocked write's `GuardBlockedError` (or any
+    other keyguard error from that step) as itself instead of inside a Spark error. It only
+    reports: the guard has already run, and decided, when it is written.
+    """
+
+    level: int = logging.INFO
+    message: str = ""
+    seconds: float = 0.0
+    error: KeyguardError | None = None
+
+
+def handoff_path(summary_path: str) -> str:
+    return f"{summary_path}.guard"
+
+
+def write_handoff(options: Mapping[str, Any], handoff: GuardHandoff) -> None:
+    path = options.get("sink.summary-file")
+    if not path:
+        return
+    tmp = f"{handoff_path(str(path))}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            pickle.dump(handoff, f)
+        os.replace(tmp, handoff_path(str(path)))
+    except Exception as exc:  # reporting only: the write's own outcome must not change
+        _LOG.warning("upsert-kafka: could not hand the guard verdict to the caller: %s", exc)
+
+
+def read_handoff(summary_path: str) -> GuardHandoff | None:
+    """The hand-off write_upsert's own writer() left in write_upsert's private directory."""
+    try:
+        with open(handoff_path(summary_path), "rb") as f:
+            handoff = pickle.load(f)  # a file in this process's own temp dir
+    except FileNotFoundError:
+        return None
+    return handoff if isinstance(handoff, GuardHandoff) else None
+
+
 def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: bool,
                   *, streaming: bool) -> UpsertKafkaWriter | UpsertKafkaStreamWriter:
+    """The one place every data-source write is guarded: nothing is produced before this
+    returns, and it returns only when the guard let the write through."""
     worker_logging()
     if overwrite:
         raise InvalidOptionError(
             "upsert-kafka writes in append mode only: an upsert topic is overwritten key by key",
             hint="use mode('append'); delete keys with tombstones (changelog.column = -D)")
-    prep = resolve_and_guard(schema, options)
+    clock = time.perf_counter()
+    try:
+        prep = resolve_and_guard(schema, options)
+    except KeyguardError as exc:
+        write_handoff(options, GuardHandoff(seconds=time.perf_counter() - clock, error=exc))
+        raise
+    guard = prep.guard
+    write_handoff(options, GuardHandoff(guard.level if guard else logging.INFO,
+                                        guard.message if guard else "", prep.job.guard_s))
     if streaming:
         return UpsertKafkaStreamWriter(prep.job)
     return UpsertKafkaWriter(prep.job, prep.started)
@@ -339,27 +431,70 @@ def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: boo
 # --------------------------------------------------------------------------------------------
 
 
-def check_null_keys(df: DataFrame, plan: UpsertPlan) -> None:
-    """One Spark count over `pk IS NULL`, before anything is written."""
+def nullable_key(df: DataFrame, plan: UpsertPlan) -> list[str]:
+    """Primary-key columns Spark lets be null; a NOT NULL column is Spark's to enforce (its
+    optimizer folds `IS NULL` on one to false, so counting it could never find a row)."""
+    return [c for c in plan.layout.primary_key if df.schema[c].nullable]
+
+
+def _null_condition(columns: list[str]) -> Any:
     from functools import reduce
 
     from pyspark.sql import functions as F
 
-    pk = plan.layout.primary_key
-    cond = reduce(lambda a, b: a | b, [F.col(f"`{c}`").isNull() for c in pk])
-    bad = df.filter(cond)
+    return reduce(lambda a, b: a | b, [F.col(f"`{c}`").isNull() for c in columns])
+
+
+def check_null_keys(df: DataFrame, plan: UpsertPlan) -> None:
+    """One Spark count over `pk IS NULL`, before anything is written (none: all NOT NULL)."""
+    columns = nullable_key(df, plan)
+    if not columns:
+        return
+    bad = df.filter(_null_condition(columns))
     count = bad.count()
     if count:
         example = bad.limit(1).collect()[0].asDict()
-        raise null_key_error(plan.topic, pk, count, example, scope=" in the DataFrame")
+        raise null_key_error(plan.topic, plan.layout.primary_key, count, example,
+                             scope=" in the DataFrame")
 
 
-def keyed(df: DataFrame, conn: ConnectorOptions) -> DataFrame:
-    """Repartition by the primary key, sort each partition by input order or sink.order-by."""
+#: In the Spark error a null key raises in the shuffle's map stage (see `keyed`).
+NULL_KEY_MARK = "keyguard: null primary key"
+
+
+def failing_on_null_keys(df: DataFrame, plan: UpsertPlan) -> DataFrame:
+    """`df`, failing its Spark job at the first row with a null primary-key column.
+
+    Placed before the shuffle by key, the check runs in the map stage, which finishes before
+    any write task starts: a null key fails the job before any record is produced, at the cost
+    of one predicate per row instead of a second pass over the input (write_upsert then counts,
+    on the failure path only, for the error's count and example row).
+    """
+    from pyspark.sql import functions as F
+
+    columns = nullable_key(df, plan)
+    if not columns:
+        return df
+    message = (f"{NULL_KEY_MARK} in topic {plan.topic} (primary key "
+               f"{', '.join(plan.layout.primary_key)}); nothing was written")
+    return df.filter(F.when(_null_condition(columns), F.raise_error(F.lit(message)))
+                     .otherwise(F.lit(True)))
+
+
+def keyed(df: DataFrame, conn: ConnectorOptions, *, own_shuffle: bool = False) -> DataFrame:
+    """Repartition by the primary key, sort each partition by input order or sink.order-by.
+
+    Spark drops `repartition(n, pk)` when its input is already hash-partitioned that way.
+    `own_shuffle` partitions by struct(pk) instead (the same grouping of keys into tasks),
+    which no upstream partitioning matches: the shuffle, and with it a map stage that ends
+    before any write task starts, is always there (see `failing_on_null_keys`).
+    """
     from pyspark.sql import functions as F
 
     n = conn["sink.parallelism"] or df.sparkSession.sparkContext.defaultParallelism
     pk = [F.col(f"`{c}`") for c in conn.primary_key]
+    if own_shuffle:
+        pk = [F.struct(*pk)]
     if conn.order_by:
         return df.repartition(n, *pk).sortWithinPartitions(
             *[F.col(f"`{c}`") for c in conn.order_by])
@@ -370,7 +505,8 @@ def keyed(df: DataFrame, conn: ConnectorOptions) -> DataFrame:
 
 def prepare(df: DataFrame, **options: Any) -> DataFrame:
     """The DataFrame ready for `.write.format("upsert-kafka")`: null keys rejected (one
-    count), partitioned by key, each partition in input order (or sink.order-by)."""
+    count, unless every key column is NOT NULL), partitioned by key, each partition in input
+    order (or sink.order-by)."""
     conn = resolve_connector(options, require_bootstrap=False)
     plan = resolve_plan(table_type(df.schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
     check_null_keys(df, plan)
@@ -380,21 +516,43 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
 def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     """Write `df` to an upsert topic: validate, guard, check keys, produce; the summary.
 
-    The guard runs here first (its report goes to this process's log) and again in the data
-    source's writer(); then one count rejects null keys, and the keyed DataFrame is written
-    through `format("upsert-kafka")`, which needs no pandas.
+    Options are validated here, before Spark runs anything. The guard runs once, in the data
+    source's writer() (the one enforcement point of every data-source write), before the job
+    starts; its report is logged here too, and a blocked write raises its GuardBlockedError
+    here. Null keys fail the shuffle's map stage, before any write task starts. The keyed
+    DataFrame is written through `format("upsert-kafka")`, which needs no pandas.
     """
     from sparkio.source import UpsertKafkaDataSource
 
-    prep = resolve_and_guard(df.schema, options)
-    check_null_keys(df, prep.plan)
+    clock = time.perf_counter()
+    conn, plan = resolve_plan_only(df.schema, options)
+    checked = failing_on_null_keys(df, plan)
     df.sparkSession.dataSource.register(UpsertKafkaDataSource)
     with tempfile.TemporaryDirectory(prefix="keyguard-summary-") as tmp:
         path = os.path.join(tmp, "summary.json")
-        (keyed(df, prep.conn).write.format(UpsertKafkaDataSource.name())
-         .options(**{**prep.conn.raw, "sink.summary-file": path}).mode("append").save())
+        writing = (keyed(checked, conn, own_shuffle=checked is not df).write
+                   .format(UpsertKafkaDataSource.name())
+                   .options(**{**conn.raw, "sink.summary-file": path}).mode("append"))
+        driver_s = time.perf_counter() - clock
+        try:
+            writing.save()
+        except Exception as exc:
+            handoff = read_handoff(path)
+            if handoff is not None and handoff.error is not None:
+                raise handoff.error from None
+            if handoff is not None:
+                _LOG.log(handoff.level, "%s", handoff.message)
+            if NULL_KEY_MARK in str(exc):
+                check_null_keys(df, plan)  # the count and an example row, for the error
+            raise
+        handoff = read_handoff(path)
+        if handoff is not None:
+            _LOG.log(handoff.level, "%s", handoff.message)
         with open(path) as f:
             summary = WriteSummary.from_json(f.read())
+    total = time.perf_counter() - clock
+    phases = {"driver": round(driver_s, 4), **summary.phases, "total": round(total, 4)}
+    summary = dataclasses.replace(summary, phases=phases)
     _LOG.info("%s", summary)
     return summary
 
@@ -402,9 +560,9 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 def serialize(df: DataFrame, **options: Any) -> DataFrame:
     """`df` as Kafka records (key, value, partition) for Spark's own Kafka sink.
 
-    The guard and the null-key count run now; rows are encoded when the result is computed.
-    -U rows are dropped, -D rows have a null value. Write with `partition` set, so each record
-    lands where Java and Flink producers put its key.
+    The guard (once, here: no data source is involved) and the null-key count run now; rows
+    are encoded when the result is computed. -U rows are dropped, -D rows have a null value.
+    Write with `partition` set, so each record lands where Java and Flink producers put its key.
     """
     prep = resolve_and_guard(df.schema, options)
     check_null_keys(df, prep.plan)
