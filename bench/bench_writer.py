@@ -5,12 +5,18 @@
 2. foreachPartition: the hand-written Spark job people write today, confluent-kafka's
    AvroSerializer row by row (goal: writer >= 3x).
 All three use avro-confluent keys and values, acks=all, idempotence and murmur2_random, and
-write the same rows. The writer's number includes everything it does: the guard, the null-key
-count, the shuffle by key. Peak RSS of the Python workers comes back in the commit messages:
-it is bounded by the producer queue and the Arrow batch, not by the partition size, so a
-10x larger write has about the same peak.
+write the same rows: `frame()`, spark.range plus column expressions (a pipeline's computed
+DataFrame, not rows shipped from Python lists, so no contender pays for re-serializing Python
+objects). The bare producer gets those rows as Arrow via toArrow() and serializes them with the
+same codecs before its clock starts; the two Spark contenders compute them inside their job.
+The writer's number includes everything it does: the guard (in the data source's writer()),
+the null-key check, the shuffle by key. `id` comes from spark.range and is NOT NULL, so no
+null-key check is needed; --nullable-key makes it nullable (the check then runs in the
+shuffle's map stage). The writer's phase breakdown comes back in its summary. Peak RSS of the
+Python workers comes back in the commit messages: it is bounded by the producer queue and the
+Arrow batch, not by the partition size, so a 10x larger write has about the same peak.
 
-Usage: python bench/bench_writer.py [--rows 1000000] [--partitions 3]
+Usage: python bench/bench_writer.py [--rows 1000000] [--partitions 3] [--nullable-key]
 """
 
 from __future__ import annotations
@@ -34,11 +40,12 @@ PRODUCER = {"acks": "all", "enable.idempotence": True, "partitioner": "murmur2_r
             "queue.buffering.max.kbytes": 65536}
 
 
-def frame(spark: Any, rows: int) -> Any:
+def frame(spark: Any, rows: int, nullable_key: bool = False) -> Any:
     from pyspark.sql import functions as F
 
+    key = F.when(F.col("id") >= 0, F.col("id")) if nullable_key else F.col("id")
     return spark.range(rows, numPartitions=2).select(
-        F.col("id"),
+        key.alias("id"),
         F.concat(F.lit("customer-"), (F.col("id") % 100_000).cast("string")).alias("customer"),
         F.element_at(F.array(F.lit("eu"), F.lit("us"), F.lit("ap")),
                      (F.col("id") % 3 + 1).cast("int")).alias("region"),
@@ -120,10 +127,35 @@ def foreach_partition_job(bootstrap: str, topic: str) -> Any:
     return run
 
 
+def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
+    """The writer's wall time, phase by phase (see sparkio.writer.phases_of)."""
+    get = phases.get
+    known = (get("driver", 0.0) + get("guard", 0.0) + get("spark_until_tasks", 0.0)
+             + get("tasks_wall", 0.0))
+    rows = [
+        ("driver: validate options, plan, null-key check", get("driver", 0.0)),
+        ("guard, once, in writer() (topic scan, registry)", get("guard", 0.0)),
+        ("Spark: planning, input + shuffle map stage", get("spark_until_tasks", 0.0)),
+        ("write tasks (wall, first start to last end)", get("tasks_wall", 0.0)),
+        ("rest: planner process, commit, summary", max(0.0, wall_s - known)),
+    ]
+    print(f"writer phases ({wall_s:.2f} s wall):")
+    for name, secs in rows:
+        print(f"  {name:<50}{secs:>7.2f} s")
+    print(f"  inside the write tasks, summed over {tasks} tasks:")
+    for key, name in (("task_input", "waiting for Spark's batches (shuffle read, sort, Arrow)"),
+                      ("task_encode", "encode (Arrow -> key/value bytes, murmur2 partitions)"),
+                      ("task_send", "produce() calls"),
+                      ("task_finish", "flush, wait for every acknowledgement")):
+        print(f"    {name:<57}{get(key, 0.0):>7.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--nullable-key", action="store_true",
+                    help="make id nullable, so the writer checks for null keys")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -153,7 +185,8 @@ def main() -> None:
 
         t_writer = new_topic(bs, parts)
         start = time.perf_counter()
-        summary = sparkio.write_upsert(frame(spark, rows), **options(bs, t_writer, registry))
+        summary = sparkio.write_upsert(frame(spark, rows, args.nullable_key),
+                                       **options(bs, t_writer, registry))
         writer_s = time.perf_counter() - start
 
         bare_s = bare_producer(spark, rows, bs, new_topic(bs, parts), registry, parts)
@@ -173,6 +206,7 @@ def main() -> None:
             print(f"{name:<34}{secs:>9.2f}{rows / secs:>12,.0f}")
         print(f"writer vs bare producer:     {bare_s / writer_s:.2f}x  (goal >= 0.5x)")
         print(f"writer vs foreachPartition:  {fe_s / writer_s:.2f}x  (goal >= 3x)")
+        print_phases(summary.phases, writer_s, summary.tasks)
         print(f"peak Python worker RSS: {s_small.peak_worker_rss_bytes / 2**20:.0f} MiB after "
               f"{small} rows, {summary.peak_worker_rss_bytes / 2**20:.0f} MiB after {rows} rows "
               f"({mb / 2:.0f} MB per task of records)")

@@ -15,10 +15,12 @@ from formats.plan import resolve_plan
 from formats.sqltypes import parse_columns
 from sparkio.options import CONNECTOR_OPTIONS
 from sparkio.producer import (
+    POLL_EVERY,
     ChangeBuffer,
     ChangeEncoder,
     TaskDeliveryError,
     UpsertProducer,
+    arrow_partitions,
     produce_batches,
     producer_config,
 )
@@ -148,6 +150,61 @@ def test_encoder_applies_changelog_kinds_and_murmur2_partitions() -> None:
     assert [json.loads(k) for k in out.keys] == [
         {"region": "eu", "id": 1}, {"region": "us", "id": 2}, {"region": "eu", "id": 1}]
     assert out.values[0] == b'{"region":"eu","id":1,"name":"a"}' and out.values[2] is None
+    assert out.partitions.tolist() == [partition_for(k, 5) for k in out.keys]
+
+
+class FullQueueProducer(FakeProducer):
+    """Raises BufferError (librdkafka's queue is full) on every third produce() call."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.calls = 0
+        self.polls: list[float] = []
+
+    def produce(self, topic: str, value: bytes | None, key: bytes, partition: int) -> None:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise BufferError("Local: Queue full")
+        super().produce(topic, value, key, partition)
+
+    def poll(self, timeout: float = 0) -> int:
+        self.polls.append(timeout)
+        return 0
+
+
+def test_a_full_queue_delays_records_but_sends_each_once_in_order() -> None:
+    made: list[FullQueueProducer] = []
+    p = UpsertProducer(topic="t", config={},
+                       factory=lambda c: made.append(FullQueueProducer(c)) or made[0])
+    n = 2 * POLL_EVERY + 7
+    keys = [b"k%d" % i for i in range(n)]
+    values: list[bytes | None] = [b"v%d" % i if i % 5 else None for i in range(n)]
+    p.send(keys, values, [i % 3 for i in range(n)])
+    stats = p.finish()
+    assert made[0].sent == list(zip(keys, values, [i % 3 for i in range(n)], strict=True))
+    assert (stats.records, stats.tombstones, stats.upserts) == (n, n // 5 + 1, n - n // 5 - 1)
+    assert stats.bytes == sum(map(len, keys)) + sum(len(v) for v in values if v is not None)
+    # poll(0) once per POLL_EVERY records, not per record; waits only when the queue is full.
+    assert made[0].polls.count(0) == 3 and len(made[0].polls) < n
+
+
+def test_arrow_partitions_equal_murmur2_of_each_key() -> None:
+    keys = [b"", b"a", b"ab", b"abc", b"abcd", b"\x00\x00\x00\x01" * 9, bytes(range(200))]
+    arr = pa.array(keys * 3, pa.binary())
+    for sliced in (arr, arr.slice(4, 10)):
+        assert arrow_partitions(sliced, 7).tolist() == [partition_for(k, 7)
+                                                        for k in sliced.to_pylist()]
+    assert arrow_partitions(pa.array(keys, pa.large_binary()), 3).tolist() == [
+        partition_for(k, 3) for k in keys]
+    assert arrow_partitions(pa.array([], pa.binary()), 3).tolist() == []
+
+
+def test_encoder_partitions_avro_keys_from_their_arrow_column() -> None:
+    pl = plan(**{"key.format": "avro", "value.format": "avro"})
+    batch = pa.record_batch({"region": ["eu", "us", "eu"], "id": pa.array([1, 2, 300], pa.int32()),
+                             "name": ["a", None, "c"]})
+    out = ChangeEncoder(pl, 5).encode(batch)
+    assert out.keys == pl.key_codec.encode_batch(batch.select(["region", "id"]))
     assert out.partitions.tolist() == [partition_for(k, 5) for k in out.keys]
 
 

@@ -185,12 +185,72 @@ def test_guard_blocks_a_breaking_key_change_and_the_override_logs_it(
     assert "BREAKING" in err.value.text and "nothing was written" in str(err.value)
     with pytest.raises(Exception, match="keyguard blocked the write"):
         changed.write.format("upsert-kafka").options(**opts).mode("append").save()
+    with pytest.raises(GuardBlockedError):
+        sparkio.serialize(changed, **opts)
+    stream = (spark.readStream.format("rate").option("rowsPerSecond", 10).load()
+              .selectExpr("cast(value as int) as id", "'x' as region", "'a' as v"))
+    query = (stream.writeStream.format("upsert-kafka").options(**opts)
+             .option("checkpointLocation", str(tmp_path / "blocked-checkpoint")).start())
+    try:
+        with pytest.raises(Exception, match="keyguard blocked the write"):
+            query.awaitTermination(120)
+    finally:
+        query.stop()
     assert len(reader.records(topic)) == before
     caplog.set_level(logging.INFO, "keyguard")
     sparkio.write_upsert(changed, **opts, **{"guard.allow-breaking": "true"})
     loud = [r for r in caplog.records if r.levelno == logging.WARNING and "DESPITE" in r.message]
     assert loud and "BREAKING" in loud[0].message
     assert len(reader.records(topic)) == before + 1
+
+
+def test_write_upsert_guards_once_in_writer_and_relays_its_report(
+        spark: Any, kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    import sparkio
+    from sparkio import guarding
+
+    driver_runs: list[str] = []
+    real = guarding.run_guard
+
+    def counting(plan: Any, conn: Any, **kw: Any) -> Any:
+        driver_runs.append(plan.topic)
+        return real(plan, conn, **kw)
+
+    monkeypatch.setattr(guarding, "run_guard", counting)
+    caplog.set_level(logging.INFO, "keyguard")
+    topic = new_topic(kafka_bootstrap, 3)
+    opts = options(kafka_bootstrap, topic, **{
+        "primary-key": "id", "key.format": "avro-confluent", "value.format": "json",
+        "key.avro-confluent.url": f"file://{tmp_path / 'schemas'}"})
+    summary = sparkio.write_upsert(spark.createDataFrame([(1, "a")], "id int, v string"),
+                                   **opts)
+    # Not on the driver: Spark's writer() ran it (in its planner process), and handed back
+    # exactly one verdict, which write_upsert logged here.
+    assert driver_runs == [] and summary.records == 1 and "guard" in summary.phases
+    relayed = [r for r in caplog.records if f"topic {topic} is safe to write" in r.message]
+    assert len(relayed) == 1
+    # serialize has no data source: it guards on the driver, once.
+    sparkio.serialize(spark.createDataFrame([(2, "b")], "id int, v string"), **opts).collect()
+    assert driver_runs == [topic]
+
+
+def test_the_guard_handoff_carries_a_blocked_write_back_whole(tmp_path: Path) -> None:
+    from guard.check import KEY_FIRST_VERSION
+    from guard.report import Finding, Report
+    from sparkio import GuardBlockedError
+    from sparkio.writer import GuardHandoff, read_handoff, write_handoff
+
+    report = Report.of([Finding(KEY_FIRST_VERSION, "$", "first", topic="t")], ["t: key"])
+    blocked = GuardBlockedError("keyguard blocked the write to topic t", report=report,
+                                text="BREAKING ...")
+    summary = str(tmp_path / "summary.json")
+    assert read_handoff(summary) is None
+    write_handoff({"sink.summary-file": summary}, GuardHandoff(seconds=0.5, error=blocked))
+    back = read_handoff(summary)
+    assert back is not None and isinstance(back.error, GuardBlockedError)
+    assert back.error.report == report and str(back.error) == str(blocked)
+    write_handoff({}, GuardHandoff())  # no summary file: nothing to hand back, no error
 
 
 def test_guard_remembers_a_json_key_in_guard_registry(spark: Any, kafka_bootstrap: str,
@@ -220,7 +280,22 @@ def test_null_primary_key_fails_before_any_write(spark: Any, kafka_bootstrap: st
             as err:
         sparkio.write_upsert(df, **opts)
     assert "'v': 'b'" in str(err.value) or "'v': 'c'" in str(err.value)
+    # Already partitioned by the key: Spark would drop a repartition by the same key, so the
+    # writer shuffles by its own expression and the check still ends before any write task.
+    with pytest.raises(NullKeyError, match="2 rows in the DataFrame"):
+        sparkio.write_upsert(df.repartition(2, "id"), **opts)
     assert reader.records(topic) == []
+
+
+def test_not_null_key_columns_need_no_null_key_pass(spark: Any) -> None:
+    from sparkio.options import resolve_connector
+    from sparkio.writer import nullable_key, table_type
+
+    df = spark.range(3).selectExpr("id", "case when id > 0 then 'x' end as v")
+    conn = resolve_connector({"topic": "t", "primary-key": "id,v", "key.format": "json",
+                              "value.format": "json"}, require_bootstrap=False)
+    pl = resolve_plan(table_type(df.schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
+    assert nullable_key(df, pl) == ["v"]  # spark.range's id is NOT NULL
 
 
 # -- scale, streaming, exactly-once ----------------------------------------------------------
