@@ -130,15 +130,15 @@ def foreach_partition_job(bootstrap: str, topic: str) -> Any:
 def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
     """The writer's wall time, phase by phase (see sparkio.writer.phases_of)."""
     get = phases.get
-    known = (get("driver", 0.0) + get("guard", 0.0) + get("spark_until_tasks", 0.0)
-             + get("tasks_wall", 0.0))
     rows = [
         ("driver: validate options, plan, null-key check", get("driver", 0.0)),
+        ("save() until writer() runs (planner process start)", get("until_writer", 0.0)),
         ("guard, once, in writer() (topic scan, registry)", get("guard", 0.0)),
-        ("Spark: planning, input + shuffle map stage", get("spark_until_tasks", 0.0)),
+        ("Spark: the job until the first write task starts", get("spark_until_tasks", 0.0)),
         ("write tasks (wall, first start to last end)", get("tasks_wall", 0.0)),
-        ("rest: planner process, commit, summary", max(0.0, wall_s - known)),
+        ("after the last task: commit, summary", get("after_tasks", 0.0)),
     ]
+    rows.append(("unaccounted", max(0.0, wall_s - sum(secs for _, secs in rows))))
     print(f"writer phases ({wall_s:.2f} s wall):")
     for name, secs in rows:
         print(f"  {name:<50}{secs:>7.2f} s")

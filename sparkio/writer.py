@@ -146,7 +146,9 @@ def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
     if begun and ended:
         if started is not None:
             phases["spark_until_tasks"] = max(0.0, min(begun) - started - guard_s)
+            phases["writer_at"] = started  # epoch seconds, to place writer() in the job
         phases["tasks_wall"] = max(ended) - min(begun)
+        phases["tasks_ended_at"] = max(ended)
     for name in ("input", "encode", "send", "finish"):
         phases[f"task_{name}"] = sum(getattr(s, f"{name}_s") for s in stats)
     return {k: round(v, 4) for k, v in phases.items()}
@@ -534,6 +536,7 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
                    .format(UpsertKafkaDataSource.name())
                    .options(**{**conn.raw, "sink.summary-file": path}).mode("append"))
         driver_s = time.perf_counter() - clock
+        save_at = time.time()
         try:
             writing.save()
         except Exception as exc:
@@ -552,6 +555,11 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
             summary = WriteSummary.from_json(f.read())
     total = time.perf_counter() - clock
     phases = {"driver": round(driver_s, 4), **summary.phases, "total": round(total, 4)}
+    # Epochs -> durations: save() until writer() ran, and the last task until save() returned.
+    if "writer_at" in phases:
+        phases["until_writer"] = round(max(0.0, phases.pop("writer_at") - save_at), 4)
+    if "tasks_ended_at" in phases:
+        phases["after_tasks"] = round(max(0.0, time.time() - phases.pop("tasks_ended_at")), 4)
     summary = dataclasses.replace(summary, phases=phases)
     _LOG.info("%s", summary)
     return summary
