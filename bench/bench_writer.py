@@ -132,7 +132,8 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
     get = phases.get
     rows = [
         ("driver: validate options, plan, null-key check", get("driver", 0.0)),
-        ("save() until writer() runs (planner process start)", get("until_writer", 0.0)),
+        # AQE runs the shuffle's map stage before the write is planned, so before writer().
+        ("save() until writer(): input + shuffle map stage", get("until_writer", 0.0)),
         ("guard, once, in writer() (topic scan, registry)", get("guard", 0.0)),
         ("Spark: the job until the first write task starts", get("spark_until_tasks", 0.0)),
         ("write tasks (wall, first start to last end)", get("tasks_wall", 0.0)),
