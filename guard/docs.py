@@ -29,19 +29,14 @@ def rules_table() -> str:
 
 
 def all_option_sets() -> dict[str, Callable[[], OptionSet]]:
-    """The formats' option sets plus the Spark connector's (writing) and reader's."""
+    """The formats' option sets plus the Spark connector's (writing and reading)."""
 
     def connector() -> OptionSet:
         from sparkio.options import CONNECTOR_OPTIONS
 
         return CONNECTOR_OPTIONS
 
-    def reader() -> OptionSet:
-        from sparkio.reader import READ_OPTIONS
-
-        return READ_OPTIONS
-
-    return {**option_sets(), "connector": connector, "reader": reader}
+    return {**option_sets(), "connector": connector}
 
 
 def render(text: str) -> str:

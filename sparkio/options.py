@@ -24,6 +24,9 @@ EXACTLY_ONCE = "exactly-once"
 
 CHANGELOG = "changelog"
 TABLE = "table"
+#: scan.fold: per Kafka partition, or all partitions in one task.
+PARTITION = "partition"
+GLOBAL = "global"
 
 PROPERTIES = "properties."
 
@@ -57,11 +60,28 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("changelog.column", str, None,
                "A string column holding +I, +U, -U or -D for each row. +I/+U write key and "
                "value, -D a tombstone, -U nothing. Absent: every row is an upsert. On read "
-               "with scan.mode=changelog: the name of the column that carries the kind."),
+               "with scan.mode=changelog: the name of the column that carries the kind "
+               "(default op)."),
         Option("scan.mode", str, TABLE,
-               "Reading: table (the folded topic, last value per key, deletes applied) or "
-               "changelog (every record, with its kind in changelog.column).",
+               "Reading: table (the last value per key, tombstones removed: the KTable view) "
+               "or changelog (Flink's normalized change rows +I, +U, -D; -U too with "
+               "changelog.update-before).",
                choices=(TABLE, CHANGELOG)),
+        Option("changelog.update-before", bool, False,
+               "Reading in changelog mode: emit -U with the previous values before every +U."),
+        Option("scan.fold", str, PARTITION,
+               "Reading: partition folds each Kafka partition in its own task (a key's records "
+               "share a partition under murmur2); global folds all partitions in one task, "
+               "the later record timestamp winning across partitions.",
+               choices=(PARTITION, GLOBAL)),
+        Option("scan.check-partitioning", bool, True,
+               "Reading with scan.fold=partition: fail when a key sits on another partition "
+               "than murmur2 gives (another partitioner, added partitions), since the fold "
+               "would miss duplicates."),
+        duration_option("scan.capture-timeout", 30_000,
+                        "Reading: how long the driver waits for each partition's end offset."),
+        duration_option("scan.stall-timeout", 60_000,
+                        "Reading: how long a task waits without progress before its end offset."),
         Option("guard.registry", str, None,
                "Where the registered key (and value) schemas live: http(s)://, file://DIR, "
                "mock://NAME. Default: key.avro-confluent.url, else value.avro-confluent.url. "

@@ -41,7 +41,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from formats.codec import format_factory
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
-from formats.options import Option, OptionSet, duration_option
+from formats.options import OptionSet
 from formats.partitioner import partitions_for
 from formats.plan import UpsertPlan, resolve_plan, split_options
 from formats.projection import ALL, project
@@ -52,69 +52,17 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
 
-TABLE = "table"
-CHANGELOG = "changelog"
-PARTITION = "partition"
-GLOBAL = "global"
+from sparkio.options import CHANGELOG, CONNECTOR_OPTIONS, GLOBAL, PARTITION
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
-
-READ_OPTIONS = OptionSet(
-    "upsert-kafka reader",
-    (
-        Option("scan.mode", str, TABLE,
-               "table: the last value per key, tombstones removed. changelog: Flink's "
-               "normalized change rows (+I, +U, -D; -U too with changelog.update-before), the "
-               "kind in the changelog.column.", choices=(TABLE, CHANGELOG)),
-        Option("changelog.column", str, None,
-               "Name of the change-kind column (STRING: +I, -U, +U, -D) in changelog mode; "
-               "default op."),
-        Option("changelog.update-before", bool, False,
-               "In changelog mode, emit -U with the previous values before every +U."),
-        Option("scan.fold", str, PARTITION,
-               "partition: fold each Kafka partition in its own task (a key's records share "
-               "a partition under murmur2). global: fold all partitions in one task; across "
-               "partitions the later record timestamp wins.", choices=(PARTITION, GLOBAL)),
-        Option("scan.check-partitioning", bool, True,
-               "With scan.fold=partition, fail when a key sits on another partition than "
-               "murmur2 gives (another partitioner, added partitions): the fold would miss "
-               "duplicates. Turn off only when each key stays on one partition anyway."),
-        duration_option("scan.capture-timeout", 30_000,
-                        "How long the driver waits for each partition's end offset."),
-        duration_option("scan.stall-timeout", 60_000,
-                        "How long a task waits without progress before its end offset."),
-    ),
-    passthrough_prefixes=("properties.",),
-)
 
 _BATCH_ROWS = 4096
 
 
 def connector_options() -> OptionSet:
-    """The connector's one option set (sparkio.options) plus the reader's, or the reader's.
-
-    The writer's options are accepted on reads too, so one options dict serves both, as a
-    Flink table's DDL does.
-    """
-    base: OptionSet | None = None
-    try:
-        import sparkio.options as connector
-    except ImportError:
-        connector = None  # type: ignore[assignment]
-    if connector is not None:
-        for name in ("CONNECTOR_OPTIONS", "SPARK_OPTIONS", "OPTIONS", "UPSERT_KAFKA_OPTIONS"):
-            found = getattr(connector, name, None)
-            if isinstance(found, OptionSet):
-                base = found
-                break
-    if base is None:
-        return READ_OPTIONS
-    known = set(base.keys())
-    return OptionSet(
-        base.owner,
-        base.options + tuple(o for o in READ_OPTIONS if o.key not in known),
-        tuple(dict.fromkeys((*base.passthrough_prefixes, "properties."))),
-    )
+    """The connector's one option set: the writer's options are accepted on reads too, so one
+    options dict serves both, as a Flink table's DDL does."""
+    return CONNECTOR_OPTIONS
 
 
 @dataclass(frozen=True)
