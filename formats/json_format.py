@@ -684,7 +684,9 @@ def _arrow_doubles(column: Any) -> Any:
     twice = pc.multiply(d, 2)
     ok = cand
     for n in (d, pc.add(twice, 1), pc.subtract(twice, 1)):
-        ok = pc.and_(ok, pc.not_equal(pc.modulo(n, p), 0))
+        # n mod p without pc.modulo (pyarrow >= 26 only); divide truncates on integers,
+        # and the remainder is 0 exactly when p divides n either way.
+        ok = pc.and_(ok, pc.not_equal(pc.subtract(n, pc.multiply(pc.divide(n, p), p)), 0))
     ok = pc.and_(ok, pc.greater_equal(d, 10))
     slow = pc.and_(pc.invert(ok), pc.is_valid(column))
     if pc.any(slow).as_py():
