@@ -11,6 +11,7 @@ import base64
 import binascii
 import datetime as dt
 import decimal
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +68,42 @@ _HINTS: dict[type, str] = {
 }
 
 
+# `2024-01-01 10:00:00.5`, `...T10:00`, `...Z`, `...+02:00`: one parser on every Python
+# (3.10's fromisoformat wants 3 or 6 fraction digits and no Z).
+_TIME = r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
+_TIMESTAMP = re.compile(
+    r"\s*(\d{4})-(\d{2})-(\d{2})(?:[T ]" + _TIME + r")?\s*(Z|[+-]\d{2}:?\d{2})?\s*")
+_TIME_ONLY = re.compile(r"\s*" + _TIME + r"\s*")
+
+
+def _time_parts(hh: str, mm: str, ss: str | None, frac: str | None) -> tuple[int, ...]:
+    micros = int((frac or "0")[:6].ljust(6, "0"))
+    return int(hh), int(mm), int(ss or 0), micros
+
+
+def _parse_time(text: str) -> dt.time:
+    m = _TIME_ONLY.fullmatch(text)
+    if m is None:
+        raise ValueError("expected HH:MM[:SS[.fraction]]")
+    return dt.time(*_time_parts(*m.groups()))
+
+
+def _parse_timestamp(text: str) -> dt.datetime:
+    m = _TIMESTAMP.fullmatch(text)
+    if m is None:
+        raise ValueError("expected YYYY-MM-DD[ HH:MM[:SS[.fraction]]][Z|+HH:MM]")
+    y, mo, d, hh, mm, ss, frac, zone = m.groups()
+    clock = _time_parts(hh, mm, ss, frac) if hh is not None else (0, 0, 0, 0)
+    tz = None
+    if zone == "Z":
+        tz = dt.timezone.utc
+    elif zone:
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        tz = dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
+    return dt.datetime(int(y), int(mo), int(d), *clock, tzinfo=tz)
+
+
 def _coerce(t: DataType, v: Any, path: str) -> Any:
     if isinstance(t, StringType):
         if not isinstance(v, str):
@@ -94,15 +131,17 @@ def _coerce(t: DataType, v: Any, path: str) -> Any:
     if isinstance(t, DateType):
         return v if isinstance(v, dt.date) else dt.date.fromisoformat(v)
     if isinstance(t, TimeType):
-        return v if isinstance(v, dt.time) else dt.time.fromisoformat(v)
+        return v if isinstance(v, dt.time) else _parse_time(str(v))
     if isinstance(t, TimestampType):
         if isinstance(v, dt.datetime):
             return v
-        return dt.datetime.fromisoformat(str(v).replace("T", " "))
+        parsed = _parse_timestamp(str(v))
+        if parsed.tzinfo is not None:
+            raise ValueError("TIMESTAMP has no time zone: drop the offset, or use TIMESTAMP_LTZ")
+        return parsed
     if isinstance(t, TimestampLtzType):
         if not isinstance(v, dt.datetime):
-            text = str(v)
-            v = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+            v = _parse_timestamp(str(v))
         if v.tzinfo is None:
             v = v.replace(tzinfo=dt.timezone.utc)
         return v.astimezone(dt.timezone.utc)

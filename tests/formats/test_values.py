@@ -48,3 +48,14 @@ def test_bad_value_names_the_column_and_gives_a_hint():
 def test_unknown_column_is_an_error():
     with pytest.raises(EncodeError, match="unknown column amt"):
         coerce_row(T, {"amt": 1})
+
+
+def test_timestamp_text_parses_the_same_on_every_python():
+    got = coerce_row(T, {"ts": "2024-01-01 10:00:00.5", "ltz": "2024-01-01T12:00:00.5+02:00"})
+    assert got["ts"] == dt.datetime(2024, 1, 1, 10, 0, 0, 500000)
+    assert got["ltz"] == dt.datetime(2024, 1, 1, 10, 0, 0, 500000, tzinfo=dt.timezone.utc)
+
+
+def test_an_offset_on_a_zoneless_timestamp_is_an_error_not_dropped():
+    with pytest.raises(EncodeError, match="no time zone"):
+        coerce_row(T, {"ts": "2024-01-01T10:00:00Z"})
