@@ -76,7 +76,7 @@ _TIMESTAMP = re.compile(
 _TIME_ONLY = re.compile(r"\s*" + _TIME + r"\s*")
 
 
-def _time_parts(hh: str, mm: str, ss: str | None, frac: str | None) -> tuple[int, ...]:
+def _time_parts(hh: str, mm: str, ss: str | None, frac: str | None) -> tuple[int, int, int, int]:
     micros = int((frac or "0")[:6].ljust(6, "0"))
     return int(hh), int(mm), int(ss or 0), micros
 
@@ -93,7 +93,7 @@ def _parse_timestamp(text: str) -> dt.datetime:
     if m is None:
         raise ValueError("expected YYYY-MM-DD[ HH:MM[:SS[.fraction]]][Z|+HH:MM]")
     y, mo, d, hh, mm, ss, frac, zone = m.groups()
-    clock = _time_parts(hh, mm, ss, frac) if hh is not None else (0, 0, 0, 0)
+    clock: tuple[int, int, int, int] = (0, 0, 0, 0) if hh is None else _time_parts(hh, mm, ss, frac)
     tz = None
     if zone == "Z":
         tz = dt.timezone.utc
