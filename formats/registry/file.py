@@ -31,7 +31,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
@@ -109,6 +109,18 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
         except Exception as exc:  # fastavro raises several unrelated types
             raise SchemaError(f"{where}: not a valid Avro schema: {exc}") from None
     return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def same_schema(
+    versions: Iterable[SchemaVersion], schema: str, schema_type: str = "AVRO"
+) -> SchemaVersion | None:
+    """The first of `versions` that a registry would treat as `schema` (canonical forms equal)."""
+    want = canonical_form(schema, schema_type)
+    for sv in versions:
+        if sv.schema_type == schema_type.upper() and \
+                canonical_form(sv.schema, sv.schema_type) == want:
+            return sv
+    return None
 
 
 def derived_schema_id(schema: str, schema_type: str = "AVRO") -> int:
@@ -365,12 +377,7 @@ class FileRegistry:
         return found[1].schema_type, found[1].schema
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
-        want = canonical_form(schema, schema_type)
-        for sv in self.all_versions(subject):
-            if sv.schema_type == schema_type.upper() and \
-                    canonical_form(sv.schema, sv.schema_type) == want:
-                return sv
-        return None
+        return same_schema(self.all_versions(subject), schema, schema_type)
 
     def compatibility(self, subject: str) -> str:
         for rel in (f"{_subject_dir(subject)}/config.json", "config.json"):

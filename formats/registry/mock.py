@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from formats.errors import RegistryError
 from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
-from formats.registry.file import DEFAULT_COMPATIBILITY, canonical_form
+from formats.registry.file import DEFAULT_COMPATIBILITY, same_schema
 
 _LOCK = threading.Lock()
 _SCOPES: dict[str, SchemaRegistryClient] = {}
@@ -80,12 +80,7 @@ class MockRegistry:
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
         # The mock compares texts exactly; a real registry ignores formatting, so compare
         # canonical forms here.
-        want = canonical_form(schema, schema_type)
-        for sv in self.all_versions(subject):
-            if sv.schema_type == schema_type.upper() and \
-                    canonical_form(sv.schema, sv.schema_type) == want:
-                return sv
-        return None
+        return same_schema(self.all_versions(subject), schema, schema_type)
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
         found = self.lookup(subject, schema, schema_type)
