@@ -12,12 +12,25 @@ EXIT_OK = 0
 EXIT_BREAKING = 1
 EXIT_INVALID = 2
 EXIT_UNREACHABLE = 3
+EXIT_INTERNAL = 4
+
+#: One line per exit code, for the README and `--help` (a test keeps them in sync).
+EXIT_CODES = {
+    EXIT_OK: "nothing breaking",
+    EXIT_BREAKING: "breaking findings",
+    EXIT_INVALID: "invalid input or usage (the message names what, where and what to do)",
+    EXIT_UNREACHABLE: "registry or broker unreachable, authentication failed, or timed out",
+    EXIT_INTERNAL: "keyguard itself failed (a bug: rerun with --debug and report it)",
+}
 
 
 class KeyguardError(Exception):
     """Base of every error keyguard raises on purpose."""
 
     exit_code = EXIT_INVALID
+    #: A stable machine name of the error's kind, shown as `keyguard: error (KIND): ...`
+    #: and in the machine report formats.
+    kind = "invalid-input"
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         self.message = message
@@ -28,44 +41,61 @@ class KeyguardError(Exception):
 class InvalidOptionError(KeyguardError):
     """An unknown option, a bad option value, or options that conflict."""
 
+    kind = "invalid-option"
+
 
 class SchemaError(KeyguardError):
     """A schema that cannot be parsed, converted or projected."""
+
+    kind = "invalid-schema"
 
 
 class UnsupportedTypeError(SchemaError):
     """A column type the chosen format cannot represent (a MAP in raw, a ROW in csv)."""
 
+    kind = "unsupported-type"
+
 
 class EncodeError(KeyguardError):
     """A value that does not fit its column type or format, found while encoding a row."""
+
+    kind = "encode"
 
 
 class NullKeyError(EncodeError):
     """A null in a primary-key column: a key that Kafka consumers could never address."""
 
+    kind = "null-key"
+
 
 class DecodeError(KeyguardError):
     """Bytes that are not a valid record of the expected format and schema."""
+
+    kind = "decode"
 
 
 class RegistryError(KeyguardError):
     """A schema registry answered with an error that is the caller's to fix (404, 422, ...)."""
 
+    kind = "registry"
+
 
 class RegistryUnavailableError(RegistryError):
     """A schema registry could not be reached, refused the credentials, or timed out."""
 
+    kind = "registry-unavailable"
     exit_code = EXIT_UNREACHABLE
 
 
 class BrokerUnavailableError(KeyguardError):
     """A Kafka broker could not be reached, refused the credentials, or timed out."""
 
+    kind = "broker-unavailable"
     exit_code = EXIT_UNREACHABLE
 
 
 class DeliveryError(KeyguardError):
     """A write that could not be completed: some records were not acknowledged."""
 
+    kind = "delivery"
     exit_code = EXIT_UNREACHABLE

@@ -6,17 +6,36 @@ so a check of one topic starts fast.
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
 
+from formats.errors import EXIT_CODES
 from guard.cli import bytes_cmd, check_cmd, demo_cmd
+from guard.cli.common import DEBUG
+
+EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
 
 app = typer.Typer(
     name="keyguard",
-    help="Byte-exact keys for compacted Kafka topics: encode, decode, and guard key schemas.",
+    help="Byte-exact keys for compacted Kafka topics: encode, decode, and guard key schemas.\n\n"
+    + EXIT_CODES_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _global(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback when keyguard itself fails.")
+    ] = False,
+) -> None:
+    if debug:
+        DEBUG["on"] = True
+
 
 app.command("encode")(bytes_cmd.encode)
 app.command("decode")(bytes_cmd.decode)
@@ -25,3 +44,11 @@ app.command("check")(check_cmd.check_cmd)
 app.command("diff")(check_cmd.diff_cmd)
 app.command("rules")(check_cmd.rules_cmd)
 app.command("demo")(demo_cmd.demo)
+
+
+def main() -> None:
+    """The console script: `--debug` is accepted anywhere on the line, not only first."""
+    args = sys.argv[1:]
+    if "--debug" in args:
+        args = ["--debug", *(a for a in args if a != "--debug")]
+    app(args=args, prog_name="keyguard")

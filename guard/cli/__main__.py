@@ -1,5 +1,5 @@
 """`python -m guard.cli` runs the keyguard command."""
 
-from guard.cli import app
+from guard.cli import main
 
-app(prog_name="keyguard")
+main()

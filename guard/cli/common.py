@@ -1,24 +1,47 @@
-"""What every command shares: error handling with exit codes, option parsing, output."""
+"""What every command shares: error handling with exit codes, option parsing, output.
+
+Exit codes (`formats.errors.EXIT_CODES`): 0 nothing breaking, 1 breaking findings, 2 invalid
+input or usage, 3 registry or broker unreachable, 4 keyguard itself failed. A crash is never
+read as a verdict: anything keyguard did not raise on purpose exits 4 with one line, and the
+traceback only with `--debug` (or KEYGUARD_DEBUG=1).
+"""
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
 
-from formats.errors import EXIT_INVALID, KeyguardError
+from formats.errors import EXIT_INTERNAL, EXIT_INVALID, KeyguardError
 from formats.secrets import redact
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Set by the global `--debug` flag (see guard.cli.main).
+DEBUG = {"on": os.environ.get("KEYGUARD_DEBUG", "") not in ("", "0")}
 
-def fail(message: str, code: int = EXIT_INVALID) -> typer.Exit:
-    typer.echo(f"keyguard: error: {redact(message)}", err=True)
+
+def fail(message: str, code: int = EXIT_INVALID, kind: str = "usage") -> typer.Exit:
+    typer.echo(f"keyguard: error ({kind}): {redact(message)}", err=True)
     return typer.Exit(code)
+
+
+def crashed(exc: BaseException) -> typer.Exit:
+    """An error keyguard did not raise on purpose: exit 4, never 1 (a verdict)."""
+    if DEBUG["on"]:
+        typer.echo(redact("".join(traceback.format_exception(exc))), err=True)
+    first = (str(exc).splitlines() or [""])[0][:300]
+    typer.echo(redact(f"keyguard failed: {type(exc).__name__}: {first}"), err=True)
+    if not DEBUG["on"]:
+        typer.echo("keyguard failed: this is a bug in keyguard; rerun with --debug for the "
+                   "traceback and report it", err=True)
+    return typer.Exit(EXIT_INTERNAL)
 
 
 def handles_errors(fn: F) -> F:
@@ -29,7 +52,12 @@ def handles_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except KeyguardError as exc:
-            raise fail(str(exc), exc.exit_code) from None
+            raise fail(str(exc), exc.exit_code, exc.kind) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith(("typer", "click")):
+                raise  # Exit, Abort and usage errors: the CLI framework's own exit codes
+
+            raise crashed(exc) from None
 
     return wrapper  # type: ignore[return-value]
 
