@@ -33,9 +33,23 @@ class KeyguardError(Exception):
     kind = "invalid-input"
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
-        self.message = message
-        self.hint = hint
-        super().__init__(message if hint is None else f"{message} ({hint})")
+        # Redacted here, once, so that no path (the CLI, a Spark task, a library caller's
+        # log) can show a credential that slipped into a message.
+        from formats.secrets import redact
+
+        self.message = redact(message)
+        self.hint = None if hint is None else redact(hint)
+        super().__init__(self.message if self.hint is None else f"{self.message} ({self.hint})")
+
+
+#: The kind of an error keyguard did not raise on purpose (exit 4), in the machine formats.
+INTERNAL_KIND = "internal"
+
+
+class UsageError(KeyguardError):
+    """A command line that does not say what to do (a missing argument, a malformed KEY=VALUE)."""
+
+    kind = "usage"
 
 
 class InvalidOptionError(KeyguardError):

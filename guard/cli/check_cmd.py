@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
-from guard.cli.common import fail, handles_errors, parse_kv
+from guard.cli.common import fail, handles_errors, parse_kv, write_output
 from guard.report import Report, Verdict
 
 FormatOpt = Annotated[
@@ -25,12 +25,14 @@ SchemaTypeOpt = Annotated[
 
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str]) -> None:
+    from formats.secrets import redact
     from guard.render import render
     from guard.rules_catalogue import catalogue
 
-    text = render(report, fmt, files=files, rules=catalogue())
+    # Renderers redact their free text; this catches a credential in any other field too.
+    text = redact(render(report, fmt, files=files, rules=catalogue()))
     if output is not None:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        write_output(output, text)
         typer.echo(f"keyguard: {report.verdict.value}: report written to {output}", err=True)
     else:
         typer.echo(text.rstrip("\n"))
@@ -239,7 +241,7 @@ def diff_cmd(
     _emit(report, fmt, output, shown)
 
 
-@handles_errors
+@handles_errors(formats=("text", "json"))
 def rules_cmd(
     rule_id: Annotated[str | None, typer.Argument(help="Show one rule, e.g. KG101.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",

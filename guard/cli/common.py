@@ -4,6 +4,11 @@ Exit codes (`formats.errors.EXIT_CODES`): 0 nothing breaking, 1 breaking finding
 input or usage, 3 registry or broker unreachable, 4 keyguard itself failed. A crash is never
 read as a verdict: anything keyguard did not raise on purpose exits 4 with one line, and the
 traceback only with `--debug` (or KEYGUARD_DEBUG=1).
+
+An error is always one line on stderr. With a machine report format (`--format json`, ...)
+it is also a document of that format, on stdout or in the `--output` file, so a pipeline that
+parses the report learns that there is no verdict, and why. Every line and document is
+redacted (`formats.secrets`): the credentials a command was given are registered first.
 """
 
 from __future__ import annotations
@@ -13,53 +18,157 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
 
-from formats.errors import EXIT_INTERNAL, EXIT_INVALID, KeyguardError
-from formats.secrets import redact
+from formats.errors import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    INTERNAL_KIND,
+    InvalidOptionError,
+    KeyguardError,
+    UsageError,
+)
+from formats.secrets import redact, register_environment, register_options, register_url_credentials
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Set by the global `--debug` flag (see guard.cli.main).
 DEBUG = {"on": os.environ.get("KEYGUARD_DEBUG", "") not in ("", "0")}
 
+#: The report formats of `check` and `diff` (`guard.render.FORMATS`, spelled out here so the
+#: CLI starts without importing the renderers).
+REPORT_FORMATS = ("text", "json", "junit", "sarif", "github")
 
-def fail(message: str, code: int = EXIT_INVALID, kind: str = "usage") -> typer.Exit:
-    typer.echo(f"keyguard: error ({kind}): {redact(message)}", err=True)
+
+def fail(message: str, code: int = EXIT_INVALID, kind: str = "usage") -> KeyguardError:
+    """A usage error to raise inside a command: `raise fail("...")`."""
+    error = UsageError(message)
+    error.exit_code, error.kind = code, kind
+    return error
+
+
+def check_output(output: Path) -> None:
+    """Fail before any work when the report could not be written to `output`."""
+    where = f"--output {output}"
+    if output.is_dir():
+        raise InvalidOptionError(f"{where} is a directory",
+                                 hint=f"give a file path, e.g. {output / 'keyguard-report'}")
+    parent = output.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise InvalidOptionError(f"{where}: the directory {parent} {what}",
+                                 hint="create the directory first, or choose another path")
+    writable = os.access(output, os.W_OK) if output.exists() else os.access(parent, os.W_OK)
+    if not writable:
+        raise InvalidOptionError(f"{where} is not writable (permission denied)",
+                                 hint="choose a path this user can write")
+
+
+def write_output(output: Path, text: str) -> None:
+    try:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InvalidOptionError(f"--output {output}: cannot write the report: "
+                                 f"{exc.strerror or exc}",
+                                 hint="choose a path this user can write") from None
+
+
+def _report_error(kind: str, message: str, code: int, fmt: str | None,
+                  output: Path | None) -> typer.Exit:
+    """One line on stderr; in a machine format also the error document. Never a secret."""
+    message = redact(message)
+    typer.echo(f"keyguard: error ({kind}): {message}", err=True)
+    _error_document(kind, message, code, fmt, output)
     return typer.Exit(code)
 
 
-def crashed(exc: BaseException) -> typer.Exit:
+def _error_document(kind: str, message: str, code: int, fmt: str | None,
+                    output: Path | None) -> None:
+    if fmt is None or fmt == "text":
+        return
+    from guard.render import render_error
+
+    document = render_error(fmt, kind, message, code)
+    if document is None:
+        return
+    document = redact(document)
+    if output is not None:
+        try:
+            write_output(output, document)
+            typer.echo(f"keyguard: error report written to {output}", err=True)
+            return
+        except KeyguardError:
+            pass  # the unwritable --output is the error being reported: stdout then
+    typer.echo(document.rstrip("\n"))
+
+
+def crashed(exc: BaseException, fmt: str | None = None,
+            output: Path | None = None) -> typer.Exit:
     """An error keyguard did not raise on purpose: exit 4, never 1 (a verdict)."""
     if DEBUG["on"]:
         typer.echo(redact("".join(traceback.format_exception(exc))), err=True)
     first = (str(exc).splitlines() or [""])[0][:300]
-    typer.echo(redact(f"keyguard failed: {type(exc).__name__}: {first}"), err=True)
+    line = redact(f"keyguard failed: {type(exc).__name__}: {first}")
+    typer.echo(line, err=True)
     if not DEBUG["on"]:
         typer.echo("keyguard failed: this is a bug in keyguard; rerun with --debug for the "
                    "traceback and report it", err=True)
+    _error_document(INTERNAL_KIND, line, EXIT_INTERNAL, fmt, output)
     return typer.Exit(EXIT_INTERNAL)
 
 
-def handles_errors(fn: F) -> F:
-    """Turn keyguard errors into one clear line on stderr and the error's exit code."""
+def _register_credentials(args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+    """Credentials reach a command as environment variables, URL user info, or KEY=VALUE
+    options: register them all before anything can print them."""
+    register_environment(os.environ)
+    for value in (*args, *kwargs.values()):
+        for item in (value if isinstance(value, list | tuple) else [value]):
+            if isinstance(item, str):
+                register_url_credentials(item)
+                key, sep, secret = item.partition("=")
+                if sep:
+                    register_options({key.strip(): secret})
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except KeyguardError as exc:
-            raise fail(str(exc), exc.exit_code, exc.kind) from None
-        except Exception as exc:
-            if type(exc).__module__.startswith(("typer", "click")):
-                raise  # Exit, Abort and usage errors: the CLI framework's own exit codes
 
-            raise crashed(exc) from None
+def handles_errors(fn: F | None = None, *,
+                   formats: Sequence[str] = REPORT_FORMATS) -> Any:
+    """Turn keyguard errors into one clear line on stderr and the error's exit code.
 
-    return wrapper  # type: ignore[return-value]
+    A command with `fmt` (its `--format`) and `output` (`--output`) parameters also gets its
+    errors as a document of that format; `formats` are the ones it accepts.
+    """
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            fmt: str | None = kwargs.get("fmt")
+            output: Path | None = kwargs.get("output")
+            try:
+                _register_credentials(args, kwargs)
+                if fmt is not None and fmt not in formats:
+                    bad, fmt = fmt, None
+                    raise InvalidOptionError(f"--format {bad!r} is not a format of this command",
+                                             hint=f"use one of {', '.join(formats)}")
+                if output is not None and fmt is not None:
+                    check_output(output)
+                return fn(*args, **kwargs)
+            except KeyguardError as exc:
+                bad_output = output is not None and str(exc).startswith(f"--output {output}")
+                raise _report_error(exc.kind, str(exc), exc.exit_code, fmt,
+                                    None if bad_output else output) from None
+            except Exception as exc:
+                if type(exc).__module__.startswith(("typer", "click")):
+                    raise  # Exit, Abort and usage errors: the CLI framework's own exit codes
+
+                raise crashed(exc, fmt, output) from None
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate(fn) if fn is not None else decorate
 
 
 def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, str]:
@@ -70,6 +179,7 @@ def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, st
         if not sep or not key.strip():
             raise fail(f"{what} {p!r} is not KEY=VALUE")
         out[key.strip()] = value
+    register_options(out)
     return out
 
 

@@ -31,6 +31,12 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
     return "".join(line + "\n" for line in lines)
 
 
+def render_error(kind: str, message: str, exit_code: int) -> str:
+    """One error annotation: keyguard could not judge (exit `exit_code`)."""
+    return (f"::error title=keyguard::{escape_data(f'error ({kind}): {safe(message)}')}"
+            f"{escape_data(chr(10))}exit code {exit_code}\n")
+
+
 def _annotation(f: Finding, file: str | None) -> str:
     props = []
     if file:

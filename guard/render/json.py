@@ -21,8 +21,15 @@
           "old_partition": int | null, "new_partition": int | null,
           "first_difference": int | null # index of the first differing byte
         }
-      }]
+      }],
+      "error": null                      # always null in a report
     }
+
+When keyguard could not judge (exit 2, 3 or 4), the document has the same keys, no findings,
+and says why:
+
+    {"version": 1, "verdict": "error", "counts": {...all 0}, "checked": [], "notes": [],
+     "findings": [], "error": {"kind": str, "message": str, "exit_code": 2 | 3 | 4}}
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from guard.render.common import (
+    SEVERITY_ORDER,
     counts,
     file_for,
     ordered,
@@ -57,6 +65,25 @@ def document(report: Report, *, files: Mapping[str, str] | None = None) -> dict[
         "checked": [safe(c) for c in report.checked],
         "notes": [safe(n) for n in report.notes],
         "findings": [finding_dict(f, file_for(f, files)) for f in ordered(report)],
+        "error": None,
+    }
+
+
+def render_error(kind: str, message: str, exit_code: int) -> str:
+    return json.dumps(error_document(kind, message, exit_code), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
+    """A report's shape, with no verdict earned: `verdict` is "error" and `error` says why."""
+    return {
+        "version": VERSION,
+        "verdict": "error",
+        "counts": {s.value: 0 for s in SEVERITY_ORDER},
+        "checked": [],
+        "notes": [],
+        "findings": [],
+        "error": {"kind": kind, "message": safe(message), "exit_code": exit_code},
     }
 
 

@@ -64,6 +64,19 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def render_error(kind: str, message: str, exit_code: int) -> str:
+    """One suite, one testcase holding an `<error>`: keyguard could not judge."""
+    text = _xml(safe(message))
+    root = ET.Element("testsuites", name="keyguard", tests="1", failures="0", errors="1")
+    suite = ET.SubElement(root, "testsuite", name=DEFAULT_SUITE, tests="1", failures="0",
+                          errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", classname=DEFAULT_SUITE, name="keyguard run")
+    error = ET.SubElement(case, "error", type=kind, message=text)
+    error.text = f"{text}\n(exit code {exit_code})"
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
 def _finding_case(suite: ET.Element, topic: str, f: Finding, file: str | None) -> int:
     """Add the testcase of one finding; 1 when it fails."""
     case = ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",

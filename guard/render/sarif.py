@@ -56,6 +56,41 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
     }
 
 
+def render_error(kind: str, message: str, exit_code: int) -> str:
+    return json.dumps(error_document(kind, message, exit_code), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
+def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
+    """A run that did not complete: no results, and an invocation that says why (SARIF
+    2.1.0 3.20: `executionSuccessful` false, a `toolExecutionNotification` of level error
+    whose descriptor, the error kind, is declared in `tool.driver.notifications`)."""
+    text = safe(message)
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "keyguard",
+                "rules": [],
+                "notifications": [{"id": kind,
+                                   "shortDescription": {"text": f"keyguard error: {kind}"}}],
+            }},
+            "invocations": [{
+                "executionSuccessful": False,
+                "exitCode": exit_code,
+                "toolExecutionNotifications": [{
+                    "level": "error",
+                    "message": {"text": text},
+                    "descriptor": {"id": kind, "index": 0},
+                }],
+            }],
+            "results": [],
+            "properties": {"verdict": "error", "checked": [], "notes": []},
+        }],
+    }
+
+
 def _rule(r: Rule) -> dict[str, Any]:
     example = ""
     if r.example_old or r.example_new:
