@@ -14,7 +14,7 @@ from difflib import get_close_matches
 from typing import Any, Generic, TypeVar
 
 from formats.errors import InvalidOptionError
-from formats.secrets import REDACTED, is_secret_key
+from formats.secrets import REDACTED, is_secret_key, register_options
 
 V = TypeVar("V")
 
@@ -121,6 +121,7 @@ class OptionSet:
 
     def validate(self, raw: Mapping[str, Any], *, where: str | None = None) -> ResolvedOptions:
         """Typed values for every declared option; unknown keys are one error listing them all."""
+        register_options(raw)  # credentials, before anything can print them (formats.secrets)
         where = where or self.owner
         unknown = [
             k

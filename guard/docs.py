@@ -16,6 +16,16 @@ from formats.docs import render as render_options
 from formats.options import OptionSet
 
 _BLOCK = re.compile(r"(<!-- rules -->\n)(?P<body>.*?)(<!-- /rules -->)", re.DOTALL)
+_EXIT_BLOCK = re.compile(r"(<!-- exit-codes -->\n)(?P<body>.*?)(<!-- /exit-codes -->)", re.DOTALL)
+
+
+def exit_codes_table() -> str:
+    """From `formats.errors.EXIT_CODES`, the same lines `--help` shows."""
+    from formats.errors import EXIT_CODES
+
+    lines = ["| code | meaning |", "|---|---|"]
+    lines += [f"| {code} | {text} |" for code, text in EXIT_CODES.items()]
+    return "\n".join(lines)
 
 
 def rules_table() -> str:
@@ -41,6 +51,7 @@ def all_option_sets() -> dict[str, Callable[[], OptionSet]]:
 
 def render(text: str) -> str:
     text = render_options(text, all_option_sets())
+    text = _EXIT_BLOCK.sub(lambda m: f"{m.group(1)}{exit_codes_table()}\n{m.group(3)}", text)
     return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
 
 

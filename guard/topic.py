@@ -31,7 +31,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from formats.errors import BrokerUnavailableError, InvalidOptionError
-from formats.secrets import is_secret_key, redact
+from formats.secrets import is_secret_key, redact, register_secrets
 
 #: Confluent's wire format: magic byte 0, a 4-byte big-endian schema id, then the payload.
 MAGIC_BYTE = 0
@@ -154,6 +154,7 @@ class KafkaTopicInspector:
         self._config = dict(config or {})
         self._config.pop("bootstrap.servers", None)
         self.secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
+        register_secrets(self.secrets)
         self.errors: list[KafkaError] = []
 
     # -- the interface ---------------------------------------------------------------------

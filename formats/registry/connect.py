@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from formats.errors import InvalidOptionError
 from formats.options import Option, OptionSet, duration_option
 from formats.registry import Registry
-from formats.secrets import is_secret_key, redact_url
+from formats.secrets import is_secret_key, redact_url, register_secrets
 
 ENV_USER_INFO = "KEYGUARD_REGISTRY_USER_INFO"
 ENV_BEARER_TOKEN = "KEYGUARD_REGISTRY_BEARER_TOKEN"
@@ -318,6 +318,7 @@ def http_client_settings(url: str, config: Mapping[str, Any],
         if _holds_secret(key) and isinstance(value, str):
             secrets.append(value)
     settings.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+    register_secrets(settings.secrets)
     return settings
 
 

@@ -37,13 +37,14 @@ def _global(
         DEBUG["on"] = True
 
 
-app.command("encode")(bytes_cmd.encode)
-app.command("decode")(bytes_cmd.decode)
-app.command("formats")(bytes_cmd.formats_cmd)
-app.command("check")(check_cmd.check_cmd)
-app.command("diff")(check_cmd.diff_cmd)
-app.command("rules")(check_cmd.rules_cmd)
-app.command("demo")(demo_cmd.demo)
+# Every command ends its --help with the exit codes.
+app.command("encode", epilog=EXIT_CODES_HELP)(bytes_cmd.encode)
+app.command("decode", epilog=EXIT_CODES_HELP)(bytes_cmd.decode)
+app.command("formats", epilog=EXIT_CODES_HELP)(bytes_cmd.formats_cmd)
+app.command("check", epilog=EXIT_CODES_HELP)(check_cmd.check_cmd)
+app.command("diff", epilog=EXIT_CODES_HELP)(check_cmd.diff_cmd)
+app.command("rules", epilog=EXIT_CODES_HELP)(check_cmd.rules_cmd)
+app.command("demo", epilog=EXIT_CODES_HELP)(demo_cmd.demo)
 
 
 def main() -> None:

@@ -96,11 +96,7 @@ def check_cmd(
     fmt: FormatOpt = "text",
     output: OutputOpt = None,
 ) -> None:
-    """Check candidate key and value schemas of one topic, or of every topic in a config file.
-
-    Exit 0: nothing breaking. 1: breaking findings. 2: invalid input. 3: registry or broker
-    unreachable, authentication failed or timed out.
-    """
+    """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     from formats.registry.connect import open_registry
     from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, kafka_properties, load_config
