@@ -41,6 +41,48 @@ class KeyguardError(Exception):
         self.hint = None if hint is None else redact(hint)
         super().__init__(self.message if self.hint is None else f"{self.message} ({self.hint})")
 
+    # The exception a KeyguardError was raised from is often a client's, whose text may quote
+    # a credential (a registry error body repeating the Authorization header). Whoever walks
+    # the chain (traceback printing, Spark, a library caller) sees it only when it was not
+    # suppressed with `from None`, and with its text redacted when that text holds a secret.
+
+    @property  # type: ignore[override]
+    def __context__(self) -> BaseException | None:
+        if self.__suppress_context__:
+            return None
+        return _safe_link(_CONTEXT.__get__(self))
+
+    @__context__.setter
+    def __context__(self, value: BaseException | None) -> None:
+        _CONTEXT.__set__(self, value)
+
+    @property  # type: ignore[override]
+    def __cause__(self) -> BaseException | None:
+        return _safe_link(_CAUSE.__get__(self))
+
+    @__cause__.setter
+    def __cause__(self, value: BaseException | None) -> None:
+        _CAUSE.__set__(self, value)
+
+
+_CONTEXT = BaseException.__dict__["__context__"]
+_CAUSE = BaseException.__dict__["__cause__"]
+
+
+class RedactedException(Exception):
+    """Stands in, in an exception chain, for an exception whose text held a credential."""
+
+
+def _safe_link(exc: BaseException | None) -> BaseException | None:
+    if exc is None or isinstance(exc, KeyguardError):
+        return exc
+    from formats.secrets import redact
+
+    text = f"{type(exc).__name__}: {exc}"
+    if redact(text) == text:
+        return exc
+    return RedactedException(redact(text))
+
 
 #: The kind of an error keyguard did not raise on purpose (exit 4), in the machine formats.
 INTERNAL_KIND = "internal"

@@ -60,6 +60,7 @@ LOGGERS = ("keyguard", "keyguard.kafka", "keyguard.sparkio", "keyguard.registry"
 
 _lock = threading.Lock()
 _known: set[str] = set()
+_known_encoded: set[str] = set()  # only their base64 is redacted (the user of user:password)
 _pattern: re.Pattern[str] | None = None
 
 
@@ -87,15 +88,20 @@ def register_secret(value: object) -> None:
     if not isinstance(value, str):
         return
     values = {value, value.strip()}
+    encoded_only = set()
     if ":" in value:
-        values.add(value.partition(":")[2])
+        user, _, password = value.partition(":")
+        values.add(password)
+        encoded_only.add(user)  # a user name may be shown, its base64 (half a header) not
     for m in re.finditer(r"password\s*=\s*(\"[^\"]*\"|'[^']*'|\S+?);?(?=\s|$)", value):
         values.add(m.group(1).strip("\"'"))
     values = {v for v in values if len(v) >= MIN_SECRET_LENGTH}
+    encoded_only = {v for v in encoded_only if len(v) >= MIN_SECRET_LENGTH}
     with _lock:
-        if values <= _known:
+        if values <= _known and encoded_only <= _known_encoded:
             return
         _known.update(values)
+        _known_encoded.update(encoded_only)
         _pattern = None
 
 
@@ -135,6 +141,7 @@ def forget_secrets() -> None:
     global _pattern
     with _lock:
         _known.clear()
+        _known_encoded.clear()
         _pattern = None
 
 
@@ -163,6 +170,14 @@ def _b64_cores(data: bytes) -> set[str]:
     return out
 
 
+def _b64_forms(data: bytes) -> set[str]:
+    out = set()
+    for encoded in (base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode()):
+        out.add(encoded)
+        out.add(encoded.rstrip("="))
+    return out
+
+
 def forms(secret: str) -> set[str]:
     """Every spelling of `secret` that `redact` removes (besides the line-wrapped base64)."""
     data = secret.encode("utf-8")
@@ -170,9 +185,7 @@ def forms(secret: str) -> set[str]:
            json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
            repr(secret)[1:-1], repr(data)[2:-1], html.escape(secret),
            html.escape(secret, quote=False)}
-    for encoded in (base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode()):
-        out.add(encoded)
-        out.add(encoded.rstrip("="))
+    out |= _b64_forms(data)
     cores = _b64_cores(data)
     out |= cores
     out |= {quote(c, safe="") for c in cores}
@@ -182,9 +195,10 @@ def forms(secret: str) -> set[str]:
 def _compile() -> re.Pattern[str] | None:
     global _pattern
     with _lock:
-        if _pattern is not None or not _known:
+        if _pattern is not None or not (_known or _known_encoded):
             return _pattern
-        alternatives = set()
+        alternatives = {re.escape(f) for v in _known_encoded
+                        for f in _b64_forms(v.encode("utf-8")) if len(f) >= _MIN_CORE}
         for secret in _known:
             for f in forms(secret):
                 alternatives.add(re.escape(f))

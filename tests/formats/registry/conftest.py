@@ -3,6 +3,9 @@
 It speaks the subset keyguard uses (like Karapace, it has no all-versions compatibility
 endpoint), checks basic or bearer auth, and injects faults: a queue of error statuses to answer
 first (retries), a delay (timeouts), HTTP 403. HTTPS uses certificates made by `cryptography`.
+With `echo_status` set it answers every request with that status and an error body that repeats
+the request's Authorization header as a careless registry or proxy does (raw, decoded,
+URL-encoded, and the headers as JSON), for the tests that no secret is ever printed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
 
@@ -44,6 +47,7 @@ class RegistryState:
     forbidden: bool = False
     fail_next: list[int] = field(default_factory=list)
     delay: float = 0.0
+    echo_status: int | None = None
     requests: list[tuple[str, str, dict[str, list[str]], dict[str, str]]] = field(
         default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -100,6 +104,17 @@ class _Handler(BaseHTTPRequestHandler):
             return header == f"Bearer {state.bearer}"
         return True
 
+    def _echo(self, status: int) -> None:
+        header = self.headers.get("Authorization", "")
+        scheme, _, credentials = header.partition(" ")
+        try:
+            decoded = base64.b64decode(credentials).decode() if scheme == "Basic" else credentials
+        except ValueError:
+            decoded = credentials
+        self._error(status, status * 100 + 1,
+                    f"request refused by proxy. Authorization: {header}; credentials "
+                    f"{decoded} ({quote(decoded, safe='')}); headers {json.dumps(dict(self.headers))}")
+
     def _dispatch(self, method: str) -> None:
         state = self.server.state
         parts = urlsplit(self.path)
@@ -113,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.delay)
         if failure is not None:
             return self._error(failure, failure * 100 + 1, f"injected HTTP {failure}")
+        if state.echo_status is not None:
+            return self._echo(state.echo_status)
         if not self._authorized(state):
             return self._error(401, 401, "Unauthorized")
         if state.forbidden:
