@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -200,8 +200,8 @@ def _command(case: Case, base_url: str, out_file: Path, schema: Path) -> tuple[l
     table = ["--columns", "id INT", "--primary-key", "id", "--key-format", "avro-confluent",
              "--value-format", "json"]
     if case.command == "encode":
-        return args + ["encode", "--row", '{"id": 1}', *table, *options], env
-    return args + ["decode", "--key", "000000000102", "--value", "7b7d", *table, *options], env
+        return [*args, "encode", "--row", '{"id": 1}', *table, *options], env
+    return [*args, "decode", "--key", "000000000102", "--value", "7b7d", *table, *options], env
 
 
 def _server_url(case: Case, echo_registry: Any, closed_port: int) -> str:
@@ -366,8 +366,9 @@ def _crashing_app() -> typer.Typer:
 
     @crash.command()
     @handles_errors
-    def boom(registry: str = typer.Option(...), fmt: str = typer.Option("text", "--format"),
-             output: Path | None = typer.Option(None, "--output")) -> None:
+    def boom(registry: Annotated[str, typer.Option()],
+             fmt: Annotated[str, typer.Option("--format")] = "text",
+             output: Annotated[Path | None, typer.Option("--output")] = None) -> None:
         try:
             raise ValueError(f"inner {registry} with {base64.b64encode(USER_INFO.encode())!r}")
         except ValueError as inner:
@@ -400,7 +401,6 @@ def test_crash_lines_tracebacks_and_documents(fmt: str, debug: bool, tmp_path: P
 @pytest.mark.parametrize("logger", ["keyguard.kafka", "keyguard.sparkio", "keyguard"])
 def test_log_records(logger: str, caplog: pytest.LogCaptureFixture) -> None:
     import guard.topic  # noqa: F401  (creates keyguard.kafka)
-
     from formats.secrets import register_secret
 
     register_secret(USER_INFO)

@@ -111,9 +111,10 @@ class _Handler(BaseHTTPRequestHandler):
             decoded = base64.b64decode(credentials).decode() if scheme == "Basic" else credentials
         except ValueError:
             decoded = credentials
+        headers = json.dumps(dict(self.headers))
         self._error(status, status * 100 + 1,
                     f"request refused by proxy. Authorization: {header}; credentials "
-                    f"{decoded} ({quote(decoded, safe='')}); headers {json.dumps(dict(self.headers))}")
+                    f"{decoded} ({quote(decoded, safe='')}); headers {headers}")
 
     def _dispatch(self, method: str) -> None:
         state = self.server.state
