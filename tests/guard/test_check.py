@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import KeyguardError
 from formats.registry.file import FileRegistry
 from formats.schemafile import SchemaText
 from guard.check import TopicCheck, check
@@ -65,12 +64,19 @@ def test_topic_scan_ids_replace_the_latest_assumption(registry):
     assert "KG012" not in _ids(report)
 
 
-def test_keys_carrying_an_unknown_id_are_an_input_error(registry):
+def test_keys_carrying_an_unknown_id_are_a_finding_not_an_error(registry):
     facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
-                       key_schema_ids={424242: 3}, keys_scanned=3, scan_complete=True)
-    with pytest.raises(KeyguardError, match="424242"):
-        check(TopicCheck(TOPIC), registry=registry,
-              inspector=StaticTopicInspector({TOPIC: facts}))
+                       key_schema_ids={424242: 3}, keys_scanned=3, scan_complete=True,
+                       key_id_examples={424242: (2, 17)})
+    report = check(TopicCheck(TOPIC), registry=registry,
+                   inspector=StaticTopicInspector({TOPIC: facts}))
+    unlisted = [f for f in report.findings if f.rule.id == "KG016"]
+    assert len(unlisted) == 1, _ids(report)
+    assert "424242" in unlisted[0].message and "3 keys" in unlisted[0].message
+    assert "partition 2 offset 17" in unlisted[0].message
+    # The candidate (the latest version) writes another id than every key carries.
+    assert report.verdict is Verdict.BREAKING
+    assert "KG501" in _ids(report)
 
 
 def test_partition_count_change_breaks_placement(registry):
