@@ -191,7 +191,11 @@ def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:
 def _near_misses(spec: TopicCheck, subject: str, registry: Registry,
                  inspector: TopicInspector | None) -> str:
     """"; did you mean ..." with the subjects (and topics) that do exist and look alike."""
-    out = _did_you_mean(subject, registry.subjects(), "subjects")
+    names = registry.subjects()
+    role = subject.rpartition("-")[2]
+    if role in ("key", "value"):  # a key subject's near misses are key subjects
+        names = [n for n in names if not n.endswith(("-key", "-value")) or n.endswith(role)]
+    out = _did_you_mean(subject, names, "subjects")
     if inspector is not None:
         out += _did_you_mean(spec.topic, _topic_names(inspector), "topics")
     return out

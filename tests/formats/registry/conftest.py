@@ -3,6 +3,10 @@
 It speaks the subset keyguard uses (like Karapace, it has no all-versions compatibility
 endpoint), checks basic or bearer auth, and injects faults: a queue of error statuses to answer
 first (retries), a delay (timeouts), HTTP 403. HTTPS uses certificates made by `cryptography`.
+
+Like a real server in front of a registry, it also serves paths that are not the registry's API:
+under `/nope` every request gets a bare `404 "Not Found"` (no Confluent error_code), under
+`/html` a `200` HTML page. A registry URL with such a path must never pass for an empty registry.
 """
 
 from __future__ import annotations
@@ -71,10 +75,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: Any, content_type: str | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        self.send_header("Content-Type",
+                         content_type or "application/vnd.schemaregistry.v1+json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -118,6 +123,10 @@ class _Handler(BaseHTTPRequestHandler):
         if state.forbidden:
             return self._error(403, 40301, "User is denied operation on this server")
         segs = [unquote(s) for s in parts.path.strip("/").split("/")]
+        if segs[0] == "nope":  # not the registry's API: a bare 404, as a web server answers
+            return self._send(404, "Not Found", "application/json")
+        if segs[0] == "html":
+            return self._send(200, b"<html><body>Welcome</body></html>", "text/html")
         try:
             self._route(method, segs, query, body, state)
         except (BrokenPipeError, ConnectionResetError):
