@@ -261,6 +261,17 @@ class FileRegistry:
         # A git ref's tree was read by git already: its absence of files is a fact.
         self._proven = not isinstance(self._tree, _DirTree)
 
+    def create(self) -> None:
+        """Start the registry if its root is missing: for a writer about to register into it
+        (the Spark writer with auto.register.schemas, or guard.registry), not for a check."""
+        if isinstance(self._tree, _DirTree) and not self._tree.root.exists():
+            try:
+                (self._tree.root / "subjects").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RegistryUnavailableError(
+                    f"schema registry {self.name}: cannot create {self._tree.root}: "
+                    f"{exc.strerror}", hint="check the registry URL and permissions") from None
+
     def prove(self) -> None:
         """Fail unless the root exists and has the layout (see the module doc); proved once."""
         if self._proven:
