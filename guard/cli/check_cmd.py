@@ -119,7 +119,7 @@ def check_cmd(
                    "file, set them in its [[topics]] entries")
     for e in entries:
         _check_table_options(e)
-    settings = _registry_settings(registry, cfg, entries)
+    settings = _registry_settings(registry, cfg, entries, config)
 
     if against is not None:
         if not against.startswith("git:"):
@@ -197,7 +197,8 @@ def _overlay(entry: Any, cli: Any) -> Any:
     return replace(entry, **changes)
 
 
-def _registry_settings(registry: str | None, cfg: Any, entries: list[Any]) -> Any:
+def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
+                       config: Path | None = None) -> Any:
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
@@ -216,7 +217,8 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any]) -> An
         raise fail("no --registry given and no ./schemas directory: say where the schemas are")
     return resolve_registry(explicit_url=registry or url, explicit_options=reg_options,
                             explicit_sources=sources, configured_url=cfg.registry,
-                            configured_options=cfg.registry_options, default_url=default)
+                            configured_options=cfg.registry_options, default_url=default,
+                            configured_where=f"{config} [registry]")
 
 
 def _check_table_options(e: Any) -> None:
