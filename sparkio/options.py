@@ -148,8 +148,9 @@ class ConnectorOptions:
 
     def secrets(self) -> list[str]:
         """Every secret value among the options, to scrub from error text."""
-        return [str(v) for k, v in (*self.raw.items(), *self.properties.items())
-                if v and is_secret_key(k)]
+        found = [str(v) for k, v in (*self.raw.items(), *self.properties.items())
+                 if v and is_secret_key(k)]
+        return list(dict.fromkeys(found))
 
 
 def normalize(options: Mapping[str, Any]) -> dict[str, str]:
