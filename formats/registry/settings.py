@@ -6,7 +6,8 @@ Precedence, for every setting, highest first:
 1. an explicit option: `--registry`, `-o key.avro-confluent.<option>` (or `value.`),
    `--kafka-config KEY=VALUE`; in Spark, `guard.registry`, `key.avro-confluent.<option>`,
    `properties.<librdkafka property>`;
-2. the config file (`keyguard.toml`: `registry`, `[registry]`, `[kafka]`, a topic's `options`);
+2. the config file (`keyguard.toml`: a topic's `options`, then `registry` / `[registry]`,
+   `[kafka]`);
 3. the environment: `KEYGUARD_REGISTRY_USER_INFO`, `KEYGUARD_REGISTRY_BEARER_TOKEN`, and
    `KEYGUARD_KAFKA_<PROPERTY>` (`KEYGUARD_KAFKA_SASL_PASSWORD` is `sasl.password`);
 4. the default (`REGISTRY_OPTIONS`, librdkafka's own).
