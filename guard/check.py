@@ -191,13 +191,17 @@ def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:
 def _near_misses(spec: TopicCheck, subject: str, registry: Registry,
                  inspector: TopicInspector | None) -> str:
     """"; did you mean ..." with the subjects (and topics) that do exist and look alike."""
-    names = registry.subjects()
+    try:
+        names = registry.subjects()
+    except KeyguardError:  # credentials that may not list every subject: no suggestion
+        names = []
     role = subject.rpartition("-")[2]
     if role in ("key", "value"):  # a key subject's near misses are key subjects
         names = [n for n in names if not n.endswith(("-key", "-value")) or n.endswith(role)]
     out = _did_you_mean(subject, names, "subjects")
-    if inspector is not None:
-        out += _did_you_mean(spec.topic, _topic_names(inspector), "topics")
+    topics = _topic_names(inspector)
+    if topics and spec.topic not in topics:  # a topic that exists is no typo
+        out += _did_you_mean(spec.topic, topics, "topics")
     return out
 
 
@@ -215,11 +219,12 @@ def check_many(
     registry: Registry,
     inspector: TopicInspector | None = None,
     scan_limit: int = 10_000,
+    require_subject: bool = False,
 ) -> Report:
     report = Report()
     for spec in specs:
         report = report.merged(check(spec, registry=registry, inspector=inspector,
-                                     scan_limit=scan_limit))
+                                     scan_limit=scan_limit, require_subject=require_subject))
     return report
 
 

@@ -18,7 +18,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
 
 from formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
-from formats.registry import CompatibilityAnswer, SchemaVersion
+from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
 from formats.secrets import redact, redact_url
 
 try:  # the client uses httpx2 when it is installed, else httpx; catch what it raises
@@ -163,8 +163,20 @@ class HttpRegistry:
         where = f"schema registry {self.name}"
         try:
             answer = self._fresh("list subjects (GET /subjects)", self._client.get_subjects)
-        except RegistryUnavailableError:
-            raise
+        except RegistryUnavailableError as exc:
+            if "(HTTP 403)" not in exc.message:
+                raise
+            # Credentials scoped to some subjects may not list them all: GET /config is a
+            # registry request too, and its answer is as registry-shaped.
+            level = self._fresh("read the global compatibility level (GET /config)",
+                                self._client.get_compatibility)
+            if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
+                raise RegistryUnavailableError(
+                    f"{where} answered GET /config with something that is not a "
+                    "compatibility level: the URL does not point at a schema registry's API",
+                    hint="check the --registry URL: scheme, host, port and path") from None
+            self._proven = True
+            return
         except RegistryError as exc:
             raise RegistryUnavailableError(
                 f"{where} is not a schema registry: {exc.message}",

@@ -46,6 +46,8 @@ class RegistryState:
     basic: tuple[str, str] | None = None
     bearer: str | None = None
     forbidden: bool = False
+    #: Paths answered with HTTP 403 (credentials scoped to some subjects).
+    forbidden_paths: set[str] = field(default_factory=set)
     fail_next: list[int] = field(default_factory=list)
     delay: float = 0.0
     requests: list[tuple[str, str, dict[str, list[str]], dict[str, str]]] = field(
@@ -120,7 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(failure, failure * 100 + 1, f"injected HTTP {failure}")
         if not self._authorized(state):
             return self._error(401, 401, "Unauthorized")
-        if state.forbidden:
+        if state.forbidden or parts.path in state.forbidden_paths:
             return self._error(403, 40301, "User is denied operation on this server")
         segs = [unquote(s) for s in parts.path.strip("/").split("/")]
         if segs[0] == "nope":  # not the registry's API: a bare 404, as a web server answers

@@ -335,3 +335,13 @@ def test_a_token_with_a_control_or_non_ascii_character_is_invalid_and_not_echoed
                      lambda c=config, e=env: open_registry("http://127.0.0.1:1", c, environ=e),
                      TOKEN)
         assert err.exit_code == EXIT_INVALID and "not a valid credential" in err.message
+
+
+def test_credentials_that_may_not_list_subjects_prove_the_registry_by_its_config(
+        registry_server):
+    registry_server.state.forbidden_paths = {"/subjects"}
+    registry_server.state.add(SUBJECT, KEY_V1)
+    reg = _open(registry_server.url)
+    reg.prove()
+    assert reg.versions(SUBJECT) == [1]
+    assert ("GET", "/config") in {(r[0], r[1]) for r in registry_server.state.requests}
