@@ -153,3 +153,25 @@ def resolve_kafka(
                                          hint="librdkafka properties are flat KEY=VALUE")
             out[key] = value
     return out
+
+
+_SASL_PROTOCOLS = ("sasl_plaintext", "sasl_ssl")
+_SSL_PROTOCOLS = ("ssl", "sasl_ssl")
+
+
+def reject_unused_kafka(given: Mapping[str, Any], resolved: Mapping[str, Any],
+                        what: str = "--kafka-config") -> None:
+    """SASL or SSL properties that librdkafka would ignore under the resolved
+    security.protocol (a password given for a PLAINTEXT connection) exit 2, naming them.
+
+    Only options and the config file are held to it: the environment may carry credentials
+    for other brokers.
+    """
+    protocol = str(resolved.get("security.protocol", "plaintext")).lower()
+    unused = sorted(k for k in given if (k.startswith("sasl.") and protocol not in _SASL_PROTOCOLS)
+                    or (k.startswith("ssl.") and protocol not in _SSL_PROTOCOLS))
+    if unused:
+        raise InvalidOptionError(
+            f"{what}: {', '.join(unused)} would not be used with security.protocol="
+            f"{protocol.upper()}",
+            hint="set security.protocol (SASL_SSL, SASL_PLAINTEXT or SSL), or drop them")

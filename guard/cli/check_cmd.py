@@ -97,7 +97,7 @@ def check_cmd(
     Exit 0: nothing breaking. 1: breaking findings. 2: invalid input. 3: registry or broker
     unreachable, authentication failed or timed out.
     """
-    from formats.registry.settings import resolve_kafka
+    from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, load_config
 
@@ -142,6 +142,7 @@ def check_cmd(
     servers = bootstrap or cfg.bootstrap
     explicit_kafka = parse_kv(kafka_config, what="--kafka-config")
     props = resolve_kafka(explicit=explicit_kafka, configured=cfg.kafka)
+    reject_unused_kafka({**cfg.kafka, **explicit_kafka}, props)
     in_props = props.pop("bootstrap.servers", None)
     if in_props and servers and str(in_props) != servers:
         raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: "

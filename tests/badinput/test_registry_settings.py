@@ -202,6 +202,11 @@ KAFKA_ROWS: list[tuple[str, list[str], dict[str, str], tuple[int, str], str]] = 
      "security.protocol=SSL"], {}, USAGE, "--bootstrap"),
     ("kafka-config-two-bootstraps", [*CHECK, "--registry", REG, *KAFKA, "--kafka-config",
      "bootstrap.servers=other:9092"], {}, USAGE, "disagree"),
+    ("kafka-config-sasl-without-sasl", [*CHECK, "--registry", REG, *KAFKA, "--kafka-config",
+     f"sasl.password={SECRET}"], {}, OPTION, "sasl.password would not be used"),
+    ("kafka-config-ssl-without-ssl", [*CHECK, "--registry", REG, *KAFKA, "--kafka-config",
+     "security.protocol=SASL_PLAINTEXT", "--kafka-config", "ssl.ca.location=/ca.pem",
+     "--kafka-config", "sasl.mechanism=PLAIN"], {}, OPTION, "ssl.ca.location"),
     ("kafka-env-bad-protocol", [*CHECK, "--registry", REG, *KAFKA], {
         "KEYGUARD_KAFKA_SECURITY_PROTOCOL": "BOGUS"}, OPTION, "security.protocol"),
     ("kafka-env-unknown", [*CHECK, "--registry", REG, *KAFKA], {
