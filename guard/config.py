@@ -3,6 +3,13 @@
 ```toml
 registry = "file://schemas"        # or https://sr:8081 (credentials from the environment)
 bootstrap = "broker:9092"          # optional: scan the topics for the key schema ids in use
+require-subject = true             # optional: a subject with no versions is breaking (KG015)
+
+# Or, with connection options (REGISTRY_OPTIONS, no secrets), instead of registry = "...":
+# [registry]
+# url = "https://sr:8081"
+# timeout = "5s"
+# "ssl.truststore.location" = "ca.pem"
 
 [kafka]                            # optional librdkafka properties (security.protocol, sasl.*)
 "security.protocol" = "SASL_SSL"
@@ -15,17 +22,20 @@ key-schema = "schemas/candidates/pageviews-key.avsc"   # optional candidate
 value-schema = "schemas/candidates/pageviews-value.avsc"
 partitions = 6                     # optional: the partition count producers will see
 partitioner = "murmur2"
+require-subject = false            # optional: this topic's own choice
 [topics.options]                   # format options, Flink's table option names
 "key.json.timestamp-format.standard" = "ISO-8601"
 ```
 
 Secrets do not belong here: SASL passwords and registry credentials come from the environment
 (`KEYGUARD_KAFKA_SASL_PASSWORD`, `KEYGUARD_REGISTRY_USER_INFO`, ...), so the file can be committed.
+Every key is checked for its type; an unknown key or a wrong type exits 2 naming the file and the
+key. How these settings rank against the command line and the environment:
+`formats.registry.settings` (explicit option > config file > environment > default).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,11 +46,16 @@ from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
 from formats.secrets import is_secret_key
 
-_TOPIC_KEYS = {"name", "key-format", "value-format", "key-schema", "value-schema",
-               "partitions", "partitioner", "options", "key-fields-prefix"}
-_TOP_KEYS = {"registry", "bootstrap", "kafka", "topics", "scan-limit"}
-#: librdkafka properties whose value may come from KEYGUARD_KAFKA_<NAME> (dots -> underscores).
-_KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"
+#: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
+_TOPIC_KEYS: dict[str, tuple[type, ...]] = {
+    "name": (str,), "key-format": (str,), "value-format": (str, bool), "key-schema": (str,),
+    "value-schema": (str,), "partitions": (int,), "partitioner": (str,), "options": (dict,),
+    "key-fields-prefix": (str,), "require-subject": (bool,)}
+_TOP_KEYS: dict[str, tuple[type, ...]] = {
+    "registry": (str, dict), "bootstrap": (str,), "kafka": (dict,), "topics": (list,),
+    "scan-limit": (int,), "require-subject": (bool,)}
+_TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a table",
+               list: "an array of tables"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,8 @@ class TopicEntry:
     partitioner: str = "murmur2"
     key_fields_prefix: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: None: the config's (or the command line's) choice.
+    require_subject: bool | None = None
 
     def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
@@ -62,6 +79,9 @@ class TopicEntry:
 @dataclass(frozen=True)
 class GuardConfig:
     registry: str | None = None
+    #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
+    registry_options: Mapping[str, Any] = field(default_factory=dict)
+    require_subject: bool = False
     bootstrap: str | None = None
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
@@ -80,13 +100,15 @@ def load_config(path: str | Path) -> GuardConfig:
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InvalidOptionError(f"cannot read config file {p}: {exc.strerror}") from None
+        raise InvalidOptionError(f"cannot read config file {p}: {exc.strerror}",
+                                 hint="check the --config path") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidOptionError(f"config file {p} is not UTF-8 text: {exc.reason} at byte "
+                                 f"{exc.start}", hint="save it as UTF-8 TOML") from None
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidOptionError(f"{p}: not valid TOML: {exc}") from None
-    unknown = set(doc) - _TOP_KEYS
-    if unknown:
-        raise InvalidOptionError(f"{p}: unknown keys {', '.join(sorted(unknown))}",
-                                 hint="allowed: " + ", ".join(sorted(_TOP_KEYS)))
+        raise InvalidOptionError(f"{p}: not valid TOML: {exc}",
+                                 hint="see https://toml.io for the syntax") from None
+    _check_keys(doc, _TOP_KEYS, str(p))
     kafka = dict(doc.get("kafka", {}))
     leaked = [k for k in kafka if is_secret_key(k)]
     if leaked:
@@ -94,15 +116,31 @@ def load_config(path: str | Path) -> GuardConfig:
             f"{p}: [kafka] sets {', '.join(leaked)}; secrets do not belong in a committed file",
             hint="set them in the environment, e.g. KEYGUARD_KAFKA_SASL_PASSWORD",
         )
+    for k, v in kafka.items():
+        if isinstance(v, (dict, list)):
+            raise InvalidOptionError(f"{p}: [kafka] {k} must be a string, number or boolean",
+                                     hint="librdkafka properties are flat KEY = VALUE")
+    registry, registry_options = _registry(doc.get("registry"), p)
     topics = []
     for i, t in enumerate(doc.get("topics", [])):
         where = f"{p}: topics[{i}]"
-        bad = set(t) - _TOPIC_KEYS
-        if bad:
-            raise InvalidOptionError(f"{where}: unknown keys {', '.join(sorted(bad))}",
-                                     hint="allowed: " + ", ".join(sorted(_TOPIC_KEYS)))
-        if "name" not in t:
-            raise InvalidOptionError(f"{where}: every topic needs a name")
+        if not isinstance(t, dict):
+            raise InvalidOptionError(f"{where} must be a table", hint="write [[topics]]")
+        _check_keys(t, _TOPIC_KEYS, where)
+        if "name" not in t or not t["name"].strip():
+            raise InvalidOptionError(f"{where}: every topic needs a name",
+                                     hint='add name = "the-topic"')
+        if t.get("value-format") is True:
+            raise InvalidOptionError(f"{where}: value-format must be a format name, or false "
+                                     "for none")
+        if "partitions" in t and t["partitions"] < 1:
+            raise InvalidOptionError(f"{where}: partitions must be at least 1, got "
+                                     f"{t['partitions']}")
+        bad_opts = [k for k, v in t.get("options", {}).items() if isinstance(v, (dict, list))]
+        if bad_opts:
+            raise InvalidOptionError(f"{where}: options {', '.join(bad_opts)} must be strings, "
+                                     "numbers or booleans", hint="quote dotted option names: "
+                                     '"key.json.timestamp-format.standard" = "ISO-8601"')
         topics.append(TopicEntry(
             name=t["name"],
             key_format=t.get("key-format", "avro-confluent"),
@@ -113,15 +151,65 @@ def load_config(path: str | Path) -> GuardConfig:
             partitioner=t.get("partitioner", "murmur2"),
             key_fields_prefix=t.get("key-fields-prefix", ""),
             options=dict(t.get("options", {})),
+            require_subject=t.get("require-subject"),
         ))
+    scan_limit = doc.get("scan-limit", 10_000)
+    if scan_limit < 0:
+        raise InvalidOptionError(f"{p}: scan-limit must not be negative, got {scan_limit}")
     return GuardConfig(
-        registry=doc.get("registry"),
+        registry=registry,
+        registry_options=registry_options,
+        require_subject=doc.get("require-subject", False),
         bootstrap=doc.get("bootstrap"),
         kafka=kafka,
         topics=tuple(topics),
-        scan_limit=int(doc.get("scan-limit", 10_000)),
+        scan_limit=scan_limit,
         base=p.parent,
     )
+
+
+def _check_keys(table: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]],
+                where: str) -> None:
+    """Unknown keys and wrong types, named with the file (and the entry) they are in."""
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        import difflib
+
+        near = [m for k in unknown for m in difflib.get_close_matches(k, list(allowed), 1)]
+        raise InvalidOptionError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
+            hint=(f"did you mean {', '.join(near)}? " if near else "")
+            + "allowed: " + ", ".join(sorted(allowed)))
+    for key, value in table.items():
+        types = allowed[key]
+        # TOML booleans are not integers here, whatever Python thinks.
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if not ok:
+            want = " or ".join(_TYPE_NAMES[t] for t in types)
+            raise InvalidOptionError(
+                f"{where}: {key} must be {want}, got {type(value).__name__} {value!r}"
+                if not is_secret_key(key) else f"{where}: {key} must be {want}")
+
+
+def _registry(value: Any, p: Path) -> tuple[str | None, dict[str, Any]]:
+    """`registry = "URL"`, or a [registry] table: url plus connection options (no secrets)."""
+    if value is None or isinstance(value, str):
+        return value, {}
+    from formats.registry.connect import REGISTRY_OPTIONS
+
+    options = dict(value)
+    url = options.pop("url", None)
+    if not isinstance(url, str) or not url.strip():
+        raise InvalidOptionError(f"{p}: [registry] needs url = \"...\"",
+                                 hint="e.g. url = \"https://sr:8081\"")
+    leaked = [k for k in options if is_secret_key(k) and not k.endswith(
+        ("credentials-source", ".location"))]
+    if leaked:
+        raise InvalidOptionError(
+            f"{p}: [registry] sets {', '.join(leaked)}; secrets do not belong in a committed "
+            "file", hint="set KEYGUARD_REGISTRY_USER_INFO or KEYGUARD_REGISTRY_BEARER_TOKEN")
+    REGISTRY_OPTIONS.validate(options, where=f"{p}: [registry]")
+    return url, options
 
 
 def _resolve(base: Path, path: str | None) -> str | None:
@@ -133,13 +221,8 @@ def _resolve(base: Path, path: str | None) -> str | None:
 def kafka_properties(
     configured: Mapping[str, Any], environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """librdkafka properties: the config file's, plus KEYGUARD_KAFKA_* from the environment.
+    """librdkafka properties of a config file, with KEYGUARD_KAFKA_* below them (see
+    `formats.registry.settings.resolve_kafka`, the one path)."""
+    from formats.registry.settings import resolve_kafka
 
-    `KEYGUARD_KAFKA_SASL_PASSWORD=x` becomes `sasl.password=x`; the environment wins.
-    """
-    env = os.environ if environ is None else environ
-    out = dict(configured)
-    for name, value in env.items():
-        if name.startswith(_KAFKA_ENV_PREFIX):
-            out[name[len(_KAFKA_ENV_PREFIX):].lower().replace("_", ".")] = value
-    return out
+    return resolve_kafka(configured=configured, environ=environ)

@@ -41,9 +41,24 @@ def diff_keys(
     new_partitions: int | None = None,
 ) -> Report:
     """The candidate (last) against the version before it: the keys in the topic today."""
+    _no_registry_options(key_format, {**old_options, **new_options})
     old, new = texts[-2], texts[-1]
     old_side = key_side(old, key_format, old_options, partitions, existing=True)
     new_side = key_side(new, key_format, new_options, new_partitions or partitions,
                         existing=False)
     findings = analyze_key_change(old_side, new_side)
     return Report.of(findings, [f"key {key_format}: {old.origin} -> {new.origin}"])
+
+
+def _no_registry_options(key_format: str, options: Mapping[str, Any]) -> None:
+    """diff reads no registry: a registry option given to it would be accepted and ignored."""
+    from formats.errors import InvalidOptionError
+    from formats.registry.settings import is_registry_option
+
+    unused = sorted(k for k in options if k == "url" or (
+        key_format == "avro-confluent" and is_registry_option(k)))
+    if unused:
+        raise InvalidOptionError(
+            f"diff reads no schema registry: option{'s' if len(unused) > 1 else ''} "
+            f"{', '.join(unused)} would not be used",
+            hint="drop them; to compare with a registry, use keyguard check --registry")

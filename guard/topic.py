@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -51,6 +52,9 @@ FATAL_CODES = frozenset({
 # librdkafka logs every failed reconnect to stderr; route it to Python logging instead.
 _LOG = logging.getLogger("keyguard.kafka")
 _LOG.addHandler(logging.NullHandler())
+_CONFIG_HINT = ("check the Kafka properties (--kafka-config, the config file's [kafka], "
+                "KEYGUARD_KAFKA_*, or properties.* in Spark) against librdkafka's "
+                "CONFIGURATION.md")
 _HINT = ("check bootstrap.servers, that the broker is up and reachable from here, and the "
          "security settings (security.protocol, sasl.*, ssl.*)")
 
@@ -76,6 +80,8 @@ class TopicFacts:
     #: Distinct keys seen, with the partition each was read from (at most SAMPLE_KEYS): the
     #: guard re-encodes real keys under the candidate, and checks how they were placed.
     sample_keys: tuple[tuple[bytes, int], ...] = ()
+    #: Schema id -> (partition, offset) of the first scanned key framed with it: where to look.
+    key_id_examples: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def compacted(self) -> bool | None:
@@ -120,8 +126,10 @@ class KeyTally:
     seen: int = 0
     samples: dict[bytes, int] = field(default_factory=dict)
     sample_limit: int = SAMPLE_KEYS
+    #: Schema id -> (partition, offset) of its first key.
+    examples: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    def add(self, key: bytes | None, partition: int = -1) -> None:
+    def add(self, key: bytes | None, partition: int = -1, offset: int = -1) -> None:
         self.seen += 1
         if key is not None and len(self.samples) < self.sample_limit:
             self.samples.setdefault(bytes(key), partition)
@@ -130,6 +138,7 @@ class KeyTally:
             self.other += 1
         else:
             self.ids[sid] = self.ids.get(sid, 0) + 1
+            self.examples.setdefault(sid, (partition, offset))
 
     @staticmethod
     def of(keys: Iterable[bytes | None]) -> KeyTally:
@@ -156,13 +165,18 @@ class KafkaTopicInspector:
         self.secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
         register_secrets(self.secrets)
         self.errors: list[KafkaError] = []
+        self._topics: list[str] = []
+
+    def topic_names(self) -> list[str]:
+        """The topics the last metadata request listed ("did you mean" for a typo)."""
+        return list(self._topics)
 
     # -- the interface ---------------------------------------------------------------------
 
     def facts(self, topic: str, *, scan_limit: int = 10_000,
               scan_schema_ids: bool = True) -> TopicFacts | None:
         self.errors.clear()
-        admin = AdminClient(self.client_config({}))
+        admin = self._client(AdminClient, self.client_config({}))
         partitions = self.partitions(admin, topic)
         if partitions is None:
             return None
@@ -172,7 +186,8 @@ class KafkaTopicInspector:
         scan = self._scan(topic, partitions, scan_limit)
         t = scan.tally
         return TopicFacts(topic, partitions, policy, dict(t.ids), t.seen, scan.complete,
-                          t.other, notes + scan.notes, tuple(t.samples.items()))
+                          t.other, notes + scan.notes, tuple(t.samples.items()),
+                          dict(t.examples))
 
     # -- look-ups --------------------------------------------------------------------------
 
@@ -186,6 +201,7 @@ class KafkaTopicInspector:
                 if not admin.poll(0):
                     break
             raise self.unavailable(f"cannot read the metadata of topic {topic!r}", exc) from None
+        self._topics = sorted(t for t in md.topics if not t.startswith("__"))
         tm = md.topics.get(topic)
         if tm is None:
             return None
@@ -260,7 +276,7 @@ class KafkaTopicInspector:
                         if position[p] >= 0 and offset < position[p]:
                             continue  # re-fetched after a re-assign
                         progressed = True
-                        tally.add(msg.key(), p)
+                        tally.add(msg.key(), p, offset)
                         taken[p] += 1
                         position[p] = offset + 1
                         if taken[p] >= share:
@@ -312,21 +328,43 @@ class KafkaTopicInspector:
         }
         return conf
 
-    def _consumer(self) -> Consumer:
+    def _client(self, factory: Any, conf: dict[str, Any]) -> Any:
+        """An AdminClient or Consumer; librdkafka's refusal of a property is an invalid option
+        (exit 2) naming the property, never its value."""
         try:
-            return Consumer(self.client_config({
-                "group.id": self._config.get("group.id", f"keyguard-inspect-{uuid.uuid4().hex}"),
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-                # A scan reads what is there: an empty or caught-up fetch should answer at
-                # once, not after the default 500 ms wait for new data.
-                "fetch.wait.max.ms": self._config.get("fetch.wait.max.ms", 10),
-            }))
+            return factory(conf)
         except KafkaException as exc:
+            raise self.invalid_config(exc) from None
+        except (TypeError, ValueError) as exc:
             raise InvalidOptionError(f"Kafka client properties rejected: {self.reason(exc)}",
-                                     hint="check the properties.* options") from None
+                                     hint=_CONFIG_HINT) from None
+
+    def invalid_config(self, exc: KafkaException) -> InvalidOptionError:
+        text = self.reason(exc)
+        # librdkafka quotes the value it refuses: drop it, whatever it is.
+        text = re.sub(r'Invalid value "[^"]*"', "Invalid value", text)
+        named = re.search(r'property:? "([^"]+)"', text)
+        prop = named.group(1) if named else None
+        if prop is None and "JAAS" in text and "sasl.jaas.config" in self._config:
+            prop = "sasl.jaas.config"
+        where = f"Kafka client property '{prop}'" if prop else "Kafka client properties"
+        hint = _CONFIG_HINT
+        if prop == "sasl.jaas.config":
+            hint = ("sasl.jaas.config is the Java client's; librdkafka takes sasl.mechanism, "
+                    "sasl.username and sasl.password (KEYGUARD_KAFKA_SASL_PASSWORD)")
+        return InvalidOptionError(f"{where} rejected by librdkafka: {text}", hint=hint)
+
+    def _consumer(self) -> Consumer:
+        return self._client(Consumer, self.client_config({
+            "group.id": self._config.get("group.id", f"keyguard-inspect-{uuid.uuid4().hex}"),
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            # A scan reads what is there: an empty or caught-up fetch should answer at
+            # once, not after the default 500 ms wait for new data.
+            "fetch.wait.max.ms": self._config.get("fetch.wait.max.ms", 10),
+        }))
 
     def reason(self, exc: BaseException | KafkaError | None) -> str:
         if isinstance(exc, KafkaException) and exc.args and isinstance(exc.args[0], KafkaError):

@@ -103,13 +103,23 @@ def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicCheck:
 
 def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, bool]:
     """The registry holding the registered schemas, and whether guard.registry named it."""
-    from formats.registry.connect import open_registry
 
     explicit = conn["guard.registry"]
-    if explicit:
-        return open_registry(explicit), True
+    if explicit:  # the one settings path; connection options of a format naming this URL
+        from formats.registry.settings import registry_options_of, resolve_registry
+
+        _, opts, _ = registry_options_of(
+            (f"{role}.avro-confluent.", options) for role, fmt, options in
+            (("key", plan.key_format, plan.key_options),
+             ("value", plan.value_format, plan.value_options))
+            if fmt == "avro-confluent" and str(options.get("url") or "").strip() == explicit)
+        registry = resolve_registry(explicit_url=explicit, explicit_options=opts).open()
+        getattr(registry, "create", lambda: None)()  # registered into after the write
+        return registry, True
     for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
         if fmt == "avro-confluent":
+            if codec.options["auto.register.schemas"]:  # type: ignore[attr-defined]
+                getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
             return codec.registry, False  # type: ignore[attr-defined]
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
     from formats.registry.mock import MockRegistry
@@ -139,7 +149,8 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
         registry, _explicit = guard_registry(plan, conn)
     spec = topic_check(plan, facts.partitions)
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
-                   scan_limit=conn["guard.scan-limit"])
+                   scan_limit=conn["guard.scan-limit"],
+                   require_subject=conn["guard.require-subject"])
     text = redact(render(report, "text"), conn.secrets())
     if report.verdict is Verdict.BREAKING:
         n = len(report.breaking)

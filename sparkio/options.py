@@ -92,6 +92,9 @@ CONNECTOR_OPTIONS = OptionSet(
                "logged at WARNING. For deliberate migrations only."),
         Option("guard.scan-limit", int, 10_000,
                "Keys read from the topic to find the schema ids its keys carry (0: no scan)."),
+        Option("guard.require-subject", bool, False,
+               "Block the write when the key (or value) subject has no versions (KG015) "
+               "instead of treating it as a first registration: for topics in production."),
     ),
     passthrough_prefixes=(PROPERTIES,),
 )
@@ -145,7 +148,9 @@ class ConnectorOptions:
 
     def secrets(self) -> list[str]:
         """Every secret value among the options, to scrub from error text."""
-        return [str(v) for k, v in self.raw.items() if v and is_secret_key(k)]
+        found = [str(v) for k, v in (*self.raw.items(), *self.properties.items())
+                 if v and is_secret_key(k)]
+        return list(dict.fromkeys(found))
 
 
 def normalize(options: Mapping[str, Any]) -> dict[str, str]:
@@ -165,7 +170,9 @@ def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = T
     """Validate table, format and connector options together; reject conflicts by name."""
     raw = normalize(options)
     table, _, _ = split_options(raw, extra=CONNECTOR_OPTIONS)
-    conn = ConnectorOptions(raw, table, table.with_prefix(PROPERTIES))
+    from formats.registry.settings import resolve_kafka  # the one settings path
+
+    conn = ConnectorOptions(raw, table, resolve_kafka(explicit=table.with_prefix(PROPERTIES)))
     problems = list(_conflicts(conn, require_bootstrap))
     if problems:
         raise InvalidOptionError(

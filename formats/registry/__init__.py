@@ -5,7 +5,8 @@
 - `file`: the embedded default, a directory of subjects and versions (see `formats.registry.file`).
 - `mock`: confluent-kafka's in-process mock, for unit tests.
 
-`open_registry(url, config)` picks the backend from the URL scheme.
+`open_registry(url, config)` picks the backend from the URL scheme; `prove(registry)` fails
+(exit 3) unless the registry showed it is one, before an empty answer may count as "no versions".
 """
 
 from __future__ import annotations
@@ -87,3 +88,15 @@ class Registry(Protocol):
     ) -> CompatibilityAnswer | None:
         """The registry's own answer, or None for registries that have no such endpoint."""
         ...
+
+
+def prove(registry: object) -> None:
+    """Fail with RegistryUnavailableError unless `registry` proved it is a registry.
+
+    An HTTP registry must have answered `GET /subjects` like one; a file registry's root must
+    exist and have the layout. Backends without a `prove` (the mock, test doubles) are taken
+    as they are. Each backend caches its proof: asking twice costs nothing.
+    """
+    check = getattr(registry, "prove", None)
+    if callable(check):
+        check()

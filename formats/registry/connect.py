@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from formats.errors import InvalidOptionError
+from formats.errors import InvalidOptionError, RegistryUnavailableError
 from formats.options import Option, OptionSet, duration_option
 from formats.registry import Registry
 from formats.secrets import is_secret_key, redact_url, register_secrets
@@ -96,7 +96,7 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
         return MockRegistry(url[len("mock://"):] or "default")
-    if url.startswith("file://") or (url and "://" not in url and Path(url).is_dir()):
+    if url.startswith("file://") or (url and "://" not in url and Path(url).exists()):
         from formats.registry.file import FileRegistry
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
@@ -111,9 +111,10 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
         finally:
             settings.cleanup()
     if url and "://" not in url:
-        raise InvalidOptionError(
-            f"schema registry directory {url!r} does not exist",
-            hint=f"create it, or write file://{url} to have it created on the first register")
+        raise RegistryUnavailableError(
+            f"schema registry directory {redact_url(url)!r} does not exist",
+            hint=f"check the path; create it (mkdir -p {url}/subjects), or write file://{url} "
+                 "to have it created on the first register")
     raise InvalidOptionError(
         f"schema registry URL {redact_url(url)!r} is not supported",
         hint="use http(s)://HOST:PORT, file://DIR (or an existing directory), or mock://NAME")
@@ -144,9 +145,45 @@ def _holds_secret(key: str) -> bool:
         ("credentials-source", "credentials.source", ".location"))
 
 
+def _credential(value: str, what: str, where: str) -> str:
+    """A credential as sent in an HTTP header: surrounding whitespace and newlines (a value read
+    from a file or a Kubernetes secret) are stripped; any other control character or non-ASCII
+    character is refused, without echoing the value."""
+    clean = value.strip()
+    if not clean:
+        raise InvalidOptionError(f"{where}: {what} is empty",
+                                 hint=f"give a value for {what}, or leave it unset")
+    bad = next((c for c in clean if not 0x20 <= ord(c) < 0x7F), None)
+    if bad is not None:
+        kind = "a control character" if ord(bad) < 0x20 or ord(bad) == 0x7F else \
+            "a non-ASCII character"
+        raise InvalidOptionError(
+            f"{where}: {what} is not a valid credential: it holds {kind} "
+            f"(U+{ord(bad):04X}), which an HTTP header cannot carry (the value is not shown)",
+            hint=f"check how {what} is read (a file with a stray character, a wrong encoding)")
+    return clean
+
+
+def _env_credential(environ: Mapping[str, str], name: str, where: str) -> str | None:
+    raw = environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    return _credential(raw, f"the environment variable {name}", where)
+
+
 def _split_userinfo(url: str) -> tuple[str, str | None]:
     """The URL without `user:password@`, and that user info (unquoted), if any."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - validates the port
+    except ValueError as exc:
+        raise InvalidOptionError(
+            f"schema registry URL {redact_url(url)!r} is malformed: {exc}",
+            hint="write http(s)://HOST:PORT[/PATH]; IPv6 hosts in brackets ([::1]); "
+                 "credentials in basic-auth.user-info or KEYGUARD_REGISTRY_USER_INFO") from None
+    if not parts.hostname:
+        raise InvalidOptionError(f"schema registry URL {redact_url(url)!r} has no host",
+                                 hint="write http(s)://HOST:PORT")
     if "@" not in parts.netloc:
         return url.rstrip("/"), None
     userinfo, _, host = parts.netloc.rpartition("@")
@@ -179,7 +216,13 @@ def http_client_settings(url: str, config: Mapping[str, Any],
     secrets += [i for info in url_infos for i in (info, info.partition(":")[2])]
     for key, value in config.items():
         if _holds_secret(key) and isinstance(value, str):
-            secrets += [value, value.partition(":")[2]]
+            secrets += [value, value.partition(":")[2], value.strip(),
+                        value.strip().partition(":")[2]]
+    for var in (ENV_USER_INFO, ENV_BEARER_TOKEN):
+        if environ.get(var):
+            raw = environ[var]
+            secrets += [raw, raw.strip(), raw.strip().partition(":")[2]]
+    url_infos = [_credential(i, "the user info in the URL", where) for i in url_infos]
 
     opts = REGISTRY_OPTIONS.validate(config, where=where)
     props: dict[str, Any] = opts.with_prefix("properties.")
@@ -209,9 +252,17 @@ def http_client_settings(url: str, config: Mapping[str, Any],
         source = "USER_INFO"
     if source is None and url_infos:
         source = "URL"
-    if source in (None, "USER_INFO") and not user_info and environ.get(ENV_USER_INFO):
-        user_info, source = environ[ENV_USER_INFO], "USER_INFO"
-        secrets += [user_info, user_info.partition(":")[2]]
+    # An explicit bearer option wins over basic credentials from the environment.
+    explicit_bearer = bool(opts["bearer-auth.credentials-source"] or opts["bearer-auth.token"]
+                           or props.get("bearer.auth.credentials.source")
+                           or props.get("bearer.auth.token"))
+    if source in (None, "USER_INFO") and not user_info and not explicit_bearer:
+        env_info = _env_credential(environ, ENV_USER_INFO, where)
+        if env_info:
+            user_info, source = env_info, "USER_INFO"
+            secrets += [user_info, user_info.partition(":")[2]]
+    if isinstance(user_info, str):
+        user_info = _credential(user_info, "basic-auth.user-info", where)
     basic: str | None = None
     if source == "USER_INFO":
         if not user_info:
@@ -237,6 +288,8 @@ def http_client_settings(url: str, config: Mapping[str, Any],
         basic = _jaas_credentials(jaas) if isinstance(jaas, str) else None
         if basic is None and sasl_user and sasl_password:
             basic = f"{sasl_user}:{sasl_password}"
+        if basic is not None:
+            basic = _credential(basic, "the SASL credentials", where)
         if basic is None:
             raise InvalidOptionError(
                 f"{where}: basic-auth.credentials-source is SASL_INHERIT but no SASL "
@@ -260,10 +313,13 @@ def http_client_settings(url: str, config: Mapping[str, Any],
                                  hint="use STATIC_TOKEN, OAUTHBEARER or OAUTHBEARER_AZURE_IMDS")
     if bsource is None and token:
         bsource = "STATIC_TOKEN"
-    if bsource in (None, "STATIC_TOKEN") and not token and basic is None \
-            and environ.get(ENV_BEARER_TOKEN):
-        token, bsource = environ[ENV_BEARER_TOKEN], "STATIC_TOKEN"
-        secrets.append(token)
+    if bsource in (None, "STATIC_TOKEN") and not token and basic is None:
+        env_token = _env_credential(environ, ENV_BEARER_TOKEN, where)
+        if env_token:
+            token, bsource = env_token, "STATIC_TOKEN"
+            secrets.append(token)
+    if isinstance(token, str):
+        token = _credential(token, "bearer-auth.token", where)
     if bsource in ("SASL_OAUTHBEARER_INHERIT", "CUSTOM"):
         raise InvalidOptionError(
             f"{where}: bearer-auth.credentials-source {bsource} is not supported by the "

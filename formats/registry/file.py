@@ -9,6 +9,12 @@ Layout (every file optional except the version files)::
     DIR/subjects/<subject>/v<N>.proto        version N, a Protobuf schema
     DIR/subjects/<subject>/ids.json          {"1": 100017, "2": 100023}     pinned schema ids
 
+The registry's empty state is an existing directory with nothing of the layout in it yet (hidden
+files and a README aside): `keyguard` never takes a missing directory, a file, or a directory
+holding something else for an empty registry, because "no versions yet" passes the guard. Such
+a root is reported as an unavailable registry (exit 3). Registering into a missing directory
+creates it (that is how a file registry starts).
+
 The extension is the schema type. `<subject>` is the subject name percent-encoded
 (`urllib.parse.quote(subject, safe="")`), so `orders-key` is stored as is.
 
@@ -36,7 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
-from formats.errors import RegistryError, SchemaError
+from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
 from formats.registry import COMPATIBILITY_LEVELS, SCHEMA_TYPES, CompatibilityAnswer, SchemaVersion
 
 DEFAULT_COMPATIBILITY = "BACKWARD"
@@ -252,6 +258,55 @@ class FileRegistry:
                  _name: str | None = None) -> None:
         self._tree: _Tree = _tree or _DirTree(Path(root))
         self.name = _name or f"file://{Path(root)}"
+        # A git ref's tree was read by git already: its absence of files is a fact.
+        self._proven = not isinstance(self._tree, _DirTree)
+
+    def create(self) -> None:
+        """Start the registry if its root is missing: for a writer about to register into it
+        (the Spark writer with auto.register.schemas, or guard.registry), not for a check."""
+        if isinstance(self._tree, _DirTree) and not self._tree.root.exists():
+            try:
+                (self._tree.root / "subjects").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RegistryUnavailableError(
+                    f"schema registry {self.name}: cannot create {self._tree.root}: "
+                    f"{exc.strerror}", hint="check the registry URL and permissions") from None
+
+    def prove(self) -> None:
+        """Fail unless the root exists and has the layout (see the module doc); proved once."""
+        if self._proven:
+            return
+        root = self._tree.root if isinstance(self._tree, _DirTree) else None
+        if root is None:  # pragma: no cover - only dir trees are unproven
+            return
+        hint = (f"check the registry URL; to start an empty file registry, create it "
+                f"(mkdir -p {root}/subjects)")
+        if not root.exists():
+            raise RegistryUnavailableError(
+                f"schema registry {self.name}: directory {root} does not exist", hint=hint)
+        if not root.is_dir():
+            raise RegistryUnavailableError(
+                f"schema registry {self.name}: {root} is not a directory", hint=hint)
+        subjects = root / "subjects"
+        if subjects.exists() and not subjects.is_dir():
+            raise RegistryUnavailableError(
+                f"schema registry {self.name}: {subjects} is not a directory",
+                hint="a file registry keeps subjects/<subject>/v<N>.avsc")
+        if not subjects.exists() and not (root / "config.json").is_file():
+            try:
+                stray = sorted(n for n in os.listdir(root)
+                               if not n.startswith(".") and not n.upper().startswith("README"))
+            except OSError as exc:
+                raise RegistryUnavailableError(
+                    f"schema registry {self.name}: {root} cannot be read: {exc.strerror}",
+                    hint=hint) from None
+            if stray:
+                raise RegistryUnavailableError(
+                    f"schema registry {self.name}: {root} does not have a file registry's "
+                    f"layout (no subjects/ directory or config.json; it holds "
+                    f"{', '.join(stray[:3])}{', ...' if len(stray) > 3 else ''})",
+                    hint="point the registry URL at the directory that holds subjects/")
+        self._proven = True
 
     @classmethod
     def at_git_ref(cls, repo_dir: str | os.PathLike[str], ref: str,
@@ -309,13 +364,16 @@ class FileRegistry:
         return pins
 
     def subjects(self) -> list[str]:
+        self.prove()
         names = (unquote(d) for d in self._tree.listdir("subjects"))
         return sorted(s for s in names if s not in (".", "..") and self._version_files(s))
 
     def versions(self, subject: str) -> list[int]:
+        self.prove()
         return sorted(self._version_files(subject))
 
     def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        self.prove()
         files = self._version_files(subject)
         if not files:
             raise RegistryError(f"{self.name}: subject '{subject}' not found",
@@ -346,6 +404,7 @@ class FileRegistry:
         return SchemaVersion(subject, n, schema_id, text, schema_type)
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
+        self.prove()
         files = self._version_files(subject)
         pins = self._pinned_ids(subject) if files else {}
         return [self._load(subject, n, files[n], pins) for n in sorted(files)]
@@ -369,6 +428,7 @@ class FileRegistry:
         return index
 
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        self.prove()
         found = self._ids().get(schema_id)
         if found is None:
             raise RegistryError(f"{self.name}: no schema with id {schema_id}",
@@ -377,9 +437,11 @@ class FileRegistry:
         return found[1].schema_type, found[1].schema
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+        self.prove()
         return same_schema(self.all_versions(subject), schema, schema_type)
 
     def compatibility(self, subject: str) -> str:
+        self.prove()
         for rel in (f"{_subject_dir(subject)}/config.json", "config.json"):
             raw = self._read_json(rel)
             if raw is None:
@@ -412,6 +474,13 @@ class FileRegistry:
         """Add a version (no compatibility check: that is the guard's job); idempotent."""
         schema_type = schema_type.upper()
         tree = self._writable()
+        try:  # the first register creates the registry
+            tree.root.mkdir(parents=True, exist_ok=True)
+            (tree.root / "subjects").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise RegistryUnavailableError(
+                f"schema registry {self.name}: cannot create {tree.root}/subjects: "
+                f"{exc.strerror}", hint="check the registry URL and permissions") from None
         canon = f"{schema_type}\0{canonical_form(schema, schema_type)}"
         existing = self.lookup(subject, schema, schema_type)
         if existing is not None:

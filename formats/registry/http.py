@@ -18,7 +18,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
 
 from formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
-from formats.registry import CompatibilityAnswer, SchemaVersion
+from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
 from formats.secrets import redact, redact_url
 
 try:  # the client uses httpx2 when it is installed, else httpx; catch what it raises
@@ -28,10 +28,14 @@ except ImportError:  # pragma: no cover - depends on the installed client
 
 T = TypeVar("T")
 _RETRIABLE = (408, 429, 500, 502, 503, 504)
+#: Confluent's "not found" error codes (40401 subject, 40402 version, 40403 schema, 40408 no
+#: subject-level config, ...). Only these make an HTTP 404 a registry's answer: a bare 404 is a
+#: URL that does not point at a registry's API (a wrong path, a proxy, another server).
+_NOT_FOUND_CODES = range(40401, 40500)
 
 
 class _NotFoundError(RegistryError):
-    """HTTP 404: a subject, version or id that does not exist (some callers expect that)."""
+    """A registry's own 404 (error_code 404xx): a subject, version or id that does not exist."""
 
 
 class HttpRegistry:
@@ -42,6 +46,7 @@ class HttpRegistry:
         self._secrets = tuple(s for s in secrets if s)
         self.name = name or ",".join(redact_url(u) for u in str(conf.get("url", "")).split(","))
         self._timeout = conf.get("timeout")
+        self._proven = False
         self._retries = conf.get("max.retries", 3)
         try:
             self._client = SchemaRegistryClient(dict(conf))
@@ -98,6 +103,12 @@ class HttpRegistry:
                     f"retries: {message}",
                     hint="the registry is overloaded or down; try again later, or raise "
                          "'retries' / 'retry-backoff'") from None
+            if status == 404 and exc.error_code not in _NOT_FOUND_CODES:
+                raise RegistryUnavailableError(
+                    f"{where} answered HTTP 404 without a schema registry error code to "
+                    f"{what}: the URL does not point at a schema registry's API",
+                    hint="check the --registry URL: scheme, host, port and path (a registry "
+                         "answers GET /subjects at the URL's root)") from None
             if status == 404:
                 raise _NotFoundError(f"{where}: {message} (HTTP 404, code {exc.error_code}) "
                                      f"to {what}") from None
@@ -123,7 +134,14 @@ class HttpRegistry:
             raise RegistryUnavailableError(
                 f"{where}: could not get an OAuth token to {what}: {self._redact(exc.message)}",
                 hint="check the properties.bearer.auth.* settings") from None
-        except ValueError as exc:  # the client validates bearer fields at request time
+        except ValueError as exc:
+            # The client validates bearer fields at request time; an answer that is not JSON
+            # (an HTML page, a proxy) fails to parse: neither is a registry's answer.
+            if "JSON" in type(exc).__name__ or "Expecting value" in str(exc):
+                raise RegistryUnavailableError(
+                    f"{where} answered a request to {what} with something that is not JSON: "
+                    "the URL does not point at a schema registry's API",
+                    hint="check the --registry URL: scheme, host, port and path") from None
             raise RegistryError(f"{where}: {self._redact(exc)} (to {what})") from None
 
     def _fresh(self, what: str, call: Callable[[], T]) -> T:
@@ -131,6 +149,44 @@ class HttpRegistry:
         self._client.clear_caches()
         with self._translate(what):
             return call()
+
+    # -- the proof that this is a registry
+
+    def prove(self) -> None:
+        """Fail unless the URL answers a registry request (`GET /subjects`) like a registry.
+
+        "No versions yet" is a verdict only after this: a wrong path, a web server or a proxy
+        that answers 404 to everything must not pass for an empty registry. Proved once.
+        """
+        if self._proven:
+            return
+        where = f"schema registry {self.name}"
+        try:
+            answer = self._fresh("list subjects (GET /subjects)", self._client.get_subjects)
+        except RegistryUnavailableError as exc:
+            if "(HTTP 403)" not in exc.message:
+                raise
+            # Credentials scoped to some subjects may not list them all: GET /config is a
+            # registry request too, and its answer is as registry-shaped.
+            level = self._fresh("read the global compatibility level (GET /config)",
+                                self._client.get_compatibility)
+            if not isinstance(level, str) or level.upper() not in COMPATIBILITY_LEVELS:
+                raise RegistryUnavailableError(
+                    f"{where} answered GET /config with something that is not a "
+                    "compatibility level: the URL does not point at a schema registry's API",
+                    hint="check the --registry URL: scheme, host, port and path") from None
+            self._proven = True
+            return
+        except RegistryError as exc:
+            raise RegistryUnavailableError(
+                f"{where} is not a schema registry: {exc.message}",
+                hint="check the --registry URL: scheme, host, port and path") from None
+        if not isinstance(answer, list) or not all(isinstance(s, str) for s in answer):
+            raise RegistryUnavailableError(
+                f"{where} answered GET /subjects with something that is not a list of "
+                "subjects: the URL does not point at a schema registry's API",
+                hint="check the --registry URL: scheme, host, port and path")
+        self._proven = True
 
     # -- the Registry protocol
 

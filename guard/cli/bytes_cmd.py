@@ -113,10 +113,19 @@ def _build_plan(
     from formats.plan import resolve_plan
 
     reg = None
-    if registry:
-        from formats.registry.connect import open_registry
+    if registry:  # the one settings path: -o key.avro-confluent.timeout=5s reaches it too
+        from formats.options import strip_prefix
+        from formats.registry.settings import registry_options_of, resolve_registry
 
-        reg = open_registry(registry)
+        given = parse_kv(option)
+        url, conn, sources = registry_options_of(
+            (f"{r}.avro-confluent.", strip_prefix(given, f"{r}.avro-confluent."))
+            for r in ("key", "value"))
+        if url and url != registry.strip():
+            raise InvalidOptionError("--registry and the avro-confluent url option name two "
+                                     "registries", hint="give the registry once (--registry)")
+        reg = resolve_registry(explicit_url=registry, explicit_options=conn,
+                               explicit_sources=sources).open()
     ks, vs = (
         read_schema_source(src, registry=reg, schema_type=schema_type) if src else None
         for src in (key_schema, value_schema)

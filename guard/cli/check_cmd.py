@@ -39,12 +39,6 @@ def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str]) 
     raise typer.Exit(EXIT_BREAKING if report.verdict is Verdict.BREAKING else EXIT_OK)
 
 
-def _default_registry() -> str:
-    if Path("schemas").is_dir():
-        return "file://schemas"
-    raise fail("no --registry given and no ./schemas directory: say where the schemas are")
-
-
 @handles_errors
 def check_cmd(
     topic: Annotated[str | None, typer.Option("--topic", help="The topic to check.")] = None,
@@ -95,35 +89,46 @@ def check_cmd(
     schema_type: SchemaTypeOpt = None,
     fmt: FormatOpt = "text",
     output: OutputOpt = None,
+    require_subject: Annotated[
+        bool, typer.Option("--require-subject", help="A subject with no versions is breaking "
+                           "(KG015), not a first registration: for gates of existing topics.")
+    ] = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
-    from formats.registry.connect import open_registry
+    from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.schemafile import read_schema_source
-    from guard.config import GuardConfig, TopicEntry, kafka_properties, load_config
+    from guard.config import GuardConfig, TopicEntry, load_config
 
     cfg = load_config(config) if config else GuardConfig()
-    registry_url = registry or cfg.registry or _default_registry()
     options = parse_kv(option)
     entries = list(cfg.topics)
     if topic:
-        entries = [e for e in entries if e.name == topic] or [TopicEntry(
+        cli = TopicEntry(
             name=topic, key_format=key_format, value_format=value_format or None,
             key_schema=key_schema, value_schema=value_schema, partitions=partitions,
             partitioner=partitioner, key_fields_prefix=options.pop("key.fields-prefix", ""),
-            options=options)]
+            options=options)
+        found = [e for e in entries if e.name == topic]
+        entries = [_overlay(found[0], cli) if found else cli]
     elif key_schema or value_schema:
         raise fail("--key-schema/--value-schema need --topic")
+    elif options or partitions is not None:
+        raise fail("-o/--option and --partitions apply to --topic; for the topics of a config "
+                   "file, set them in its [[topics]] entries")
+    for e in entries:
+        _check_table_options(e)
+    settings = _registry_settings(registry, cfg, entries, config)
 
     if against is not None:
         if not against.startswith("git:"):
             raise fail(f"--against must be git:REF, got {against!r}")
         from guard.gate import candidate_files, gate, registry_at_ref
 
-        directory = registry_url.removeprefix("file://")
+        directory = settings.url.removeprefix("file://")
         if "://" in directory:
             raise fail("--against git:REF compares a file registry (file://DIR) with git")
         old = registry_at_ref(directory, against[4:])
-        new = open_registry(registry_url)
+        new = settings.open()
         report = gate(old, new, entries)
         _emit(report, fmt, output, candidate_files(directory, new, report))
         return
@@ -132,7 +137,19 @@ def check_cmd(
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
     from guard.check import TopicCheck, check_many
 
-    reg = open_registry(registry_url)
+    servers = bootstrap or cfg.bootstrap
+    explicit_kafka = parse_kv(kafka_config, what="--kafka-config")
+    props = resolve_kafka(explicit=explicit_kafka, configured=cfg.kafka)
+    reject_unused_kafka({**cfg.kafka, **explicit_kafka}, props)
+    in_props = props.pop("bootstrap.servers", None)
+    if in_props and servers and str(in_props) != servers:
+        raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: "
+                   "give the servers once")
+    servers = servers or (str(in_props) if in_props else None)
+    if (explicit_kafka or cfg.kafka) and not servers:
+        raise fail("--kafka-config (or the config file's [kafka]) is used only to scan a topic: "
+                   "give --bootstrap (or bootstrap = \"...\" in the config file)")
+    reg = settings.open()
     files: dict[str, str] = {}
     specs = []
     for e in entries:
@@ -140,28 +157,67 @@ def check_cmd(
             if e.key_schema else None
         vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type) \
             if e.value_schema and e.value_format else None
+        required = require_subject or (e.require_subject if e.require_subject is not None
+                                       else cfg.require_subject)
         spec = TopicCheck(
             topic=e.name, key_format=e.key_format, value_format=e.value_format,
             key_options=e.format_options("key", e.key_format),
             value_options=e.format_options("value", e.value_format),
             candidate_key=ks, candidate_value=vs, key_fields_prefix=e.key_fields_prefix,
-            partitions=e.partitions, partitioner=e.partitioner,
+            partitions=e.partitions, partitioner=e.partitioner, require_subject=required,
         )
-        _check_table_options(e)
         specs.append(spec)
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
             if src and text and not src.startswith("subject:"):
                 files[spec.subject(role, text)] = src
     inspector = None
-    servers = bootstrap or cfg.bootstrap
     if servers:
         from guard.topic import KafkaTopicInspector
 
-        props = kafka_properties({**cfg.kafka, **parse_kv(kafka_config, what="--kafka-config")})
         inspector = KafkaTopicInspector(servers, props)
-    report = check_many(specs, registry=reg, inspector=inspector,
-                        scan_limit=scan_limit or cfg.scan_limit)
+    # --scan-limit's default defers to the config file's scan-limit.
+    limit = cfg.scan_limit if scan_limit == 10000 else scan_limit
+    report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
     _emit(report, fmt, output, files)
+
+
+def _overlay(entry: Any, cli: Any) -> Any:
+    """A config file's topic with what the command line gave explicitly on top (explicit wins)."""
+    from dataclasses import replace
+
+    changes: dict[str, Any] = {"options": {**entry.options, **cli.options}}
+    for name in ("key_schema", "value_schema", "partitions", "key_fields_prefix"):
+        if getattr(cli, name):
+            changes[name] = getattr(cli, name)
+    for name, default in (("key_format", "avro-confluent"), ("value_format", "avro-confluent"),
+                          ("partitioner", "murmur2")):
+        if getattr(cli, name) != default:
+            changes[name] = getattr(cli, name)
+    return replace(entry, **changes)
+
+
+def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
+                       config: Path | None = None) -> Any:
+    """The one registry of this run, through the one settings path (explicit > config file >
+    environment > default): --registry, the avro-confluent url and connection options of the
+    topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
+    from formats.registry.settings import REGISTRY_FORMAT, registry_options_of, resolve_registry
+
+    url, reg_options, sources = registry_options_of(
+        (f"topic {e.name}: {role}.{fmt}.", e.format_options(role, fmt))
+        for e in entries for role, fmt in (("key", e.key_format), ("value", e.value_format))
+        if fmt == REGISTRY_FORMAT)
+    if url and registry and url != registry.strip():
+        raise InvalidOptionError(
+            "--registry and the avro-confluent url option name two registries",
+            hint="give the registry once (--registry)")
+    default = "file://schemas" if Path("schemas").is_dir() else None
+    if not (registry or url or cfg.registry or default):
+        raise fail("no --registry given and no ./schemas directory: say where the schemas are")
+    return resolve_registry(explicit_url=registry or url, explicit_options=reg_options,
+                            explicit_sources=sources, configured_url=cfg.registry,
+                            configured_options=cfg.registry_options, default_url=default,
+                            configured_where=f"{config} [registry]")
 
 
 def _check_table_options(e: Any) -> None:

@@ -65,7 +65,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for name, text in (("good", GOOD), ("bad", BAD), ("map", MAP), ("notjson", "{nope")):
         (d / f"{name}.avsc").write_text(text)
         out[name] = str(d / f"{name}.avsc")
-    out["dir"] = str(d)
+    registry = tmp_path_factory.mktemp("registry")  # an empty file registry
+    out["dir"] = str(registry)
     return out
 
 

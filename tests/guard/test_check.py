@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import KeyguardError
 from formats.registry.file import FileRegistry
 from formats.schemafile import SchemaText
 from guard.check import TopicCheck, check
@@ -65,12 +64,19 @@ def test_topic_scan_ids_replace_the_latest_assumption(registry):
     assert "KG012" not in _ids(report)
 
 
-def test_keys_carrying_an_unknown_id_are_an_input_error(registry):
+def test_keys_carrying_an_unknown_id_are_a_finding_not_an_error(registry):
     facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
-                       key_schema_ids={424242: 3}, keys_scanned=3, scan_complete=True)
-    with pytest.raises(KeyguardError, match="424242"):
-        check(TopicCheck(TOPIC), registry=registry,
-              inspector=StaticTopicInspector({TOPIC: facts}))
+                       key_schema_ids={424242: 3}, keys_scanned=3, scan_complete=True,
+                       key_id_examples={424242: (2, 17)})
+    report = check(TopicCheck(TOPIC), registry=registry,
+                   inspector=StaticTopicInspector({TOPIC: facts}))
+    unlisted = [f for f in report.findings if f.rule.id == "KG016"]
+    assert len(unlisted) == 1, _ids(report)
+    assert "424242" in unlisted[0].message and "3 keys" in unlisted[0].message
+    assert "partition 2 offset 17" in unlisted[0].message
+    # The candidate (the latest version) writes another id than every key carries.
+    assert report.verdict is Verdict.BREAKING
+    assert "KG501" in _ids(report)
 
 
 def test_partition_count_change_breaks_placement(registry):
@@ -129,3 +135,38 @@ def test_witnesses_are_real_keys_from_the_topic_when_sampled(registry):
                    registry=registry, inspector=StaticTopicInspector({TOPIC: facts}))
     (f,) = report.breaking
     assert f.witness.key == {"user_region": "EMEA"} and f.witness.old_bytes == real
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+def test_a_first_registration_is_visible_in_every_format_with_near_misses(fmt):
+    from typer.testing import CliRunner
+
+    from guard.cli import app
+
+    key = str(REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc")
+    result = CliRunner().invoke(app, ["check", "--topic", "pageviews_per_regoin", "--registry",
+                                      f"file://{REPO / 'schemas'}", "--key-schema", key,
+                                      "--value-format", "", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    assert "first registration" in result.stdout
+    assert "did you mean subjects pageviews_per_region-key" in result.stdout
+
+
+def test_require_subject_makes_a_missing_key_or_value_subject_breaking(registry):
+    value = SchemaText("AVRO", VALUE_V1, "value")
+    report = check(TopicCheck("pageviews", candidate_key=SchemaText("AVRO", KEY_V1, "key"),
+                              candidate_value=value), registry=registry, require_subject=True)
+    missing = [f for f in report.findings if f.rule.id == "KG015"]
+    assert {f.subject for f in missing} == {"pageviews-key", "pageviews-value"}
+    assert report.verdict is Verdict.BREAKING
+    lenient = check(TopicCheck("pageviews", candidate_key=SchemaText("AVRO", KEY_V1, "key"),
+                               candidate_value=value), registry=registry)
+    assert lenient.verdict is Verdict.SAFE and "KG011" in _ids(lenient)
+
+
+def test_a_registry_that_is_not_there_is_never_a_first_registration(tmp_path):
+    from formats.errors import RegistryUnavailableError
+
+    with pytest.raises(RegistryUnavailableError, match="does not exist"):
+        check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", KEY_V1, "key")),
+              registry=FileRegistry(tmp_path / "nowhere"))

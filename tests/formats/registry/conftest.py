@@ -6,6 +6,10 @@ first (retries), a delay (timeouts), HTTP 403. HTTPS uses certificates made by `
 With `echo_status` set it answers every request with that status and an error body that repeats
 the request's Authorization header as a careless registry or proxy does (raw, decoded,
 URL-encoded, and the headers as JSON), for the tests that no secret is ever printed.
+
+Like a real server in front of a registry, it also serves paths that are not the registry's API:
+under `/nope` every request gets a bare `404 "Not Found"` (no Confluent error_code), under
+`/html` a `200` HTML page. A registry URL with such a path must never pass for an empty registry.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class RegistryState:
     basic: tuple[str, str] | None = None
     bearer: str | None = None
     forbidden: bool = False
+    #: Paths answered with HTTP 403 (credentials scoped to some subjects).
+    forbidden_paths: set[str] = field(default_factory=set)
     fail_next: list[int] = field(default_factory=list)
     delay: float = 0.0
     echo_status: int | None = None
@@ -75,10 +81,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: Any, content_type: str | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        self.send_header("Content-Type",
+                         content_type or "application/vnd.schemaregistry.v1+json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -133,9 +140,13 @@ class _Handler(BaseHTTPRequestHandler):
             return self._echo(state.echo_status)
         if not self._authorized(state):
             return self._error(401, 401, "Unauthorized")
-        if state.forbidden:
+        if state.forbidden or parts.path in state.forbidden_paths:
             return self._error(403, 40301, "User is denied operation on this server")
         segs = [unquote(s) for s in parts.path.strip("/").split("/")]
+        if segs[0] == "nope":  # not the registry's API: a bare 404, as a web server answers
+            return self._send(404, "Not Found", "application/json")
+        if segs[0] == "html":
+            return self._send(200, b"<html><body>Welcome</body></html>", "text/html")
         try:
             self._route(method, segs, query, body, state)
         except (BrokenPipeError, ConnectionResetError):

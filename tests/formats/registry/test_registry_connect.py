@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import InvalidOptionError
+from formats.errors import InvalidOptionError, RegistryUnavailableError
 from formats.registry import Registry
 from formats.registry.connect import (
     ENV_BEARER_TOKEN,
@@ -35,8 +35,9 @@ def test_backend_by_scheme(tmp_path):
     assert isinstance(http, HttpRegistry)
     for reg in (open_registry(str(tmp_path)), open_registry("mock://x"), http):
         assert isinstance(reg, Registry)
-    with pytest.raises(InvalidOptionError, match="does not exist"):
+    with pytest.raises(RegistryUnavailableError, match="does not exist") as missing:
         open_registry(str(tmp_path / "missing"))
+    assert missing.value.exit_code == 3
     assert isinstance(open_registry(f"file://{tmp_path / 'new'}"), FileRegistry)
     with pytest.raises(InvalidOptionError) as info:
         open_registry(f"ftp://u:{PASSWORD}@host")

@@ -272,3 +272,76 @@ def test_credentials_never_logged(registry_server, caplog):
     encoded = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
     for secret in (PASSWORD, TOKEN, encoded):
         assert secret not in caplog.text
+
+
+# --- a registry must prove it is one ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/nope", "/html"])
+def test_a_url_that_is_not_the_registry_api_is_unavailable(registry_server, path):
+    reg = _open(registry_server.url + path)
+    for call in (reg.prove, lambda: reg.versions(SUBJECT), lambda: reg.get_by_id(1),
+                 lambda: reg.lookup(SUBJECT, KEY_V1)):
+        err = _fails(RegistryUnavailableError, call)
+        assert err.exit_code == EXIT_UNREACHABLE
+        assert registry_server.url + path in err.message
+
+
+def test_a_bare_404_is_not_a_missing_subject_but_40401_is(registry_server):
+    reg = _open(registry_server.url)
+    assert reg.versions("no-such-subject") == []  # error_code 40401: the registry said so
+    wrong = _open(registry_server.url + "/nope")
+    with pytest.raises(RegistryUnavailableError, match="without a schema registry error code"):
+        wrong.versions("no-such-subject")
+
+
+def test_the_proof_is_asked_once_and_cached(registry_server):
+    reg = _open(registry_server.url)
+    reg.prove()
+    reg.prove()
+    asked = [r for r in registry_server.state.requests if r[1] == "/subjects"]
+    assert len(asked) == 1
+
+
+def test_a_subjects_answer_that_is_not_a_list_is_unavailable(registry_server, monkeypatch):
+    reg = _open(registry_server.url)
+    monkeypatch.setattr(reg.client, "get_subjects", lambda: {"not": "a list"})
+    with pytest.raises(RegistryUnavailableError, match="not a list of subjects"):
+        reg.prove()
+
+
+def test_explicit_bearer_token_wins_over_env_user_info(registry_server):
+    registry_server.state.bearer = TOKEN
+    reg = _open(registry_server.url, {"bearer-auth.token": TOKEN + "\n"},
+                **{ENV_USER_INFO: f"carol:{PASSWORD}"})
+    assert reg.subjects() == []
+    sent = registry_server.state.requests[-1][3]
+    assert sent.get("Authorization") == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("token", [TOKEN + "\n", f"  {TOKEN}\r\n", f"\t{TOKEN}"])
+def test_a_token_read_from_a_file_is_stripped(registry_server, token):
+    registry_server.state.bearer = TOKEN
+    reg = _open(registry_server.url, **{ENV_BEARER_TOKEN: token})
+    assert reg.subjects() == []
+
+
+@pytest.mark.parametrize("token", [f"{TOKEN}\nX-Evil: 1", f"{TOKEN}\x00", f"{TOKEN}é",
+                                   f"{TOKEN}\x7f"])
+def test_a_token_with_a_control_or_non_ascii_character_is_invalid_and_not_echoed(token):
+    for config, env in (({"bearer-auth.token": token}, {}), ({}, {ENV_BEARER_TOKEN: token}),
+                        ({"basic-auth.user-info": f"u:{token}"}, {})):
+        err = _fails(InvalidOptionError,
+                     lambda c=config, e=env: open_registry("http://127.0.0.1:1", c, environ=e),
+                     TOKEN)
+        assert err.exit_code == EXIT_INVALID and "not a valid credential" in err.message
+
+
+def test_credentials_that_may_not_list_subjects_prove_the_registry_by_its_config(
+        registry_server):
+    registry_server.state.forbidden_paths = {"/subjects"}
+    registry_server.state.add(SUBJECT, KEY_V1)
+    reg = _open(registry_server.url)
+    reg.prove()
+    assert reg.versions(SUBJECT) == [1]
+    assert ("GET", "/config") in {(r[0], r[1]) for r in registry_server.state.requests}
