@@ -423,6 +423,20 @@ def _nullable_reader(t: DataType) -> Reader:
     return lambda v: None if v is None else r(v)
 
 
+def _json_encoder() -> Any:
+    """fastavro's Avro JSON encoder, except that an empty map key is a key (it drops it)."""
+    from fastavro.io.json_encoder import AvroJSONEncoder
+
+    class _Encoder(AvroJSONEncoder):  # type: ignore[misc]
+        def write_value(self, value: Any) -> None:
+            if isinstance(self._current, dict) and self._key is not None:
+                self._current[self._key] = value
+            else:
+                super().write_value(value)
+
+    return _Encoder
+
+
 def _parse(schema: AvroSchema) -> Any:
     import fastavro
 
@@ -498,7 +512,7 @@ class AvroWriter:
 
         self.encode(row)  # same checks and errors as binary
         buf = io.StringIO()
-        json_writer(buf, self._parsed, [dict(row)])
+        json_writer(buf, self._parsed, [dict(row)], encoder=_json_encoder())
         return buf.getvalue().rstrip("\n").encode()
 
     def decode_json(self, data: bytes) -> dict[str, Any]:
