@@ -382,7 +382,28 @@ def _identity(v: Any) -> Any:
     return v
 
 
-def _reader(t: DataType) -> Reader:
+class _OutOfType(ValueError):
+    """A decoded value outside its column's type; `path` names the column."""
+
+    def __init__(self, path: str, t: DataType, v: Any, why: str) -> None:
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
+        super().__init__(f"column '{path or '(row)'}' ({t.sql()}): {shown} {why}")
+
+
+def _reader(t: DataType, path: str = "") -> Reader:
+    """Avro datum -> row value; a value outside the column's type raises _OutOfType.
+
+    Avro's int and long carry any varint, and bytes any decimal: Flink's reader would fail or
+    wrap; keyguard names the column instead of returning a value the type cannot hold.
+    """
+    if isinstance(t, IntegralType):
+        lo, hi = t.min_value, t.max_value
+
+        def r_int(v: Any) -> Any:
+            if not lo <= v <= hi:
+                raise _OutOfType(path, t, v, f"is out of range ({lo}..{hi})")
+            return v
+        return r_int
     if isinstance(t, TimestampType):
         def r_ts(v: Any) -> Any:
             if isinstance(v, int):  # timestamp-nanos: fastavro leaves it a long
@@ -398,26 +419,43 @@ def _reader(t: DataType) -> Reader:
         return r_ltz
     if isinstance(t, DecimalType):
         q = decimal.Decimal(1).scaleb(-t.scale)
-        return lambda v: v.quantize(q, context=_DEC)
+        limit = decimal.Decimal(10) ** (t.precision - t.scale)
+
+        def r_decimal(v: Any) -> Any:
+            if not isinstance(v, decimal.Decimal) or not v.is_finite() or (
+                    v and v.adjusted() >= t.precision - t.scale + 1):
+                raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
+            out = v.quantize(q, context=_DEC)
+            if abs(out) >= limit:
+                raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
+            return out
+        return r_decimal
     if isinstance(t, TimeType):
-        return lambda v: (dt.datetime.combine(_EPOCH, dt.time()) +
-                          dt.timedelta(milliseconds=v)).time() if isinstance(v, int) else v
+        def r_time(v: Any) -> Any:
+            if not isinstance(v, int):
+                return v
+            if not 0 <= v < 86_400_000:
+                raise _OutOfType(path, t, v, "is not a time of day in milliseconds "
+                                 "(0..86399999)")
+            return (dt.datetime.combine(_EPOCH, dt.time()) + dt.timedelta(milliseconds=v)).time()
+        return r_time
     if isinstance(t, ArrayType):
-        item = _nullable_reader(t.element)
+        item = _nullable_reader(t.element, f"{path}[]")
         return lambda v: [item(x) for x in v]
     if isinstance(t, MapType):
-        value = _nullable_reader(t.value)
+        value = _nullable_reader(t.value, f"{path}{{}}")
         return lambda v: {k: value(x) for k, x in v.items()}
     if isinstance(t, RowType):
-        readers = [(f.name, _nullable_reader(f.type)) for f in t.fields]
+        readers = [(f.name, _nullable_reader(f.type, f"{path}.{f.name}" if path else f.name))
+                   for f in t.fields]
         return lambda v: {name: r(v.get(name)) for name, r in readers}
     if isinstance(t, BytesType):
         return lambda v: bytes(v)
     return _identity
 
 
-def _nullable_reader(t: DataType) -> Reader:
-    r = _reader(t)
+def _nullable_reader(t: DataType, path: str) -> Reader:
+    r = _reader(t, path)
     if r is _identity:
         return r
     return lambda v: None if v is None else r(v)
@@ -497,7 +535,16 @@ class AvroWriter:
             )
         if value is None:
             raise DecodeError(f"{self.where}: the record is null")
-        return self._read(value)  # type: ignore[no-any-return]
+        return self._checked_read(value)
+
+    def _checked_read(self, value: Any) -> dict[str, Any]:
+        try:
+            return self._read(value)  # type: ignore[no-any-return]
+        except (_OutOfType, decimal.InvalidOperation, OverflowError) as exc:
+            raise DecodeError(
+                f"{self.where}: {exc}",
+                hint="the record was written with another schema, or the bytes are corrupt",
+            ) from None
 
     def _parsed_writer(self, writer_schema: AvroSchema) -> Any:
         key = writer_schema if isinstance(writer_schema, str) else json.dumps(writer_schema)
@@ -524,7 +571,7 @@ class AvroWriter:
             raise DecodeError(f"{self.where}: not a valid Avro JSON record: {exc}") from None
         if len(records) != 1:
             raise DecodeError(f"{self.where}: expected one Avro JSON record, got {len(records)}")
-        return self._read(records[0])  # type: ignore[no-any-return]
+        return self._checked_read(records[0])
 
     def encode_arrow(
         self, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes] = b""

@@ -393,7 +393,11 @@ class CsvCodec(Codec):
         if isinstance(t, StringType):
             return text
         if isinstance(t, BooleanType):
-            return text.strip().lower() == "true"  # Boolean.parseBoolean
+            # Boolean.parseBoolean reads anything but "true" as false: keyguard refuses to guess.
+            low = text.strip().lower()
+            if low not in ("true", "false"):
+                raise ValueError("expected true or false")
+            return low == "true"
         if isinstance(t, IntegralType):
             s = text.strip()
             if not _INT_RE.match(s):
@@ -407,11 +411,17 @@ class CsvCodec(Codec):
             if not _FLOAT_RE.match(s):
                 raise ValueError("not a number")
             x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-            return _float32(x) if isinstance(t, FloatType) else x
+            x = _float32(x) if isinstance(t, FloatType) else x
+            if math.isinf(x) and "Infinity" not in s:
+                raise ValueError(f"{s} overflows {t.sql_name}; write Infinity to mean infinity")
+            return x
         if isinstance(t, DecimalType):
             if not _DECIMAL_RE.match(text):
                 raise ValueError("not a decimal number")
-            return _fit_decimal(t, Decimal(text))  # None when too wide, as in Flink
+            fitted = _fit_decimal(t, Decimal(text))  # Flink reads a null: keyguard refuses
+            if fitted is None:
+                raise ValueError(f"needs more than {t.precision} digits")
+            return fitted
         if isinstance(t, DateType):
             m = _SQL_DATE_RE.match(text)  # java.sql.Date.valueOf
             if not m:
@@ -467,6 +477,8 @@ def _micros_to_nanos(v: dt.datetime, precision: int) -> int:
 
 def _fit_decimal(t: DecimalType, d: Decimal) -> Decimal | None:
     """DecimalData.fromBigDecimal: HALF_UP to the scale; None when the digits do not fit."""
+    if d != 0 and d.adjusted() > t.precision - t.scale:  # too wide before rounding, too
+        return None
     q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP,
                    context=_WIDE)
     if q != 0 and q.adjusted() + 1 > t.precision - t.scale:

@@ -372,7 +372,12 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
         def dec_bool(v: Any) -> bool:
             if isinstance(v, bool):
                 return v
-            return _scalar_text(v).strip(_JAVA_TRIM).lower() == "true"
+            # Flink's Boolean.parseBoolean reads anything but "true" as false: keyguard refuses
+            # to guess ("yes", 1, "tru" are errors, not false).
+            text = _scalar_text(v).strip(_JAVA_TRIM).lower()
+            if isinstance(v, _Num) or text not in ("true", "false"):
+                raise ValueError(f"expected true or false, got {_scalar_text(v)!r}")
+            return text == "true"
         return dec_bool
     if isinstance(t, IntegralType):
         lo, hi = t.min_value, t.max_value
@@ -380,6 +385,8 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
 
         def dec_int(v: Any) -> int:
             if isinstance(v, _Num) and (v.is_int or allow_float):
+                if not v.is_int and Decimal(v).adjusted() > 20:  # no 10**1e9-digit int
+                    raise ValueError(f"Numeric value ({v}) out of range of {t.sql_name}")
                 iv = int(v) if v.is_int else int(Decimal(v))  # Jackson truncates toward zero
                 if not lo <= iv <= hi:
                     raise ValueError(f"Numeric value ({v}) out of range of {t.sql_name}")
@@ -391,7 +398,10 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
 
         def dec_float(v: Any) -> float:
             f = float(v) if isinstance(v, _Num) else _java_double(_scalar_text(v))
-            return javatext._to_float32(f) if single else f
+            f = javatext._to_float32(f) if single else f
+            if math.isinf(f) and "Infinity" not in str(v):  # 1e999: an overflow, not infinity
+                raise ValueError(f"{v} overflows {t.sql_name}; write \"Infinity\" for infinity")
+            return f
         return dec_float
     if isinstance(t, DecimalType):
         quantum = Decimal(1).scaleb(-t.scale)
@@ -401,8 +411,15 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
             text = v if isinstance(v, _Num) else _scalar_text(v).strip(_JAVA_TRIM)
             if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
                 raise ValueError(f"Character array is not a valid decimal: {text!r}")
-            q = Decimal(text).quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
-            return None if abs(q) >= limit else q  # DecimalData.fromBigDecimal gives null
+            d = Decimal(text)
+            # DecimalData.fromBigDecimal gives null when the digits do not fit; keyguard never
+            # turns a value into null silently (ignore-parse-errors does that, on request).
+            if d and d.adjusted() >= t.precision - t.scale + 1:
+                raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
+            q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
+            if abs(q) >= limit:
+                raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
+            return q
         return dec_decimal
     if isinstance(t, DateType):
         def dec_date(v: Any) -> dt.date:
@@ -471,7 +488,7 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
                     continue
                 try:
                     out[name] = dec(v[name])
-                except ValueError as exc:
+                except (ValueError, ArithmeticError) as exc:
                     raise ValueError(f"field '{name}': {exc}") from None
             return out
         return dec_row

@@ -8,8 +8,10 @@ never a hang. Mutations: bit flips, truncation, extension, byte insertion and de
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -20,7 +22,23 @@ from formats.codec import Codec, CodecContext, create_codec
 from formats.errors import KeyguardError
 from formats.registry.mock import MockRegistry
 from formats.sqltypes import parse_columns
-from formats.types import RowType
+from formats.types import (
+    ArrayType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegralType,
+    MapType,
+    RowType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+)
 from tests.formats.strategies import values
 
 _FUZZ = settings(max_examples=60, deadline=None,
@@ -81,6 +99,50 @@ def _decodes_or_rejects(codec: Codec, data: bytes) -> None:
         assert str(exc), "an error with no message"
         return
     assert out is None or isinstance(out, dict), f"decoded to {type(out).__name__}"
+    if out is not None:
+        assert_fits(codec.row_type, out, "")
+
+
+def assert_fits(t: DataType, v: Any, path: str) -> None:
+    """A decoded value lies inside its declared type (no 70-digit DECIMAL(10, 2), no INT 2^40)."""
+    if v is None:
+        return
+    where = f"{path or '(row)'} {t.sql()}: {v!r}"
+    if isinstance(t, StringType):
+        assert isinstance(v, str), where
+    elif isinstance(t, BooleanType):
+        assert isinstance(v, bool), where
+    elif isinstance(t, IntegralType):
+        assert isinstance(v, int) and not isinstance(v, bool), where
+        assert t.min_value <= v <= t.max_value, where
+    elif isinstance(t, (FloatType, DoubleType)):
+        assert isinstance(v, float), where
+    elif isinstance(t, DecimalType):
+        assert isinstance(v, Decimal) and v.is_finite(), where
+        _sign, digits, exponent = v.as_tuple()
+        assert exponent == -t.scale, where
+        assert len(digits) <= t.precision, where
+    elif isinstance(t, (TimestampType, TimestampLtzType)):
+        assert isinstance(v, dt.datetime), where
+    elif isinstance(t, DateType):
+        assert isinstance(v, dt.date) and not isinstance(v, dt.datetime), where
+    elif isinstance(t, TimeType):
+        assert isinstance(v, dt.time), where
+    elif isinstance(t, BytesType):
+        assert isinstance(v, bytes), where
+    elif isinstance(t, ArrayType):
+        assert isinstance(v, list), where
+        for i, x in enumerate(v):
+            assert_fits(t.element, x, f"{path}[{i}]")
+    elif isinstance(t, MapType):
+        assert isinstance(v, dict), where
+        for k, x in v.items():
+            assert_fits(t.key, k, f"{path}{{key}}")
+            assert_fits(t.value, x, f"{path}[{k!r}]")
+    elif isinstance(t, RowType):
+        assert isinstance(v, dict) and list(v) == t.names, where
+        for f in t.fields:
+            assert_fits(f.type, v[f.name], f"{path}.{f.name}" if path else f.name)
 
 
 def _encoding_options() -> Any:
@@ -147,4 +209,6 @@ def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
         encoded = codec.encode(value)
     except KeyguardError:
         return
-    assert isinstance(codec.decode(encoded), dict)
+    decoded = codec.decode(encoded)
+    assert isinstance(decoded, dict)
+    assert_fits(row, decoded, "")
