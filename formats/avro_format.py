@@ -426,7 +426,7 @@ def _reader(t: DataType, path: str = "") -> Reader:
                     v and v.adjusted() >= t.precision - t.scale + 1):
                 raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
             out = v.quantize(q, context=_DEC)
-            if abs(out) >= limit:
+            if out.copy_abs() >= limit:
                 raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
             return out
         return r_decimal

@@ -56,6 +56,7 @@ from formats.types import (
     TimestampType,
     TimeType,
 )
+from formats.values import lone_surrogate
 
 FORMAT = "csv"
 
@@ -219,6 +220,9 @@ class CsvCodec(Codec):
         if isinstance(t, StringType):
             if not isinstance(v, str):
                 raise _bad(t, v)
+            why = lone_surrogate(v)
+            if why is not None:
+                raise EncodeError(f"{v!r} {why}")
             return v, True
         if isinstance(t, BooleanType):
             if not isinstance(v, bool):

@@ -47,6 +47,7 @@ from formats.types import (
     TimeType,
     TinyIntType,
 )
+from formats.values import lone_surrogate
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -92,6 +93,7 @@ OPTIONS = OptionSet(
 _ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
 _ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
                  0x22: '\\"', 0x5C: "\\\\"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _NEEDS_ESCAPE = re.compile("[\x00-\x1f\"\\\\\ud800-\udfff\U00010000-\U0010ffff]")
 
 
@@ -152,6 +154,8 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
         def enc_str(v: Any, path: str) -> str:
             if not isinstance(v, str):
                 raise _bad(s, path, v, t, "is not a string")
+            if _SURROGATE.search(v) is not None:
+                raise _bad(s, path, v, t, lone_surrogate(v) or "")
             return json_string(v)
         return enc_str
     if isinstance(t, BooleanType):
@@ -206,7 +210,7 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                 q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
             except InvalidOperation:
                 raise _bad(s, path, v, t, "does not fit the precision") from None
-            if abs(q) >= limit:
+            if q.copy_abs() >= limit:
                 raise _bad(s, path, v, t, f"needs more than {t.precision} digits")
             if plain:
                 return javatext.bigdecimal_to_plain_string(q)
@@ -286,6 +290,8 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                     k = s.null_key_literal
                 elif not isinstance(k, str):
                     raise _bad(s, f"{path}{{key}}", k, t.key, "is not a string")
+                elif _SURROGATE.search(k) is not None:
+                    raise _bad(s, f"{path}{{key}}", k, t.key, lone_surrogate(k) or "")
                 out[k] = val(x, f"{path}{{{k}}}")
             return "{" + ",".join(json_string(k) + ":" + x for k, x in out.items()) + "}"
         return enc_map
@@ -366,6 +372,8 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
                 return _tree_text(v)
             if isinstance(v, bool):
                 return "true" if v else "false"
+            if _SURROGATE.search(v) is not None:  # "\ud800" parses into a lone surrogate
+                raise ValueError(f"the string {lone_surrogate(v)}")
             return str(v)
         return dec_str
     if isinstance(t, BooleanType):
@@ -417,7 +425,7 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
             if d and d.adjusted() >= t.precision - t.scale + 1:
                 raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
             q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
-            if abs(q) >= limit:
+            if q.copy_abs() >= limit:
                 raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
             return q
         return dec_decimal
@@ -471,6 +479,9 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
         def dec_map(v: Any) -> dict[str, Any]:
             if not isinstance(v, dict):
                 raise ValueError("Illegal JSON map data")
+            for k in v:
+                if _SURROGATE.search(k) is not None:
+                    raise ValueError(f"the map key {lone_surrogate(k)}")
             return {k: val(x) for k, x in v.items()}
         return dec_map
     if isinstance(t, RowType):

@@ -35,6 +35,7 @@ from formats.types import (
     StringType,
     TinyIntType,
 )
+from formats.values import lone_surrogate
 
 FORMAT = "raw"
 BIG_ENDIAN = "big-endian"
@@ -150,6 +151,9 @@ class RawCodec(Codec):
         if isinstance(t, StringType):
             if not isinstance(v, str):
                 raise self._bad(v)
+            why = lone_surrogate(v)
+            if why is not None:  # Java would write '?' in its place
+                raise EncodeError(f"{self._where()}: {v!r} {why}")
             return self.charset.encode(v)
         if isinstance(t, BytesType):
             if not isinstance(v, (bytes, bytearray, memoryview)):

@@ -74,10 +74,31 @@ def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, st
 
 
 def read_json_arg(text: str, *, what: str) -> Any:
-    """A JSON argument, or `-` for standard input."""
+    """A JSON argument, or `-` for standard input: strict JSON (RFC 8259).
+
+    NaN/Infinity literals are not JSON (give "NaN" or "Infinity" as strings); a key given twice
+    is refused rather than silently letting the last one win; absurd nesting is exit 2.
+    """
     if text == "-":
         text = sys.stdin.read()
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise fail(f"{what} is not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise fail(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise fail(f"{what} is nested too deeply to read; flatten it") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value; write it as a string, \"{name}\"")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} is given twice; give each column once")
+        out[key] = value
+    return out

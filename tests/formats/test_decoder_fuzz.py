@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -101,6 +102,20 @@ def _decodes_or_rejects(codec: Codec, data: bytes) -> None:
     assert out is None or isinstance(out, dict), f"decoded to {type(out).__name__}"
     if out is not None:
         assert_fits(codec.row_type, out, "")
+    if out is not None and codec.format_name == "json" and \
+            not codec.options["ignore-parse-errors"]:
+        _assert_no_silent_nulls(data, out)
+
+
+def _assert_no_silent_nulls(data: bytes, out: dict[str, Any]) -> None:
+    """A JSON column given a value decodes to a value: only `null` reads as null."""
+    try:
+        given_ = json.loads(data)
+    except ValueError:
+        return
+    for name, v in given_.items():
+        if name in out and v is not None:
+            assert out[name] is not None, f"{name}: {v!r} decoded to null"
 
 
 def assert_fits(t: DataType, v: Any, path: str) -> None:
