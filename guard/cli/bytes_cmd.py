@@ -11,9 +11,10 @@ import typer
 
 from formats.errors import InvalidOptionError
 from formats.schemafile import SchemaText, read_schema_source
+from formats.secrets import redact_url
 from formats.types import Field, RowType
 from formats.values import to_jsonable
-from guard.cli.common import fail, handles_errors, parse_kv, read_json_arg
+from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, read_json_arg
 
 ColumnsOpt = Annotated[
     str | None,
@@ -54,9 +55,11 @@ RegistryOpt = Annotated[
     ),
 ]
 SchemaTypeOpt = Annotated[
-    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.")
+    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
+                             callback=one_of(("avro", "json"), "--schema-type"))
 ]
-EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.")]
+EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.",
+                                          callback=one_of(("hex", "base64"), "--encoding"))]
 
 
 def _table_from_sources(
@@ -114,6 +117,7 @@ def _build_plan(
 
     reg = None
     if registry:
+        _registry_needed(registry, key_format, value_format, key_schema, value_schema)
         from formats.registry.connect import open_registry
 
         reg = open_registry(registry)
@@ -133,6 +137,24 @@ def _build_plan(
     _explicit_schema_option(options, "key", key_format, ks)
     _explicit_schema_option(options, "value", value_format, vs)
     return resolve_plan(table, options, registry=reg)
+
+
+def _registry_needed(registry: str, key_format: str, value_format: str,
+                     *sources: str | None) -> None:
+    """A --registry that nothing would read is a mistake to report, not to ignore.
+
+    encode/decode read a registry for the avro-confluent format and for subject: schema
+    sources; with neither, the user likely meant another format or a subject source.
+    """
+    if "avro-confluent" in (key_format, value_format) or any(
+            s and s.startswith("subject:") for s in sources):
+        return
+    raise InvalidOptionError(
+        f"--registry {redact_url(registry)} is not used: the key and value formats "
+        f"({key_format}, {value_format}) need no registry and no schema comes from a subject",
+        hint="drop --registry, or use --key-format/--value-format avro-confluent or "
+        "--key-schema/--value-schema subject:NAME",
+    )
 
 
 #: Formats whose bytes are text worth showing next to the hex.
@@ -175,7 +197,8 @@ def encode(
     schema_type: SchemaTypeOpt = None,
     partitions: Annotated[
         int | None,
-        typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks."),
+        typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks.",
+                     callback=at_least(1, "--partitions")),
     ] = None,
     encoding: EncodingOpt = "hex",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

@@ -62,6 +62,33 @@ def handles_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def at_least(minimum: int, option: str) -> Callable[[int | None], int | None]:
+    """A typer option callback: a number below `minimum` is exit 2 before anything runs."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None and value < minimum:
+            raise fail(f"{option} must be at least {minimum}, got {value}", kind="invalid-option")
+        return value
+
+    return check
+
+
+def one_of(choices: tuple[str, ...], option: str) -> Callable[[str | None], str | None]:
+    """A typer option callback: a value outside `choices` (any case) is exit 2, with a hint."""
+
+    def check(value: str | None) -> str | None:
+        if value is None or value.lower() in choices:
+            return None if value is None else value.lower()
+        from difflib import get_close_matches
+
+        close = get_close_matches(value.lower(), choices, n=1)
+        maybe = f" (did you mean {close[0]!r}?)" if close else ""
+        raise fail(f"{option} must be one of {', '.join(choices)}, got {value!r}{maybe}",
+                   kind="invalid-option")
+
+    return check
+
+
 def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, str]:
     """`["a=1", "b.c=x=y"]` -> `{"a": "1", "b.c": "x=y"}`."""
     out: dict[str, str] = {}
