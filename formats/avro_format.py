@@ -153,7 +153,10 @@ def _unscaled(path: str, v: Any, precision: int, scale: int) -> int:
     d = decimal.Decimal(v)
     if not d.is_finite():
         raise _bad(path, v, "is not a finite decimal")
-    n = int(d.scaleb(scale, _DEC).quantize(1, context=_DEC))
+    if d and d.adjusted() >= precision - scale + 1:  # 1E+400: too wide to even round
+        n = 10**precision
+    else:
+        n = int(d.scaleb(scale, _DEC).quantize(1, context=_DEC))
     if abs(n) >= 10**precision:
         raise EncodeError(
             f"column '{path}': {v} has more than {precision - scale} integer digits, "
@@ -167,13 +170,21 @@ def _java_bytes(n: int) -> bytes:
     return n.to_bytes(((n if n >= 0 else ~n).bit_length()) // 8 + 1, "big", signed=True)
 
 
+#: TIMESTAMP_LTZ instants: years 1..9999 in UTC, as epoch microseconds.
+_LTZ_MIN = (dt.datetime.min.replace(tzinfo=dt.timezone.utc) - _EPOCH_UTC) // _US
+_LTZ_MAX = (dt.datetime.max.replace(tzinfo=dt.timezone.utc) - _EPOCH_UTC) // _US
+
+
 def _epoch_micros(path: str, v: Any, aware: bool) -> int:
     if not isinstance(v, dt.datetime):
         raise _bad(path, v, "is not a datetime")
     if aware:
         if v.tzinfo is None or v.utcoffset() is None:
             raise _bad(path, v, "is naive; TIMESTAMP_LTZ takes timezone-aware datetimes")
-        return (v - _EPOCH_UTC) // _US
+        micros = (v - _EPOCH_UTC) // _US
+        if not _LTZ_MIN <= micros <= _LTZ_MAX:
+            raise _bad(path, v, "is outside years 1..9999 in UTC")
+        return micros
     if v.tzinfo is not None:
         raise _bad(path, v, "is timezone-aware; TIMESTAMP takes naive datetimes "
                             "(use TIMESTAMP_LTZ for instants)")
@@ -363,9 +374,14 @@ def _compile_record(t: RowType, s: Mapping[str, Any], path: str) -> Writer:
         for f, af in zip(t.fields, fields, strict=True)
     ]
 
+    names = frozenset(t.names)
+
     def w_record(out: bytearray, v: Any) -> None:
         if not isinstance(v, Mapping):
             raise _bad(path or "(row)", v, "is not a dict")
+        if path and not names.issuperset(v):  # a nested ROW: its value names every field
+            unknown = ", ".join(sorted(map(str, set(v) - names)))
+            raise _bad(path, v, f"has fields the {t.sql()} does not: {unknown}")
         for name, w in writers:
             w(out, v.get(name))
     return w_record
@@ -555,11 +571,15 @@ class AvroWriter:
 
     def encode_json(self, row: Mapping[str, Any]) -> bytes:
         """Avro's JSON encoding of one row (fastavro's encoder; after checking like encode)."""
+        import fastavro
         from fastavro.json_write import json_writer
 
-        self.encode(row)  # same checks and errors as binary
+        # Same checks and errors as binary; then the datum as Avro reads it back (decimals at
+        # the schema's scale, ints as ints), which fastavro's JSON encoder then writes.
+        binary = self.encode(row)
+        datum = fastavro.schemaless_reader(io.BytesIO(binary), self._parsed, self._parsed)
         buf = io.StringIO()
-        json_writer(buf, self._parsed, [dict(row)], encoder=_json_encoder())
+        json_writer(buf, self._parsed, [datum], encoder=_json_encoder())
         return buf.getvalue().rstrip("\n").encode()
 
     def decode_json(self, data: bytes) -> dict[str, Any]:

@@ -237,6 +237,8 @@ class CsvCodec(Codec):
         if isinstance(t, (FloatType, DoubleType)):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise _bad(t, v)
+            if isinstance(v, int) and not -2**1023 < v < 2**1024:
+                raise EncodeError(f"{v} is out of range for {t.sql()}")
             if isinstance(t, FloatType):
                 if not javatext.float32_fits(float(v)):
                     raise EncodeError(f"{v!r} is out of range for FLOAT")
@@ -265,7 +267,10 @@ class CsvCodec(Codec):
         if isinstance(t, TimestampLtzType):
             if not isinstance(v, dt.datetime):
                 raise _bad(t, v)
-            utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+            try:
+                utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+            except OverflowError:
+                raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
             text = javatext.format_sql_timestamp(utc, _micros_to_nanos(utc, t.precision))
             return text + "Z", True
         if isinstance(t, BytesType):

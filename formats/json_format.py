@@ -241,7 +241,10 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
             if v.tzinfo is not None:
                 if not ltz:
                     raise _bad(s, path, v, t, "has a time zone; TIMESTAMP is zone-less",)
-                v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                try:
+                    v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                except OverflowError:
+                    raise _bad(s, path, v, t, "is outside years 1..9999 in UTC") from None
             if unit > 1:
                 v = v.replace(microsecond=v.microsecond - v.microsecond % unit)
             return '"' + fmt(v) + suffix
@@ -300,9 +303,14 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                   for f in t.fields]
         ignore_nulls = s.ignore_nulls
 
+        names = frozenset(t.names)
+
         def enc_row(v: Any, path: str) -> str:
             if not isinstance(v, Mapping):
                 raise _bad(s, path or "(row)", v, t, "is not a dict")
+            if path and not names.issuperset(v):  # a nested ROW: its value names every field
+                unknown = ", ".join(sorted(map(str, set(v) - names)))
+                raise _bad(s, path, v, t, f"has fields the type does not: {unknown}")
             parts = []
             for name, key, enc in fields:
                 x = v.get(name)

@@ -176,8 +176,8 @@ class RawCodec(Codec):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._bad(v)
         try:
-            return self._struct.pack(v)
-        except OverflowError:
+            return self._struct.pack(float(v))
+        except (OverflowError, struct.error):
             raise EncodeError(f"{self._where()}: {v!r} is out of range for {t.sql()}") from None
 
     def _bad(self, v: Any) -> EncodeError:
