@@ -53,8 +53,9 @@ def coerce(t: DataType, v: Any, path: str) -> Any:
     try:
         return _coerce(t, v, path)
     except (ValueError, TypeError, ArithmeticError, binascii.Error) as exc:
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
         raise EncodeError(
-            f"{path}: cannot read {v!r} as {t.sql()}: {exc}",
+            f"{path}: cannot read {shown} as {t.sql()}: {exc}",
             hint=_HINTS.get(type(t), "give a value of the column's type"),
         ) from None
 

@@ -176,7 +176,10 @@ def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
         if encoding == "hex":
             return bytes.fromhex(text.strip())
         if encoding == "base64":
-            return base64.b64decode(text.strip(), validate=True)
+            data = base64.b64decode(text.strip(), validate=True)
+            if base64.b64encode(data).decode("ascii") != text.strip():
+                raise ValueError("padding or trailing bits where none belong")
+            return data
     except (ValueError, binascii.Error) as exc:
         raise InvalidOptionError(f"{what} is not valid {encoding}: {exc}") from None
     raise InvalidOptionError(f"--encoding must be hex or base64, got {encoding!r}")

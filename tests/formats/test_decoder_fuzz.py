@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import values
 
 from formats.codec import Codec, CodecContext, create_codec
 from formats.errors import KeyguardError
@@ -40,7 +41,6 @@ from formats.types import (
     TimestampType,
     TimeType,
 )
-from tests.formats.strategies import values
 
 _FUZZ = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
