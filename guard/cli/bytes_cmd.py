@@ -187,7 +187,9 @@ def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
 
 @handles_errors
 def encode(
-    row: Annotated[str, typer.Option("--row", help="The table row as JSON, or - for stdin.")],
+    row: Annotated[str, typer.Option(
+        "--row", help="The table row as JSON, or - for stdin. Strict JSON: a column given twice "
+        'and NaN/Infinity literals are refused (write "NaN", "Infinity" as strings).')],
     topic: TopicOpt = "example",
     columns: ColumnsOpt = None,
     primary_key: PkOpt = None,
