@@ -176,6 +176,8 @@ BAD_BYTES = [
     ("INT", "raw", _RAW, "010203"),
     ("BOOLEAN", "raw", _RAW, ""),
     ("DOUBLE", "raw", _RAW, "00"),
+    ("STRING", "raw", _RAW, "61ff"),  # not UTF-8: Java would read U+FFFD
+    ("STRING", "raw", [*_RAW, "-o", "value.raw.charset=UTF-16"], "feff00"),  # odd length
 ]
 
 
