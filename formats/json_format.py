@@ -587,6 +587,11 @@ class JsonCodec(Codec):
         try:
             text = bytes(data).decode("utf-8")
             value = _PARSE.decode(text)
+        except RecursionError:
+            raise DecodeError(
+                f"{self._settings.where}: the JSON record is nested too deeply to read",
+                hint="no writer of this row type nests so deep: check the topic's format",
+            ) from None
         except (UnicodeDecodeError, ValueError) as exc:
             if self._settings.ignore_parse_errors:
                 return None

@@ -42,7 +42,7 @@ from formats.types import (
     TimeType,
 )
 
-_FUZZ = settings(max_examples=60, deadline=None,
+_FUZZ = settings(max_examples=40, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 _ALL = ("s STRING, b BOOLEAN, t TINYINT, sm SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, "
@@ -227,3 +227,10 @@ def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
     decoded = codec.decode(encoded)
     assert isinstance(decoded, dict)
     assert_fits(row, decoded, "")
+
+
+@pytest.mark.parametrize("name", ["json", "json-ignore-errors", "avro-json-encoding", "csv"])
+def test_absurd_nesting_is_a_typed_error(name: str) -> None:
+    deep = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    _decodes_or_rejects(_codec(name)[1], deep)
+
