@@ -588,6 +588,8 @@ class JsonCodec(Codec):
             text = bytes(data).decode("utf-8")
             value = _PARSE.decode(text)
         except RecursionError:
+            if self._settings.ignore_parse_errors:
+                return None  # Jackson's nesting limit fails the record; Flink then skips it
             raise DecodeError(
                 f"{self._settings.where}: the JSON record is nested too deeply to read",
                 hint="no writer of this row type nests so deep: check the topic's format",
