@@ -477,6 +477,29 @@ def _nullable_reader(t: DataType, path: str) -> Reader:
     return lambda v: None if v is None else r(v)
 
 
+def _failing_field(data: bytes, writer: Any) -> str:
+    """`: column 'c' at byte offset 3`, the first top-level field the bytes fail in, or ''.
+
+    Only on the error path: decodes ever longer prefixes of the writer's record fields.
+    """
+    import fastavro
+
+    if not isinstance(writer, dict) or writer.get("type") != "record":
+        return ""
+    fields = writer.get("fields", [])
+    offset = 0
+    for i, field in enumerate(fields):
+        buf = io.BytesIO(data)
+        try:
+            prefix = fastavro.parse_schema({**writer, "fields": fields[: i + 1]},
+                                           named_schemas={})
+            fastavro.schemaless_reader(buf, prefix, None)
+        except Exception:
+            return f": column '{field.get('name')}' at byte offset {offset}"
+        offset = buf.tell()
+    return ""
+
+
 def _json_encoder() -> Any:
     """fastavro's Avro JSON encoder, except that an empty map key is a key (it drops it)."""
     from fastavro.io.json_encoder import AvroJSONEncoder
@@ -540,8 +563,10 @@ class AvroWriter:
             value = fastavro.schemaless_reader(buf, writer, self._parsed)
         except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ...
             raise DecodeError(
-                f"{self.where}: not a valid Avro record of this schema: "
-                f"{type(exc).__name__}: {exc}",
+                f"{self.where}: not a valid Avro record of this schema"
+                f"{_failing_field(data, writer)}: "
+                + ("the bytes end before the record does (truncated?)"
+                   if isinstance(exc, EOFError) else f"{type(exc).__name__}: {exc}"),
                 hint="check that the topic holds this format and schema",
             ) from None
         if buf.tell() != len(data):

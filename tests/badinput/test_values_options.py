@@ -192,6 +192,11 @@ CONFLUENT = ["--columns", "k STRING, c INT", "--primary-key", "k",
              "--value-format", "avro-confluent", "--registry", "mock://values-badinput"]
 
 
+def test_an_avro_decode_error_names_the_column_and_offset() -> None:
+    assert_rejected(["decode", *_columns("INT"), "--value-format", "avro", "--key", KEY,
+                     "--value", "0261"], 2, "decode", says="column 'c' at byte offset 2")
+
+
 @pytest.mark.parametrize("value", ["", "00", "0000", "0100000001020304", "ff00000001"])
 def test_decode_refuses_bytes_that_are_not_confluent_framed(value: str) -> None:
     assert_rejected(["decode", *CONFLUENT, "--key", KEY, "--value", value], 2, "decode")
