@@ -676,8 +676,13 @@ class JsonCodec(Codec):
         if isinstance(t, DoubleType) and pa.types.is_float64(typ):
             return _arrow_doubles(column)
         enc = self._per_value(t)
-        values = column.to_pylist()
-        return pa.array([None if v is None else enc(v, name) for v in values], pa.string())
+        out: list[str | None] = []
+        for i, v in enumerate(column.to_pylist()):
+            try:
+                out.append(None if v is None else enc(v, name))
+            except EncodeError as exc:  # as the row-by-row path: say which row
+                raise type(exc)(f"row {i}: {exc.message}", hint=exc.hint) from None
+        return pa.array(out, pa.string())
 
     def _per_value(self, t: DataType) -> Encoder:
         cache = self.__dict__.setdefault("_encoders", {})

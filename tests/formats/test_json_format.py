@@ -377,3 +377,12 @@ def test_encode_batch_doubles() -> None:
         [("x", pa.float64())]))
     c = create_codec("json", t)
     assert c.encode_batch(batch) == [c.encode({"x": x}) for x in xs]
+
+
+def test_a_batch_encode_error_names_the_row_and_column() -> None:
+    import pyarrow as pa
+
+    c = create_codec("json", row(("k", StringType()), ("c", TinyIntType())))
+    batch = pa.RecordBatch.from_pylist([{"k": "a", "c": 1}, {"k": "b", "c": 300}])
+    with pytest.raises(EncodeError, match=r"row 1: .*column 'c'.*out of range"):
+        c.encode_batch(batch)
