@@ -225,6 +225,16 @@ def diff_cmd(
         raise fail("diff needs at least two files: the old schema(s) and the candidate")
     if key == (level is not None):
         raise fail("say what to judge: --key (key stability) or --level LEVEL (values)")
+    key_only = [name for name, given in (("--partitions", partitions),
+                                         ("--new-partitions", new_partitions),
+                                         ("--option", option), ("--new-option", new_option))
+                if given is not None]
+    if level is not None and key_only:
+        raise fail(f"{', '.join(key_only)} judge{'s' if len(key_only) == 1 else ''} keys and "
+                   "mean nothing with --level: drop them, or use --key", kind="invalid-option")
+    if new_partitions is not None and partitions is None:
+        raise fail("--new-partitions needs --partitions, the topic's partition count today, "
+                   "to judge the change", kind="invalid-option")
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:

@@ -310,6 +310,19 @@ def test_diff_refuses_partition_counts_below_one(tmp_path, option: str, value: s
                     says=option)
 
 
+@pytest.mark.parametrize("extra", [
+    ["--level", "BACKWARD", "--partitions", "3"],
+    ["--level", "FULL", "--new-partitions", "3"],
+    ["--level", "FORWARD", "-o", "subject.name.strategy=RecordNameStrategy"],
+    ["--level", "NONE", "--new-option", "subject=x"],
+    ["--key", "--new-partitions", "4"],  # a change from an unknown count
+])
+def test_diff_refuses_options_it_would_ignore(tmp_path, extra: list[str]) -> None:
+    old = tmp_path / "v1.avsc"
+    old.write_text(SCHEMA)
+    assert_rejected(["diff", str(old), str(old), *extra], 2, "invalid-option")
+
+
 def test_diff_refuses_an_unknown_schema_type(tmp_path) -> None:
     old = tmp_path / "v1.avsc"
     old.write_text(SCHEMA)
