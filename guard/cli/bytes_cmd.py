@@ -115,6 +115,10 @@ def _build_plan(
 ) -> Any:
     from formats.plan import resolve_plan
 
+    if schema_type and not (key_schema or value_schema):
+        raise InvalidOptionError(
+            f"--schema-type {schema_type} is not used: it says how to read --key-schema and "
+            "--value-schema files, and none is given", hint="drop --schema-type")
     reg = None
     if registry:
         _registry_needed(registry, key_format, value_format, key_schema, value_schema)

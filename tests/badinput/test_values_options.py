@@ -228,6 +228,7 @@ NONSENSE = [
     (["decode", *ROW_OK, "--key", KEY, "--encoding", "b64"], "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "xml"], "invalid-option"),
     (["decode", *ROW_OK, "--key", KEY, "--schema-type", "protobuf"], "invalid-option"),
+    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "avro"], "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "--registry", "file:///nonexistent"],
      "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "--registry", "http://bob:pw@localhost:1"],
