@@ -317,8 +317,13 @@ def test_diff_refuses_partition_counts_below_one(tmp_path, option: str, value: s
     ["--level", "FORWARD", "-o", "subject.name.strategy=RecordNameStrategy"],
     ["--level", "NONE", "--new-option", "subject=x"],
     ["--key", "--new-partitions", "4"],  # a change from an unknown count
+    ["--key", "-f", "xml"],
+    ["--level", "bogus"],
+    ["--key", "--key-format", "protobuf"],
+    ["--key", "--key-format", "json", "-o", "timestamp-format.standard=XML"],
+    ["--key", "--key-format", "json", "--new-option", "fail-on-missing-fields=true"],
 ])
-def test_diff_refuses_options_it_would_ignore(tmp_path, extra: list[str]) -> None:
+def test_diff_refuses_nonsense_options(tmp_path, extra: list[str]) -> None:
     old = tmp_path / "v1.avsc"
     old.write_text(SCHEMA)
     assert_rejected(["diff", str(old), str(old), *extra], 2, "invalid-option")
