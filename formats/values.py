@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from formats.errors import EncodeError
+from formats.javatext import float32_fits
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -113,7 +114,6 @@ _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 #: The only spellings of the non-finite doubles, as Flink's json writes and reads them.
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "+Infinity": math.inf,
                "-Infinity": -math.inf}
-_FLOAT32_MAX = 3.4028234663852886e38
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}\s*")
 
@@ -134,7 +134,7 @@ def lone_surrogate(text: str) -> str | None:
 def _text(v: str) -> str:
     why = lone_surrogate(v)
     if why is not None:
-        raise ValueError(why[3:])
+        raise ValueError(why.removeprefix("is "))
     return v
 
 
@@ -159,7 +159,7 @@ def _floating(t: DataType, v: Any) -> float:
             raise ValueError('not a number (NaN and infinities are "NaN", "Infinity", '
                              '"-Infinity")')
     f = float(v)
-    if math.isinf(f) or (isinstance(t, FloatType) and abs(f) > _FLOAT32_MAX):
+    if math.isinf(f) or (isinstance(t, FloatType) and not float32_fits(f)):
         raise ValueError(f"overflows {t.sql_name}; write \"Infinity\" to mean infinity")
     return f
 
