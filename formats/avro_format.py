@@ -153,7 +153,10 @@ def _unscaled(path: str, v: Any, precision: int, scale: int) -> int:
     d = decimal.Decimal(v)
     if not d.is_finite():
         raise _bad(path, v, "is not a finite decimal")
-    n = int(d.scaleb(scale, _DEC).quantize(1, context=_DEC))
+    if d and d.adjusted() >= precision - scale + 1:  # 1E+400: too wide to even round
+        n = 10**precision
+    else:
+        n = int(d.scaleb(scale, _DEC).quantize(1, context=_DEC))
     if abs(n) >= 10**precision:
         raise EncodeError(
             f"column '{path}': {v} has more than {precision - scale} integer digits, "
@@ -167,13 +170,21 @@ def _java_bytes(n: int) -> bytes:
     return n.to_bytes(((n if n >= 0 else ~n).bit_length()) // 8 + 1, "big", signed=True)
 
 
+#: TIMESTAMP_LTZ instants: years 1..9999 in UTC, as epoch microseconds.
+_LTZ_MIN = (dt.datetime.min.replace(tzinfo=dt.timezone.utc) - _EPOCH_UTC) // _US
+_LTZ_MAX = (dt.datetime.max.replace(tzinfo=dt.timezone.utc) - _EPOCH_UTC) // _US
+
+
 def _epoch_micros(path: str, v: Any, aware: bool) -> int:
     if not isinstance(v, dt.datetime):
         raise _bad(path, v, "is not a datetime")
     if aware:
         if v.tzinfo is None or v.utcoffset() is None:
             raise _bad(path, v, "is naive; TIMESTAMP_LTZ takes timezone-aware datetimes")
-        return (v - _EPOCH_UTC) // _US
+        micros = (v - _EPOCH_UTC) // _US
+        if not _LTZ_MIN <= micros <= _LTZ_MAX:
+            raise _bad(path, v, "is outside years 1..9999 in UTC")
+        return micros
     if v.tzinfo is not None:
         raise _bad(path, v, "is timezone-aware; TIMESTAMP takes naive datetimes "
                             "(use TIMESTAMP_LTZ for instants)")
@@ -363,9 +374,14 @@ def _compile_record(t: RowType, s: Mapping[str, Any], path: str) -> Writer:
         for f, af in zip(t.fields, fields, strict=True)
     ]
 
+    names = frozenset(t.names)
+
     def w_record(out: bytearray, v: Any) -> None:
         if not isinstance(v, Mapping):
             raise _bad(path or "(row)", v, "is not a dict")
+        if path and not names.issuperset(v):  # a nested ROW: its value names every field
+            unknown = ", ".join(sorted(map(str, set(v) - names)))
+            raise _bad(path, v, f"has fields the {t.sql()} does not: {unknown}")
         for name, w in writers:
             w(out, v.get(name))
     return w_record
@@ -382,7 +398,28 @@ def _identity(v: Any) -> Any:
     return v
 
 
-def _reader(t: DataType) -> Reader:
+class _OutOfType(ValueError):
+    """A decoded value outside its column's type; `path` names the column."""
+
+    def __init__(self, path: str, t: DataType, v: Any, why: str) -> None:
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
+        super().__init__(f"column '{path or '(row)'}' ({t.sql()}): {shown} {why}")
+
+
+def _reader(t: DataType, path: str = "") -> Reader:
+    """Avro datum -> row value; a value outside the column's type raises _OutOfType.
+
+    Avro's int and long carry any varint, and bytes any decimal: Flink's reader would fail or
+    wrap; keyguard names the column instead of returning a value the type cannot hold.
+    """
+    if isinstance(t, IntegralType):
+        lo, hi = t.min_value, t.max_value
+
+        def r_int(v: Any) -> Any:
+            if not lo <= v <= hi:
+                raise _OutOfType(path, t, v, f"is out of range ({lo}..{hi})")
+            return v
+        return r_int
     if isinstance(t, TimestampType):
         def r_ts(v: Any) -> Any:
             if isinstance(v, int):  # timestamp-nanos: fastavro leaves it a long
@@ -398,29 +435,83 @@ def _reader(t: DataType) -> Reader:
         return r_ltz
     if isinstance(t, DecimalType):
         q = decimal.Decimal(1).scaleb(-t.scale)
-        return lambda v: v.quantize(q, context=_DEC)
+        limit = decimal.Decimal(10) ** (t.precision - t.scale)
+
+        def r_decimal(v: Any) -> Any:
+            if not isinstance(v, decimal.Decimal) or not v.is_finite() or (
+                    v and v.adjusted() >= t.precision - t.scale + 1):
+                raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
+            out = v.quantize(q, context=_DEC)
+            if out.copy_abs() >= limit:
+                raise _OutOfType(path, t, v, f"needs more than {t.precision} digits")
+            return out
+        return r_decimal
     if isinstance(t, TimeType):
-        return lambda v: (dt.datetime.combine(_EPOCH, dt.time()) +
-                          dt.timedelta(milliseconds=v)).time() if isinstance(v, int) else v
+        def r_time(v: Any) -> Any:
+            if not isinstance(v, int):
+                return v
+            if not 0 <= v < 86_400_000:
+                raise _OutOfType(path, t, v, "is not a time of day in milliseconds "
+                                 "(0..86399999)")
+            return (dt.datetime.combine(_EPOCH, dt.time()) + dt.timedelta(milliseconds=v)).time()
+        return r_time
     if isinstance(t, ArrayType):
-        item = _nullable_reader(t.element)
+        item = _nullable_reader(t.element, f"{path}[]")
         return lambda v: [item(x) for x in v]
     if isinstance(t, MapType):
-        value = _nullable_reader(t.value)
+        value = _nullable_reader(t.value, f"{path}{{}}")
         return lambda v: {k: value(x) for k, x in v.items()}
     if isinstance(t, RowType):
-        readers = [(f.name, _nullable_reader(f.type)) for f in t.fields]
+        readers = [(f.name, _nullable_reader(f.type, f"{path}.{f.name}" if path else f.name))
+                   for f in t.fields]
         return lambda v: {name: r(v.get(name)) for name, r in readers}
     if isinstance(t, BytesType):
         return lambda v: bytes(v)
     return _identity
 
 
-def _nullable_reader(t: DataType) -> Reader:
-    r = _reader(t)
+def _nullable_reader(t: DataType, path: str) -> Reader:
+    r = _reader(t, path)
     if r is _identity:
         return r
     return lambda v: None if v is None else r(v)
+
+
+def _failing_field(data: bytes, writer: Any) -> str:
+    """`: column 'c' at byte offset 3`, the first top-level field the bytes fail in, or ''.
+
+    Only on the error path: decodes ever longer prefixes of the writer's record fields.
+    """
+    import fastavro
+
+    if not isinstance(writer, dict) or writer.get("type") != "record":
+        return ""
+    fields = writer.get("fields", [])
+    offset = 0
+    for i, field in enumerate(fields):
+        buf = io.BytesIO(data)
+        try:
+            prefix = fastavro.parse_schema({**writer, "fields": fields[: i + 1]},
+                                           named_schemas={})
+            fastavro.schemaless_reader(buf, prefix, None)
+        except Exception:
+            return f": column '{field.get('name')}' at byte offset {offset}"
+        offset = buf.tell()
+    return ""
+
+
+def _json_encoder() -> Any:
+    """fastavro's Avro JSON encoder, except that an empty map key is a key (it drops it)."""
+    from fastavro.io.json_encoder import AvroJSONEncoder
+
+    class _Encoder(AvroJSONEncoder):  # type: ignore[misc]
+        def write_value(self, value: Any) -> None:
+            if isinstance(self._current, dict) and self._key is not None:
+                self._current[self._key] = value
+            else:
+                super().write_value(value)
+
+    return _Encoder
 
 
 def _parse(schema: AvroSchema) -> Any:
@@ -472,8 +563,10 @@ class AvroWriter:
             value = fastavro.schemaless_reader(buf, writer, self._parsed)
         except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, ...
             raise DecodeError(
-                f"{self.where}: not a valid Avro record of this schema: "
-                f"{type(exc).__name__}: {exc}",
+                f"{self.where}: not a valid Avro record of this schema"
+                f"{_failing_field(data, writer)}: "
+                + ("the bytes end before the record does (truncated?)"
+                   if isinstance(exc, EOFError) else f"{type(exc).__name__}: {exc}"),
                 hint="check that the topic holds this format and schema",
             ) from None
         if buf.tell() != len(data):
@@ -483,7 +576,16 @@ class AvroWriter:
             )
         if value is None:
             raise DecodeError(f"{self.where}: the record is null")
-        return self._read(value)  # type: ignore[no-any-return]
+        return self._checked_read(value)
+
+    def _checked_read(self, value: Any) -> dict[str, Any]:
+        try:
+            return self._read(value)  # type: ignore[no-any-return]
+        except (_OutOfType, decimal.InvalidOperation, OverflowError) as exc:
+            raise DecodeError(
+                f"{self.where}: {exc}",
+                hint="the record was written with another schema, or the bytes are corrupt",
+            ) from None
 
     def _parsed_writer(self, writer_schema: AvroSchema) -> Any:
         key = writer_schema if isinstance(writer_schema, str) else json.dumps(writer_schema)
@@ -494,11 +596,15 @@ class AvroWriter:
 
     def encode_json(self, row: Mapping[str, Any]) -> bytes:
         """Avro's JSON encoding of one row (fastavro's encoder; after checking like encode)."""
+        import fastavro
         from fastavro.json_write import json_writer
 
-        self.encode(row)  # same checks and errors as binary
+        # Same checks and errors as binary; then the datum as Avro reads it back (decimals at
+        # the schema's scale, ints as ints), which fastavro's JSON encoder then writes.
+        binary = self.encode(row)
+        datum = fastavro.schemaless_reader(io.BytesIO(binary), self._parsed, self._parsed)
         buf = io.StringIO()
-        json_writer(buf, self._parsed, [dict(row)])
+        json_writer(buf, self._parsed, [datum], encoder=_json_encoder())
         return buf.getvalue().rstrip("\n").encode()
 
     def decode_json(self, data: bytes) -> dict[str, Any]:
@@ -510,7 +616,7 @@ class AvroWriter:
             raise DecodeError(f"{self.where}: not a valid Avro JSON record: {exc}") from None
         if len(records) != 1:
             raise DecodeError(f"{self.where}: expected one Avro JSON record, got {len(records)}")
-        return self._read(records[0])  # type: ignore[no-any-return]
+        return self._checked_read(records[0])
 
     def encode_arrow(
         self, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes] = b""

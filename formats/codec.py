@@ -120,8 +120,11 @@ def format_factory(name: str) -> FormatFactory:
     try:
         return _FACTORIES[name]
     except KeyError:
+        from difflib import get_close_matches
+
+        close = get_close_matches(name, sorted({*BUILTIN_FORMATS, *_FACTORIES}), n=1)
         raise InvalidOptionError(
-            f"unknown format {name!r}",
+            f"unknown format {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
             hint="supported formats: " + ", ".join(sorted({*BUILTIN_FORMATS, *_FACTORIES})),
         ) from None
 

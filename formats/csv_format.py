@@ -56,6 +56,7 @@ from formats.types import (
     TimestampType,
     TimeType,
 )
+from formats.values import lone_surrogate
 
 FORMAT = "csv"
 
@@ -219,6 +220,9 @@ class CsvCodec(Codec):
         if isinstance(t, StringType):
             if not isinstance(v, str):
                 raise _bad(t, v)
+            why = lone_surrogate(v)
+            if why is not None:
+                raise EncodeError(f"{v!r} {why}")
             return v, True
         if isinstance(t, BooleanType):
             if not isinstance(v, bool):
@@ -233,6 +237,8 @@ class CsvCodec(Codec):
         if isinstance(t, (FloatType, DoubleType)):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise _bad(t, v)
+            if isinstance(v, int) and not -2**1023 < v < 2**1024:
+                raise EncodeError(f"{v} is out of range for {t.sql()}")
             if isinstance(t, FloatType):
                 if not javatext.float32_fits(float(v)):
                     raise EncodeError(f"{v!r} is out of range for FLOAT")
@@ -261,7 +267,10 @@ class CsvCodec(Codec):
         if isinstance(t, TimestampLtzType):
             if not isinstance(v, dt.datetime):
                 raise _bad(t, v)
-            utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+            try:
+                utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+            except OverflowError:
+                raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
             text = javatext.format_sql_timestamp(utc, _micros_to_nanos(utc, t.precision))
             return text + "Z", True
         if isinstance(t, BytesType):
@@ -393,7 +402,11 @@ class CsvCodec(Codec):
         if isinstance(t, StringType):
             return text
         if isinstance(t, BooleanType):
-            return text.strip().lower() == "true"  # Boolean.parseBoolean
+            # Boolean.parseBoolean reads anything but "true" as false: keyguard refuses to guess.
+            low = text.strip().lower()
+            if low not in ("true", "false"):
+                raise ValueError("expected true or false")
+            return low == "true"
         if isinstance(t, IntegralType):
             s = text.strip()
             if not _INT_RE.match(s):
@@ -407,11 +420,17 @@ class CsvCodec(Codec):
             if not _FLOAT_RE.match(s):
                 raise ValueError("not a number")
             x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-            return _float32(x) if isinstance(t, FloatType) else x
+            x = _float32(x) if isinstance(t, FloatType) else x
+            if math.isinf(x) and "Infinity" not in s:
+                raise ValueError(f"{s} overflows {t.sql_name}; write Infinity to mean infinity")
+            return x
         if isinstance(t, DecimalType):
             if not _DECIMAL_RE.match(text):
                 raise ValueError("not a decimal number")
-            return _fit_decimal(t, Decimal(text))  # None when too wide, as in Flink
+            fitted = _fit_decimal(t, Decimal(text))  # Flink reads a null: keyguard refuses
+            if fitted is None:
+                raise ValueError(f"needs more than {t.precision} digits")
+            return fitted
         if isinstance(t, DateType):
             m = _SQL_DATE_RE.match(text)  # java.sql.Date.valueOf
             if not m:
@@ -467,6 +486,8 @@ def _micros_to_nanos(v: dt.datetime, precision: int) -> int:
 
 def _fit_decimal(t: DecimalType, d: Decimal) -> Decimal | None:
     """DecimalData.fromBigDecimal: HALF_UP to the scale; None when the digits do not fit."""
+    if d != 0 and d.adjusted() > t.precision - t.scale:  # too wide before rounding, too
+        return None
     q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP,
                    context=_WIDE)
     if q != 0 and q.adjusted() + 1 > t.precision - t.scale:

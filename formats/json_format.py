@@ -47,6 +47,7 @@ from formats.types import (
     TimeType,
     TinyIntType,
 )
+from formats.values import lone_surrogate
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -92,6 +93,7 @@ OPTIONS = OptionSet(
 _ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
 _ESCAPES.update({0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
                  0x22: '\\"', 0x5C: "\\\\"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _NEEDS_ESCAPE = re.compile("[\x00-\x1f\"\\\\\ud800-\udfff\U00010000-\U0010ffff]")
 
 
@@ -152,6 +154,8 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
         def enc_str(v: Any, path: str) -> str:
             if not isinstance(v, str):
                 raise _bad(s, path, v, t, "is not a string")
+            if _SURROGATE.search(v) is not None:
+                raise _bad(s, path, v, t, lone_surrogate(v) or "")
             return json_string(v)
         return enc_str
     if isinstance(t, BooleanType):
@@ -206,7 +210,7 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                 q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
             except InvalidOperation:
                 raise _bad(s, path, v, t, "does not fit the precision") from None
-            if abs(q) >= limit:
+            if q.copy_abs() >= limit:
                 raise _bad(s, path, v, t, f"needs more than {t.precision} digits")
             if plain:
                 return javatext.bigdecimal_to_plain_string(q)
@@ -237,7 +241,10 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
             if v.tzinfo is not None:
                 if not ltz:
                     raise _bad(s, path, v, t, "has a time zone; TIMESTAMP is zone-less",)
-                v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                try:
+                    v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+                except OverflowError:
+                    raise _bad(s, path, v, t, "is outside years 1..9999 in UTC") from None
             if unit > 1:
                 v = v.replace(microsecond=v.microsecond - v.microsecond % unit)
             return '"' + fmt(v) + suffix
@@ -286,6 +293,8 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                     k = s.null_key_literal
                 elif not isinstance(k, str):
                     raise _bad(s, f"{path}{{key}}", k, t.key, "is not a string")
+                elif _SURROGATE.search(k) is not None:
+                    raise _bad(s, f"{path}{{key}}", k, t.key, lone_surrogate(k) or "")
                 out[k] = val(x, f"{path}{{{k}}}")
             return "{" + ",".join(json_string(k) + ":" + x for k, x in out.items()) + "}"
         return enc_map
@@ -294,9 +303,14 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
                   for f in t.fields]
         ignore_nulls = s.ignore_nulls
 
+        names = frozenset(t.names)
+
         def enc_row(v: Any, path: str) -> str:
             if not isinstance(v, Mapping):
                 raise _bad(s, path or "(row)", v, t, "is not a dict")
+            if path and not names.issuperset(v):  # a nested ROW: its value names every field
+                unknown = ", ".join(sorted(map(str, set(v) - names)))
+                raise _bad(s, path, v, t, f"has fields the type does not: {unknown}")
             parts = []
             for name, key, enc in fields:
                 x = v.get(name)
@@ -366,13 +380,20 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
                 return _tree_text(v)
             if isinstance(v, bool):
                 return "true" if v else "false"
+            if _SURROGATE.search(v) is not None:  # "\ud800" parses into a lone surrogate
+                raise ValueError(f"the string {lone_surrogate(v)}")
             return str(v)
         return dec_str
     if isinstance(t, BooleanType):
         def dec_bool(v: Any) -> bool:
             if isinstance(v, bool):
                 return v
-            return _scalar_text(v).strip(_JAVA_TRIM).lower() == "true"
+            # Flink's Boolean.parseBoolean reads anything but "true" as false: keyguard refuses
+            # to guess ("yes", 1, "tru" are errors, not false).
+            text = _scalar_text(v).strip(_JAVA_TRIM).lower()
+            if isinstance(v, _Num) or text not in ("true", "false"):
+                raise ValueError(f"expected true or false, got {_scalar_text(v)!r}")
+            return text == "true"
         return dec_bool
     if isinstance(t, IntegralType):
         lo, hi = t.min_value, t.max_value
@@ -380,6 +401,8 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
 
         def dec_int(v: Any) -> int:
             if isinstance(v, _Num) and (v.is_int or allow_float):
+                if not v.is_int and Decimal(v).adjusted() > 20:  # no 10**1e9-digit int
+                    raise ValueError(f"Numeric value ({v}) out of range of {t.sql_name}")
                 iv = int(v) if v.is_int else int(Decimal(v))  # Jackson truncates toward zero
                 if not lo <= iv <= hi:
                     raise ValueError(f"Numeric value ({v}) out of range of {t.sql_name}")
@@ -391,7 +414,10 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
 
         def dec_float(v: Any) -> float:
             f = float(v) if isinstance(v, _Num) else _java_double(_scalar_text(v))
-            return javatext._to_float32(f) if single else f
+            f = javatext._to_float32(f) if single else f
+            if math.isinf(f) and "Infinity" not in str(v):  # 1e999: an overflow, not infinity
+                raise ValueError(f"{v} overflows {t.sql_name}; write \"Infinity\" for infinity")
+            return f
         return dec_float
     if isinstance(t, DecimalType):
         quantum = Decimal(1).scaleb(-t.scale)
@@ -401,8 +427,15 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
             text = v if isinstance(v, _Num) else _scalar_text(v).strip(_JAVA_TRIM)
             if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
                 raise ValueError(f"Character array is not a valid decimal: {text!r}")
-            q = Decimal(text).quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
-            return None if abs(q) >= limit else q  # DecimalData.fromBigDecimal gives null
+            d = Decimal(text)
+            # DecimalData.fromBigDecimal gives null when the digits do not fit; keyguard never
+            # turns a value into null silently (ignore-parse-errors does that, on request).
+            if d and d.adjusted() >= t.precision - t.scale + 1:
+                raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
+            q = d.quantize(quantum, rounding=ROUND_HALF_UP, context=javatext._WIDE)
+            if q.copy_abs() >= limit:
+                raise ValueError(f"{text} needs more than {t.precision} digits for {t.sql()}")
+            return q
         return dec_decimal
     if isinstance(t, DateType):
         def dec_date(v: Any) -> dt.date:
@@ -454,6 +487,9 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
         def dec_map(v: Any) -> dict[str, Any]:
             if not isinstance(v, dict):
                 raise ValueError("Illegal JSON map data")
+            for k in v:
+                if _SURROGATE.search(k) is not None:
+                    raise ValueError(f"the map key {lone_surrogate(k)}")
             return {k: val(x) for k, x in v.items()}
         return dec_map
     if isinstance(t, RowType):
@@ -471,7 +507,7 @@ def _decoder(t: DataType, s: _Settings) -> Decoder:
                     continue
                 try:
                     out[name] = dec(v[name])
-                except ValueError as exc:
+                except (ValueError, ArithmeticError) as exc:
                     raise ValueError(f"field '{name}': {exc}") from None
             return out
         return dec_row
@@ -551,6 +587,13 @@ class JsonCodec(Codec):
         try:
             text = bytes(data).decode("utf-8")
             value = _PARSE.decode(text)
+        except RecursionError:
+            if self._settings.ignore_parse_errors:
+                return None  # Jackson's nesting limit fails the record; Flink then skips it
+            raise DecodeError(
+                f"{self._settings.where}: the JSON record is nested too deeply to read",
+                hint="no writer of this row type nests so deep: check the topic's format",
+            ) from None
         except (UnicodeDecodeError, ValueError) as exc:
             if self._settings.ignore_parse_errors:
                 return None
@@ -633,8 +676,13 @@ class JsonCodec(Codec):
         if isinstance(t, DoubleType) and pa.types.is_float64(typ):
             return _arrow_doubles(column)
         enc = self._per_value(t)
-        values = column.to_pylist()
-        return pa.array([None if v is None else enc(v, name) for v in values], pa.string())
+        out: list[str | None] = []
+        for i, v in enumerate(column.to_pylist()):
+            try:
+                out.append(None if v is None else enc(v, name))
+            except EncodeError as exc:  # as the row-by-row path: say which row
+                raise type(exc)(f"row {i}: {exc.message}", hint=exc.hint) from None
+        return pa.array(out, pa.string())
 
     def _per_value(self, t: DataType) -> Encoder:
         cache = self.__dict__.setdefault("_encoders", {})

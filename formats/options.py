@@ -67,6 +67,8 @@ class Option(Generic[V]):
     parser: Callable[[str], Any] | None = None
     #: Older or alternative spellings accepted for the same option.
     fallback_keys: tuple[str, ...] = ()
+    #: The least value of an int option (durations included): none is negative by default.
+    minimum: int | None = None
 
     def parse(self, raw: Any, *, where: str) -> V:
         if not isinstance(raw, str):
@@ -83,6 +85,13 @@ class Option(Generic[V]):
                 raise InvalidOptionError(
                     f"{where}: option '{self.key}' has an invalid value {detail}"
                 ) from None
+        if self.type is int and isinstance(value, int):
+            least = 0 if self.minimum is None else self.minimum
+            if value < least:
+                detail = REDACTED if is_secret_key(self.key) else repr(value)
+                raise InvalidOptionError(
+                    f"{where}: option '{self.key}' must be at least {least}, got {detail}"
+                )
         if self.choices is not None:
             canon = {c.upper(): c for c in self.choices}
             if str(value).upper() not in canon:

@@ -35,6 +35,7 @@ from formats.types import (
     StringType,
     TinyIntType,
 )
+from formats.values import lone_surrogate
 
 FORMAT = "raw"
 BIG_ENDIAN = "big-endian"
@@ -91,16 +92,21 @@ class JavaCharset:
         return text.encode(self._python, errors="replace")
 
     def decode(self, data: bytes) -> str:
+        """The text in `data`; malformed input raises UnicodeDecodeError.
+
+        Java's `new String` reads malformed bytes as U+FFFD: no writer of this charset made
+        them, so keyguard reports them instead of reading a different string.
+        """
         if self._python in ("utf-16", "utf-32"):
             width = 2 if self._python == "utf-16" else 4
             bom_be = codecs.BOM_UTF16_BE if width == 2 else codecs.BOM_UTF32_BE
             bom_le = codecs.BOM_UTF16_LE if width == 2 else codecs.BOM_UTF32_LE
             if data.startswith(bom_be):
-                return data[width:].decode(f"{self._python}-be", errors="replace")
+                return data[width:].decode(f"{self._python}-be")
             if data.startswith(bom_le):
-                return data[width:].decode(f"{self._python}-le", errors="replace")
-            return data.decode(f"{self._python}-be", errors="replace")
-        return data.decode(self._python, errors="replace")
+                return data[width:].decode(f"{self._python}-le")
+            return data.decode(f"{self._python}-be")
+        return data.decode(self._python)
 
 
 def check_row_type(row_type: RowType, *, role: str = "value") -> DataType:
@@ -150,6 +156,9 @@ class RawCodec(Codec):
         if isinstance(t, StringType):
             if not isinstance(v, str):
                 raise self._bad(v)
+            why = lone_surrogate(v)
+            if why is not None:  # Java would write '?' in its place
+                raise EncodeError(f"{self._where()}: {v!r} {why}")
             return self.charset.encode(v)
         if isinstance(t, BytesType):
             if not isinstance(v, (bytes, bytearray, memoryview)):
@@ -172,8 +181,8 @@ class RawCodec(Codec):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self._bad(v)
         try:
-            return self._struct.pack(v)
-        except OverflowError:
+            return self._struct.pack(float(v))
+        except (OverflowError, struct.error):
             raise EncodeError(f"{self._where()}: {v!r} is out of range for {t.sql()}") from None
 
     def _bad(self, v: Any) -> EncodeError:
@@ -185,7 +194,14 @@ class RawCodec(Codec):
     def decode(self, data: bytes) -> dict[str, Any]:
         t = self.type
         if isinstance(t, StringType):
-            return {self.column: self.charset.decode(bytes(data))}
+            try:
+                return {self.column: self.charset.decode(bytes(data))}
+            except UnicodeDecodeError as exc:
+                raise DecodeError(
+                    f"{self._where()}: the bytes are not valid {self.charset.name}: "
+                    f"{exc.reason} at byte offset {exc.start}",
+                    hint="check the topic's format and the raw.charset option",
+                ) from None
         if isinstance(t, BytesType):
             return {self.column: bytes(data)}
         width = 1 if isinstance(t, BooleanType) else _FIXED[type(t)][1]

@@ -11,11 +11,13 @@ import base64
 import binascii
 import datetime as dt
 import decimal
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from formats.errors import EncodeError
+from formats.javatext import float32_fits
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -52,8 +54,9 @@ def coerce(t: DataType, v: Any, path: str) -> Any:
     try:
         return _coerce(t, v, path)
     except (ValueError, TypeError, ArithmeticError, binascii.Error) as exc:
+        shown = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
         raise EncodeError(
-            f"{path}: cannot read {v!r} as {t.sql()}: {exc}",
+            f"{path}: cannot read {shown} as {t.sql()}: {exc}",
             hint=_HINTS.get(type(t), "give a value of the column's type"),
         ) from None
 
@@ -104,32 +107,100 @@ def _parse_timestamp(text: str) -> dt.datetime:
     return dt.datetime(int(y), int(mo), int(d), *clock, tzinfo=tz)
 
 
+# Number text as Java reads it: no `1_000`, no `0x1F`, no `inf` (Python's int/float/Decimal
+# accept more than Flink does).
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+#: The only spellings of the non-finite doubles, as Flink's json writes and reads them.
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "+Infinity": math.inf,
+               "-Infinity": -math.inf}
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}\s*")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Why `text` is not valid Unicode (a lone surrogate, which UTF-8 cannot carry), or None.
+
+    Python strings may hold one (JSON's "\\ud800" reads as one); Flink's StringData is UTF-8
+    and would turn it into `?`. Every format refuses it instead, on encode and on decode.
+    """
+    m = _LONE_SURROGATE.search(text)
+    if m is None:
+        return None
+    return (f"is not valid UTF-8 text: a lone surrogate \\u{ord(m.group()):04x} at character "
+            f"{m.start()}")
+
+
+def _text(v: str) -> str:
+    why = lone_surrogate(v)
+    if why is not None:
+        raise ValueError(why.removeprefix("is "))
+    return v
+
+
+def _integer(t: IntegralType, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise TypeError("expected an integer")
+    if isinstance(v, str) and not _INTEGER.fullmatch(v):
+        raise ValueError("not an integer")
+    iv = int(v)
+    if not t.min_value <= iv <= t.max_value:
+        raise ValueError(f"out of range for {t.sql_name} ({t.min_value}..{t.max_value})")
+    return iv
+
+
+def _floating(t: DataType, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise TypeError("expected a number")
+    if isinstance(v, str):
+        if v.strip() in _NON_FINITE:
+            return _NON_FINITE[v.strip()]
+        if not _NUMBER.fullmatch(v):
+            raise ValueError('not a number (NaN and infinities are "NaN", "Infinity", '
+                             '"-Infinity")')
+    f = float(v)
+    if math.isinf(f) or (isinstance(t, FloatType) and not float32_fits(f)):
+        raise ValueError(f"overflows {t.sql_name}; write \"Infinity\" to mean infinity")
+    return f
+
+
+def _decimal(t: DecimalType, v: Any) -> decimal.Decimal:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str, decimal.Decimal)):
+        raise TypeError("expected a decimal number")
+    if isinstance(v, float):
+        v = repr(v)
+    if isinstance(v, str) and not _NUMBER.fullmatch(v):
+        raise ValueError("not a decimal number")
+    d = decimal.Decimal(v)
+    if not d.is_finite():
+        raise ValueError("not a finite number")
+    whole = t.precision - t.scale
+    if d and d.adjusted() >= whole:
+        raise ValueError(f"needs more than {t.precision} digits ({whole} before the point)")
+    return d
+
+
 def _coerce(t: DataType, v: Any, path: str) -> Any:
     if isinstance(t, StringType):
         if not isinstance(v, str):
             raise TypeError("expected a string")
-        return v
+        return _text(v)
     if isinstance(t, BooleanType):
         if not isinstance(v, bool):
             raise TypeError("expected true or false")
         return v
     if isinstance(t, IntegralType):
-        if isinstance(v, bool) or not isinstance(v, (int, str)):
-            raise TypeError("expected an integer")
-        return int(v)
+        return _integer(t, v)
     if isinstance(t, (FloatType, DoubleType)):
-        if isinstance(v, bool):
-            raise TypeError("expected a number")
-        return float(v)
+        return _floating(t, v)
     if isinstance(t, DecimalType):
-        if isinstance(v, float):
-            v = repr(v)
-        d = decimal.Decimal(v)
-        if not d.is_finite():
-            raise ValueError("not a finite number")
-        return d
+        return _decimal(t, v)
     if isinstance(t, DateType):
-        return v if isinstance(v, dt.date) else dt.date.fromisoformat(v)
+        if isinstance(v, dt.date):
+            return v
+        if not isinstance(v, str) or not _DATE.fullmatch(v):
+            raise ValueError("expected YYYY-MM-DD")
+        return dt.date.fromisoformat(v.strip())
     if isinstance(t, TimeType):
         return v if isinstance(v, dt.time) else _parse_time(str(v))
     if isinstance(t, TimestampType):

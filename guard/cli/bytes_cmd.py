@@ -11,9 +11,10 @@ import typer
 
 from formats.errors import InvalidOptionError
 from formats.schemafile import SchemaText, read_schema_source
+from formats.secrets import redact_url
 from formats.types import Field, RowType
 from formats.values import to_jsonable
-from guard.cli.common import fail, handles_errors, parse_kv, read_json_arg
+from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, read_json_arg
 
 ColumnsOpt = Annotated[
     str | None,
@@ -54,9 +55,11 @@ RegistryOpt = Annotated[
     ),
 ]
 SchemaTypeOpt = Annotated[
-    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.")
+    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
+                             callback=one_of(("avro", "json"), "--schema-type"))
 ]
-EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.")]
+EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.",
+                                          callback=one_of(("hex", "base64"), "--encoding"))]
 
 
 def _table_from_sources(
@@ -112,8 +115,14 @@ def _build_plan(
 ) -> Any:
     from formats.plan import resolve_plan
 
+    if schema_type and not (key_schema or value_schema):
+        raise InvalidOptionError(
+            f"--schema-type {schema_type} is not used: it says how to read --key-schema and "
+            "--value-schema files, and none is given", hint="drop --schema-type")
     reg = None
-    if registry:  # the one settings path: -o key.avro-confluent.timeout=5s reaches it too
+    if registry:
+        _registry_needed(registry, key_format, value_format, key_schema, value_schema)
+        # the one settings path: -o key.avro-confluent.timeout=5s reaches it too
         from formats.options import strip_prefix
         from formats.registry.settings import registry_options_of, resolve_registry
 
@@ -144,6 +153,24 @@ def _build_plan(
     return resolve_plan(table, options, registry=reg)
 
 
+def _registry_needed(registry: str, key_format: str, value_format: str,
+                     *sources: str | None) -> None:
+    """A --registry that nothing would read is a mistake to report, not to ignore.
+
+    encode/decode read a registry for the avro-confluent format and for subject: schema
+    sources; with neither, the user likely meant another format or a subject source.
+    """
+    if "avro-confluent" in (key_format, value_format) or any(
+            s and s.startswith("subject:") for s in sources):
+        return
+    raise InvalidOptionError(
+        f"--registry {redact_url(registry)} is not used: the key and value formats "
+        f"({key_format}, {value_format}) need no registry and no schema comes from a subject",
+        hint="drop --registry, or use --key-format/--value-format avro-confluent or "
+        "--key-schema/--value-schema subject:NAME",
+    )
+
+
 #: Formats whose bytes are text worth showing next to the hex.
 _TEXT_FORMATS = ("json", "csv")
 
@@ -163,7 +190,10 @@ def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
         if encoding == "hex":
             return bytes.fromhex(text.strip())
         if encoding == "base64":
-            return base64.b64decode(text.strip(), validate=True)
+            data = base64.b64decode(text.strip(), validate=True)
+            if base64.b64encode(data).decode("ascii") != text.strip():
+                raise ValueError("padding or trailing bits where none belong")
+            return data
     except (ValueError, binascii.Error) as exc:
         raise InvalidOptionError(f"{what} is not valid {encoding}: {exc}") from None
     raise InvalidOptionError(f"--encoding must be hex or base64, got {encoding!r}")
@@ -171,7 +201,9 @@ def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
 
 @handles_errors
 def encode(
-    row: Annotated[str, typer.Option("--row", help="The table row as JSON, or - for stdin.")],
+    row: Annotated[str, typer.Option(
+        "--row", help="The table row as JSON, or - for stdin. Strict JSON: a column given twice "
+        'and NaN/Infinity literals are refused (write "NaN", "Infinity" as strings).')],
     topic: TopicOpt = "example",
     columns: ColumnsOpt = None,
     primary_key: PkOpt = None,
@@ -184,7 +216,8 @@ def encode(
     schema_type: SchemaTypeOpt = None,
     partitions: Annotated[
         int | None,
-        typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks."),
+        typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks.",
+                     callback=at_least(1, "--partitions")),
     ] = None,
     encoding: EncodingOpt = "hex",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

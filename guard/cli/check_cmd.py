@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
-from guard.cli.common import fail, handles_errors, parse_kv, write_output
+from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
 
 FormatOpt = Annotated[
@@ -20,7 +20,8 @@ OutputOpt = Annotated[
     Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")
 ]
 SchemaTypeOpt = Annotated[
-    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.")
+    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
+                             callback=one_of(("avro", "json"), "--schema-type"))
 ]
 
 
@@ -65,7 +66,8 @@ def check_cmd(
                      "(key.json.timestamp-format.standard=ISO-8601). Repeatable."),
     ] = None,
     partitions: Annotated[
-        int | None, typer.Option("--partitions", help="Partition count producers will see.")
+        int | None, typer.Option("--partitions", help="Partition count producers will see.",
+                                 callback=at_least(1, "--partitions"))
     ] = None,
     partitioner: Annotated[
         str, typer.Option("--partitioner", help="The producer's partitioner.")
@@ -80,7 +82,8 @@ def check_cmd(
         typer.Option("--kafka-config", help="librdkafka property KEY=VALUE (security.protocol,"
                      " sasl.mechanism...). Passwords: KEYGUARD_KAFKA_SASL_PASSWORD."),
     ] = None,
-    scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.")] = 10000,
+    scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.",
+                                            callback=at_least(1, "--scan-limit"))] = 10000,
     against: Annotated[
         str | None,
         typer.Option("--against", help="git:REF: compare the file registry with itself as "
@@ -254,8 +257,12 @@ def diff_cmd(
         list[str] | None,
         typer.Option("--new-option", help="Key format option for the candidate only."),
     ] = None,
-    partitions: Annotated[int | None, typer.Option("--partitions")] = None,
-    new_partitions: Annotated[int | None, typer.Option("--new-partitions")] = None,
+    partitions: Annotated[int | None, typer.Option(
+        "--partitions", help="The topic's partition count.",
+        callback=at_least(1, "--partitions"))] = None,
+    new_partitions: Annotated[int | None, typer.Option(
+        "--new-partitions", help="The partition count after the change (default: the same).",
+        callback=at_least(1, "--new-partitions"))] = None,
     level: Annotated[
         str | None,
         typer.Option("--level", help="Value compatibility: BACKWARD, FORWARD, FULL, "
@@ -272,6 +279,16 @@ def diff_cmd(
         raise fail("diff needs at least two files: the old schema(s) and the candidate")
     if key == (level is not None):
         raise fail("say what to judge: --key (key stability) or --level LEVEL (values)")
+    key_only = [name for name, given in (("--partitions", partitions),
+                                         ("--new-partitions", new_partitions),
+                                         ("--option", option), ("--new-option", new_option))
+                if given is not None]
+    if level is not None and key_only:
+        raise fail(f"{', '.join(key_only)} judge{'s' if len(key_only) == 1 else ''} keys and "
+                   "mean nothing with --level: drop them, or use --key", kind="invalid-option")
+    if new_partitions is not None and partitions is None:
+        raise fail("--new-partitions needs --partitions, the topic's partition count today, "
+                   "to judge the change", kind="invalid-option")
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:

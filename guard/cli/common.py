@@ -155,6 +155,9 @@ def handles_errors(fn: F | None = None, *,
                                              hint=f"use one of {', '.join(formats)}")
                 if output is not None and fmt is not None:
                     check_output(output)
+                for value in kwargs.values():
+                    if isinstance(value, Rejected):  # found by an option callback
+                        raise value.error
                 return fn(*args, **kwargs)
             except KeyguardError as exc:
                 bad_output = output is not None and str(exc).startswith(f"--output {output}")
@@ -171,6 +174,43 @@ def handles_errors(fn: F | None = None, *,
     return decorate(fn) if fn is not None else decorate
 
 
+class Rejected:
+    """An option value its callback refused. Callbacks run before the command, outside
+    `handles_errors`: they hand the error over as the value, and the command's wrapper raises
+    it, so it is reported like any other error (in the command's --format too)."""
+
+    def __init__(self, error: KeyguardError) -> None:
+        self.error = error
+
+
+def at_least(minimum: int, option: str) -> Callable[[int | None], Any]:
+    """A typer option callback: a number below `minimum` is exit 2 before anything runs."""
+
+    def check(value: int | None) -> Any:
+        if value is not None and value < minimum:
+            return Rejected(fail(f"{option} must be at least {minimum}, got {value}",
+                                 kind="invalid-option"))
+        return value
+
+    return check
+
+
+def one_of(choices: tuple[str, ...], option: str) -> Callable[[str | None], Any]:
+    """A typer option callback: a value outside `choices` (any case) is exit 2, with a hint."""
+
+    def check(value: str | None) -> Any:
+        if value is None or value.lower() in choices:
+            return None if value is None else value.lower()
+        from difflib import get_close_matches
+
+        close = get_close_matches(value.lower(), choices, n=1)
+        maybe = f" (did you mean {close[0]!r}?)" if close else ""
+        return Rejected(fail(f"{option} must be one of {', '.join(choices)}, got {value!r}"
+                             f"{maybe}", kind="invalid-option"))
+
+    return check
+
+
 def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, str]:
     """`["a=1", "b.c=x=y"]` -> `{"a": "1", "b.c": "x=y"}`."""
     out: dict[str, str] = {}
@@ -184,10 +224,31 @@ def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, st
 
 
 def read_json_arg(text: str, *, what: str) -> Any:
-    """A JSON argument, or `-` for standard input."""
+    """A JSON argument, or `-` for standard input: strict JSON (RFC 8259).
+
+    NaN/Infinity literals are not JSON (give "NaN" or "Infinity" as strings); a key given twice
+    is refused rather than silently letting the last one win; absurd nesting is exit 2.
+    """
     if text == "-":
         text = sys.stdin.read()
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise fail(f"{what} is not valid JSON: {exc}") from None
+    except ValueError as exc:
+        raise fail(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise fail(f"{what} is nested too deeply to read; flatten it") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value; write it as a string, \"{name}\"")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} is given twice; give each column once")
+        out[key] = value
+    return out

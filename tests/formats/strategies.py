@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from hypothesis import strategies as st
@@ -126,7 +126,9 @@ def _non_null_values(t: DataType) -> st.SearchStrategy[Any]:
         return st.floats(allow_nan=False)
     if isinstance(t, DecimalType):
         bound, scale = 10**t.precision - 1, t.scale
-        return st.integers(-bound, bound).map(lambda i: Decimal(i).scaleb(-scale))
+        # scaleb rounds to the context's precision (28 digits by default): give it room.
+        exact = Context(prec=80)
+        return st.integers(-bound, bound).map(lambda i: Decimal(i).scaleb(-scale, exact))
     if isinstance(t, DateType):
         return st.dates()
     if isinstance(t, TimeType):

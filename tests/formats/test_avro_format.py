@@ -397,3 +397,26 @@ def test_explicit_schema_pairing() -> None:
     with pytest.raises(SchemaError, match="cannot be written as Avro"):
         AvroWriter(t, {"type": "record", "name": "R", "fields": [
             {"name": "s", "type": "long"}, {"name": "n", "type": "int"}]})
+
+
+@pytest.mark.parametrize(("t", "datum", "says"), [
+    (IntType(), 2**31, "out of range"),
+    (TinyIntType(), 128, "out of range"),
+    (DecimalType(precision=10, scale=2), decimal.Decimal("8.8E+69"), "more than 10 digits"),
+    (DecimalType(precision=10, scale=2), decimal.Decimal("99999999.995"), "more than 10 digits"),
+])
+def test_decoded_values_outside_the_column_type_are_decode_errors(t, datum, says):
+    c = codec(row(("c", t.not_null())))
+    schema = c.writer.schema
+    wide = {**schema, "fields": [{"name": "c", "type": "long"}]} if not isinstance(
+        t, DecimalType) else {**schema, "fields": [{"name": "c", "type": {
+            "type": "bytes", "logicalType": "decimal", "precision": 80, "scale": 3}}]}
+    data = fastavro_bytes(wide, {"c": datum})  # a long's varint reads as an Avro int too
+    with pytest.raises(DecodeError, match=f"column 'c'.*{says}"):
+        c.writer.decode(data, wide if isinstance(t, DecimalType) else None)
+
+
+def test_a_decimal_too_wide_to_round_is_an_encode_error():
+    with pytest.raises(EncodeError, match="too many for DECIMAL"):
+        codec(row(("c", DecimalType(precision=10, scale=2)))).encode(
+            {"c": decimal.Decimal("1e400")})

@@ -225,8 +225,21 @@ def test_decoding_comments():
         codec(t, **{"allow-comments": True}).decode(b"#Test,12")
 
 
-def test_decoding_too_wide_decimal_is_null_like_flink():
-    assert codec(DecimalType(precision=3, scale=1)).decode(b"1234.5") == {"c": None}
+@pytest.mark.parametrize(("t", "cell"), [
+    (DecimalType(precision=3, scale=1), b"1234.5"),  # Flink reads a null: never silently
+    (DecimalType(precision=10, scale=2), b"1e400"),
+    (DoubleType(), b"1e999"),
+    (FloatType(), b"1e39"),
+    (BooleanType(), b"yes"),  # Boolean.parseBoolean says false: keyguard refuses to guess
+])
+def test_decoding_values_outside_the_type_fails(t, cell):
+    with pytest.raises(DecodeError, match="column 'c'"):
+        codec(t).decode(cell)
+
+
+def test_decoding_a_too_wide_decimal_is_null_with_ignore_parse_errors():
+    lenient = codec(DecimalType(precision=3, scale=1), **{"ignore-parse-errors": "true"})
+    assert lenient.decode(b"1234.5") == {"c": None}
 
 
 def test_decoding_time_truncates_to_precision():

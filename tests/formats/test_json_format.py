@@ -178,11 +178,25 @@ def test_decode_accepts_strings_for_numbers() -> None:
     assert dec(DoubleType(), '"1.5"') == 1.5
     assert math.isnan(dec(DoubleType(), '"NaN"'))
     assert dec(DecimalType(precision=5, scale=2), '"1.005"') == Decimal("1.01")
-    assert dec(DecimalType(precision=3, scale=2), "123.4") is None  # Flink: overflow is null
     assert dec(BooleanType(), '"TRUE"') is True
-    assert dec(BooleanType(), "1") is False  # Boolean.parseBoolean
     assert dec(StringType(), "12.50") == "12.50"
     assert dec(StringType(), '{"a": [1, true]}') == '{"a":[1,true]}'
+
+
+@pytest.mark.parametrize(("t", "text"), [
+    (DecimalType(precision=3, scale=2), "123.4"),  # Flink reads a null: never silently
+    (DecimalType(precision=10, scale=2), '"1e400"'),
+    (DecimalType(precision=10, scale=2), "1e999999999"),
+    (DoubleType(), "1e999"),  # overflow is not infinity ("Infinity" is)
+    (DoubleType(), '"-1e999"'),
+    (FloatType(), "1e39"),
+    (BooleanType(), "1"),  # Flink's Boolean.parseBoolean says false: keyguard refuses to guess
+    (BooleanType(), '"yes"'),
+    (IntType(), "1e300"),
+])
+def test_decode_rejects_values_outside_the_type(t: DataType, text: str) -> None:
+    with pytest.raises(DecodeError, match="field 'f'"):
+        dec(t, text)
 
 
 def test_decode_missing_and_errors() -> None:
@@ -363,3 +377,12 @@ def test_encode_batch_doubles() -> None:
         [("x", pa.float64())]))
     c = create_codec("json", t)
     assert c.encode_batch(batch) == [c.encode({"x": x}) for x in xs]
+
+
+def test_a_batch_encode_error_names_the_row_and_column() -> None:
+    import pyarrow as pa
+
+    c = create_codec("json", row(("k", StringType()), ("c", TinyIntType())))
+    batch = pa.RecordBatch.from_pylist([{"k": "a", "c": 1}, {"k": "b", "c": 300}])
+    with pytest.raises(EncodeError, match=r"row 1: .*column 'c'.*out of range"):
+        c.encode_batch(batch)

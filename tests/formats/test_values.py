@@ -8,7 +8,10 @@ import pytest
 from formats.errors import EncodeError
 from formats.types import (
     BytesType,
+    DateType,
     DecimalType,
+    DoubleType,
+    FloatType,
     IntType,
     MapType,
     StringType,
@@ -59,3 +62,32 @@ def test_timestamp_text_parses_the_same_on_every_python():
 def test_an_offset_on_a_zoneless_timestamp_is_an_error_not_dropped():
     with pytest.raises(EncodeError, match="no time zone"):
         coerce_row(T, {"ts": "2024-01-01T10:00:00Z"})
+
+
+@pytest.mark.parametrize(("t", "value", "says"), [
+    (StringType(), "a\ud800", "lone surrogate"),
+    (IntType(), 2**31, "out of range"),
+    (IntType(), "1_000", "not an integer"),
+    (DoubleType(), "1e999", "overflows"),
+    (DoubleType(), float("inf"), "overflows"),  # what json.loads makes of 1e999
+    (DoubleType(), "inf", "not a number"),
+    (FloatType(), 1e39, "overflows"),
+    (DecimalType(precision=10, scale=2), "1e400", "more than 10 digits"),
+    (DecimalType(precision=10, scale=2), "1_0", "not a decimal"),
+    (DateType(), "20240101", "YYYY-MM-DD"),
+])
+def test_values_outside_their_type_are_refused(t, value, says):
+    with pytest.raises(EncodeError, match=says) as err:
+        coerce_row(row(("c", t)), {"c": value})
+    assert "row.c" in str(err.value)
+
+
+@pytest.mark.parametrize(("t", "value", "expected"), [
+    (DoubleType(), "Infinity", float("inf")),
+    (DoubleType(), "-Infinity", float("-inf")),
+    (DoubleType(), " 1.5 ", 1.5),
+    (IntType(), " -7 ", -7),
+    (DecimalType(precision=10, scale=2), "99999999.99", decimal.Decimal("99999999.99")),
+])
+def test_values_inside_their_type_are_read(t, value, expected):
+    assert coerce_row(row(("c", t)), {"c": value}) == {"c": expected}
