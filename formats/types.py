@@ -201,6 +201,26 @@ class MapType(DataType):
         return f"MAP<{self.key.sql()}, {self.value.sql()}>"
 
 
+@dataclass(frozen=True, kw_only=True)
+class RecursiveType(DataType):
+    """Where a recursive Avro schema refers back to an enclosing record `name`.
+
+    Recursive Avro schemas are legal, but Flink and Spark rows are trees, so no codec accepts
+    this type: it exists only for the guard's structural analysis of such schemas.
+    """
+
+    name: str
+    sql_name = "RECURSIVE"
+
+    def _sql_body(self) -> str:
+        return f"RECURSIVE<{self.name}>"
+
+
+def is_recursive(t: DataType) -> bool:
+    """Whether `t` holds a RecursiveType anywhere."""
+    return any(isinstance(sub, RecursiveType) for _, sub in walk(t))
+
+
 @dataclass(frozen=True)
 class Field:
     """A named column of a ROW."""

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from formats.errors import SchemaError
-from formats.types import Field, RowType
+from formats.errors import SchemaError, UnsupportedTypeError
+from formats.types import Field, RowType, is_recursive
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
 PARTITIONER_FAMILIES: dict[str, str] = {
@@ -72,6 +72,12 @@ class KeySide:
             except ValueError:
                 object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
         partitioner_family(self.partitioner)
+        if not self.is_avro and is_recursive(self.row_type):
+            raise UnsupportedTypeError(
+                f"a recursive key schema cannot be written in the {self.format} key format: "
+                "Flink's row types are trees",
+                hint="only the avro and avro-confluent key formats write recursive Avro records",
+            )
 
     @property
     def is_avro(self) -> bool:
