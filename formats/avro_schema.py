@@ -216,7 +216,7 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     """
     import fastavro
 
-    where = origin or "Avro schema"
+    where = origin or "invalid Avro schema"
     if isinstance(schema, str):
         if schema.lstrip()[:1] in ("{", "[", '"'):
             data = loads_schema(schema, where)
@@ -234,7 +234,7 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     try:
         fastavro.parse_schema(data, _write_hint=False)
     except Exception as exc:  # fastavro raises several types for bad schemas
-        raise SchemaError(f"{prefix}not a valid Avro schema: {exc}",
+        raise SchemaError(f"{prefix}invalid Avro schema: {exc}",
                           hint="fix the schema so that an Avro parser accepts it") from None
     return data
 

@@ -35,7 +35,8 @@ _SPECIAL_FLOATS = ("NaN", "Infinity", "-Infinity")
 def valid_decimal(s: Mapping[str, Any]) -> bool:
     """Whether a `decimal` logical type is valid (else it is ignored, per the specification)."""
     precision, scale = s.get("precision"), s.get("scale", 0)
-    if not _is_int(precision) or not _is_int(scale) or precision <= 0 or not 0 <= scale <= precision:
+    if not (_is_int(precision) and _is_int(scale)) or not 0 <= scale <= precision \
+            or precision <= 0:
         return False
     if s.get("type") == "fixed":
         size = s.get("size")
@@ -266,7 +267,7 @@ class _Validator:
     # --- defaults ----------------------------------------------------------------------------
 
     def default_problem(self, s: Any, v: Any, ns: str | None) -> str | None:
-        """Why `v` is not a valid default of type `s` (JSON-encoded, per the spec); None if it is."""
+        """Why `v` is not a valid default of type `s` (JSON, per the spec); None if it is."""
         s = self.resolve(s, ns)
         if isinstance(s, list):
             if not s:

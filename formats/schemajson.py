@@ -44,7 +44,7 @@ def loads_schema(text: str, origin: str) -> Any:
 
 
 def check_depth(data: Any, origin: str) -> None:
-    """SchemaError when `data` nests arrays and objects deeper than MAX_SCHEMA_DEPTH (no recursion)."""
+    """SchemaError when `data` nests arrays and objects deeper than MAX_SCHEMA_DEPTH."""
     stack: list[tuple[Any, int, str]] = [(data, 1, "")]
     while stack:
         node, depth, path = stack.pop()

@@ -59,7 +59,7 @@ def parse(schema: Any) -> AvroSchema:
     source = schema
     if isinstance(schema, bytes):
         schema = schema.decode()
-    if isinstance(schema, str) and not schema.lstrip()[:1] in ("{", "[", '"'):
+    if isinstance(schema, str) and schema.lstrip()[:1] not in ("{", "[", '"'):
         schema = schema.strip()
     # The specification first (names, symbols, sizes, defaults, nesting depth), then fastavro.
     schema = parse_avro(schema)

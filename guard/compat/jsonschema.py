@@ -20,7 +20,6 @@ compared both ways (Confluent reverses the negated schemas, Karapace does not).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,9 +60,9 @@ def parse(schema: Any) -> JsonSchema:
     if isinstance(schema, bytes):
         schema = schema.decode()
     if isinstance(schema, str):
-        schema = loads_schema(schema, "JSON Schema")
+        schema = loads_schema(schema, "invalid JSON Schema")
     else:
-        check_depth(schema, "JSON Schema")
+        check_depth(schema, "invalid JSON Schema")
     validate_json_schema(schema)
     if isinstance(schema, bool):
         return JsonSchema(root=schema, source=source)
