@@ -216,7 +216,7 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     """
     import fastavro
 
-    where = origin or "invalid Avro schema"
+    where = origin or "not a valid Avro schema"
     if isinstance(schema, str):
         if schema.lstrip()[:1] in ("{", "[", '"'):
             data = loads_schema(schema, where)
@@ -234,7 +234,7 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     try:
         fastavro.parse_schema(data, _write_hint=False)
     except Exception as exc:  # fastavro raises several types for bad schemas
-        raise SchemaError(f"{prefix}invalid Avro schema: {exc}",
+        raise SchemaError(f"{prefix}not a valid Avro schema: {exc}",
                           hint="fix the schema so that an Avro parser accepts it") from None
     return data
 
@@ -262,7 +262,7 @@ def from_avro_schema(
 
 
 def _is_null(s: AvroSchema) -> bool:
-    return s == "null" or (isinstance(s, Mapping) and s.get("type") == "null")
+    return s == "null" or (isinstance(s, dict) and s.get("type") == "null")
 
 
 _PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
@@ -294,7 +294,7 @@ class _Converter:
                 s = {"type": s}
             else:
                 return self.reference(s, ns, path)
-        if not isinstance(s, Mapping):
+        if not isinstance(s, dict):
             raise SchemaError(f"not an Avro schema {where}: {s!r}")
         typ = s.get("type")
         if isinstance(typ, (list, dict)):

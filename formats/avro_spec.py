@@ -30,6 +30,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ORDERS = ("ascending", "descending", "ignore")
 _INT_RANGE = {"int": 2**31, "long": 2**63}
 _SPECIAL_FLOATS = ("NaN", "Infinity", "-Infinity")
+_KNOWN = PRIMITIVES | NAMED | {"array", "map"}
 
 
 def valid_decimal(s: Mapping[str, Any]) -> bool:
@@ -131,13 +132,13 @@ class _Validator:
             return s if s in PRIMITIVES else self.lookup(s, ns, at)
         if isinstance(s, list):
             return self.union(s, ns, at)
-        if not isinstance(s, Mapping):
+        if not isinstance(s, dict):
             raise self.fail(at, f"{s!r} is not an Avro schema (a type name, an object or a union "
                             "list)")
         if "type" not in s:
             raise self.fail(at, "an object schema needs a 'type'")
         t = s["type"]
-        if isinstance(t, (list, Mapping)):
+        if isinstance(t, (list, dict)):
             return self.schema(t, ns, (*at, "type"))
         if not isinstance(t, str):
             raise self.fail((*at, "type"), f"the type must be a string, got {t!r}")
@@ -165,7 +166,7 @@ class _Validator:
         seen: dict[str, int] = {}
         for i, b in enumerate(branches):
             here = (*at, str(i))
-            if isinstance(b, list) or (isinstance(b, Mapping) and isinstance(b.get("type"), list)):
+            if isinstance(b, list) or (isinstance(b, dict) and isinstance(b.get("type"), list)):
                 raise self.fail(here, "a union may not immediately contain another union")
             resolved = self.schema(b, ns, here)
             key = self.fullnames.get(id(resolved)) or _branch_key(resolved)
@@ -189,7 +190,7 @@ class _Validator:
         names: set[str] = set()
         for i, f in enumerate(fields):
             here = (*at, "fields", str(i))
-            if not isinstance(f, Mapping):
+            if not isinstance(f, dict):
                 raise self.fail(here, f"a field must be an object, got {f!r}")
             if "name" not in f:
                 raise self.fail(here, "a field needs a 'name'")
@@ -276,31 +277,30 @@ class _Validator:
             problem = self.default_problem(first, v, ns)
             return None if problem is None else f"{problem} (the union's first branch)"
         t = s if isinstance(s, str) else s["type"]
-        shown = _show(v)
         if t == "null":
-            return None if v is None else f"{shown} is not null"
+            return None if v is None else f"{_show(v)} is not null"
         if t == "boolean":
-            return None if isinstance(v, bool) else f"{shown} is not a boolean"
+            return None if isinstance(v, bool) else f"{_show(v)} is not a boolean"
         if t in _INT_RANGE:
             if not _is_int(v):
-                return f"{shown} is not an integer ({t})"
+                return f"{_show(v)} is not an integer ({t})"
             bound = _INT_RANGE[t]
-            return None if -bound <= v < bound else f"{shown} is out of range for {t}"
+            return None if -bound <= v < bound else f"{_show(v)} is out of range for {t}"
         if t in ("float", "double"):
             ok = (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
-            return None if ok else f"{shown} is not a number ({t})"
+            return None if ok else f"{_show(v)} is not a number ({t})"
         if t in ("bytes", "string"):
-            return None if isinstance(v, str) else f"{shown} is not a string ({t})"
+            return None if isinstance(v, str) else f"{_show(v)} is not a string ({t})"
         if t == "fixed":
             if not isinstance(v, str):
-                return f"{shown} is not a string (fixed)"
-            return None if len(v) == s["size"] else f"{shown} is not {s['size']} bytes long"
+                return f"{_show(v)} is not a string (fixed)"
+            return None if len(v) == s["size"] else f"{_show(v)} is not {s['size']} bytes long"
         if t == "enum":
             return None if isinstance(v, str) and v in s["symbols"] else \
-                f"{shown} is not a symbol of enum {s['name']!r}"
+                f"{_show(v)} is not a symbol of enum {s['name']!r}"
         if t == "array":
             if not isinstance(v, list):
-                return f"{shown} is not an array"
+                return f"{_show(v)} is not an array"
             for i, item in enumerate(v):
                 problem = self.default_problem(s["items"], item, ns)
                 if problem:
@@ -308,7 +308,7 @@ class _Validator:
             return None
         if t == "map":
             if not isinstance(v, dict):
-                return f"{shown} is not an object (map)"
+                return f"{_show(v)} is not an object (map)"
             for k, item in v.items():
                 problem = self.default_problem(s["values"], item, ns)
                 if problem:
@@ -316,7 +316,7 @@ class _Validator:
             return None
         if t in ("record", "error"):
             if not isinstance(v, dict):
-                return f"{shown} is not an object (record {s['name']!r})"
+                return f"{_show(v)} is not an object (record {s['name']!r})"
             inner = self.fullnames[id(s)].rpartition(".")[0] or None
             for f in s["fields"]:
                 if f["name"] in v:
@@ -332,10 +332,9 @@ class _Validator:
         while True:
             if isinstance(s, str) and s not in PRIMITIVES:
                 s = self.lookup(s, ns, ())
-            elif isinstance(s, Mapping) and isinstance(s.get("type"), (list, Mapping)):
+            elif isinstance(s, dict) and isinstance(s.get("type"), (list, dict)):
                 s = s["type"]
-            elif isinstance(s, Mapping) and s.get("type") not in PRIMITIVES | NAMED | {
-                    "array", "map"}:
+            elif isinstance(s, dict) and s.get("type") not in _KNOWN:
                 s = self.lookup(str(s.get("type")), ns, ())
             else:
                 return s

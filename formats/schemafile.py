@@ -14,8 +14,8 @@ from pathlib import Path
 
 from formats.errors import SchemaError
 from formats.registry import Registry
-from formats.schemajson import loads_schema
-from formats.types import RowType
+from formats.schemajson import loads_schema, paused_gc
+from formats.types import DataType, RowType
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class SchemaText:
     def __post_init__(self) -> None:
         if self.schema_type in ("AVRO", "JSON"):
             # Frozen: the parsed data is cached beside the fields, not as one of them.
-            self.__dict__["_data"] = self._validated()
+            with paused_gc():
+                self.__dict__["_data"] = self._validated()
 
     def _validated(self) -> object:
         if not self.text.strip():
@@ -68,28 +69,31 @@ class SchemaText:
         analysis, which gets a RecursiveType where the schema refers back to itself.
         """
         try:
-            if self.schema_type == "AVRO":
-                from formats.avro_schema import from_avro_schema
-
-                t = from_avro_schema(self.parsed(), recursive=recursive, validated=True)
-            elif self.schema_type == "JSON":
-                from formats.json_schema import from_json_schema
-
-                doc = self.parsed()
-                if not isinstance(doc, dict):
-                    raise SchemaError("a JSON Schema for a key or value must be an object",
-                                      hint="describe the key or value as {\"type\": \"object\", "
-                                      "\"properties\": {...}}")
-                t = from_json_schema(doc)
-            else:
-                raise SchemaError(f"schema type {self.schema_type} is not supported",
-                                  hint="keyguard reads AVRO and JSON schemas")
+            with paused_gc():
+                t = self._row_type(recursive)
         except SchemaError as exc:
             raise _located(exc, self.origin) from None
         if not isinstance(t, RowType):
             raise SchemaError(f"{self.origin}: the schema is {t.sql()}, not a record",
                               hint="key and value schemas must be records (rows)")
         return t.not_null()
+
+    def _row_type(self, recursive: bool) -> DataType:
+        if self.schema_type == "AVRO":
+            from formats.avro_schema import from_avro_schema
+
+            return from_avro_schema(self.parsed(), recursive=recursive, validated=True)
+        if self.schema_type == "JSON":
+            from formats.json_schema import from_json_schema
+
+            doc = self.parsed()
+            if not isinstance(doc, dict):
+                raise SchemaError("a JSON Schema for a key or value must be an object",
+                                  hint="describe the key or value as {\"type\": \"object\", "
+                                  "\"properties\": {...}}")
+            return from_json_schema(doc)
+        raise SchemaError(f"schema type {self.schema_type} is not supported",
+                          hint="keyguard reads AVRO and JSON schemas")
 
 
 def _located(exc: SchemaError, origin: str) -> SchemaError:

@@ -62,7 +62,12 @@ def parse(schema: Any) -> AvroSchema:
     if isinstance(schema, str) and schema.lstrip()[:1] not in ("{", "[", '"'):
         schema = schema.strip()
     # The specification first (names, symbols, sizes, defaults, nesting depth), then fastavro.
-    schema = parse_avro(schema)
+    try:
+        schema = parse_avro(schema)
+    except SchemaError as err:
+        if err.message.startswith("invalid Avro schema"):
+            raise
+        raise SchemaError(f"invalid Avro schema: {err.message}", hint=err.hint) from None
     named: dict[str, Any] = {}
     try:
         root = fastavro.parse_schema(schema, named_schemas=named, _write_hint=False)

@@ -257,7 +257,7 @@ def test_registered_schema_to_row_type() -> None:
         ('["null", "int", "string"]', "has no column type"),
         ('{"type": "record", "name": "R", "fields": [{"name": "n", "type": "null"}]}',
          "null type at 'n'"),
-        ("{not json", "invalid Avro schema"),
+        ("{not json", "not a valid Avro schema"),
         ('{"type": "record", "name": "R"}', "needs .fields."),
     ],
 )
