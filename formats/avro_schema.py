@@ -32,6 +32,7 @@ equal what Avro Java's `Schema.toString()` prints for Flink's schema.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,7 @@ from formats.errors import SchemaError, UnsupportedTypeError
 from formats.schemajson import check_depth, loads_schema
 from formats.types import (
     ArrayType,
+    AvroOnlyType,
     BigIntType,
     BooleanType,
     BytesType,
@@ -51,7 +53,6 @@ from formats.types import (
     FloatType,
     IntType,
     MapType,
-    RecursiveType,
     RowType,
     SmallIntType,
     StringType,
@@ -207,6 +208,9 @@ def _record(
 # --------------------------------------------------------------------------------------------
 
 
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+
+
 def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSchema:
     """JSON data of an Avro schema given as text or data; SchemaError when it is not valid.
 
@@ -218,11 +222,11 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
 
     where = origin or "not a valid Avro schema"
     if isinstance(schema, str):
-        if schema.lstrip()[:1] in ("{", "[", '"'):
-            data = loads_schema(schema, where)
-        else:
-            # A bare primitive name ("string") is valid Avro schema text too.
+        if _BARE_NAME.match(schema.strip()):
+            # A bare type name ("string", "null") is valid Avro schema text too.
             data = schema.strip()
+        else:
+            data = loads_schema(schema, where)
     else:
         data = schema
         check_depth(data, where)
@@ -243,7 +247,7 @@ def from_avro_schema(
     schema: str | AvroSchema,
     *,
     legacy_timestamp_mapping: bool = True,
-    recursive: bool = False,
+    avro_only: bool = False,
     validated: bool = False,
 ) -> DataType:
     """The row type Flink reads a registered Avro schema as (`convertToDataType`).
@@ -251,12 +255,13 @@ def from_avro_schema(
     Unions with null -> nullable, enum -> STRING, fixed -> BYTES, records -> ROW.
     Unions of several non-null types, and the null type alone, have no column type here.
     A record that refers to itself (directly or through other types) has no row type: an
-    UnsupportedTypeError, unless `recursive`, which puts a RecursiveType at each such
-    reference. `validated` skips the validation of data already checked by `parse_avro`.
+    UnsupportedTypeError; a union of several non-null types a SchemaError. With `avro_only`
+    (the guard's structural analysis), both become an AvroOnlyType instead. `validated`
+    skips the validation of data already checked by `parse_avro`.
     """
     data = schema if validated else parse_avro(schema)
     try:
-        return _Converter(legacy_timestamp_mapping, recursive).convert(data, None, "")
+        return _Converter(legacy_timestamp_mapping, avro_only).convert(data, None, "")
     except (KeyError, TypeError, AttributeError) as exc:  # fastavro lets some gaps through
         raise SchemaError(f"not a valid Avro schema: missing or malformed {exc}") from None
 
@@ -271,9 +276,9 @@ _PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "st
 class _Converter:
     """One conversion: named types seen so far, and the records being converted (recursion)."""
 
-    def __init__(self, legacy: bool, recursive: bool) -> None:
+    def __init__(self, legacy: bool, avro_only: bool) -> None:
         self.legacy = legacy
-        self.recursive = recursive
+        self.avro_only = avro_only
         self.named: dict[str, Any] = {}
         #: Full names of the records whose fields are being converted, outermost first.
         self.open: list[str] = []
@@ -285,6 +290,9 @@ class _Converter:
             branches = [b for b in s if not _is_null(b)]
             if len(branches) == 1 and len(s) <= 2:
                 return self.convert(branches[0], ns, path).with_nullable(len(s) == 2)
+            if self.avro_only and branches:
+                return AvroOnlyType(what=f"union {_short_json(s)}",
+                                    nullable=len(branches) < len(s))
             raise SchemaError(
                 f"Avro union {where}{_short_json(s)} has no column type",
                 hint="only [\"null\", T] unions map to a nullable column, as in Flink",
@@ -366,8 +374,8 @@ class _Converter:
         if ref is None:
             raise SchemaError(f"unknown Avro type name {name!r} at '{path}'")
         if full in self.open:
-            if self.recursive:
-                return RecursiveType(name=full, nullable=False)
+            if self.avro_only:
+                return AvroOnlyType(what=f"recursive reference to {full}", nullable=False)
             raise UnsupportedTypeError(
                 f"column '{path}' refers back to the Avro record {full!r}: a recursive schema "
                 "has no Flink or Spark row type, so keyguard cannot encode or decode it",

@@ -61,16 +61,16 @@ class SchemaText:
             return self.__dict__["_data"]
         return loads_schema(self.text, self.origin)
 
-    def row_type(self, *, recursive: bool = False) -> RowType:
+    def row_type(self, *, avro_only: bool = False) -> RowType:
         """The schema as a row type (Avro record or JSON Schema object).
 
         A recursive Avro schema has no row type (Flink and Spark rows are trees): an
-        UnsupportedTypeError naming the type, unless `recursive`, for the guard's structural
-        analysis, which gets a RecursiveType where the schema refers back to itself.
+        UnsupportedTypeError naming the type; nor has a union of several types. With
+        `avro_only`, for the guard's structural analysis, both become AvroOnlyTypes.
         """
         try:
             with paused_gc():
-                t = self._row_type(recursive)
+                t = self._row_type(avro_only)
         except SchemaError as exc:
             raise _located(exc, self.origin) from None
         if not isinstance(t, RowType):
@@ -78,11 +78,11 @@ class SchemaText:
                               hint="key and value schemas must be records (rows)")
         return t.not_null()
 
-    def _row_type(self, recursive: bool) -> DataType:
+    def _row_type(self, avro_only: bool) -> DataType:
         if self.schema_type == "AVRO":
             from formats.avro_schema import from_avro_schema
 
-            return from_avro_schema(self.parsed(), recursive=recursive, validated=True)
+            return from_avro_schema(self.parsed(), avro_only=avro_only, validated=True)
         if self.schema_type == "JSON":
             from formats.json_schema import from_json_schema
 

@@ -203,23 +203,24 @@ class MapType(DataType):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RecursiveType(DataType):
-    """Where a recursive Avro schema refers back to an enclosing record `name`.
+class AvroOnlyType(DataType):
+    """A legal Avro type that no Flink or Spark column type can hold: a reference back to an
+    enclosing record (recursion), or a union of several non-null types. `what` says which.
 
-    Recursive Avro schemas are legal, but Flink and Spark rows are trees, so no codec accepts
-    this type: it exists only for the guard's structural analysis of such schemas.
+    No codec accepts it: it exists only so that the guard's structural analysis can judge
+    such schemas (by their Avro encoding) instead of rejecting them.
     """
 
-    name: str
-    sql_name = "RECURSIVE"
+    what: str
+    sql_name = "AVRO"
 
     def _sql_body(self) -> str:
-        return f"RECURSIVE<{self.name}>"
+        return f"AVRO<{self.what}>"
 
 
-def is_recursive(t: DataType) -> bool:
-    """Whether `t` holds a RecursiveType anywhere."""
-    return any(isinstance(sub, RecursiveType) for _, sub in walk(t))
+def avro_only_parts(t: DataType) -> list[tuple[str, AvroOnlyType]]:
+    """Every AvroOnlyType inside `t`, with its path."""
+    return [(path, sub) for path, sub in walk(t) if isinstance(sub, AvroOnlyType)]
 
 
 @dataclass(frozen=True)

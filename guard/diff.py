@@ -34,7 +34,7 @@ def _side(text: SchemaText, key_format: str, options: Mapping[str, Any],
           partitions: int | None, schema_id: int, existing: bool) -> KeySide:
     return KeySide(
         format=key_format,
-        row_type=text.row_type(recursive=True),
+        row_type=text.row_type(avro_only=True),
         options=dict(options),
         avro_schema=text.text if text.schema_type == "AVRO" else None,
         schema_id=schema_id,

@@ -16,7 +16,7 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext
 from formats.registry import SchemaVersion
-from formats.types import is_recursive
+from formats.types import avro_only_parts
 from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
 from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
@@ -46,7 +46,7 @@ def analyze_key_change(
     Raises a KeyguardError (InvalidOptionError, SchemaError) when a side cannot be built into a
     codec at all: that is a mistake in the input, not a finding.
     """
-    if is_recursive(old.row_type) or is_recursive(new.row_type):
+    if avro_only_parts(old.row_type) or avro_only_parts(new.row_type):
         return _structural_only(old, new, topic)
     old_enc = encoder(old, topic, _side_id(old, new, "old"))
     new_enc = encoder(new, topic, _side_id(old, new, "new"))
@@ -65,13 +65,15 @@ def analyze_key_change(
 
 
 def _structural_only(old: KeySide, new: KeySide, topic: str | None) -> list[Finding]:
-    """A recursive Avro key: no codec writes it, so the structural rules judge it alone.
+    """A recursive key, or one with a union of several types: no codec writes it (Flink has no
+    row type for it), so the structural rules on the Avro schemas judge it alone.
 
     A change that only examples could judge is not proven safe, so it stays breaking.
     """
     findings = []
     for c in _changes(old, new, topic, by_example=False):
-        note = " (a recursive schema: no example key is encoded)"
+        note = " (judged on the Avro schemas: a recursive key or a union of several types has " \
+            "no row type to encode example keys with)"
         findings.append(Finding(rule(c.rule_id), c.path, c.message + note, None, topic=topic))
     return findings
 

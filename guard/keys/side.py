@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formats.errors import SchemaError, UnsupportedTypeError
-from formats.types import Field, RowType, is_recursive
+from formats.types import Field, RowType, avro_only_parts
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
 PARTITIONER_FAMILIES: dict[str, str] = {
@@ -72,11 +72,13 @@ class KeySide:
             except ValueError:
                 object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
         partitioner_family(self.partitioner)
-        if not self.is_avro and is_recursive(self.row_type):
+        parts = avro_only_parts(self.row_type)
+        if parts and not self.is_avro:
+            path, t = parts[0]
             raise UnsupportedTypeError(
-                f"a recursive key schema cannot be written in the {self.format} key format: "
-                "Flink's row types are trees",
-                hint="only the avro and avro-confluent key formats write recursive Avro records",
+                f"key column '{path}' is an Avro {t.what}, which the {self.format} key format "
+                "cannot write: no Flink column type holds it",
+                hint="only the avro and avro-confluent key formats write such keys",
             )
 
     @property
