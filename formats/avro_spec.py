@@ -35,12 +35,13 @@ _KNOWN = PRIMITIVES | NAMED | {"array", "map"}
 
 def valid_decimal(s: Mapping[str, Any]) -> bool:
     """Whether a `decimal` logical type is valid (else it is ignored, per the specification)."""
-    precision, scale = s.get("precision"), s.get("scale", 0)
+    precision: Any = s.get("precision")
+    scale: Any = s.get("scale", 0)
     if not (_is_int(precision) and _is_int(scale)) or not 0 <= scale <= precision \
             or precision <= 0:
         return False
     if s.get("type") == "fixed":
-        size = s.get("size")
+        size: Any = s.get("size")
         if not _is_int(size) or size < 1:
             return False
         return bool(precision <= math.floor(math.log10(2) * (8 * size - 1)))
