@@ -147,7 +147,8 @@ def read_schema_source(
         name, _, version = rest.partition(":")
         if registry is None:
             raise SchemaError(f"{source}: a registry subject needs --registry")
-        if not name or (version and not (version.isdigit() or version == "latest")):
+        if not name or (version and not ((version.isascii() and version.isdigit())
+                                         or version == "latest")):
             raise SchemaError(f"{source}: not a subject reference",
                               hint="write subject:NAME, subject:NAME:VERSION (a number) or "
                               "subject:NAME:latest")

@@ -220,7 +220,9 @@ def test_invalid_json_schema_is_rejected(tmp_path: Path, registry: Path, command
     ("t-value/v2.avsc", {"type": "enum", "name": "E", "symbols": []}, "t-value v2"),
     ("t-key/v2.avsc", {"type": "record", "name": "k"}, "t-key v2"),
     ("j-value/v2.json", {"type": "object", "properties": 5}, "j-value v2"),
-], ids=["value-bad-name", "value-enum-no-symbols", "key-no-fields", "json-properties-5"])
+    ("t-value/v2.avsc", _nested(10_000), "nested more than"),
+], ids=["value-bad-name", "value-enum-no-symbols", "key-no-fields", "json-properties-5",
+        "value-absurd-nesting"])
 def test_invalid_registered_version_names_subject_and_version(
         tmp_path: Path, registry: Path, subject: str, schema: Any, says: str) -> None:
     """A registry text is validated too; the message names the subject and version."""
