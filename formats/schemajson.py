@@ -28,6 +28,8 @@ _DEPTH_HINT = (
 
 
 def depth_error(origin: str, where: str = "") -> SchemaError:
+    if len(where) > 80:
+        where = where[:77] + "..."
     at = f" at {where}" if where else ""
     return SchemaError(f"{origin}: the schema is nested more than {MAX_SCHEMA_DEPTH} levels "
                        f"deep{at}", hint=_DEPTH_HINT)
