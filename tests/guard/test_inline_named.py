@@ -103,3 +103,34 @@ def test_key_diff_reports_the_added_field(kind: str) -> None:
              SchemaText("AVRO", json.dumps(grown), "v2.avsc")]
     report = diff_keys(texts, "avro", {}, {})
     assert any(f.rule.id == "KG101" and f.path == "n" for f in report.findings)
+
+
+@pytest.mark.parametrize(("column", "breaking"), [
+    ("n ROW<x INT NOT NULL> NOT NULL", True),  # no default: BACKWARD breaks
+    ("n ROW<x INT NOT NULL>", False),  # nullable: ["null", record] with default null
+    ("n ARRAY<ROW<x INT>>", False),
+])
+def test_the_writer_guard_path_judges_a_new_nested_row(tmp_path: Any, column: str,
+                                                       breaking: bool) -> None:
+    """What the Spark writer's guard checks: Flink's Avro schema of the table's value row.
+
+    A ROW column becomes an inline named record (`record_n`); the check used to crash on it.
+    """
+    from formats.avro_schema import to_avro_json, to_avro_schema
+    from formats.registry.file import FileRegistry
+    from formats.sqltypes import parse_columns
+    from guard.check import TopicCheck, check
+    from guard.report import Verdict
+
+    old = to_avro_json(to_avro_schema(parse_columns("id BIGINT NOT NULL, a STRING").not_null()))
+    new = to_avro_json(to_avro_schema(
+        parse_columns(f"id BIGINT NOT NULL, a STRING, {column}").not_null()))
+    root = tmp_path / "registry"
+    (root / "subjects" / "t-value").mkdir(parents=True)
+    (root / "config.json").write_text('{"compatibility": "BACKWARD"}')
+    (root / "subjects" / "t-value" / "v1.avsc").write_text(old)
+    report = check(TopicCheck("t", candidate_value=SchemaText("AVRO", new, "writer of t")),
+                   registry=FileRegistry(root))
+    assert (report.verdict is Verdict.BREAKING) is breaking
+    if breaking:
+        assert [f.rule.id for f in report.breaking] == ["KG801"]
