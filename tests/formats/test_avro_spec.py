@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formats import avro_spec
 from formats.avro_schema import from_avro_schema, parse_avro
@@ -238,3 +240,38 @@ def test_schema_text_is_validated_when_made() -> None:
     with pytest.raises(SchemaError, match="empty"):
         SchemaText("JSON", "  \n", "f.json")
     assert SchemaText("PROTOBUF", "syntax = 'proto3';", "p").text  # kept, not validated
+
+
+# --- fuzz: any JSON is a schema or a SchemaError, never another exception ---------------------
+
+_WORDS = st.sampled_from(["type", "name", "record", "enum", "fixed", "array", "map", "items",
+                          "values", "fields", "symbols", "size", "default", "namespace",
+                          "aliases", "order", "logicalType", "decimal", "precision", "scale",
+                          "int", "long", "string", "null", "r", "E", "a", "1bad", "a.b"])
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 40) | st.floats(allow_nan=False) | _WORDS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_WORDS, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_any_json_is_a_valid_avro_schema_or_a_schema_error(data: Any) -> None:
+    try:
+        parsed = parse_avro(data)
+    except SchemaError:
+        return
+    try:
+        from_avro_schema(parsed, avro_only=True, validated=True)
+    except SchemaError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_any_json_is_a_valid_json_schema_or_a_schema_error(data: Any) -> None:
+    try:
+        validate_json_schema(data)
+    except SchemaError:
+        pass
