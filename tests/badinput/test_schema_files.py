@@ -1,9 +1,10 @@
 """Invalid schemas are rejected before anything judges them; legal but hard ones are judged.
 
 Every invalid Avro and JSON Schema kind goes through `check` (a file registry in tmp_path),
-`diff --key`, `diff --level` and `encode`: exit 2, kind invalid-schema (or unsupported-type),
-the message naming the file. Legal schemas that are hard to handle (recursive, inline named
-types, unions of named types, aliases) must get a verdict: exit 0 or 1, never 2 or 4.
+`diff --key`, `diff --level`, `encode` and `decode`: exit 2, kind invalid-schema (or
+unsupported-type), the message naming the file. Legal schemas that are hard to handle
+(recursive, inline named types, unions of named types, aliases) must get a verdict: exit 0 or 1,
+never 2 or 4.
 """
 
 from __future__ import annotations
@@ -168,11 +169,13 @@ def _avro_commands(reg: Path, good_key: Path, good_value: Path, bad: Path) -> di
         "diff-level": ["diff", "--level", "BACKWARD", str(good_value), str(bad)],
         "encode": ["encode", "--key-schema", str(bad), "--value-schema", str(good_value),
                    "--row", '{"id": 1, "a": "x"}'],
+        "decode": ["decode", "--key-schema", str(good_key), "--value-schema", str(bad),
+                   "--key", "02"],
     }
 
 
-# Every Avro case through check (key and value), diff --key, diff --level and encode.
-_AVRO_COMMANDS = ("check-key", "check-value", "diff-key", "diff-level", "encode")
+# Every Avro case through check (key and value), diff --key, diff --level, encode and decode.
+_AVRO_COMMANDS = ("check-key", "check-value", "diff-key", "diff-level", "encode", "decode")
 
 
 @pytest.mark.parametrize("command", _AVRO_COMMANDS)
@@ -199,10 +202,12 @@ def _json_commands(reg: Path, good_key: Path, good_value: Path, bad: Path) -> di
                        str(bad)],
         "encode": ["encode", "--key-schema", str(good_key), "--value-schema", str(bad),
                    "--schema-type", "json", "--row", '{"id": 1, "a": "x"}'],
+        "decode": ["decode", "--key-schema", str(bad), "--value-schema", str(good_value),
+                   "--schema-type", "json", "--key", "7b7d"],
     }
 
 
-@pytest.mark.parametrize("command", ("check-value", "diff-key", "diff-level", "encode"))
+@pytest.mark.parametrize("command", ("check-value", "diff-key", "diff-level", "encode", "decode"))
 @pytest.mark.parametrize(("case", "schema", "says"), INVALID_JSON_SCHEMA,
                          ids=[c[0] for c in INVALID_JSON_SCHEMA])
 def test_invalid_json_schema_is_rejected(tmp_path: Path, registry: Path, command: str,
