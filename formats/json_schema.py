@@ -178,8 +178,13 @@ def validate_json_schema(schema: Any) -> None:
     declared = schema.get("$schema") if isinstance(schema, dict) else None
     if isinstance(schema, dict) and "$schema" in schema:
         unknown = object()
-        cls: Any = validator_for(schema, default=unknown) if isinstance(declared, str) \
-            else unknown
+        cls: Any = unknown
+        if isinstance(declared, str):
+            # Drafts 3 to 7 are known by their http:// URIs; https:// names the same draft.
+            uri = declared.strip()
+            if uri.startswith("https://json-schema.org/draft-0"):
+                uri = "http://" + uri.removeprefix("https://")
+            cls = validator_for({"$schema": uri}, default=unknown)
         if cls is unknown:
             raise SchemaError(
                 f"invalid JSON Schema at /$schema: {declared!r} is not a JSON Schema draft "

@@ -210,7 +210,10 @@ def test_parse_avro_rejects_deep_data_without_recursion() -> None:
     {"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "object"},
     {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
      "prefixItems": [{"type": "string"}]},
-], ids=["true", "empty", "draft04-boolean-exclusive", "draft06", "2019-09", "2020-12"])
+    {"$schema": "https://json-schema.org/draft-07/schema#", "type": "object"},
+    {"$schema": "http://json-schema.org/draft-07/schema", "type": "object"},
+], ids=["true", "empty", "draft04-boolean-exclusive", "draft06", "2019-09", "2020-12",
+        "draft07-https", "draft07-no-fragment"])
 def test_valid_json_schemas(schema: Any) -> None:
     validate_json_schema(schema)
 
