@@ -6,6 +6,10 @@ field names, defaults that do not match their type. `validate_avro` checks what 
 specification (1.12, "Schema Declaration") demands, names the JSON pointer of the first
 violation and the rule it breaks, and leaves fastavro the rest.
 
+Defaults are checked as JSON values of their field's type; a union field's default must match
+the union's first branch, as the specification said until Avro 1.12 and as Avro Java 1.11 (and
+so Flink's and most deployed readers) enforces; Avro 1.12 accepts any branch.
+
 Logical types are lenient, as the specification says ("an implementation must ignore a logical
 type it does not recognise or whose parameters are invalid"), like Avro Java's
 `LogicalTypes.fromSchemaIgnoreInvalid`: a decimal without a precision, or a date on a string,
@@ -212,8 +216,10 @@ class _Validator:
                 if problem:
                     raise self.fail((*here, "default"), f"the default of field {f['name']!r} "
                                     f"does not match its type: {problem}",
-                                    hint="a union field's default matches the union's first "
-                                    "branch; put that type first or change the default")
+                                    hint="give a default of the field's type; a union "
+                                    "field's default matches the union's first branch (Avro "
+                                    "1.11 and older readers require it), so put that type "
+                                    "first or change the default")
         return s
 
     def aliases(self, s: Mapping[str, Any], at: tuple[str, ...], field: bool = False) -> None:
