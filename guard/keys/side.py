@@ -69,7 +69,7 @@ class KeySide:
         if isinstance(self.avro_schema, (str, bytes)):
             try:
                 object.__setattr__(self, "avro_schema", json.loads(self.avro_schema))
-            except ValueError:
+            except (ValueError, RecursionError):  # a type name; or too deep: parse_avro says so
                 object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
         partitioner_family(self.partitioner)
         parts = avro_only_parts(self.row_type)
