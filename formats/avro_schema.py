@@ -32,12 +32,16 @@ equal what Avro Java's `Schema.toString()` prints for Flink's schema.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from formats.avro_spec import valid_decimal, validate_avro
 from formats.errors import SchemaError, UnsupportedTypeError
+from formats.schemajson import check_depth, loads_schema
 from formats.types import (
     ArrayType,
+    AvroOnlyType,
     BigIntType,
     BooleanType,
     BytesType,
@@ -204,125 +208,187 @@ def _record(
 # --------------------------------------------------------------------------------------------
 
 
-def parse_avro(schema: str | AvroSchema) -> AvroSchema:
-    """JSON data of an Avro schema given as text or data; SchemaError when it is not valid."""
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+
+
+def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSchema:
+    """JSON data of an Avro schema given as text or data; SchemaError when it is not valid.
+
+    Valid means: JSON nested at most MAX_SCHEMA_DEPTH deep, the Avro specification
+    (`formats.avro_spec`), then fastavro's parser. `origin` (a file, a subject) starts the
+    message of any error.
+    """
     import fastavro
 
+    where = origin or "not a valid Avro schema"
     if isinstance(schema, str):
-        try:
-            data = json.loads(schema)
-        except json.JSONDecodeError:
-            # A bare primitive name ("string") is valid Avro schema text too.
+        if _BARE_NAME.match(schema.strip()):
+            # A bare type name ("string", "null") is valid Avro schema text too.
             data = schema.strip()
+        else:
+            data = loads_schema(schema, where)
     else:
         data = schema
+        check_depth(data, where)
+    prefix = f"{origin}: " if origin else ""
+    try:
+        validate_avro(data)
+    except SchemaError as exc:
+        raise SchemaError(f"{prefix}{exc.message}", hint=exc.hint) from None
     try:
         fastavro.parse_schema(data, _write_hint=False)
     except Exception as exc:  # fastavro raises several types for bad schemas
-        raise SchemaError(f"not a valid Avro schema: {exc}") from None
+        raise SchemaError(f"{prefix}not a valid Avro schema: {exc}",
+                          hint="fix the schema so that an Avro parser accepts it") from None
     return data
 
 
 def from_avro_schema(
-    schema: str | AvroSchema, *, legacy_timestamp_mapping: bool = True
+    schema: str | AvroSchema,
+    *,
+    legacy_timestamp_mapping: bool = True,
+    avro_only: bool = False,
+    validated: bool = False,
 ) -> DataType:
     """The row type Flink reads a registered Avro schema as (`convertToDataType`).
 
     Unions with null -> nullable, enum -> STRING, fixed -> BYTES, records -> ROW.
     Unions of several non-null types, and the null type alone, have no column type here.
+    A record that refers to itself (directly or through other types) has no row type: an
+    UnsupportedTypeError; a union of several non-null types a SchemaError. With `avro_only`
+    (the guard's structural analysis), both become an AvroOnlyType instead. `validated`
+    skips the validation of data already checked by `parse_avro`.
     """
-    data = parse_avro(schema)
+    data = schema if validated else parse_avro(schema)
     try:
-        return _to_type(data, {}, None, legacy_timestamp_mapping, "")
+        return _Converter(legacy_timestamp_mapping, avro_only).convert(data, None, "")
     except (KeyError, TypeError, AttributeError) as exc:  # fastavro lets some gaps through
         raise SchemaError(f"not a valid Avro schema: missing or malformed {exc}") from None
 
 
 def _is_null(s: AvroSchema) -> bool:
-    return s == "null" or (isinstance(s, Mapping) and s.get("type") == "null")
+    return s == "null" or (isinstance(s, dict) and s.get("type") == "null")
 
 
 _PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 
 
-def _to_type(
-    s: AvroSchema, named: dict[str, Any], ns: str | None, legacy: bool, path: str
-) -> DataType:
-    where = f"at '{path}' " if path else ""
-    if isinstance(s, list):
-        branches = [b for b in s if not _is_null(b)]
-        if len(branches) == 1 and len(s) <= 2:
-            return _to_type(branches[0], named, ns, legacy, path).with_nullable(len(s) == 2)
-        raise SchemaError(
-            f"Avro union {where}{json.dumps(s)} has no column type",
-            hint="only [\"null\", T] unions map to a nullable column, as in Flink",
-        )
-    if isinstance(s, str):
-        if s in _PRIMITIVES:
-            s = {"type": s}
-        else:
-            full = s if "." in s or ns is None else f"{ns}.{s}"
-            ref = named.get(full) or named.get(s)
-            if ref is None:
-                raise SchemaError(f"unknown Avro type name {s!r} {where}".rstrip())
-            return _to_type(ref, named, ns, legacy, path)
-    if not isinstance(s, Mapping):
-        raise SchemaError(f"not an Avro schema {where}: {s!r}")
-    typ = s.get("type")
-    if isinstance(typ, (list, dict)):
-        return _to_type(typ, named, ns, legacy, path)
-    logical = s.get("logicalType")
-    if typ in ("record", "enum", "fixed", "error"):
-        name = s["name"]
-        own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
-        full = name if "." in name or not own_ns else f"{own_ns}.{name}"
-        named[full] = s
-        if typ in ("record", "error"):
-            fields = tuple(
-                Field(
-                    f["name"],
-                    _to_type(f["type"], named, own_ns or None, legacy,
-                             f"{path}.{f['name']}" if path else f["name"]),
-                    f.get("doc"),
-                )
-                for f in s["fields"]
+class _Converter:
+    """One conversion: named types seen so far, and the records being converted (recursion)."""
+
+    def __init__(self, legacy: bool, avro_only: bool) -> None:
+        self.legacy = legacy
+        self.avro_only = avro_only
+        self.named: dict[str, Any] = {}
+        #: Full names of the records whose fields are being converted, outermost first.
+        self.open: list[str] = []
+
+    def convert(self, s: AvroSchema, ns: str | None, path: str) -> DataType:
+        legacy = self.legacy
+        where = f"at '{path}' " if path else ""
+        if isinstance(s, list):
+            branches = [b for b in s if not _is_null(b)]
+            if len(branches) == 1 and len(s) <= 2:
+                return self.convert(branches[0], ns, path).with_nullable(len(s) == 2)
+            if self.avro_only and branches:
+                return AvroOnlyType(what=f"union {_short_json(s)}",
+                                    nullable=len(branches) < len(s))
+            raise SchemaError(
+                f"Avro union {where}{_short_json(s)} has no column type",
+                hint="only [\"null\", T] unions map to a nullable column, as in Flink",
             )
-            return RowType(fields=fields, nullable=False)
-        if typ == "enum":
+        if isinstance(s, str):
+            if s in _PRIMITIVES:
+                s = {"type": s}
+            else:
+                return self.reference(s, ns, path)
+        if not isinstance(s, dict):
+            raise SchemaError(f"not an Avro schema {where}: {s!r}")
+        typ = s.get("type")
+        if isinstance(typ, (list, dict)):
+            return self.convert(typ, ns, path)
+        logical = s.get("logicalType")
+        if typ in ("record", "enum", "fixed", "error"):
+            name = s["name"]
+            own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
+            full = name if "." in name or not own_ns else f"{own_ns}.{name}"
+            self.named[full] = s
+            if typ in ("record", "error"):
+                self.open.append(full)
+                fields = tuple(
+                    Field(
+                        f["name"],
+                        self.convert(f["type"], own_ns or None,
+                                     f"{path}.{f['name']}" if path else f["name"]),
+                        f.get("doc"),
+                    )
+                    for f in s["fields"]
+                )
+                self.open.pop()
+                return RowType(fields=fields, nullable=False)
+            if typ == "enum":
+                return StringType(nullable=False)
+            if logical == "decimal" and valid_decimal(s):
+                return DecimalType(precision=s["precision"], scale=s.get("scale", 0),
+                                   nullable=False)
+            return BytesType(nullable=False)
+        if typ == "array":
+            return ArrayType(element=self.convert(s["items"], ns, f"{path}[]"), nullable=False)
+        if typ == "map":
+            return MapType(key=StringType(nullable=False),
+                           value=self.convert(s["values"], ns, f"{path}{{value}}"),
+                           nullable=False)
+        if typ == "bytes":
+            if logical == "decimal" and valid_decimal(s):
+                return DecimalType(precision=s["precision"], scale=s.get("scale", 0),
+                                   nullable=False)
+            return BytesType(nullable=False)
+        if typ == "string":
             return StringType(nullable=False)
-        if logical == "decimal":
-            return DecimalType(precision=s["precision"], scale=s.get("scale", 0), nullable=False)
-        return BytesType(nullable=False)
-    if typ == "array":
-        return ArrayType(element=_to_type(s["items"], named, ns, legacy, f"{path}[]"),
-                         nullable=False)
-    if typ == "map":
-        return MapType(key=StringType(nullable=False),
-                       value=_to_type(s["values"], named, ns, legacy, f"{path}{{value}}"),
-                       nullable=False)
-    if typ == "bytes":
-        if logical == "decimal":
-            return DecimalType(precision=s["precision"], scale=s.get("scale", 0), nullable=False)
-        return BytesType(nullable=False)
-    if typ == "string":
-        return StringType(nullable=False)
-    if typ == "int":
-        if logical == "date":
-            return DateType(nullable=False)
-        if logical == "time-millis":
-            return TimeType(precision=3, nullable=False)
-        return IntType(nullable=False)
-    if typ == "long":
-        return _long_type(logical, legacy)
-    if typ == "float":
-        return FloatType(nullable=False)
-    if typ == "double":
-        return DoubleType(nullable=False)
-    if typ == "boolean":
-        return BooleanType(nullable=False)
-    if typ == "null":
-        raise SchemaError(f"the Avro null type {where}has no column type")
-    raise SchemaError(f"unsupported Avro type {typ!r} {where}".rstrip())
+        if typ == "int":
+            if logical == "date":
+                return DateType(nullable=False)
+            if logical == "time-millis":
+                return TimeType(precision=3, nullable=False)
+            return IntType(nullable=False)
+        if typ == "long":
+            return _long_type(logical, legacy)
+        if typ == "float":
+            return FloatType(nullable=False)
+        if typ == "double":
+            return DoubleType(nullable=False)
+        if typ == "boolean":
+            return BooleanType(nullable=False)
+        if typ == "null":
+            raise SchemaError(f"the Avro null type {where}has no column type")
+        if isinstance(typ, str):
+            return self.reference(typ, ns, path)
+        raise SchemaError(f"unsupported Avro type {typ!r} {where}".rstrip())
+
+    def reference(self, name: str, ns: str | None, path: str) -> DataType:
+        """A named type used by name: converted again, or a recursion back to an open record."""
+        full = name if "." in name or ns is None else f"{ns}.{name}"
+        if full not in self.named and name in self.named:
+            full = name
+        ref = self.named.get(full)
+        if ref is None:
+            raise SchemaError(f"unknown Avro type name {name!r} at '{path}'")
+        if full in self.open:
+            if self.avro_only:
+                return AvroOnlyType(what=f"recursive reference to {full}", nullable=False)
+            raise UnsupportedTypeError(
+                f"column '{path}' refers back to the Avro record {full!r}: a recursive schema "
+                "has no Flink or Spark row type, so keyguard cannot encode or decode it",
+                hint="the guard (check, diff) judges recursive schemas; encoding needs a "
+                "schema without recursion (bound the depth with distinct record types)",
+            )
+        ref_ns = full.rpartition(".")[0] or None
+        return self.convert(ref, ref_ns, path)
+
+
+def _short_json(s: Any) -> str:
+    text = json.dumps(s)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 _PRECISION = {"millis": 3, "micros": 6, "nanos": 9}

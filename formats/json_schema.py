@@ -149,6 +149,76 @@ def _type(t: DataType, ts: TimestampStandard, path: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
+# Validation against the metaschema
+# --------------------------------------------------------------------------------------------
+
+#: The drafts a `$schema` may declare; without one, draft-07, as Confluent's registry assumes.
+DRAFTS = ("draft-04", "draft-06", "draft-07", "2019-09", "2020-12")
+
+
+def validate_json_schema(schema: Any) -> None:
+    """SchemaError unless `schema` is a JSON Schema valid against the metaschema it declares.
+
+    The root must be an object or a boolean. `$schema` picks the draft (a draft-04 schema with a
+    boolean `exclusiveMaximum` is valid, a 2020-12 one is not); an unknown `$schema` is an
+    error, since nothing could check the schema against it. The message names the JSON pointer
+    of the offending keyword and the rule it breaks.
+    """
+    if not isinstance(schema, (dict, bool)):
+        raise SchemaError(
+            f"invalid JSON Schema at /: expected an object or a boolean, got "
+            f"{_json_kind(schema)}",
+            hint="a JSON Schema document is a JSON object (or true or false)",
+        )
+    # Imported here: jsonschema costs 0.2 s, and an Avro-only run never needs it.
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import SchemaError as MetaschemaError
+    from jsonschema.validators import validator_for
+
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    if isinstance(schema, dict) and "$schema" in schema:
+        unknown = object()
+        cls: Any = unknown
+        if isinstance(declared, str):
+            # Drafts 3 to 7 are known by their http:// URIs; https:// names the same draft.
+            uri = declared.strip()
+            if uri.startswith("https://json-schema.org/draft-0"):
+                uri = "http://" + uri.removeprefix("https://")
+            cls = validator_for({"$schema": uri}, default=unknown)
+        if cls is unknown:
+            raise SchemaError(
+                f"invalid JSON Schema at /$schema: {declared!r} is not a JSON Schema draft "
+                "keyguard knows",
+                hint="declare one of the drafts' metaschema URIs ("
+                + ", ".join(DRAFTS) + "), e.g. " + DRAFT_07 + ", or omit $schema (draft-07)",
+            )
+    else:
+        cls = Draft7Validator
+    try:
+        cls.check_schema(schema)
+    except MetaschemaError as err:
+        where = "/" + "/".join(str(p) for p in err.absolute_path)
+        draft = cls.__name__.removesuffix("Validator")
+        raise SchemaError(
+            f"invalid JSON Schema at {where}: {err.message} ({draft} metaschema, rule "
+            f"'{err.validator}')",
+            hint="fix the schema so that it validates against the metaschema of its draft",
+        ) from None
+
+
+def _json_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, (int, float)):
+        return f"the number {v}"
+    return type(v).__name__
+
+
+# --------------------------------------------------------------------------------------------
 # JSON Schema -> row type
 # --------------------------------------------------------------------------------------------
 

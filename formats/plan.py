@@ -18,6 +18,7 @@ from formats.errors import InvalidOptionError
 from formats.options import Option, OptionSet, ResolvedOptions, strip_prefix
 from formats.projection import ALL, EXCEPT_KEY, UpsertLayout, project
 from formats.registry import Registry
+from formats.schemajson import paused_gc
 from formats.types import RowType
 
 TABLE_OPTIONS = OptionSet(
@@ -136,14 +137,15 @@ def resolve_plan(
     topic = resolved["topic"]
     if not topic.strip():
         raise InvalidOptionError("option 'topic' is empty")
-    key_codec = create_codec(
-        resolved["key.format"], layout.key_type, key_opts,
-        CodecContext(role="key", topic=topic, registry=registry),
-    )
-    value_codec = create_codec(
-        resolved["value.format"], layout.value_type, value_opts,
-        CodecContext(role="value", topic=topic, registry=registry),
-    )
+    with paused_gc():  # a wide row builds an encoder per column: no collector rescans
+        key_codec = create_codec(
+            resolved["key.format"], layout.key_type, key_opts,
+            CodecContext(role="key", topic=topic, registry=registry),
+        )
+        value_codec = create_codec(
+            resolved["value.format"], layout.value_type, value_opts,
+            CodecContext(role="value", topic=topic, registry=registry),
+        )
     return UpsertPlan(
         topic=topic,
         layout=layout,

@@ -14,48 +14,93 @@ from pathlib import Path
 
 from formats.errors import SchemaError
 from formats.registry import Registry
-from formats.types import RowType
+from formats.schemajson import loads_schema, paused_gc
+from formats.types import DataType, RowType
 
 
 @dataclass(frozen=True)
 class SchemaText:
-    """A schema as registered or written: its type (AVRO or JSON) and its exact text."""
+    """A schema as registered or written: its type (AVRO or JSON) and its exact text.
+
+    Checked against its specification when made (Avro: `formats.avro_spec`; JSON Schema: the
+    metaschema of its draft), so that nothing judges an invalid schema: a SchemaError names
+    `origin` (the file, or the subject and version), the place inside the schema and the rule.
+    Other schema types (PROTOBUF) are kept as text; `row_type` rejects them.
+    """
 
     schema_type: str
     text: str
     origin: str
 
-    def parsed(self) -> object:
-        try:
-            return json.loads(self.text)
-        except json.JSONDecodeError as exc:
-            if self.schema_type == "AVRO" and not self.text.lstrip().startswith(("{", "[", '"')):
-                return self.text.strip()  # a bare primitive name such as `string`
-            raise SchemaError(f"{self.origin}: not valid JSON: {exc}") from None
+    def __post_init__(self) -> None:
+        if self.schema_type in ("AVRO", "JSON"):
+            # Frozen: the parsed data is cached beside the fields, not as one of them.
+            with paused_gc():
+                self.__dict__["_data"] = self._validated()
 
-    def row_type(self) -> RowType:
-        """The schema as a row type (Avro record or JSON Schema object)."""
+    def _validated(self) -> object:
+        if not self.text.strip():
+            raise SchemaError(f"{self.origin}: the schema is empty",
+                              hint="an Avro schema or a JSON Schema is JSON text")
         try:
             if self.schema_type == "AVRO":
-                from formats.avro_schema import from_avro_schema
+                from formats.avro_schema import parse_avro
 
-                t = from_avro_schema(self.text)
-            elif self.schema_type == "JSON":
-                from formats.json_schema import from_json_schema
+                return parse_avro(self.text, origin=self.origin)
+            data = loads_schema(self.text, self.origin)
+            from formats.json_schema import validate_json_schema
 
-                doc = self.parsed()
-                if not isinstance(doc, dict):
-                    raise SchemaError("a JSON Schema for a key or value must be an object")
-                t = from_json_schema(doc)
-            else:
-                raise SchemaError(f"schema type {self.schema_type} is not supported",
-                                  hint="keyguard reads AVRO and JSON schemas")
+            validate_json_schema(data)
+            return data
         except SchemaError as exc:
-            raise type(exc)(f"{self.origin}: {exc.message}", hint=exc.hint) from None
+            raise _located(exc, self.origin) from None
+
+    def parsed(self) -> object:
+        """The schema as JSON data (an Avro type name stays a string)."""
+        if "_data" in self.__dict__:
+            return self.__dict__["_data"]
+        return loads_schema(self.text, self.origin)
+
+    def row_type(self, *, avro_only: bool = False) -> RowType:
+        """The schema as a row type (Avro record or JSON Schema object).
+
+        A recursive Avro schema has no row type (Flink and Spark rows are trees): an
+        UnsupportedTypeError naming the type; nor has a union of several types. With
+        `avro_only`, for the guard's structural analysis, both become AvroOnlyTypes.
+        """
+        try:
+            with paused_gc():
+                t = self._row_type(avro_only)
+        except SchemaError as exc:
+            raise _located(exc, self.origin) from None
         if not isinstance(t, RowType):
             raise SchemaError(f"{self.origin}: the schema is {t.sql()}, not a record",
                               hint="key and value schemas must be records (rows)")
         return t.not_null()
+
+    def _row_type(self, avro_only: bool) -> DataType:
+        if self.schema_type == "AVRO":
+            from formats.avro_schema import from_avro_schema
+
+            return from_avro_schema(self.parsed(), avro_only=avro_only, validated=True)
+        if self.schema_type == "JSON":
+            from formats.json_schema import from_json_schema
+
+            doc = self.parsed()
+            if not isinstance(doc, dict):
+                raise SchemaError("a JSON Schema for a key or value must be an object",
+                                  hint="describe the key or value as {\"type\": \"object\", "
+                                  "\"properties\": {...}}")
+            return from_json_schema(doc)
+        raise SchemaError(f"schema type {self.schema_type} is not supported",
+                          hint="keyguard reads AVRO and JSON schemas")
+
+
+def _located(exc: SchemaError, origin: str) -> SchemaError:
+    """The same error, its message starting with where the schema came from (once)."""
+    if exc.message.startswith(f"{origin}:"):
+        return exc
+    return type(exc)(f"{origin}: {exc.message}", hint=exc.hint)
 
 
 def guess_schema_type(path: Path, text: str, declared: str | None = None) -> str:
@@ -69,8 +114,10 @@ def guess_schema_type(path: Path, text: str, declared: str | None = None) -> str
         return "AVRO"
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError:
-        return "AVRO"
+    except (ValueError, RecursionError):
+        return "AVRO"  # reported, with its place, when the text is read as Avro
+    if isinstance(doc, bool):
+        return "JSON"  # true and false are JSON Schemas, not Avro schemas
     if isinstance(doc, dict) and (
         "$schema" in doc or "properties" in doc or doc.get("type") == "object"
     ):
@@ -83,7 +130,11 @@ def read_schema_file(path: str | Path, schema_type: str | None = None) -> Schema
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SchemaError(f"cannot read schema file {p}: {exc.strerror}") from None
+        raise SchemaError(f"cannot read schema file {p}: {exc.strerror}",
+                          hint="check the path and its permissions") from None
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start})",
+                          hint="schema files are JSON text in UTF-8") from None
     return SchemaText(guess_schema_type(p, text, schema_type), text, str(p))
 
 
@@ -96,7 +147,12 @@ def read_schema_source(
         name, _, version = rest.partition(":")
         if registry is None:
             raise SchemaError(f"{source}: a registry subject needs --registry")
-        sv = registry.get_version(name, int(version) if version else "latest")
+        if not name or (version and not ((version.isascii() and version.isdigit())
+                                         or version == "latest")):
+            raise SchemaError(f"{source}: not a subject reference",
+                              hint="write subject:NAME, subject:NAME:VERSION (a number) or "
+                              "subject:NAME:latest")
+        sv = registry.get_version(name, int(version) if version.isdigit() else "latest")
         origin = f"{sv.subject} v{sv.version} (id {sv.schema_id})"
         return SchemaText(sv.schema_type, sv.schema, origin)
     return read_schema_file(source, schema_type)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TypeVar
 
 from formats.errors import SchemaError
@@ -44,7 +45,7 @@ class DataType:
     sql_name = "?"
 
     def with_nullable(self: T, nullable: bool) -> T:
-        return replace(self, nullable=nullable)
+        return self if self.nullable == nullable else replace(self, nullable=nullable)
 
     def not_null(self: T) -> T:
         return self.with_nullable(False)
@@ -201,6 +202,27 @@ class MapType(DataType):
         return f"MAP<{self.key.sql()}, {self.value.sql()}>"
 
 
+@dataclass(frozen=True, kw_only=True)
+class AvroOnlyType(DataType):
+    """A legal Avro type that no Flink or Spark column type can hold: a reference back to an
+    enclosing record (recursion), or a union of several non-null types. `what` says which.
+
+    No codec accepts it: it exists only so that the guard's structural analysis can judge
+    such schemas (by their Avro encoding) instead of rejecting them.
+    """
+
+    what: str
+    sql_name = "AVRO"
+
+    def _sql_body(self) -> str:
+        return f"AVRO<{self.what}>"
+
+
+def avro_only_parts(t: DataType) -> list[tuple[str, AvroOnlyType]]:
+    """Every AvroOnlyType inside `t`, with its path."""
+    return [(path, sub) for path, sub in walk(t) if isinstance(sub, AvroOnlyType)]
+
+
 @dataclass(frozen=True)
 class Field:
     """A named column of a ROW."""
@@ -235,14 +257,20 @@ class RowType(DataType):
     def _sql_body(self) -> str:
         return "ROW<" + ", ".join(f.sql() for f in self.fields) + ">"
 
-    @property
+    # Cached (the fields never change): a 200k-column row asks these once per column.
+    @cached_property
     def names(self) -> list[str]:
+        """The field names in order (one shared list: do not modify it)."""
         return [f.name for f in self.fields]
 
+    @cached_property
+    def _by_name(self) -> dict[str, Field]:
+        return {f.name: f for f in self.fields}
+
     def field(self, name: str) -> Field:
-        for f in self.fields:
-            if f.name == name:
-                return f
+        found = self._by_name.get(name)
+        if found is not None:
+            return found
         raise SchemaError(
             f"no column {name!r}; the columns are: {', '.join(self.names) or '(none)'}"
         )

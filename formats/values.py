@@ -39,7 +39,8 @@ from formats.types import (
 
 def coerce_row(row_type: RowType, raw: Mapping[str, Any], *, where: str = "row") -> dict[str, Any]:
     """Convert every column of `raw`; unknown columns are an error (they would be dropped)."""
-    unknown = [k for k in raw if k not in row_type.names]
+    known = set(row_type.names)
+    unknown = [k for k in raw if k not in known]
     if unknown:
         raise EncodeError(
             f"{where}: unknown column{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",

@@ -366,7 +366,7 @@ def _old_side(
     fmt = spec.old_key_format or spec.key_format
     return KeySide(
         format=fmt,
-        row_type=text.row_type(),
+        row_type=text.row_type(avro_only=True),
         options=dict(spec.old_key_options if spec.old_key_options is not None
                      else spec.key_options),
         avro_schema=version.schema if version.schema_type == "AVRO" else None,
@@ -388,7 +388,7 @@ def _new_side(
     registered = registry.lookup(subject, candidate.text, candidate.schema_type)
     return KeySide(
         format=spec.key_format,
-        row_type=candidate.row_type(),
+        row_type=candidate.row_type(avro_only=True),
         options=dict(spec.key_options),
         avro_schema=candidate.text if candidate.schema_type == "AVRO" else None,
         schema_id=registered.schema_id if registered else None,

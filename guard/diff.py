@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from formats.errors import SchemaError
 from formats.registry.file import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
@@ -20,9 +21,20 @@ def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
              partitions: int | None, *, existing: bool) -> KeySide:
     """A side for a schema file; `existing` keys carry its (simulated) id."""
     schema_id = derived_schema_id(text.text, text.schema_type)
+    try:
+        return _side(text, key_format, options, partitions, schema_id, existing)
+    except SchemaError as exc:
+        prefix = f"{text.origin}: "
+        if exc.message.startswith(prefix):
+            raise
+        raise type(exc)(prefix + exc.message, hint=exc.hint) from None
+
+
+def _side(text: SchemaText, key_format: str, options: Mapping[str, Any],
+          partitions: int | None, schema_id: int, existing: bool) -> KeySide:
     return KeySide(
         format=key_format,
-        row_type=text.row_type(),
+        row_type=text.row_type(avro_only=True),
         options=dict(options),
         avro_schema=text.text if text.schema_type == "AVRO" else None,
         schema_id=schema_id,

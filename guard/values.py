@@ -80,6 +80,8 @@ def check_value(
         candidate.text,
         level,
         versions=[v.version for v in history],
+        origins=[f"{v.subject} v{v.version} (id {v.schema_id})" for v in history],
+        candidate_origin=candidate.origin,
     )
     findings = [
         Finding(

@@ -102,10 +102,9 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
     if schema_type not in SCHEMA_TYPES:
         raise SchemaError(f"{where}: unknown schema type {schema_type!r}",
                           hint="use one of " + ", ".join(SCHEMA_TYPES))
-    try:
-        parsed = json.loads(schema)
-    except ValueError as exc:
-        raise SchemaError(f"{where}: not valid JSON: {exc}") from None
+    from formats.schemajson import loads_schema
+
+    parsed = loads_schema(schema, where)  # bad JSON or absurd nesting: a SchemaError naming it
     if schema_type == "AVRO":
         import fastavro
 

@@ -53,14 +53,18 @@ def check_compatibility(
     level: str,
     *,
     versions: Sequence[int] | None = None,
+    origins: Sequence[str] | None = None,
+    candidate_origin: str = "the candidate schema",
 ) -> CompatibilityResult:
     """Check `candidate` against the registered `history` (oldest first) at `level`.
 
     Schemas may be JSON text, decoded JSON, or (Avro) a bare type name. `versions` numbers the
     history (default 1..n) for `checked_against` and each Incompatibility. Raises SchemaError
-    for an invalid schema and InvalidOptionError for an unknown type or level.
+    for an invalid schema, named by `candidate_origin` or its entry in `origins` (a file, a
+    subject and version), and InvalidOptionError for an unknown type or level.
     """
-    return check_levels(_checker(schema_type), history, candidate, level, versions)
+    return check_levels(_checker(schema_type), history, candidate, level, versions,
+                        origins=origins, candidate_origin=candidate_origin)
 
 
 def check_reader_writer(schema_type: str, reader: Any, writer: Any) -> list[Incompatibility]:

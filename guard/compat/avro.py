@@ -10,7 +10,6 @@ Logical types are ignored, as in Java: only the underlying type resolves.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
 
+from formats.avro_schema import parse_avro
 from formats.errors import SchemaError
 from guard.compat.levels import Incompatibility, PairChecker
 
@@ -59,13 +59,15 @@ def parse(schema: Any) -> AvroSchema:
     source = schema
     if isinstance(schema, bytes):
         schema = schema.decode()
-    if isinstance(schema, str) and schema.lstrip()[:1] in ("{", "[", '"'):
-        try:
-            schema = json.loads(schema)
-        except ValueError as err:
-            raise SchemaError(
-                f"invalid Avro schema: not JSON ({err})", hint="pass the schema as JSON text"
-            ) from err
+    if isinstance(schema, str) and schema.lstrip()[:1] not in ("{", "[", '"'):
+        schema = schema.strip()
+    # The specification first (names, symbols, sizes, defaults, nesting depth), then fastavro.
+    try:
+        schema = parse_avro(schema)
+    except SchemaError as err:
+        if err.message.startswith("invalid Avro schema"):
+            raise
+        raise SchemaError(f"invalid Avro schema: {err.message}", hint=err.hint) from None
     named: dict[str, Any] = {}
     try:
         root = fastavro.parse_schema(schema, named_schemas=named, _write_hint=False)
@@ -286,7 +288,9 @@ def _incompatible(
 
 def _fragment(node: Any) -> Any:
     """A short stand-in for a schema node: records and enums by name, not their whole body."""
-    if isinstance(node, dict) and node.get("type") in NAMED | {"error"} and "name" in node:
+    # A field's "type" may itself be a schema (a dict or a union): only a named type's is a name.
+    if isinstance(node, dict) and isinstance(node.get("type"), str) and node["type"] in NAMED \
+            and "name" in node:
         return {"type": node["type"], "name": node["name"]}
     return node
 

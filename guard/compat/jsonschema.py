@@ -20,7 +20,6 @@ compared both ways (Confluent reverses the negated schemas, Karapace does not).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT7, specification_with
 
 from formats.errors import SchemaError
+from formats.json_schema import validate_json_schema
+from formats.schemajson import check_depth, loads_schema
 from guard.compat.levels import Incompatibility, PairChecker
 
 COMBINERS = ("allOf", "anyOf", "oneOf")
@@ -56,30 +57,13 @@ class JsonSchema:
 def parse(schema: Any) -> JsonSchema:
     """Parse JSON text or a decoded schema, check it against its metaschema, inline `$ref`s."""
     source = schema
-    if isinstance(schema, (bytes, str)):
-        try:
-            schema = json.loads(schema)
-        except ValueError as err:
-            raise SchemaError(
-                f"invalid JSON Schema: not JSON ({err})", hint="pass the schema as JSON text"
-            ) from err
-    if not isinstance(schema, (dict, bool)):
-        raise SchemaError(
-            f"invalid JSON Schema: expected an object or a boolean, got {type(schema).__name__}",
-            hint="a JSON Schema is a JSON object, true or false",
-        )
-    # Imported here: jsonschema costs 0.2 s, and most checks never validate a schema.
-    from jsonschema import Draft7Validator
-    from jsonschema.exceptions import SchemaError as JsonSchemaSchemaError
-    from jsonschema.validators import validator_for
-
-    try:
-        validator_for(schema, default=Draft7Validator).check_schema(schema)
-    except JsonSchemaSchemaError as err:
-        raise SchemaError(
-            f"invalid JSON Schema at /{'/'.join(map(str, err.absolute_path))}: {err.message}",
-            hint="fix the schema so that it validates against its metaschema",
-        ) from err
+    if isinstance(schema, bytes):
+        schema = schema.decode()
+    if isinstance(schema, str):
+        schema = loads_schema(schema, "invalid JSON Schema")
+    else:
+        check_depth(schema, "invalid JSON Schema")
+    validate_json_schema(schema)
     if isinstance(schema, bool):
         return JsonSchema(root=schema, source=source)
     spec = specification_with(schema.get("$schema", ""), default=DRAFT7)

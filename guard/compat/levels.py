@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from formats.errors import InvalidOptionError
+from formats.errors import InvalidOptionError, SchemaError
 from formats.registry import COMPATIBILITY_LEVELS
 
 #: Reader reads writer: the new schema reads data written with an old version.
@@ -106,11 +106,16 @@ def check_levels(
     candidate: Any,
     level: str,
     versions: Sequence[int] | None = None,
+    *,
+    origins: Sequence[str] | None = None,
+    candidate_origin: str = "the candidate schema",
 ) -> CompatibilityResult:
     """Check `candidate` against `history` (oldest first) the way `level` asks.
 
     The candidate is parsed even when the level checks nothing, so an invalid candidate is an
-    error at every level, as in a registry; old versions are parsed only when checked.
+    error at every level, as in a registry; old versions are parsed only when checked. A
+    SchemaError names the schema: `candidate_origin`, or the version's entry in `origins`
+    (default "version N").
     """
     level = normalize_level(level)
     if versions is None:
@@ -120,12 +125,13 @@ def check_levels(
             f"{len(versions)} version numbers given for {len(history)} schemas in the history",
             hint="pass one version number per historical schema, oldest first",
         )
-    new = checker.parse(candidate)
+    new = _parse(checker, candidate, candidate_origin)
     by_version = dict(zip(versions, history, strict=True))
+    names = dict(zip(versions, origins or [f"version {v}" for v in versions], strict=True))
     checked = versions_to_check(level, list(versions))
     found: list[Incompatibility] = []
     for version in checked:
-        old = checker.parse(by_version[version])
+        old = _parse(checker, by_version[version], names[version])
         for direction in directions(level):
             reader, writer = (new, old) if direction == BACKWARD else (old, new)
             found.extend(
@@ -135,3 +141,12 @@ def check_levels(
     return CompatibilityResult(
         compatible=not found, incompatibilities=found, checked_against=checked
     )
+
+
+def _parse(checker: PairChecker[S], schema: Any, origin: str) -> S:
+    try:
+        return checker.parse(schema)
+    except SchemaError as exc:
+        if exc.message.startswith(f"{origin}:"):
+            raise
+        raise type(exc)(f"{origin}: {exc.message}", hint=exc.hint) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext
 from formats.registry import SchemaVersion
+from formats.types import avro_only_parts
 from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
 from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
@@ -45,6 +46,8 @@ def analyze_key_change(
     Raises a KeyguardError (InvalidOptionError, SchemaError) when a side cannot be built into a
     codec at all: that is a mistake in the input, not a finding.
     """
+    if avro_only_parts(old.row_type) or avro_only_parts(new.row_type):
+        return _structural_only(old, new, topic)
     old_enc = encoder(old, topic, _side_id(old, new, "old"))
     new_enc = encoder(new, topic, _side_id(old, new, "new"))
     hints = battery_hints(old) if old.is_avro else None
@@ -61,7 +64,22 @@ def analyze_key_change(
     return findings
 
 
-def _changes(old: KeySide, new: KeySide, topic: str | None) -> Iterator[Change]:
+def _structural_only(old: KeySide, new: KeySide, topic: str | None) -> list[Finding]:
+    """A recursive key, or one with a union of several types: no codec writes it (Flink has no
+    row type for it), so the structural rules on the Avro schemas judge it alone.
+
+    A change that only examples could judge is not proven safe, so it stays breaking.
+    """
+    findings = []
+    for c in _changes(old, new, topic, by_example=False):
+        note = " (judged on the Avro schemas: a recursive key or a union of several types has " \
+            "no row type to encode example keys with)"
+        findings.append(Finding(rule(c.rule_id), c.path, c.message + note, None, topic=topic))
+    return findings
+
+
+def _changes(old: KeySide, new: KeySide, topic: str | None, *,
+             by_example: bool = True) -> Iterator[Change]:
     yield from placement_changes(old, new)
     if old.format != new.format:
         return
@@ -100,8 +118,10 @@ def _changes(old: KeySide, new: KeySide, topic: str | None) -> Iterator[Change]:
             if quiet is None or key in quiet:
                 yield Change("KG909", key, f"option '{key}' changed: no effect on key bytes "
                              "beyond the schema, which is checked field by field")
-            else:
+            elif by_example:
                 yield _battery_option(old, key, a, b, topic)
+            else:
+                yield Change("KG310", key, f"option '{key}' {a!r} -> {b!r}: not judged")
 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:

@@ -10,7 +10,7 @@ as a new schema breaks every key, even a FULL-compatible one.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
@@ -71,10 +71,15 @@ def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None =
 
 @dataclass
 class AvroWalk:
-    """One comparison of an old and a new writer schema, by their binary encodings."""
+    """One comparison of an old and a new writer schema, by their binary encodings.
+
+    Recursive schemas are walked as Avro's SchemaCompatibility walks them: a pair of nodes
+    already being compared further up is not compared again (its changes are found there).
+    """
 
     old_named: dict[str, Any]
     new_named: dict[str, Any]
+    in_progress: set[tuple[int, int]] = field(default_factory=set)
 
     def resolve(self, s: Any, named: dict[str, Any]) -> Any:
         while True:
@@ -94,6 +99,16 @@ class AvroWalk:
     def walk(self, old: Any, new: Any, path: str) -> Iterator[Change]:
         o = self.resolve(old, self.old_named)
         n = self.resolve(new, self.new_named)
+        pair = (id(o), id(n))
+        if pair in self.in_progress:
+            return
+        self.in_progress.add(pair)
+        try:
+            yield from self._walk(o, n, path)
+        finally:
+            self.in_progress.discard(pair)
+
+    def _walk(self, o: Any, n: Any, path: str) -> Iterator[Change]:
         if isinstance(o, list) or isinstance(n, list):
             yield from self._union(o, n, path)
             return

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from formats.errors import SchemaError
-from formats.types import Field, RowType
+from formats.errors import SchemaError, UnsupportedTypeError
+from formats.types import Field, RowType, avro_only_parts
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
 PARTITIONER_FAMILIES: dict[str, str] = {
@@ -69,9 +69,17 @@ class KeySide:
         if isinstance(self.avro_schema, (str, bytes)):
             try:
                 object.__setattr__(self, "avro_schema", json.loads(self.avro_schema))
-            except ValueError:
+            except (ValueError, RecursionError):  # a type name; or too deep: parse_avro says so
                 object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
         partitioner_family(self.partitioner)
+        parts = avro_only_parts(self.row_type)
+        if parts and not self.is_avro:
+            path, t = parts[0]
+            raise UnsupportedTypeError(
+                f"key column '{path}' is an Avro {t.what}, which the {self.format} key format "
+                "cannot write: no Flink column type holds it",
+                hint="only the avro and avro-confluent key formats write such keys",
+            )
 
     @property
     def is_avro(self) -> bool:

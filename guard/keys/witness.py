@@ -130,8 +130,10 @@ def battery(t: DataType) -> list[Any]:
         k, v = battery(t.key.not_null()), battery(t.value.not_null())
         vals = [{k[0]: v[0]}, {}]
     elif isinstance(t, RowType):
-        row0 = {f.name: battery(f.type)[0] for f in t.fields}
-        vals = [row0] + [{**row0, f.name: v} for f in t.fields for v in battery(f.type)[1:4]]
+        # Each field's battery once: asking twice doubles the work at every nesting level.
+        per_field = {f.name: battery(f.type) for f in t.fields}
+        row0 = {name: b[0] for name, b in per_field.items()}
+        vals = [row0] + [{**row0, name: v} for name, b in per_field.items() for v in b[1:4]]
     else:
         vals = []
     return [*vals, None] if t.nullable else vals

@@ -81,3 +81,26 @@ def test_partitioners() -> None:
     assert place("murmur2", b"k", 6) == place("murmur2", b"k", 6)
     with pytest.raises(Exception, match="unknown partitioner"):
         KeySide("json", parse_columns("a INT NOT NULL"), partitioner="bogus")
+
+
+def test_battery_of_nested_rows_grows_linearly_with_depth(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each nested row's battery is computed once (it was twice per level: 2^depth calls)."""
+    import guard.keys.witness as witness
+
+    calls = {"n": 0}
+    original = witness.battery
+
+    def counting(t: object) -> list[object]:
+        calls["n"] += 1
+        return original(t)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(witness, "battery", counting)
+    counts = {}
+    for depth in (5, 10):
+        t = "INT"
+        for _ in range(depth):
+            t = f"ROW<p {t}>"
+        calls["n"] = 0
+        witness.battery(parse_type(t))
+        counts[depth] = calls["n"]
+    assert counts == {5: 6, 10: 11}
