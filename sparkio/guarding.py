@@ -159,17 +159,6 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
     return GuardOutcome(report, facts, level, message)
 
 
-def prepare_schemas(plan: UpsertPlan) -> None:
-    """After the guard passed: resolve avro-confluent schema ids once, on the driver.
-
-    Registration (auto.register.schemas) or a missing schema then fails before any task runs,
-    and the tasks only find ids that already exist.
-    """
-    for codec in (plan.key_codec, plan.value_codec):
-        if getattr(codec, "format_name", "") == "avro-confluent":
-            codec.schema_id  # type: ignore[attr-defined]  # noqa: B018
-
-
 def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:
     """After a successful write: register a json/csv/raw key's JSON Schema in guard.registry.
 

@@ -56,6 +56,18 @@ DEFAULT_PRODUCER_CONFIG: dict[str, Any] = {
 }
 
 
+class ChangelogKindError(EncodeError):
+    """A changelog column value that is not +I, +U, -U or -D (or null): nothing was written
+    for it, since a wrong kind would put or delete the wrong rows."""
+
+    kind = "changelog-kind"
+
+
+#: How much of a partition a task holds in memory while checking it before producing; the
+#: rest waits in an Arrow IPC file on the executor's local disk (`checked_first`).
+SPOOL_MEMORY_BYTES = 64 * 2**20
+
+
 class TaskDeliveryError(DeliveryError):
     """A task could not deliver every record; Spark retries the task (at-least-once)."""
 
@@ -202,7 +214,15 @@ class ChangeEncoder:
                     values[i] = v
         return EncodedBatch(keys, values, parts, rows, dropped)
 
-    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array) -> None:
+    def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
+        """The batch's changelog kinds and keys, without encoding anything."""
+        if self.changelog_column:
+            self._check_kinds(batch, batch.column(self.changelog_column), scope=scope,
+                              outcome=outcome)
+        self._check_keys(batch, scope=scope, outcome=outcome)
+
+    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array, *, scope: str = "",
+                     outcome: str = "") -> None:
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -210,13 +230,11 @@ class ChangeEncoder:
         bad = len(ok) - pc.sum(ok.cast(pa.int64())).as_py() if len(ok) else 0
         if bad:
             first = pc.index(ok, False).as_py()
-            raise EncodeError(
-                f"topic {self.plan.topic}: changelog column '{self.changelog_column}' holds "
-                f"{bad} value{'s' if bad > 1 else ''} that are not +I, +U, -U or -D, e.g. "
-                f"{kinds[first].as_py()!r}",
-                hint="use Flink's RowKind short strings; null is not allowed")
+            example = batch.slice(first, 1).to_pylist()[0]
+            raise changelog_kind_error(self.plan.topic, str(self.changelog_column), bad,
+                                       example, scope=scope, outcome=outcome)
 
-    def _check_keys(self, batch: pa.RecordBatch) -> None:
+    def _check_keys(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
         import pyarrow.compute as pc
 
         null = None
@@ -228,16 +246,74 @@ class ChangeEncoder:
         count = pc.sum(null.cast("int64")).as_py() or 0
         if count:
             example = batch.slice(pc.index(null, True).as_py(), 1).to_pylist()[0]
-            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example)
+            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example,
+                                 scope=scope, outcome=outcome)
+
+
+def _shown(example: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: example.get(k) for k in list(example)[:8]}
 
 
 def null_key_error(topic: str, pk: Sequence[str], count: int, example: Mapping[str, Any],
-                   *, scope: str = "") -> NullKeyError:
-    shown = {k: example.get(k) for k in list(example)[:8]}
+                   *, scope: str = "", outcome: str = "") -> NullKeyError:
     return NullKeyError(
         f"topic {topic}: {count} row{'s' if count != 1 else ''}{scope} with a null primary-key "
-        f"column ({', '.join(pk)}), e.g. {shown}",
+        f"column ({', '.join(pk)}), e.g. {_shown(example)}{outcome}",
         hint="every primary-key column needs a value: filter or fill the nulls before writing")
+
+
+def changelog_kind_error(topic: str, column: str, count: int, example: Mapping[str, Any],
+                         *, scope: str = "", outcome: str = "") -> ChangelogKindError:
+    return ChangelogKindError(
+        f"topic {topic}: {count} row{'s' if count != 1 else ''}{scope} whose changelog column "
+        f"'{column}' is not +I, +U, -U or -D, e.g. {example.get(column)!r} in "
+        f"{_shown(example)}{outcome}",
+        hint="use Flink's RowKind short strings exactly (no spaces, upper case); null is not "
+             "allowed")
+
+
+def checked_first(batches: Iterable[pa.RecordBatch], check: Callable[[pa.RecordBatch], None],
+                  *, memory_bytes: int = SPOOL_MEMORY_BYTES,
+                  spill_dir: str | None = None) -> Iterator[pa.RecordBatch]:
+    """`batches`, in order, once every one of them passed `check`: a bad row anywhere fails
+    the task before its first record is produced.
+
+    Spark hands a task its partition once, as an iterator, so the batches are kept: in memory
+    up to `memory_bytes`, the rest in an Arrow IPC stream on local disk (the executor's
+    SPARK_LOCAL_DIRS), read back in order.
+    """
+    import os
+    import tempfile
+
+    import pyarrow as pa
+
+    held: list[pa.RecordBatch] = []
+    size = 0
+    spill: Any = None
+    writer: Any = None
+    if spill_dir is None:
+        local = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
+        spill_dir = local if local and os.path.isdir(local) else None
+    try:
+        for batch in batches:
+            check(batch)
+            if writer is None and size + batch.nbytes <= memory_bytes:
+                held.append(batch)
+                size += batch.nbytes
+                continue
+            if writer is None:
+                spill = tempfile.TemporaryFile(dir=spill_dir, prefix="keyguard-partition-")
+                writer = pa.ipc.new_stream(spill, batch.schema)
+            writer.write_batch(batch)
+        yield from held
+        held.clear()
+        if writer is not None:
+            writer.close()
+            spill.seek(0)
+            yield from pa.ipc.open_stream(spill)
+    finally:
+        if spill is not None:
+            spill.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,9 +556,20 @@ class UpsertProducer:
             f"task {self.task} writing topic {self.topic}: {what}: {delivered} records "
             f"delivered, {undelivered} undelivered ({failed} failed, {outstanding} "
             f"unacknowledged): {why}",
-            delivered=delivered, undelivered=undelivered,
-            hint="Spark retries the task; check that the brokers are reachable and "
-                 "the security settings (properties.*), and message.timeout.ms")
+            delivered=delivered, undelivered=undelivered, hint=self._delivery_hint())
+
+    def _delivery_hint(self) -> str:
+        """What to do: the brokers, the security settings, or a longer delivery timeout."""
+        timeout = self.config.get("message.timeout.ms", self.config.get("delivery.timeout.ms"))
+        try:
+            longer = f"{max(2 * int(timeout), 60_000)}" if timeout is not None else "60000"
+        except (TypeError, ValueError):
+            longer = "60000"
+        now = f" (now {timeout} ms)" if timeout is not None else ""
+        return ("Spark retries the task; check that properties.bootstrap.servers is reachable "
+                "from the executors and the security settings (properties.*); if the brokers "
+                "are up but slow to acknowledge, raise the delivery timeout"
+                f"{now}: properties.message.timeout.ms={longer}")
 
 
 def producer_config(properties: Mapping[str, Any], guarantee: str,
