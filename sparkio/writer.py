@@ -52,6 +52,7 @@ from sparkio.producer import (
     producer_config,
 )
 from sparkio.schema_ids import PinnedRegistry, resolve_write_ids
+from sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -247,13 +248,16 @@ class WriteJob:
         """mapInArrow body of serialize: key, value and partition columns, nothing produced."""
         import pyarrow as pa
 
-        encoder = self.encoder()
-        for batch in batches:
-            enc = encoder.encode(batch)
-            yield pa.record_batch(
-                [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
-                 pa.array(enc.partitions, pa.int32())],
-                names=["key", "value", "partition"])
+        try:
+            encoder = self.encoder()
+            for batch in batches:
+                enc = encoder.encode(batch)
+                yield pa.record_batch(
+                    [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
+                     pa.array(enc.partitions, pa.int32())],
+                    names=["key", "value", "partition"])
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
 
 def _partition_id() -> int:
@@ -355,7 +359,10 @@ class UpsertKafkaWriter(DataSourceArrowWriter):
         self.started = started
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        return UpsertCommitMessage(self.job.run(iterator))
+        try:
+            return UpsertCommitMessage(self.job.run(iterator))
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
         worker_logging()
@@ -378,7 +385,10 @@ class UpsertKafkaStreamWriter(DataSourceStreamArrowWriter):
         self.job = job
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        return UpsertCommitMessage(self.job.run(iterator))
+        try:
+            return UpsertCommitMessage(self.job.run(iterator))
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         worker_logging()
@@ -458,7 +468,7 @@ def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: boo
         prep = resolve_and_guard(schema, options)
     except KeyguardError as exc:
         write_handoff(options, GuardHandoff(seconds=time.perf_counter() - clock, error=exc))
-        raise
+        raise  # the data source makes it the first thing Spark prints (`for_spark`)
     guard = prep.guard
     write_handoff(options, GuardHandoff(guard.level if guard else logging.INFO,
                                         guard.message if guard else "", prep.job.guard_s))
@@ -627,6 +637,9 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
                 _LOG.log(handoff.level, "%s", handoff.message)
             if NULL_KEY_MARK in str(exc) or BAD_KIND_MARK in str(exc):
                 check_rows(df, plan, conn["changelog.column"])  # the count and an example
+            error = relayed(exc)  # a task's keyguard error, as itself
+            if error is not None:
+                raise error from None
             raise
         handoff = read_handoff(path)
         if handoff is not None:
