@@ -59,6 +59,7 @@ class PinnedRegistry:
             self.add(p)
         self._fallbacks = list(fallbacks)
         self._opened: list[Registry] | None = None
+        self._open_errors: list[str] = []
 
     def __repr__(self) -> str:
         return f"PinnedRegistry({sorted(self._by_id)})"
@@ -95,8 +96,9 @@ class PinnedRegistry:
         p = self._by_id.get(schema_id)
         if p is not None:
             return p.schema_type, p.schema
-        errors = []
-        for registry in self._open():
+        registries = self._open()
+        errors = list(self._open_errors)
+        for registry in registries:
             try:
                 return registry.get_by_id(schema_id)
             except KeyguardError as exc:
@@ -128,8 +130,8 @@ class PinnedRegistry:
             for factory in self._fallbacks:
                 try:
                     self._opened.append(factory())
-                except KeyguardError:
-                    continue
+                except KeyguardError as exc:
+                    self._open_errors.append(exc.message)
         return self._opened
 
     # -- what only the driver asks -----------------------------------------------------------
@@ -199,10 +201,12 @@ def resolve_read_schemas(plan: UpsertPlan) -> tuple[PinnedSchema, ...]:
 def registry_factories(plan: UpsertPlan) -> tuple[Callable[[], Registry], ...]:
     """How a read task would open each avro-confluent codec's registry (only for an id the
     driver could not resolve); the factories carry the options, not a client."""
-    out = []
+    out: list[Callable[[], Registry]] = []
+    urls = set()
     for codec in _confluent_codecs(plan):
         url = codec.options["url"]
-        if url:
+        if url and url not in urls:
+            urls.add(url)
             out.append(_Opener(str(url), dict(codec.options.values),
                                dict(codec.options.extra)))
     return tuple(out)
