@@ -152,3 +152,24 @@ def test_pinned_ids_from_two_registries_never_mix() -> None:
     assert pinned.register("t-key", '"int"') == 1 and pinned.register("t-value", '"string"') == 1
     with pytest.raises(NotResolvedOnDriver):
         pinned.get_by_id(1)  # ambiguous: only its own registry can tell
+
+
+def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_bootstrap: str,
+                                                         scope: str) -> None:
+    """A mock:// registry lives in one process: the driver's. A task that asked its own would
+    find it empty and register the schemas as ids 1 and 2."""
+    pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
+    from broker import new_topic
+
+    import sparkio
+
+    topic = new_topic(kafka_bootstrap, 3)
+    options = {**_options(scope), "topic": topic, "properties.bootstrap.servers": kafka_bootstrap}
+    df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
+    out = sparkio.serialize(df.repartition(4), **options).collect()
+    registry = MockRegistry(scope)
+    key_id = registry.get_version(f"{topic}-key").schema_id
+    value_id = registry.get_version(f"{topic}-value").schema_id
+    assert key_id > 4 and value_id > 4
+    assert _ids([r["key"] for r in out]) == {key_id}
+    assert _ids([r["value"] for r in out]) == {value_id}
