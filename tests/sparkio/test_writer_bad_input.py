@@ -284,3 +284,20 @@ def test_a_schema_that_must_be_registered_already_stops_the_write(
         sparkio.write_upsert(df, **opts)
     assert err.value.kind == "registry" and "auto.register.schemas" in str(err.value)
     assert reader.records(topic) == []
+
+
+def test_a_bad_kind_deep_in_a_large_write_leaves_the_topic_empty(
+        spark: Any, kafka_bootstrap: str, reader: Any) -> None:
+    """The issue's case: 20,000 rows, a bad kind at row 15,000; it left 10,160 records."""
+    from pyspark.sql import functions as F
+
+    import sparkio
+
+    topic = new_topic(kafka_bootstrap, 3)
+    df = spark.range(20_000).select(
+        F.col("id").cast("int").alias("id"), F.lit("v").alias("v"),
+        F.when(F.col("id") == 15_000, F.lit("i")).otherwise(F.lit("+I")).alias("op"))
+    with pytest.raises(ChangelogKindError, match="1 row in the DataFrame"):
+        sparkio.write_upsert(df.repartition(4),
+                             **_opts(kafka_bootstrap, topic, **{"changelog.column": "op"}))
+    assert reader.records(topic) == []
