@@ -373,6 +373,14 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         return [KafkaInputPartition((r,), n) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self._read(partition)
+        except KeyguardError as exc:
+            from sparkio.workers import for_spark
+
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+
+    def _read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaInputPartition)
         s = self.settings
         plan = self.task_plan()
