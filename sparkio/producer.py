@@ -9,7 +9,9 @@ is not acknowledged. Spark then retries the task whole: at-least-once, no acknow
 lost. With a transactional.id the task's records are one Kafka transaction.
 
 Memory stays bounded by the flush buffer and the producer queue: batches are processed as
-they come and never collected.
+they come and never collected (`checked_first`, which checks a whole partition before its first
+record, holds at most SPOOL_MEMORY_BYTES and spills the rest to local disk). A dead broker fails
+a task after `properties.message.timeout.ms` (30 s by default, not librdkafka's 5 minutes).
 """
 
 from __future__ import annotations

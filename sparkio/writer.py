@@ -6,8 +6,16 @@ driver host, before Spark starts the job: the one enforcement point of every dat
 through a `GuardHandoff`; serialize, which has no data source, guards itself). Each task
 serializes and produces its Arrow batches (`sparkio.producer`) and returns its `TaskStats` in a
 commit message; the driver sums them into a `WriteSummary`. A `WriteJob` is everything a task needs,
-as plain picklable values (options, the table's row type, the partition count): the writers
-hold no other state, and no client crosses the wire.
+as plain picklable values (options, the table's row type, the partition count, the schema ids
+the driver resolved after the guard passed): the writers hold no other state, no client crosses
+the wire, and a task's codecs never open a registry (`sparkio.schema_ids`).
+
+Nothing half-written: rows that cannot be written (a null primary-key column, a changelog kind
+that is not +I, +U, -U or -D) fail the write before its first record. write_upsert checks them
+in the shuffle's map stage, which ends before any write task starts; serialize and prepare
+count them on the driver; a bare `df.write.format("upsert-kafka")` checks each task's whole
+partition before that task produces (`sink.validate-partition`): Spark gives a data source no
+way to see the rows before its tasks run, so other tasks may already have written theirs.
 
 Ordering: Spark's Python Data Source API cannot ask Spark to distribute or sort the input, so
 `df.write.format("upsert-kafka")` produces each partition as it is. `prepare` (and so
