@@ -173,3 +173,40 @@ def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_boots
     assert key_id > 4 and value_id > 4
     assert _ids([r["key"] for r in out]) == {key_id}
     assert _ids([r["value"] for r in out]) == {value_id}
+
+
+def _fake_registry() -> Any:
+    """The suite's fake HTTP registry (tests/formats/registry/conftest.py), started here."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "formats" / "registry" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("keyguard_fake_registry", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._start()
+
+
+def test_a_data_source_write_registers_once_not_once_per_task(
+        spark: Any, kafka_bootstrap: str, reader: Any) -> None:
+    from broker import new_topic
+
+    import sparkio
+
+    fake = _fake_registry()
+    try:
+        topic = new_topic(kafka_bootstrap, 3)
+        options = {"topic": topic, "primary-key": "id", "key.format": "avro-confluent",
+                   "value.format": "json", "key.avro-confluent.url": fake.url,
+                   "properties.bootstrap.servers": kafka_bootstrap}
+        df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
+        sparkio.prepare(df, **{**options, "sink.parallelism": "4"}).write \
+            .format("upsert-kafka").options(**options).mode("append").save()
+        registers = [path for method, path, *_ in fake.state.requests
+                     if method == "POST" and path.endswith(f"/subjects/{topic}-key/versions")]
+        assert registers == [f"/subjects/{topic}-key/versions"]  # the driver's, in writer()
+        assert len(reader.records(topic)) == 40
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
