@@ -178,13 +178,16 @@ def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_boots
 def _fake_registry() -> Any:
     """The suite's fake HTTP registry (tests/formats/registry/conftest.py), started here."""
     import importlib.util
+    import sys
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "formats" / "registry" / "conftest.py"
     spec = importlib.util.spec_from_file_location("keyguard_fake_registry", path)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
     return module._start()
 
 
