@@ -301,3 +301,26 @@ def test_a_bad_kind_deep_in_a_large_write_leaves_the_topic_empty(
         sparkio.write_upsert(df.repartition(4),
                              **_opts(kafka_bootstrap, topic, **{"changelog.column": "op"}))
     assert reader.records(topic) == []
+
+
+def test_a_task_against_a_dead_broker_fails_with_its_counts() -> None:
+    """What a write task does when the broker dies after the driver's probe: no 5-minute wait,
+    a delivery error counting the records not delivered (the timeout shortened for the test,
+    as a user would: properties.message.timeout.ms)."""
+    import pyarrow as pa
+
+    from sparkio.embedded import free_port
+    from sparkio.producer import TaskDeliveryError
+    from sparkio.writer import WriteJob, resolve_plan_only
+
+    options = {**BASE, "properties.bootstrap.servers": f"127.0.0.1:{free_port()}",
+               "properties.message.timeout.ms": "700", "properties.log_level": "0"}
+    conn, plan = resolve_plan_only(struct("id int, v string"), options)
+    job = WriteJob(dict(conn.raw), plan.layout.table, 3)
+    batches = [pa.record_batch({"id": pa.array([i, i + 1], pa.int32()), "v": ["a", "b"]})
+               for i in (0, 2, 4)]
+    with pytest.raises(TaskDeliveryError) as err:
+        job.run(iter(batches))
+    assert (err.value.delivered, err.value.undelivered) == (0, 6)
+    assert err.value.kind == "delivery" and err.value.exit_code == 3
+    assert "properties.message.timeout.ms=60000" in str(err.value)
