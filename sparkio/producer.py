@@ -574,6 +574,31 @@ class UpsertProducer:
                 f"{now}: properties.message.timeout.ms={longer}")
 
 
+def check_properties(properties: Mapping[str, Any], guarantee: str, *, topic: str,
+                     secrets: Sequence[str] = ()) -> None:
+    """librdkafka's verdict on the producer settings, on the driver before anything runs: a
+    producer handle without brokers is built and dropped (it connects to nothing)."""
+    from confluent_kafka import KafkaException, Producer
+
+    from formats.errors import InvalidOptionError
+
+    config = {k: v for k, v in producer_config(properties, guarantee).items()
+              if k != "bootstrap.servers"}
+    config["log_level"] = 0
+    try:
+        Producer(config)
+    except (KafkaException, ValueError, TypeError) as exc:
+        err = exc.args[0] if exc.args else exc
+        reason = err.str() if hasattr(err, "str") else str(err)
+        raise InvalidOptionError(
+            f"upsert-kafka options of topic {topic}: librdkafka rejects the properties.* "
+            f"settings: {redact(reason, list(secrets))}",
+            hint="properties.* go to librdkafka, not to the Java client: instead of "
+                 "sasl.jaas.config set properties.sasl.mechanism, properties.sasl.username and "
+                 "properties.sasl.password; the settings are listed in librdkafka's "
+                 "CONFIGURATION.md") from None
+
+
 def producer_config(properties: Mapping[str, Any], guarantee: str,
                     transactional_id: str | None = None) -> dict[str, Any]:
     """librdkafka settings: the defaults, the user's properties.*, then the guarantees."""

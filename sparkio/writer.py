@@ -54,6 +54,7 @@ from sparkio.producer import (
     TaskStats,
     UpsertProducer,
     changelog_kind_error,
+    check_properties,
     checked_first,
     null_key_error,
     produce_batches,
@@ -297,6 +298,8 @@ def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
     conn = resolve_connector(options, require_bootstrap=require_bootstrap)
     plan = resolve_plan(table_type(schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
     check_value_columns(plan)
+    check_properties(conn.producer_properties, conn["sink.delivery-guarantee"],
+                     topic=conn.topic, secrets=conn.secrets())
     return conn, plan
 
 
