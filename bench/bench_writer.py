@@ -169,7 +169,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
     try:
-        spark = (SparkSession.builder.master("local[2]").appName("bench-writer")
+        from sparkio.workers import point_workers_here
+
+        spark = (point_workers_here(SparkSession.builder).master("local[2]")
+                 .appName("bench-writer")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress",
                                                              "false")
                  .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")

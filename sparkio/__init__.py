@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from sparkio.writer import WriteSummary
 
 __all__ = [
+    "ChangelogKindError",
     "GuardBlockedError",
     "TaskDeliveryError",
+    "WorkerSetupError",
     "WriteSummary",
     "prepare",
     "register",
@@ -66,8 +68,12 @@ def __getattr__(name: str) -> Any:
         from sparkio.guarding import GuardBlockedError
 
         return GuardBlockedError
-    if name == "TaskDeliveryError":
-        from sparkio.producer import TaskDeliveryError
+    if name in ("TaskDeliveryError", "ChangelogKindError"):
+        from sparkio import producer
 
-        return TaskDeliveryError
+        return getattr(producer, name)
+    if name == "WorkerSetupError":
+        from sparkio.workers import WorkerSetupError
+
+        return WorkerSetupError
     raise AttributeError(name)

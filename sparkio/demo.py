@@ -78,8 +78,10 @@ def _spark() -> Any:
     from pyspark.sql import SparkSession
 
     import sparkio
+    from sparkio.workers import point_workers_here
 
-    spark = (SparkSession.builder.master("local[2]").appName("keyguard demo")
+    # Spark's Python workers run this interpreter (it has keyguard), not `python3` from PATH.
+    spark = (point_workers_here(SparkSession.builder).master("local[2]").appName("keyguard demo")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4")

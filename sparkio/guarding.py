@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from formats.errors import EXIT_BREAKING, KeyguardError
+from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
 from formats.schemafile import SchemaText
@@ -137,8 +137,15 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
               registry: Registry | None = None) -> GuardOutcome:
     """Judge the write; raise GuardBlockedError on a breaking verdict unless overridden."""
     inspector = inspector or inspector_for(conn)
-    facts = inspector.facts(plan.topic, scan_limit=conn["guard.scan-limit"],
-                            scan_schema_ids=conn["guard.scan-limit"] > 0)
+    try:  # also the driver's probe of the brokers, before any task starts
+        facts = inspector.facts(plan.topic, scan_limit=conn["guard.scan-limit"],
+                                scan_schema_ids=conn["guard.scan-limit"] > 0)
+    except BrokerUnavailableError as exc:
+        raise BrokerUnavailableError(
+            f"topic {plan.topic}: {exc.message}; nothing was written",
+            hint="check properties.bootstrap.servers (reachable from the driver and from "
+                 "every executor) and the security settings (properties.security.protocol, "
+                 "properties.sasl.*, properties.ssl.*)") from None
     if facts is None:
         where = redact_url(str(conn.bootstrap))
         raise TopicMissingError(
@@ -168,17 +175,6 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
         level, message = logging.INFO, f"keyguard: topic {plan.topic} is safe to write\n{text}"
     _LOG.log(level, "%s", message)
     return GuardOutcome(report, facts, level, message)
-
-
-def prepare_schemas(plan: UpsertPlan) -> None:
-    """After the guard passed: resolve avro-confluent schema ids once, on the driver.
-
-    Registration (auto.register.schemas) or a missing schema then fails before any task runs,
-    and the tasks only find ids that already exist.
-    """
-    for codec in (plan.key_codec, plan.value_codec):
-        if getattr(codec, "format_name", "") == "avro-confluent":
-            codec.schema_id  # type: ignore[attr-defined]  # noqa: B018
 
 
 def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:

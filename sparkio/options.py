@@ -30,6 +30,23 @@ GLOBAL = "global"
 
 PROPERTIES = "properties."
 
+#: librdkafka timeouts the connector sets lower than librdkafka's defaults (300 s message
+#: timeout, 30 s connection setup), so a dead broker fails a task in well under a minute; a
+#: healthy broker acknowledges in milliseconds to seconds. Declared here so they are validated,
+#: documented and overridable as `properties.*`.
+MESSAGE_TIMEOUT = "properties.message.timeout.ms"
+PRODUCER_TIMEOUTS = (
+    Option(MESSAGE_TIMEOUT, int, 30_000,
+           "librdkafka's delivery timeout (alias properties.delivery.timeout.ms): how long a "
+           "record may wait for its acknowledgement before the task fails with the records "
+           "not delivered. librdkafka's default is 300000 (5 minutes per task with a dead "
+           "broker); raise it for brokers that stall longer, e.g. during long leader elections.",
+           fallback_keys=("properties.delivery.timeout.ms",)),
+    Option("properties.socket.connection.setup.timeout.ms", int, 10_000,
+           "How long connecting to a broker (TCP and TLS/SASL handshake) may take "
+           "(librdkafka: 30000)."),
+)
+
 CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
     (
@@ -95,6 +112,12 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("guard.require-subject", bool, False,
                "Block the write when the key (or value) subject has no versions (KG015) "
                "instead of treating it as a first registration: for topics in production."),
+        Option("sink.validate-partition", bool, True,
+               "Before producing, each write task checks its whole partition (changelog kinds, "
+               "null keys), holding it in memory up to 64 MiB and on local disk beyond, so a "
+               "bad row fails the task before its first record. write_upsert checks in the "
+               "shuffle's map stage instead, before any task writes, and turns this off."),
+        *PRODUCER_TIMEOUTS,
     ),
     passthrough_prefixes=(PROPERTIES,),
 )
@@ -129,6 +152,13 @@ class ConnectorOptions:
     def bootstrap(self) -> str | None:
         value = self.properties.get("bootstrap.servers")
         return str(value) if value else None
+
+    @property
+    def producer_properties(self) -> dict[str, Any]:
+        """librdkafka settings for the producer: properties.* with the declared timeouts (their
+        defaults unless given)."""
+        declared = {o.key[len(PROPERTIES):]: self.table[o.key] for o in PRODUCER_TIMEOUTS}
+        return {**{k: v for k, v in declared.items() if v is not None}, **self.properties}
 
     @property
     def buffering(self) -> bool:
@@ -172,7 +202,10 @@ def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = T
     table, _, _ = split_options(raw, extra=CONNECTOR_OPTIONS)
     from formats.registry.settings import resolve_kafka  # the one settings path
 
-    conn = ConnectorOptions(raw, table, resolve_kafka(explicit=table.with_prefix(PROPERTIES)))
+    given = {o.key[len(PROPERTIES):]: table[o.key] for o in PRODUCER_TIMEOUTS
+             if any(k in raw for k in (o.key, *o.fallback_keys))}
+    conn = ConnectorOptions(raw, table, resolve_kafka(
+        explicit={**table.with_prefix(PROPERTIES), **given}))
     problems = list(_conflicts(conn, require_bootstrap))
     if problems:
         raise InvalidOptionError(
@@ -208,6 +241,9 @@ def _conflicts(conn: ConnectorOptions, require_bootstrap: bool) -> list[str]:
         value = conn[key]
         if value is not None and value < 1:
             out.append(f"'{key}' must be at least 1, got {value}")
+    for o in PRODUCER_TIMEOUTS:
+        if conn[o.key] < 1:
+            out.append(f"'{o.key}' must be at least 1 (milliseconds), got {conn[o.key]}")
     for key in ("sink.buffer-flush.max-rows", "sink.buffer-flush.interval", "guard.scan-limit"):
         if conn[key] < 0:
             out.append(f"'{key}' must not be negative, got {conn[key]}")

@@ -9,7 +9,9 @@ is not acknowledged. Spark then retries the task whole: at-least-once, no acknow
 lost. With a transactional.id the task's records are one Kafka transaction.
 
 Memory stays bounded by the flush buffer and the producer queue: batches are processed as
-they come and never collected.
+they come and never collected (`checked_first`, which checks a whole partition before its first
+record, holds at most SPOOL_MEMORY_BYTES and spills the rest to local disk). A dead broker fails
+a task after `properties.message.timeout.ms` (30 s by default, not librdkafka's 5 minutes).
 """
 
 from __future__ import annotations
@@ -54,6 +56,18 @@ DEFAULT_PRODUCER_CONFIG: dict[str, Any] = {
     # counted from what flush() leaves outstanding.
     "delivery.report.only.error": True,
 }
+
+
+class ChangelogKindError(EncodeError):
+    """A changelog column value that is not +I, +U, -U or -D (or null): nothing was written
+    for it, since a wrong kind would put or delete the wrong rows."""
+
+    kind = "changelog-kind"
+
+
+#: How much of a partition a task holds in memory while checking it before producing; the
+#: rest waits in an Arrow IPC file on the executor's local disk (`checked_first`).
+SPOOL_MEMORY_BYTES = 64 * 2**20
 
 
 class TaskDeliveryError(DeliveryError):
@@ -202,7 +216,15 @@ class ChangeEncoder:
                     values[i] = v
         return EncodedBatch(keys, values, parts, rows, dropped)
 
-    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array) -> None:
+    def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
+        """The batch's changelog kinds and keys, without encoding anything."""
+        if self.changelog_column:
+            self._check_kinds(batch, batch.column(self.changelog_column), scope=scope,
+                              outcome=outcome)
+        self._check_keys(batch, scope=scope, outcome=outcome)
+
+    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array, *, scope: str = "",
+                     outcome: str = "") -> None:
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -210,13 +232,11 @@ class ChangeEncoder:
         bad = len(ok) - pc.sum(ok.cast(pa.int64())).as_py() if len(ok) else 0
         if bad:
             first = pc.index(ok, False).as_py()
-            raise EncodeError(
-                f"topic {self.plan.topic}: changelog column '{self.changelog_column}' holds "
-                f"{bad} value{'s' if bad > 1 else ''} that are not +I, +U, -U or -D, e.g. "
-                f"{kinds[first].as_py()!r}",
-                hint="use Flink's RowKind short strings; null is not allowed")
+            example = batch.slice(first, 1).to_pylist()[0]
+            raise changelog_kind_error(self.plan.topic, str(self.changelog_column), bad,
+                                       example, scope=scope, outcome=outcome)
 
-    def _check_keys(self, batch: pa.RecordBatch) -> None:
+    def _check_keys(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
         import pyarrow.compute as pc
 
         null = None
@@ -228,16 +248,74 @@ class ChangeEncoder:
         count = pc.sum(null.cast("int64")).as_py() or 0
         if count:
             example = batch.slice(pc.index(null, True).as_py(), 1).to_pylist()[0]
-            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example)
+            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example,
+                                 scope=scope, outcome=outcome)
+
+
+def _shown(example: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: example.get(k) for k in list(example)[:8]}
 
 
 def null_key_error(topic: str, pk: Sequence[str], count: int, example: Mapping[str, Any],
-                   *, scope: str = "") -> NullKeyError:
-    shown = {k: example.get(k) for k in list(example)[:8]}
+                   *, scope: str = "", outcome: str = "") -> NullKeyError:
     return NullKeyError(
         f"topic {topic}: {count} row{'s' if count != 1 else ''}{scope} with a null primary-key "
-        f"column ({', '.join(pk)}), e.g. {shown}",
+        f"column ({', '.join(pk)}), e.g. {_shown(example)}{outcome}",
         hint="every primary-key column needs a value: filter or fill the nulls before writing")
+
+
+def changelog_kind_error(topic: str, column: str, count: int, example: Mapping[str, Any],
+                         *, scope: str = "", outcome: str = "") -> ChangelogKindError:
+    return ChangelogKindError(
+        f"topic {topic}: {count} row{'s' if count != 1 else ''}{scope} whose changelog column "
+        f"'{column}' is not +I, +U, -U or -D, e.g. {example.get(column)!r} in "
+        f"{_shown(example)}{outcome}",
+        hint="use Flink's RowKind short strings exactly (no spaces, upper case); null is not "
+             "allowed")
+
+
+def checked_first(batches: Iterable[pa.RecordBatch], check: Callable[[pa.RecordBatch], None],
+                  *, memory_bytes: int = SPOOL_MEMORY_BYTES,
+                  spill_dir: str | None = None) -> Iterator[pa.RecordBatch]:
+    """`batches`, in order, once every one of them passed `check`: a bad row anywhere fails
+    the task before its first record is produced.
+
+    Spark hands a task its partition once, as an iterator, so the batches are kept: in memory
+    up to `memory_bytes`, the rest in an Arrow IPC stream on local disk (the executor's
+    SPARK_LOCAL_DIRS), read back in order.
+    """
+    import os
+    import tempfile
+
+    import pyarrow as pa
+
+    held: list[pa.RecordBatch] = []
+    size = 0
+    spill: Any = None
+    writer: Any = None
+    if spill_dir is None:
+        local = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
+        spill_dir = local if local and os.path.isdir(local) else None
+    try:
+        for batch in batches:
+            check(batch)
+            if writer is None and size + batch.nbytes <= memory_bytes:
+                held.append(batch)
+                size += batch.nbytes
+                continue
+            if writer is None:
+                spill = tempfile.TemporaryFile(dir=spill_dir, prefix="keyguard-partition-")
+                writer = pa.ipc.new_stream(spill, batch.schema)
+            writer.write_batch(batch)
+        yield from held
+        held.clear()
+        if writer is not None:
+            writer.close()
+            spill.seek(0)
+            yield from pa.ipc.open_stream(spill)
+    finally:
+        if spill is not None:
+            spill.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,9 +558,45 @@ class UpsertProducer:
             f"task {self.task} writing topic {self.topic}: {what}: {delivered} records "
             f"delivered, {undelivered} undelivered ({failed} failed, {outstanding} "
             f"unacknowledged): {why}",
-            delivered=delivered, undelivered=undelivered,
-            hint="Spark retries the task; check that the brokers are reachable and "
-                 "the security settings (properties.*), and message.timeout.ms")
+            delivered=delivered, undelivered=undelivered, hint=self._delivery_hint())
+
+    def _delivery_hint(self) -> str:
+        """What to do: the brokers, the security settings, or a longer delivery timeout."""
+        timeout = self.config.get("message.timeout.ms", self.config.get("delivery.timeout.ms"))
+        try:
+            longer = f"{max(2 * int(timeout), 60_000)}" if timeout is not None else "60000"
+        except (TypeError, ValueError):
+            longer = "60000"
+        now = f" (now {timeout} ms)" if timeout is not None else ""
+        return ("Spark retries the task; check that properties.bootstrap.servers is reachable "
+                "from the executors and the security settings (properties.*); if the brokers "
+                "are up but slow to acknowledge, raise the delivery timeout"
+                f"{now}: properties.message.timeout.ms={longer}")
+
+
+def check_properties(properties: Mapping[str, Any], guarantee: str, *, topic: str,
+                     secrets: Sequence[str] = ()) -> None:
+    """librdkafka's verdict on the producer settings, on the driver before anything runs: a
+    producer handle without brokers is built and dropped (it connects to nothing)."""
+    from confluent_kafka import KafkaException, Producer
+
+    from formats.errors import InvalidOptionError
+
+    config = {k: v for k, v in producer_config(properties, guarantee).items()
+              if k != "bootstrap.servers"}
+    config["log_level"] = 0
+    try:
+        Producer(config)
+    except (KafkaException, ValueError, TypeError) as exc:
+        err = exc.args[0] if exc.args else exc
+        reason = err.str() if hasattr(err, "str") else str(err)
+        raise InvalidOptionError(
+            f"upsert-kafka options of topic {topic}: librdkafka rejects the properties.* "
+            f"settings: {redact(reason, list(secrets))}",
+            hint="properties.* go to librdkafka, not to the Java client: instead of "
+                 "sasl.jaas.config set properties.sasl.mechanism, properties.sasl.username and "
+                 "properties.sasl.password; the settings are listed in librdkafka's "
+                 "CONFIGURATION.md") from None
 
 
 def producer_config(properties: Mapping[str, Any], guarantee: str,

@@ -47,6 +47,7 @@ from formats.plan import UpsertPlan, resolve_plan, split_options
 from formats.projection import ALL, project
 from formats.types import Field, RowType
 from sparkio.offsets import KafkaRanges, OffsetRange, Record
+from sparkio.schema_ids import PinnedRegistry, registry_factories, resolve_read_schemas
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -330,7 +331,10 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         self.settings = ReadSettings.of(options)
         self.schema = schema
         self.table_schema, self.op_index = self._split_schema(schema)
-        self._plan()  # every option and the schema are checked here, before any task runs
+        plan = self._plan()  # every option and the schema are checked here, before any task
+        # The registry is asked here, on the driver, once: the tasks decode with these ids.
+        self.schemas = resolve_read_schemas(plan)
+        self.fallbacks = registry_factories(plan)
 
     def _split_schema(self, schema: StructType) -> tuple[StructType, int | None]:
         from pyspark.sql import types as T
@@ -349,11 +353,17 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
                               f"not {field.dataType.simpleString()}")
         return T.StructType([f for f in schema.fields if f.name != op]), names.index(op)
 
-    def _plan(self) -> UpsertPlan:
+    def _plan(self, registry: PinnedRegistry | None = None) -> UpsertPlan:
         from formats.spark_schema import from_spark_schema
 
         table_type = from_spark_schema(self.table_schema)
-        return resolve_plan(table_type, dict(self.settings.options), extra=connector_options())
+        return resolve_plan(table_type, dict(self.settings.options), extra=connector_options(),
+                            registry=registry)
+
+    def task_plan(self) -> UpsertPlan:
+        """The plan a read task decodes with: writer schemas by id from what the driver
+        resolved; only an id outside the key and value subjects is fetched, from the task."""
+        return self._plan(PinnedRegistry(self.schemas, fallbacks=self.fallbacks))
 
     def partitions(self) -> Sequence[KafkaInputPartition]:
         ranges = tuple(self.settings.kafka().capture(self.settings.topic))
@@ -363,9 +373,17 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         return [KafkaInputPartition((r,), n) for r in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from self._read(partition)
+        except KeyguardError as exc:
+            from sparkio.workers import for_spark
+
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+
+    def _read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaInputPartition)
         s = self.settings
-        plan = self._plan()
+        plan = self.task_plan()
         kafka = s.kafka()
         check = s.check_partitioning and s.fold == PARTITION
 

@@ -6,13 +6,35 @@ Everything else lives elsewhere: resolving and guarding in `sparkio.writer` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql.datasource import DataSource
+
+from formats.errors import KeyguardError
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import DataSourceReader, DataSourceStreamWriter, DataSourceWriter
     from pyspark.sql.types import StructType
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def first_in_spark_errors(method: F) -> F:
+    """Spark prints a keyguard error raised here first, not under a traceback (`for_spark`)."""
+
+    @functools.wraps(method)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except KeyguardError as exc:
+            from sparkio.workers import for_spark
+
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+
+    return wrapped  # type: ignore[return-value]
 
 
 #: Option keys Spark itself sets or consumes (lower case: Spark's option maps are).
@@ -30,21 +52,25 @@ class UpsertKafkaDataSource(DataSource):
         # Spark adds its own options (the streaming checkpoint, a save path): not ours.
         return {k: v for k, v in self.options.items() if k.lower() not in SPARK_OWNED}
 
+    @first_in_spark_errors
     def schema(self) -> StructType:
         from sparkio.reader import infer_schema
 
         return infer_schema(self._options())
 
+    @first_in_spark_errors
     def reader(self, schema: StructType) -> DataSourceReader:
         from sparkio.reader import UpsertKafkaReader
 
         return UpsertKafkaReader(self._options(), schema)  # type: ignore[no-any-return]
 
+    @first_in_spark_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from sparkio.writer import create_writer
 
         return create_writer(schema, self._options(), overwrite, streaming=False)  # type: ignore[return-value]
 
+    @first_in_spark_errors
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         from sparkio.writer import create_writer
 

@@ -6,8 +6,16 @@ driver host, before Spark starts the job: the one enforcement point of every dat
 through a `GuardHandoff`; serialize, which has no data source, guards itself). Each task
 serializes and produces its Arrow batches (`sparkio.producer`) and returns its `TaskStats` in a
 commit message; the driver sums them into a `WriteSummary`. A `WriteJob` is everything a task needs,
-as plain picklable values (options, the table's row type, the partition count): the writers
-hold no other state, and no client crosses the wire.
+as plain picklable values (options, the table's row type, the partition count, the schema ids
+the driver resolved after the guard passed): the writers hold no other state, no client crosses
+the wire, and a task's codecs never open a registry (`sparkio.schema_ids`).
+
+Nothing half-written: rows that cannot be written (a null primary-key column, a changelog kind
+that is not +I, +U, -U or -D) fail the write before its first record. write_upsert checks them
+in the shuffle's map stage, which ends before any write task starts; serialize and prepare
+count them on the driver; a bare `df.write.format("upsert-kafka")` checks each task's whole
+partition before that task produces (`sink.validate-partition`): Spark gives a data source no
+way to see the rows before its tasks run, so other tasks may already have written theirs.
 
 Ordering: Spark's Python Data Source API cannot ask Spark to distribute or sort the input, so
 `df.write.format("upsert-kafka")` produces each partition as it is. `prepare` (and so
@@ -41,13 +49,19 @@ from formats.types import RowType
 from sparkio import guarding
 from sparkio.options import CONNECTOR_OPTIONS, EXACTLY_ONCE, ConnectorOptions, resolve_connector
 from sparkio.producer import (
+    KINDS,
     ChangeEncoder,
     TaskStats,
     UpsertProducer,
+    changelog_kind_error,
+    check_properties,
+    checked_first,
     null_key_error,
     produce_batches,
     producer_config,
 )
+from sparkio.schema_ids import PinnedRegistry, resolve_write_ids
+from sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -191,13 +205,22 @@ class WriteJob:
     partitions: int
     #: Seconds the guard took in writer() (for the summary's phases).
     guard_s: float = 0.0
+    #: The avro-confluent schema ids the driver resolved (None: the format has none). A
+    #: task's codecs use these and never open a registry (`sparkio.schema_ids`).
+    key_schema_id: int | None = None
+    value_schema_id: int | None = None
 
     @property
     def conn(self) -> ConnectorOptions:
         return resolve_connector(self.options, require_bootstrap=False)
 
     def plan(self) -> UpsertPlan:
-        return resolve_plan(self.table, self.options, extra=CONNECTOR_OPTIONS)
+        """The driver's plan, rebuilt in a task, its codecs answered by the pinned ids."""
+        pinned = PinnedRegistry()
+        plan = resolve_plan(self.table, self.options, extra=CONNECTOR_OPTIONS,
+                            registry=pinned)
+        pinned.pin_plan(plan, self.key_schema_id, self.value_schema_id)
+        return plan
 
     def encoder(self) -> ChangeEncoder:
         return ChangeEncoder(self.plan(), self.partitions, self.conn["changelog.column"])
@@ -209,7 +232,7 @@ class WriteJob:
                 if guarantee == EXACTLY_ONCE else None)
         return UpsertProducer(
             topic=conn.topic,
-            config=producer_config(conn.properties, guarantee, txid),
+            config=producer_config(conn.producer_properties, guarantee, txid),
             task=task,
             max_rows=conn["sink.buffer-flush.max-rows"],
             interval_ms=conn["sink.buffer-flush.interval"],
@@ -218,21 +241,32 @@ class WriteJob:
         )
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> TaskStats:
-        """One task: produce its batches; raises (and Spark retries) unless all delivered."""
+        """One task: check its whole partition (sink.validate-partition), then produce its
+        batches; raises (and Spark retries) unless all were delivered."""
         task = _partition_id()
-        return produce_batches(batches, self.encoder(), self.producer(task))
+        encoder = self.encoder()
+        if self.conn["sink.validate-partition"]:
+            outcome = (f"; task {task} produced nothing, but other tasks may have written "
+                       "their partitions")
+            batches = checked_first(
+                batches, lambda b: encoder.check(b, scope=f" in partition {task}",
+                                                 outcome=outcome))
+        return produce_batches(batches, encoder, self.producer(task))
 
     def serialize_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """mapInArrow body of serialize: key, value and partition columns, nothing produced."""
         import pyarrow as pa
 
-        encoder = self.encoder()
-        for batch in batches:
-            enc = encoder.encode(batch)
-            yield pa.record_batch(
-                [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
-                 pa.array(enc.partitions, pa.int32())],
-                names=["key", "value", "partition"])
+        try:
+            encoder = self.encoder()
+            for batch in batches:
+                enc = encoder.encode(batch)
+                yield pa.record_batch(
+                    [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
+                     pa.array(enc.partitions, pa.int32())],
+                    names=["key", "value", "partition"])
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
 
 def _partition_id() -> int:
@@ -258,11 +292,30 @@ class Prepared:
     guard: guarding.GuardOutcome | None = None
 
 
-def resolve_plan_only(schema: StructType, options: Mapping[str, Any]
-                      ) -> tuple[ConnectorOptions, UpsertPlan]:
+def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
+                      require_bootstrap: bool = True) -> tuple[ConnectorOptions, UpsertPlan]:
     """options -> plan, validated, without the network: option errors before Spark runs."""
-    conn = resolve_connector(options)
-    return conn, resolve_plan(table_type(schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
+    conn = resolve_connector(options, require_bootstrap=require_bootstrap)
+    plan = resolve_plan(table_type(schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
+    check_value_columns(plan)
+    check_properties(conn.producer_properties, conn["sink.delivery-guarantee"],
+                     topic=conn.topic, secrets=conn.secrets())
+    return conn, plan
+
+
+def check_value_columns(plan: UpsertPlan) -> None:
+    """A value needs a column: EXCEPT_KEY over a table of key columns only leaves none.
+
+    Flink would write an empty value row (`{}` in json); keyguard refuses it at planning,
+    since an empty value carries nothing a consumer could read, and raw/csv cannot encode it.
+    """
+    layout = plan.layout
+    if not layout.value_columns:
+        raise InvalidOptionError(
+            f"topic {plan.topic}: 'value.fields-include'=EXCEPT_KEY leaves no value column: "
+            f"every column ({', '.join(layout.table.names)}) is in the primary key",
+            hint="add a value column to the DataFrame, or set value.fields-include=ALL to "
+                 "write the key columns in the value too")
 
 
 def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepared:
@@ -271,9 +324,10 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     conn, plan = resolve_plan_only(schema, options)
     clock = time.perf_counter()
     outcome = guarding.run_guard(plan, conn)
-    guarding.prepare_schemas(plan)
+    key_id, value_id = resolve_write_ids(plan)  # once, here: the tasks never ask the registry
     guard_s = time.perf_counter() - clock
-    job = WriteJob(dict(conn.raw), plan.layout.table, outcome.partitions, guard_s)
+    job = WriteJob(dict(conn.raw), plan.layout.table, outcome.partitions, guard_s,
+                   key_id, value_id)
     return Prepared(conn, plan, job, started, outcome)
 
 
@@ -316,7 +370,10 @@ class UpsertKafkaWriter(DataSourceArrowWriter):
         self.started = started
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        return UpsertCommitMessage(self.job.run(iterator))
+        try:
+            return UpsertCommitMessage(self.job.run(iterator))
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # type: ignore[override]
         worker_logging()
@@ -339,7 +396,10 @@ class UpsertKafkaStreamWriter(DataSourceStreamArrowWriter):
         self.job = job
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        return UpsertCommitMessage(self.job.run(iterator))
+        try:
+            return UpsertCommitMessage(self.job.run(iterator))
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         worker_logging()
@@ -419,7 +479,7 @@ def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: boo
         prep = resolve_and_guard(schema, options)
     except KeyguardError as exc:
         write_handoff(options, GuardHandoff(seconds=time.perf_counter() - clock, error=exc))
-        raise
+        raise  # the data source makes it the first thing Spark prints (`for_spark`)
     guard = prep.guard
     write_handoff(options, GuardHandoff(guard.level if guard else logging.INFO,
                                         guard.message if guard else "", prep.job.guard_s))
@@ -447,40 +507,81 @@ def _null_condition(columns: list[str]) -> Any:
     return reduce(lambda a, b: a | b, [F.col(f"`{c}`").isNull() for c in columns])
 
 
+def _bad_kind_condition(column: str) -> Any:
+    """True where the changelog column is not exactly +I, +U, -U or -D (null included)."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(~F.col(f"`{column}`").isin(*KINDS), F.lit(True))
+
+
 def check_null_keys(df: DataFrame, plan: UpsertPlan) -> None:
     """One Spark count over `pk IS NULL`, before anything is written (none: all NOT NULL)."""
+    check_rows(df, plan, None)
+
+
+def check_rows(df: DataFrame, plan: UpsertPlan, changelog: str | None) -> None:
+    """One Spark aggregate over the input, before anything is written: rows with a null
+    primary-key column, and changelog kinds that are not +I, +U, -U, -D. Nothing to count
+    when every key column is NOT NULL and there is no changelog column."""
+    from pyspark.sql import functions as F
+
+    checks = []
     columns = nullable_key(df, plan)
-    if not columns:
+    if columns:
+        checks.append(("null", _null_condition(columns)))
+    if changelog:
+        checks.append(("kind", _bad_kind_condition(changelog)))
+    if not checks:
         return
-    bad = df.filter(_null_condition(columns))
-    count = bad.count()
-    if count:
-        example = bad.limit(1).collect()[0].asDict()
-        raise null_key_error(plan.topic, plan.layout.primary_key, count, example,
-                             scope=" in the DataFrame")
+    counts = df.agg(*[F.sum(F.when(cond, 1).otherwise(0)).alias(name)
+                      for name, cond in checks]).collect()[0].asDict()
+    outcome = "; nothing was written"
+    for name, cond in checks:
+        count = counts[name] or 0
+        if not count:
+            continue
+        example = df.filter(cond).limit(1).collect()[0].asDict()
+        if name == "null":
+            raise null_key_error(plan.topic, plan.layout.primary_key, count, example,
+                                 scope=" in the DataFrame", outcome=outcome)
+        raise changelog_kind_error(plan.topic, str(changelog), count, example,
+                                   scope=" in the DataFrame", outcome=outcome)
 
 
 #: In the Spark error a null key raises in the shuffle's map stage (see `keyed`).
 NULL_KEY_MARK = "keyguard: null primary key"
+#: ... and a changelog kind that is not +I, +U, -U or -D.
+BAD_KIND_MARK = "keyguard: invalid changelog kind"
 
 
 def failing_on_null_keys(df: DataFrame, plan: UpsertPlan) -> DataFrame:
-    """`df`, failing its Spark job at the first row with a null primary-key column.
+    return failing_on_bad_rows(df, plan, None)
+
+
+def failing_on_bad_rows(df: DataFrame, plan: UpsertPlan, changelog: str | None) -> DataFrame:
+    """`df`, failing its Spark job at the first row with a null primary-key column or a
+    changelog kind that is not +I, +U, -U or -D.
 
     Placed before the shuffle by key, the check runs in the map stage, which finishes before
-    any write task starts: a null key fails the job before any record is produced, at the cost
+    any write task starts: a bad row fails the job before any record is produced, at the cost
     of one predicate per row instead of a second pass over the input (write_upsert then counts,
     on the failure path only, for the error's count and example row).
     """
     from pyspark.sql import functions as F
 
     columns = nullable_key(df, plan)
-    if not columns:
+    if not columns and not changelog:
         return df
-    message = (f"{NULL_KEY_MARK} in topic {plan.topic} (primary key "
-               f"{', '.join(plan.layout.primary_key)}); nothing was written")
-    return df.filter(F.when(_null_condition(columns), F.raise_error(F.lit(message)))
-                     .otherwise(F.lit(True)))
+    check: Any = F
+    if columns:
+        message = (f"{NULL_KEY_MARK} in topic {plan.topic} (primary key "
+                   f"{', '.join(plan.layout.primary_key)}); nothing was written")
+        check = check.when(_null_condition(columns), F.raise_error(F.lit(message)))
+    if changelog:
+        message = (f"{BAD_KIND_MARK} in column {changelog} of topic {plan.topic}; nothing was "
+                   "written")
+        check = check.when(_bad_kind_condition(changelog), F.raise_error(F.lit(message)))
+    return df.filter(check.otherwise(F.lit(True)))
 
 
 def keyed(df: DataFrame, conn: ConnectorOptions, *, own_shuffle: bool = False) -> DataFrame:
@@ -509,9 +610,8 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
     """The DataFrame ready for `.write.format("upsert-kafka")`: null keys rejected (one
     count, unless every key column is NOT NULL), partitioned by key, each partition in input
     order (or sink.order-by)."""
-    conn = resolve_connector(options, require_bootstrap=False)
-    plan = resolve_plan(table_type(df.schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
-    check_null_keys(df, plan)
+    conn, plan = resolve_plan_only(df.schema, options, require_bootstrap=False)
+    check_rows(df, plan, conn["changelog.column"])
     return keyed(df, conn)
 
 
@@ -528,13 +628,14 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 
     clock = time.perf_counter()
     conn, plan = resolve_plan_only(df.schema, options)
-    checked = failing_on_null_keys(df, plan)
+    checked = failing_on_bad_rows(df, plan, conn["changelog.column"])
     df.sparkSession.dataSource.register(UpsertKafkaDataSource)
     with tempfile.TemporaryDirectory(prefix="keyguard-summary-") as tmp:
         path = os.path.join(tmp, "summary.json")
         writing = (keyed(checked, conn, own_shuffle=checked is not df).write
                    .format(UpsertKafkaDataSource.name())
-                   .options(**{**conn.raw, "sink.summary-file": path}).mode("append"))
+                   .options(**{**conn.raw, "sink.summary-file": path,
+                               "sink.validate-partition": "false"}).mode("append"))
         driver_s = time.perf_counter() - clock
         save_at = time.time()
         try:
@@ -545,8 +646,11 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
                 raise handoff.error from None
             if handoff is not None:
                 _LOG.log(handoff.level, "%s", handoff.message)
-            if NULL_KEY_MARK in str(exc):
-                check_null_keys(df, plan)  # the count and an example row, for the error
+            if NULL_KEY_MARK in str(exc) or BAD_KIND_MARK in str(exc):
+                check_rows(df, plan, conn["changelog.column"])  # the count and an example
+            error = relayed(exc)  # a task's keyguard error, as itself
+            if error is not None:
+                raise error from None
             raise
         handoff = read_handoff(path)
         if handoff is not None:
@@ -573,6 +677,6 @@ def serialize(df: DataFrame, **options: Any) -> DataFrame:
     Write with `partition` set, so each record lands where Java and Flink producers put its key.
     """
     prep = resolve_and_guard(df.schema, options)
-    check_null_keys(df, prep.plan)
+    check_rows(df, prep.plan, prep.conn["changelog.column"])
     return keyed(df, prep.conn).mapInArrow(
         prep.job.serialize_task, "key binary, value binary, partition int")

@@ -266,3 +266,47 @@ def test_real_broker_keeps_per_key_order_on_the_murmur2_partition(
     for key, vs in by_key.items():
         assert vs == sorted(vs), key
         assert vs[-1] == max(v for v in range(500) if v % 7 == json.loads(key)["id"])
+
+
+def test_a_dead_broker_fails_within_the_declared_delivery_timeout() -> None:
+    from sparkio.options import resolve_connector
+
+    conn = resolve_connector({"topic": "t", "primary-key": "id", "key.format": "json",
+                              "value.format": "json",
+                              "properties.bootstrap.servers": f"127.0.0.1:{free_port()}"})
+    defaults = producer_config(conn.producer_properties, "at-least-once")
+    assert defaults["message.timeout.ms"] == 30_000  # librdkafka's own default is 300000
+    assert defaults["socket.connection.setup.timeout.ms"] == 10_000
+    # The test shortens the timeout the way a user would: properties.message.timeout.ms.
+    short = resolve_connector({**conn.raw, "properties.message.timeout.ms": "800",
+                               "properties.log_level": "0"})
+    p = UpsertProducer(topic="t", config=producer_config(short.producer_properties,
+                                                         "at-least-once"))
+    p.send([b"a", b"b", b"c", b"d"], [b"1", None, b"3", b"4"], [0, 1, 2, 0])
+    with pytest.raises(TaskDeliveryError) as err:
+        p.finish(timeout_s=60)
+    assert (err.value.delivered, err.value.undelivered) == (0, 4)
+    assert err.value.kind == "delivery" and err.value.exit_code == 3
+    assert "properties.message.timeout.ms=60000" in str(err.value)
+    assert "(now 800 ms)" in str(err.value)
+
+
+def test_the_whole_partition_is_checked_before_the_first_batch_is_handed_on() -> None:
+    from sparkio.producer import ChangelogKindError, checked_first
+
+    pl = plan()
+    good = [pa.record_batch({"region": ["eu"] * 50, "id": pa.array(range(50), pa.int32()),
+                             "name": ["a"] * 50, "op": ["+I"] * 50}) for _ in range(6)]
+    bad = pa.record_batch({"region": ["eu"], "id": pa.array([1], pa.int32()),
+                           "name": ["a"], "op": ["-d"]})
+    encoder = ChangeEncoder(pl, 3, "op")
+    handed: list[int] = []
+
+    it = checked_first(iter([*good, bad]), encoder.check, memory_bytes=good[0].nbytes * 2)
+    with pytest.raises(ChangelogKindError, match="'-d'"):
+        for b in it:
+            handed.append(b.num_rows)
+    assert handed == []  # nothing reached the producer
+    # A clean partition comes back whole and in order, part of it from the spill file.
+    back = list(checked_first(iter(good), encoder.check, memory_bytes=good[0].nbytes * 2))
+    assert [b.equals(g) for b, g in zip(back, good, strict=True)] == [True] * 6

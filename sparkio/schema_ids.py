@@ -1,0 +1,225 @@
+"""Schema ids resolved once on the driver, and the registry the tasks' codecs get instead.
+
+An avro-confluent codec asks its registry for its schema id (registers or looks it up) on its
+first encode, and for writer schemas by id when it decodes. Left to the Spark tasks, that is a
+registry round trip per task: a registry outage in the middle of a write fails every later
+task after the earlier ones wrote, and a registry only the driver can reach (a `file://`
+directory on the driver, a URL the executors cannot resolve) is opened, or created empty, on
+every executor, which then writes ids of its own. So the driver resolves the ids (the writer
+after the guard passed, the reader every version of its subjects) and every task's codecs get
+a `PinnedRegistry`, which answers from those ids and opens nothing: a codec built in a task can
+no longer reach a registry at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from formats.errors import KeyguardError, RegistryError
+
+if TYPE_CHECKING:
+    from formats.plan import UpsertPlan
+    from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+
+AVRO_CONFLUENT = "avro-confluent"
+
+
+@dataclass(frozen=True)
+class PinnedSchema:
+    """One schema the driver resolved: its subject, registry id and text (plain values)."""
+
+    subject: str
+    schema_id: int
+    schema: str
+    schema_type: str = "AVRO"
+
+
+class NotResolvedOnDriver(RegistryError):
+    """A task asked for a schema the driver did not resolve (a keyguard bug, or a record whose
+    schema id belongs to no subject the read resolved)."""
+
+
+class PinnedRegistry:
+    """The `Registry` of a task's codecs: the driver's answers, and nothing else.
+
+    `fallbacks` (the reader's only) open the real registry for an id the driver could not
+    know (a record written under another subject): the one case where a task fetches.
+    """
+
+    name = "the schema ids resolved on the Spark driver"
+
+    def __init__(self, pinned: Iterable[PinnedSchema] = (), *,
+                 fallbacks: Sequence[Callable[[], Registry]] = ()) -> None:
+        self._by_subject: dict[tuple[str, str], PinnedSchema] = {}
+        self._by_id: dict[int, PinnedSchema] = {}
+        self._clashing: set[int] = set()
+        for p in pinned:
+            self.add(p)
+        self._fallbacks = list(fallbacks)
+        self._opened: list[Registry] | None = None
+        self._open_errors: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"PinnedRegistry({sorted(self._by_id)})"
+
+    def add(self, p: PinnedSchema) -> None:
+        self._by_subject[(p.subject, p.schema)] = p
+        seen = self._by_id.get(p.schema_id)
+        if p.schema_id in self._clashing or (seen is not None and seen.schema != p.schema):
+            # Two registries gave one id two schemas: only their own registry can tell.
+            self._clashing.add(p.schema_id)
+            self._by_id.pop(p.schema_id, None)
+            return
+        self._by_id[p.schema_id] = p
+
+    def pin_plan(self, plan: UpsertPlan, key_id: int | None, value_id: int | None) -> None:
+        """The ids the driver resolved for `plan`'s avro-confluent codecs, under the subject
+        and schema text each codec will ask for."""
+        for codec, schema_id in ((plan.key_codec, key_id), (plan.value_codec, value_id)):
+            if schema_id is not None and getattr(codec, "format_name", "") == AVRO_CONFLUENT:
+                self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))  # type: ignore[attr-defined]
+
+    # -- what a task's codec asks ------------------------------------------------------------
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+        return self._pinned(subject, schema).schema_id
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion:
+        from formats.registry import SchemaVersion
+
+        p = self._pinned(subject, schema)
+        return SchemaVersion(p.subject, 0, p.schema_id, p.schema, p.schema_type)
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        p = self._by_id.get(schema_id)
+        if p is not None:
+            return p.schema_type, p.schema
+        registries = self._open()
+        errors = list(self._open_errors)
+        for registry in registries:
+            try:
+                return registry.get_by_id(schema_id)
+            except KeyguardError as exc:
+                errors.append(f"{registry.name}: {exc.message}")
+        raise NotResolvedOnDriver(
+            f"schema id {schema_id} is not a version of the subjects the driver resolved "
+            f"({self._ids()})" + (f", and fetching it from the task failed: "
+                                  f"{'; '.join(errors)}" if errors else ""),
+            hint="a record written under another subject (another producer, another naming "
+                 "strategy): check key/value.avro-confluent.subject and the registry URL")
+
+    def _pinned(self, subject: str, schema: str) -> PinnedSchema:
+        p = self._by_subject.get((subject, schema))
+        if p is None:
+            raise NotResolvedOnDriver(
+                f"a Spark task needed the schema id of subject '{subject}', which the driver "
+                f"did not resolve ({self._ids()}); tasks never ask the registry themselves",
+                hint="this is a keyguard bug: report it with the write's options (no secrets)")
+        return p
+
+    def _ids(self) -> str:
+        if not self._by_subject:
+            return "none"
+        return ", ".join(f"{p.subject} id {p.schema_id}" for p in self._by_subject.values())
+
+    def _open(self) -> list[Registry]:
+        if self._opened is None:
+            self._opened = []
+            for factory in self._fallbacks:
+                try:
+                    self._opened.append(factory())
+                except KeyguardError as exc:
+                    self._open_errors.append(exc.message)
+        return self._opened
+
+    # -- what only the driver asks -----------------------------------------------------------
+
+    def _driver_only(self, what: str) -> Any:
+        raise NotResolvedOnDriver(
+            f"a Spark task asked the registry for {what}: only the driver asks the registry",
+            hint="this is a keyguard bug: report it with the write's options (no secrets)")
+
+    def subjects(self) -> list[str]:
+        return self._driver_only("its subjects")  # type: ignore[no-any-return]
+
+    def versions(self, subject: str) -> list[int]:
+        return self._driver_only(f"the versions of {subject}")  # type: ignore[no-any-return]
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        return self._driver_only(f"version {version} of {subject}")  # type: ignore[no-any-return]
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        return self._driver_only(f"the versions of {subject}")  # type: ignore[no-any-return]
+
+    def compatibility(self, subject: str) -> str:
+        return self._driver_only(f"the compatibility of {subject}")  # type: ignore[no-any-return]
+
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO"
+                            ) -> CompatibilityAnswer | None:
+        return self._driver_only(f"a compatibility check in {subject}")  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------------------------
+# The driver's side
+# --------------------------------------------------------------------------------------------
+
+
+def _confluent_codecs(plan: UpsertPlan) -> list[Any]:
+    return [c for c in (plan.key_codec, plan.value_codec)
+            if getattr(c, "format_name", "") == AVRO_CONFLUENT]
+
+
+def resolve_write_ids(plan: UpsertPlan) -> tuple[int | None, int | None]:
+    """After the guard passed, on the driver: the key and value schema ids, registered
+    (auto.register.schemas) or looked up once; a registry error stops the write before any
+    task starts. None for a format without a registry."""
+    def schema_id(codec: Any) -> int | None:
+        return int(codec.schema_id) if codec in _confluent_codecs(plan) else None
+
+    return schema_id(plan.key_codec), schema_id(plan.value_codec)
+
+
+def resolve_read_schemas(plan: UpsertPlan) -> tuple[PinnedSchema, ...]:
+    """On the driver, before any read task: every version of the key and value subjects, so
+    the tasks decode every record those subjects wrote without asking the registry."""
+    out: list[PinnedSchema] = []
+    for codec in _confluent_codecs(plan):
+        subject = codec.subject
+        try:
+            registry = codec.registry
+            versions = registry.all_versions(subject) if registry.versions(subject) else []
+        except KeyguardError as exc:
+            raise type(exc)(f"{codec.describe()}: the versions of subject '{subject}': "
+                            f"{exc.message}", hint=exc.hint) from None
+        out += [PinnedSchema(v.subject, v.schema_id, v.schema, v.schema_type)
+                for v in versions]
+    return tuple(out)
+
+
+def registry_factories(plan: UpsertPlan) -> tuple[Callable[[], Registry], ...]:
+    """How a read task would open each avro-confluent codec's registry (only for an id the
+    driver could not resolve); the factories carry the options, not a client."""
+    out: list[Callable[[], Registry]] = []
+    urls = set()
+    for codec in _confluent_codecs(plan):
+        url = codec.options["url"]
+        if url and url not in urls:
+            urls.add(url)
+            out.append(_Opener(str(url), dict(codec.options.values),
+                               dict(codec.options.extra)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Opener:
+    url: str
+    values: dict[str, Any]
+    extra: dict[str, Any]
+
+    def __call__(self) -> Registry:
+        from formats.registry.connect import connection_options, open_registry
+
+        config = connection_options({**self.values, **self.extra})
+        return open_registry(self.url, {k: v for k, v in config.items() if v is not None})

@@ -1,0 +1,215 @@
+"""Schema ids are resolved once on the driver; a task's codecs use them and open no registry."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from formats.errors import RegistryUnavailableError
+from formats.registry.mock import MockRegistry
+from sparkio.schema_ids import NotResolvedOnDriver, PinnedRegistry, PinnedSchema
+
+DUMMY = '{"type":"record","name":"dummy%d","fields":[{"name":"x","type":"int"}]}'
+
+
+@pytest.fixture
+def scope() -> Any:
+    """A mock registry where the key's and value's ids are not the first ones."""
+    name = f"pinned-{uuid.uuid4().hex}"
+    registry = MockRegistry(name)
+    for i in range(4):
+        registry.register(f"other-{i}", DUMMY % i)
+    yield name
+    MockRegistry.drop_scope(name)
+
+
+@pytest.fixture
+def no_registry_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, opening any registry fails: as on an executor that cannot reach it."""
+    opened: list[str] = []
+
+    def refuse(url: str, *args: Any, **kwargs: Any) -> Any:
+        opened.append(url)
+        raise RegistryUnavailableError(f"{url} is not reachable from this task")
+
+    monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
+    monkeypatch.setattr("formats.avro_confluent_format.open_registry", refuse)
+    return opened
+
+
+def _options(scope: str, **extra: str) -> dict[str, str]:
+    return {"topic": "orders", "primary-key": "id", "key.format": "avro-confluent",
+            "value.format": "avro-confluent", "key.avro-confluent.url": f"mock://{scope}",
+            "value.avro-confluent.url": f"mock://{scope}",
+            "properties.bootstrap.servers": "127.0.0.1:9", **extra}
+
+
+def _schema() -> Any:
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    return StructType([StructField("id", IntegerType()), StructField("v", StringType())])
+
+
+def _driver_job(options: dict[str, str]) -> Any:
+    from sparkio.schema_ids import resolve_write_ids
+    from sparkio.writer import WriteJob, resolve_plan_only
+
+    conn, plan = resolve_plan_only(_schema(), options)
+    key_id, value_id = resolve_write_ids(plan)
+    return WriteJob(dict(conn.raw), plan.layout.table, 3, 0.0, key_id, value_id)
+
+
+def _ids(encoded: list[bytes]) -> set[int]:
+    return {struct.unpack(">bI", e[:5])[1] for e in encoded}
+
+
+def test_tasks_encode_with_the_driver_ids_and_open_no_registry(
+        scope: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = _driver_job(_options(scope))
+    registry = MockRegistry(scope)
+    key_id = registry.get_version("orders-key").schema_id
+    value_id = registry.get_version("orders-value").schema_id
+    assert (job.key_schema_id, job.value_schema_id) == (key_id, value_id)
+    assert key_id > 4 and value_id > 4  # not ids an empty registry of its own would give
+
+    opened: list[str] = []
+    for where in ("formats.registry.connect", "formats.avro_confluent_format"):
+        monkeypatch.setattr(f"{where}.open_registry",
+                            lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
+    batch = pa.record_batch({"id": pa.array([1, 2], pa.int32()), "v": ["a", None]})
+    enc = job.encoder().encode(batch)  # what a task does
+    assert _ids(enc.keys) == {key_id} and _ids(enc.values) == {value_id}  # type: ignore[arg-type]
+    assert opened == []
+
+
+def test_a_task_plan_answers_only_what_the_driver_resolved(scope: str) -> None:
+    job = _driver_job(_options(scope))
+    plan = job.plan()
+    pinned = plan.key_codec.registry  # type: ignore[attr-defined]
+    assert isinstance(pinned, PinnedRegistry)
+    with pytest.raises(NotResolvedOnDriver, match="only the driver asks the registry"):
+        pinned.versions("orders-key")
+    with pytest.raises(NotResolvedOnDriver, match="did not resolve"):
+        pinned.register("orders-key", DUMMY % 9)
+
+
+def test_a_missing_driver_id_fails_the_task_before_a_record(scope: str) -> None:
+    job = _driver_job(_options(scope))
+    from dataclasses import replace
+
+    broken = replace(job, value_schema_id=None)
+    batch = pa.record_batch({"id": pa.array([1], pa.int32()), "v": ["a"]})
+    with pytest.raises(NotResolvedOnDriver, match="orders-value"):
+        broken.encoder().encode(batch)
+
+
+def test_registry_down_on_the_driver_stops_the_write_before_any_task(
+        no_registry_here: list[str]) -> None:
+    with pytest.raises(RegistryUnavailableError, match="not reachable"):
+        _driver_job(_options("never-opened"))
+    assert no_registry_here  # the driver tried, once, and stopped
+
+
+def test_the_reader_resolves_every_version_on_the_driver(
+        scope: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparkio.reader import UpsertKafkaReader
+
+    registry = MockRegistry(scope)
+    v1 = '{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",' \
+         '"fields":[{"name":"id","type":"int"},{"name":"v","type":["null","string"],' \
+         '"default":null}]}'
+    value_id = registry.register("orders-value", v1)
+    options = {k: v for k, v in _options(scope).items()}
+    reader = UpsertKafkaReader(options, _schema())
+    assert value_id in {p.schema_id for p in reader.schemas}
+
+    opened: list[str] = []
+
+    def refuse(url: str, *args: Any, **kwargs: Any) -> Any:
+        opened.append(url)
+        raise RegistryUnavailableError(f"{url} is not reachable from this task")
+
+    monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
+    monkeypatch.setattr("formats.avro_confluent_format.open_registry", refuse)
+    plan = reader.task_plan()
+    body = plan.value_codec.writer.encode({"id": 7, "v": "x"})  # type: ignore[attr-defined]
+    row = plan.value_codec.decode(struct.pack(">bI", 0, value_id) + body)
+    assert row == {"id": 7, "v": "x"} and opened == []
+    with pytest.raises(NotResolvedOnDriver, match="schema id 4242") as err:
+        plan.value_codec.decode(struct.pack(">bI", 0, 4242) + body)
+    assert "not reachable from this task" in str(err.value)  # tried, and said so
+    assert opened  # the one case a task fetches: an id outside the resolved subjects
+
+
+def test_pinned_ids_from_two_registries_never_mix() -> None:
+    a = PinnedSchema("t-key", 1, '"int"')
+    b = PinnedSchema("t-value", 1, '"string"')
+    pinned = PinnedRegistry([a, b])
+    assert pinned.register("t-key", '"int"') == 1 and pinned.register("t-value", '"string"') == 1
+    with pytest.raises(NotResolvedOnDriver):
+        pinned.get_by_id(1)  # ambiguous: only its own registry can tell
+
+
+def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_bootstrap: str,
+                                                         scope: str) -> None:
+    """A mock:// registry lives in one process: the driver's. A task that asked its own would
+    find it empty and register the schemas as ids 1 and 2."""
+    pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
+    from broker import new_topic
+
+    import sparkio
+
+    topic = new_topic(kafka_bootstrap, 3)
+    options = {**_options(scope), "topic": topic, "properties.bootstrap.servers": kafka_bootstrap}
+    df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
+    out = sparkio.serialize(df.repartition(4), **options).collect()
+    registry = MockRegistry(scope)
+    key_id = registry.get_version(f"{topic}-key").schema_id
+    value_id = registry.get_version(f"{topic}-value").schema_id
+    assert key_id > 4 and value_id > 4
+    assert _ids([r["key"] for r in out]) == {key_id}
+    assert _ids([r["value"] for r in out]) == {value_id}
+
+
+def _fake_registry() -> Any:
+    """The suite's fake HTTP registry (tests/formats/registry/conftest.py), started here."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "formats" / "registry" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("keyguard_fake_registry", path)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return module._start()
+
+
+def test_a_data_source_write_registers_once_not_once_per_task(
+        spark: Any, kafka_bootstrap: str, reader: Any) -> None:
+    from broker import new_topic
+
+    import sparkio
+
+    fake = _fake_registry()
+    try:
+        topic = new_topic(kafka_bootstrap, 3)
+        options = {"topic": topic, "primary-key": "id", "key.format": "avro-confluent",
+                   "value.format": "json", "key.avro-confluent.url": fake.url,
+                   "properties.bootstrap.servers": kafka_bootstrap}
+        df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
+        sparkio.prepare(df, **{**options, "sink.parallelism": "4"}).write \
+            .format("upsert-kafka").options(**options).mode("append").save()
+        registers = [path for method, path, *_ in fake.state.requests
+                     if method == "POST" and path.endswith(f"/subjects/{topic}-key/versions")]
+        assert registers == [f"/subjects/{topic}-key/versions"]  # the driver's, in writer()
+        assert len(reader.records(topic)) == 40
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
