@@ -1,0 +1,201 @@
+"""A Spark standalone cluster and a Spark Connect server, once per test session.
+
+The cluster is a master and two workers, each its own JVM from the pyspark wheel on loopback
+(`sparkprocs`), stopped by PID at the end. Its applications' drivers run in spawned Python
+processes (`Driver`): one with keyguard on the executors (this checkout on their PYTHONPATH),
+and a "bare" one whose executors run a Python that has keyguard's dependencies but not
+keyguard, for the shipped-zip path. The Connect server is its own driver (local[2]); its
+client is this process (Spark Connect needs no JVM on the client side).
+
+Tests here are marked `cluster` or `connect` (and `spark`, `slow`); they run by default.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import shutil
+import sys
+import sysconfig
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sparkprocs import ConnectServer, StandaloneCluster, free_port, spark_env
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & {"cluster_driver", "bare_driver", "standalone"}:
+            item.add_marker(pytest.mark.cluster)
+        if names & {"connect_spark", "connect_server"}:
+            item.add_marker(pytest.mark.connect)
+        if names & {"cluster_driver", "bare_driver", "standalone", "connect_spark"}:
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.slow)
+
+
+def _need_java() -> None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.fail("the cluster tests need Java 17 and `java` is not on PATH: install it with "
+                    "`apt-get install -y openjdk-17-jre-headless` (.ci/run does this)",
+                    pytrace=False)
+    pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="session")
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """Master + 2 workers. The workers' environment has no PYTHONPATH: what the executors'
+    Python can import is decided per application (spark.executorEnv.PYTHONPATH)."""
+    _need_java()
+    env = spark_env(os.environ, PYSPARK_PYTHON=sys.executable)
+    env.pop("PYTHONPATH", None)
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone"), env, workers=2,
+                                cores=2, memory="2g")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+class Driver:
+    """A Spark application's driver in a spawned process; `run(fn, ...)` calls a function of
+    `cluster_scenarios` there and returns its result."""
+
+    def __init__(self, master: str, conf: dict[str, str], cwd: Path) -> None:
+        import cluster_scenarios
+
+        self.cwd = cwd
+        cwd.mkdir(parents=True, exist_ok=True)
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            self.app_id = self.pool.submit(cluster_scenarios.start, master, conf,
+                                           str(cwd)).result(300)
+        except BaseException:
+            self.pool.shutdown(cancel_futures=True)
+            raise
+
+    def run(self, fn: Callable[..., Any], *args: Any, timeout: float = 300) -> Any:
+        return self.pool.submit(fn, *args).result(timeout)
+
+    def close(self) -> None:
+        import cluster_scenarios
+
+        try:
+            self.pool.submit(cluster_scenarios.stop).result(60)
+        finally:
+            self.pool.shutdown()
+
+
+def _app_conf(python: str, **extra: str) -> dict[str, str]:
+    return {
+        "spark.pyspark.python": python,
+        "spark.cores.max": "2",
+        "spark.executor.cores": "1",
+        "spark.executor.memory": "512m",
+        "spark.driver.memory": "768m",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.ui.port": str(free_port()),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.python.worker.reuse": "true",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="session")
+def cluster_driver(standalone: StandaloneCluster,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    """An application whose executors import this checkout's keyguard."""
+    driver = Driver(standalone.url, _app_conf(
+        sys.executable, **{"spark.executorEnv.PYTHONPATH": str(ROOT)}),
+        tmp_path_factory.mktemp("driver"))
+    try:
+        yield driver
+    finally:
+        driver.close()
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python with every dependency of keyguard[spark] but not keyguard: a venv (no pip)
+    whose one .pth line adds this interpreter's site-packages as a plain path. Python runs
+    .pth files only in site directories, so the editable keyguard install's own .pth (and so
+    keyguard) stays invisible to it."""
+    import subprocess
+
+    venv = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)],
+                   check=True)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], check=True, capture_output=True, text=True
+                          ).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site, "keyguard-deps.pth").write_text("\n".join(sorted(ours)) + "\n")
+    check = subprocess.run([python, "-c", "import pyarrow, numpy, confluent_kafka, fastavro, "
+                            "jsonschema, pyspark\ntry:\n import sparkio\nexcept ImportError:\n "
+                            "print('no keyguard')"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                           cwd=str(venv))
+    assert check.stdout.strip() == "no keyguard", check.stderr
+    return python
+
+
+@pytest.fixture(scope="session")
+def keyguard_zip(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """formats/, guard/ and sparkio/ of this checkout as one zip, as `--py-files` takes."""
+    path = tmp_path_factory.mktemp("zip") / "keyguard.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in ("formats", "guard", "sparkio"):
+            for file in sorted((ROOT / package).rglob("*.py")):
+                z.write(file, file.relative_to(ROOT).as_posix())
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def bare_driver(standalone: StandaloneCluster, bare_python: str,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    """An application whose executors' Python lacks keyguard (nothing on their PYTHONPATH)."""
+    driver = Driver(standalone.url, _app_conf(bare_python), tmp_path_factory.mktemp("bare"))
+    try:
+        yield driver
+    finally:
+        driver.close()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """A Spark Connect server (local[2]) whose Python workers import this checkout."""
+    _need_java()
+    pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
+    env = spark_env(os.environ, PYSPARK_PYTHON=sys.executable, PYTHONPATH=str(ROOT))
+    server = ConnectServer(tmp_path_factory.mktemp("connect"), env, conf={
+        "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC", "spark.driver.memory": "768m"})
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_spark(connect_server: ConnectServer) -> Iterator[Any]:
+    """A Spark Connect session (this process is its client)."""
+    from pyspark.sql import SparkSession
+
+    import sparkio
+
+    session = SparkSession.builder.remote(connect_server.url).create()
+    sparkio.register(session)
+    try:
+        yield session
+    finally:
+        session.stop()
