@@ -92,10 +92,11 @@ def write_via_format(bootstrap: str, topic: str, rows: list[tuple[Any, ...]], dd
     return None
 
 
-def read(bootstrap: str, topic: str, extra: dict[str, str]) -> list[dict[str, Any]]:
+def read(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
+         ) -> list[dict[str, Any]]:
     """The topic read back through the data source on the cluster (its tasks read)."""
     df = _SPARK.read.format("upsert-kafka").options(**options(bootstrap, topic, **extra)) \
-        .load()
+        .schema(ddl).load()
     return [r.asDict() for r in df.collect()]
 
 

@@ -59,7 +59,7 @@ def test_write_upsert_and_read_back(connect_spark: Any, kafka_bootstrap: str, re
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == want
     back = (connect_spark.read.format("upsert-kafka").options(**opts(kafka_bootstrap, topic))
-            .load().collect())
+            .schema("id int, v string").load().collect())
     assert {r["id"]: r["v"] for r in back} == want
 
 

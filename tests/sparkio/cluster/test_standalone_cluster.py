@@ -50,7 +50,8 @@ def test_write_and_read_back_with_tasks_on_both_workers(
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == want
     back = cluster_driver.run(sc.read, kafka_bootstrap, topic,
-                              {"key.format": "json", "value.format": "json"})
+                              {"key.format": "json", "value.format": "json"},
+                              "id int, v string")
     assert {r["id"]: r["v"] for r in back} == want
 
 
