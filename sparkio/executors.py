@@ -37,6 +37,9 @@ SHIP_HINT = (
     "'Running on a cluster'")
 
 _NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
+#: pickle's error when the executors' keyguard lacks a class or function the driver's has.
+_SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
+                   r"'((?:sparkio|formats|guard)[A-Za-z0-9_.]*)'")
 
 #: Spark applications whose workers passed the probe (app id -> True).
 _PROBED: set[str] = set()
@@ -129,14 +132,22 @@ def missing_error(missing: str, detail: str, *, where: str) -> WorkerSetupError:
             hint=SHIP_HINT)
     return WorkerSetupError(
         f"keyguard's dependency '{top}' is missing in {where}: {detail}",
-        hint=f"install keyguard's dependencies there (pip install 'keyguard[spark]' brings "
-             f"{top}); {SHIP_HINT}")
+        hint=f"install keyguard with its spark extra in that Python (it brings {top}), or "
+             f"ship a packed virtualenv in spark.archives; see README.md, 'Running on a "
+             f"cluster'")
 
 
 def missing_on_workers(exc: BaseException) -> WorkerSetupError | None:
     """The WorkerSetupError a Spark job failure stands for, if it is a failed import of
     keyguard or one of its dependencies inside a task."""
     text = str(exc)
+    skew = _SKEW.search(text)
+    if skew is not None:
+        return WorkerSetupError(
+            f"the executors run another keyguard than this driver: their "
+            f"{skew.group(2)} has no {skew.group(1)} (a write task failed)",
+            hint="install the same keyguard version on every node, or ship this one with the "
+                 "job; see README.md, 'Running on a cluster'")
     if "ModuleNotFoundError" not in text and "No module named" not in text:
         return None
     found = _NO_MODULE.search(text)

@@ -40,6 +40,8 @@ def start(master: str, conf: dict[str, str], cwd: str) -> str:
     import sparkio
 
     os.chdir(cwd)  # relative paths (a driver-only file:// registry) resolve here
+    # Classic PySpark takes the executors' Python from PYSPARK_PYTHON, not from the conf.
+    os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     builder = SparkSession.builder.master(master).appName("keyguard-cluster-tests")
     for k, v in conf.items():
         builder = builder.config(k, v)

@@ -49,19 +49,73 @@ def _need_java() -> None:
     pytest.importorskip("pyspark")
 
 
+class Services:
+    """Starts the JVMs in the background, all at once, at the first test that needs one:
+    the cluster (then its two applications' drivers) and the Connect server start side by
+    side, and each fixture waits only for what it uses. Stopped by PID at the end."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="spark-start")
+        self._futures: dict[str, concurrent.futures.Future[Any]] = {}
+        self._started: list[Any] = []
+
+    def get(self, name: str, start: Callable[[], Any]) -> Any:
+        if name not in self._futures:
+            self._futures[name] = self.pool.submit(self._track, start)
+        return self._futures[name].result()
+
+    def soon(self, name: str, start: Callable[[], Any]) -> None:
+        """Begin starting `name` now, in the background."""
+        if name not in self._futures:
+            self._futures[name] = self.pool.submit(self._track, start)
+
+    def _track(self, start: Callable[[], Any]) -> Any:
+        thing = start()
+        self._started.append(thing)
+        return thing
+
+    def close(self) -> None:
+        for future in self._futures.values():
+            future.cancel()
+        self.pool.shutdown(wait=True)
+        for thing in reversed(self._started):
+            closer = getattr(thing, "close", None) or thing.stop
+            closer()
+
+
 @pytest.fixture(scope="session")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+def services(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+             ) -> Iterator[Services]:
+    _need_java()
+    svc = Services(tmp_path_factory.mktemp("spark-services"))
+    used = {f for item in request.session.items for f in getattr(item, "fixturenames", ())}
+    try:
+        if used & {"standalone", "cluster_driver", "bare_driver"}:
+            svc.soon("standalone", lambda: _standalone(svc.root / "standalone"))
+        if "connect_spark" in used or "connect_server" in used:
+            svc.soon("connect", lambda: _connect_server(svc.root / "connect"))
+        if "cluster_driver" in used:
+            svc.soon("driver", lambda: _cluster_driver(svc))
+        if "bare_driver" in used:
+            svc.soon("bare", lambda: _bare_driver(svc))
+        yield svc
+    finally:
+        svc.close()
+
+
+def _standalone(root: Path) -> StandaloneCluster:
     """Master + 2 workers. The workers' environment has no PYTHONPATH: what the executors'
     Python can import is decided per application (spark.executorEnv.PYTHONPATH)."""
-    _need_java()
+    root.mkdir(parents=True)
     env = spark_env(os.environ, PYSPARK_PYTHON=sys.executable)
     env.pop("PYTHONPATH", None)
-    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone"), env, workers=2,
-                                cores=2, memory="2g")
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+    return StandaloneCluster(root, env, workers=2, cores=2, memory="2g")
+
+
+@pytest.fixture(scope="session")
+def standalone(services: Services) -> StandaloneCluster:
+    return services.get("standalone", lambda: _standalone(services.root / "standalone"))  # type: ignore[no-any-return]
 
 
 class Driver:
@@ -110,28 +164,26 @@ def _app_conf(python: str, **extra: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="session")
-def cluster_driver(standalone: StandaloneCluster,
-                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+def _cluster_driver(svc: Services) -> Driver:
     """An application whose executors import this checkout's keyguard."""
-    driver = Driver(standalone.url, _app_conf(
-        sys.executable, **{"spark.executorEnv.PYTHONPATH": str(ROOT)}),
-        tmp_path_factory.mktemp("driver"))
-    try:
-        yield driver
-    finally:
-        driver.close()
+    cluster = svc.get("standalone", lambda: _standalone(svc.root / "standalone"))
+    return Driver(cluster.url, _app_conf(
+        sys.executable, **{"spark.executorEnv.PYTHONPATH": str(ROOT)}), svc.root / "driver")
 
 
 @pytest.fixture(scope="session")
-def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+def cluster_driver(services: Services) -> Driver:
+    return services.get("driver", lambda: _cluster_driver(services))  # type: ignore[no-any-return]
+
+
+def bare_python(root: Path) -> str:
     """A Python with every dependency of keyguard[spark] but not keyguard: a venv (no pip)
     whose one .pth line adds this interpreter's site-packages as a plain path. Python runs
     .pth files only in site directories, so the editable keyguard install's own .pth (and so
     keyguard) stays invisible to it."""
     import subprocess
 
-    venv = tmp_path_factory.mktemp("bare-venv")
+    venv = root / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)],
                    check=True)
     python = str(venv / "bin" / "python")
@@ -160,30 +212,33 @@ def keyguard_zip(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(path)
 
 
-@pytest.fixture(scope="session")
-def bare_driver(standalone: StandaloneCluster, bare_python: str,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
-    """An application whose executors' Python lacks keyguard (nothing on their PYTHONPATH)."""
-    driver = Driver(standalone.url, _app_conf(bare_python), tmp_path_factory.mktemp("bare"))
-    try:
-        yield driver
-    finally:
-        driver.close()
+def _bare_driver(svc: Services) -> Driver:
+    """An application (one executor) whose executors' Python lacks keyguard (nothing on their
+    PYTHONPATH)."""
+    python = bare_python(svc.root)
+    cluster = svc.get("standalone", lambda: _standalone(svc.root / "standalone"))
+    return Driver(cluster.url, _app_conf(python, **{"spark.cores.max": "1"}),
+                  svc.root / "bare")
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+def bare_driver(services: Services) -> Driver:
+    return services.get("bare", lambda: _bare_driver(services))  # type: ignore[no-any-return]
+
+
+def _connect_server(root: Path) -> ConnectServer:
     """A Spark Connect server (local[2]) whose Python workers import this checkout."""
-    _need_java()
-    pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
+    root.mkdir(parents=True)
     env = spark_env(os.environ, PYSPARK_PYTHON=sys.executable, PYTHONPATH=str(ROOT))
-    server = ConnectServer(tmp_path_factory.mktemp("connect"), env, conf={
+    return ConnectServer(root, env, conf={
         "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC", "spark.driver.memory": "768m"})
-    try:
-        yield server
-    finally:
-        server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server(services: Services) -> ConnectServer:
+    pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
+    return services.get("connect", lambda: _connect_server(services.root / "connect"))  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,8 @@ def test_write_and_read_back_with_tasks_on_both_workers(
     # directory is under its worker's work dir: <worker>/<app id>/<executor id>).
     placed = summary["executors"]
     assert placed["tasks"] == 4 and len(placed["executors"]) == 2, placed
-    homes = {e: [w.name for w in standalone.root.glob(f"worker*/{cluster_driver.app_id}/{e}")]
+    homes = {e: [d.parent.parent.name
+                 for d in standalone.root.glob(f"worker*/{cluster_driver.app_id}/{e}")]
              for e in placed["executors"]}
     assert sorted(h for hs in homes.values() for h in hs) == ["worker0", "worker1"], homes
     # The broker's view, and the data source's read on the cluster, agree with the changes.
