@@ -36,7 +36,8 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("sink.parallelism", int, None,
                "Tasks that produce: the DataFrame is repartitioned by the primary key into this "
                "many partitions (write_upsert, serialize, prepare). Default: Spark's default "
-               "parallelism."),
+               "parallelism; under Spark Connect spark.default.parallelism if the server sets "
+               "it, else spark.sql.shuffle.partitions as coalesced by adaptive execution."),
         Option("sink.buffer-flush.max-rows", int, 0,
                "Rows buffered per task before a flush; the buffer keeps only the last change of "
                "each key. Buffering is on when this and sink.buffer-flush.interval are both > 0."),
