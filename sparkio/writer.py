@@ -533,6 +533,7 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     produced = keyed(checked, prep.conn, own_shuffle=checked is not df).mapInArrow(
         prep.job.produce_task, STATS_SCHEMA)
     driver_s = time.perf_counter() - clock
+    collect_at = time.time()
     try:
         rows = produced.collect()
     except Exception as exc:
@@ -542,10 +543,16 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
         if missing is not None:
             raise missing from None
         raise
-    summary = summarize(prep.job, stats_of(rows), started=prep.started, plan=prep.plan)
-    phases = {"driver": round(driver_s, 4), **summary.phases,
+    stats = stats_of(rows)
+    summary = summarize(prep.job, stats, started=prep.started, plan=prep.plan)
+    # driver: options, plan, executor probe (the guard has its own phase); then Spark's job
+    # (input, the shuffle's map stage) until the first write task starts.
+    phases = {"driver": round(max(0.0, driver_s - prep.job.guard_s), 4), **summary.phases,
               "total": round(time.perf_counter() - clock, 4)}
     phases.pop("writer_at", None)
+    begun = [s.started_at for s in stats if s.started_at]
+    if begun:
+        phases["spark_until_tasks"] = round(max(0.0, min(begun) - collect_at), 4)
     if "tasks_ended_at" in phases:
         phases["after_tasks"] = round(max(0.0, time.time() - phases.pop("tasks_ended_at")), 4)
     return dataclasses.replace(summary, phases=phases)
