@@ -133,7 +133,7 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
     rows = [
         ("driver: options, plan, executor probe (once per app)", get("driver", 0.0)),
         ("guard, once, in the caller (topic scan, registry)", get("guard", 0.0)),
-        ("Spark: input + shuffle map stage, until 1st write task", get("spark_until_tasks", 0.0)),
+        ("Spark: input, map stage, until the 1st write task", get("spark_until_tasks", 0.0)),
         ("write tasks (wall, first start to last end)", get("tasks_wall", 0.0)),
         ("after the last task: collect the stats, summary", get("after_tasks", 0.0)),
     ]

@@ -118,10 +118,10 @@ class StandaloneCluster:
 
     def alive_workers(self) -> list[dict[str, object]]:
         try:
-            workers = self.state().get("workers", [])
+            workers: list[dict[str, object]] = self.state().get("workers", [])  # type: ignore[assignment]
         except OSError:
             return []
-        return [w for w in workers if w.get("state") == "ALIVE"]  # type: ignore[union-attr]
+        return [w for w in workers if w.get("state") == "ALIVE"]
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

@@ -18,8 +18,8 @@ def rows_of(n: int) -> list[tuple[int, str, str]]:
     return [(i % (n // 4), f"v{i}", "-D" if i % 7 == 6 else "+U") for i in range(n)]
 
 
-def expected(rows: list[tuple[int, str, str]]) -> dict[int, str]:
-    table: dict[int, str] = {}
+def expected(rows: list[tuple[Any, Any, str]]) -> dict[Any, Any]:
+    table: dict[Any, Any] = {}
     for id_, v, op in rows:
         if op == "-D":
             table.pop(id_, None)
@@ -129,6 +129,6 @@ def test_streaming_query_restarted_from_its_checkpoint(connect_spark: Any,
     query = start({"availableNow": True})
     query.awaitTermination(180)
     assert query.exception() is None
-    want = expected([(r["id"], r["v"], r["op"]) for f in files for r in f])
+    want = expected([(r["id"], r["v"], str(r["op"])) for f in files for r in f])
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == want

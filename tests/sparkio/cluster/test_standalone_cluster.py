@@ -16,8 +16,8 @@ from broker import new_topic
 DDL = "id int, v string, op string"
 
 
-def expected(rows: list[tuple[int, str, str]]) -> dict[int, str]:
-    table: dict[int, str] = {}
+def expected(rows: list[tuple[Any, Any, str]]) -> dict[Any, Any]:
+    table: dict[Any, Any] = {}
     for id_, v, op in rows:
         if op == "-D":
             table.pop(id_, None)
@@ -63,7 +63,7 @@ def test_streaming_query_restarted_on_the_cluster(
               for i in range(30)] for f in range(4)]
     outcome = cluster_driver.run(sc.stream, kafka_bootstrap, topic, str(tmp_path), files)
     assert outcome is None, outcome
-    want = expected([(r["id"], r["v"], r["op"]) for f in files for r in f])
+    want = expected([(r["id"], r["v"], str(r["op"])) for f in files for r in f])
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == want
 
@@ -114,9 +114,10 @@ def test_a_driver_only_registry_with_pinned_ids(
              "key.avro-confluent.url": f"file://{registry}",
              "value.avro-confluent.url": f"file://{registry}"}
     ddl = "id int, v string"
-    plan = resolve_plan(from_spark_schema(StructType.fromDDL(ddl)),
+    plan = resolve_plan(from_spark_schema(StructType.fromDDL(ddl)),  # type: ignore[arg-type]
                         sc.options(kafka_bootstrap, topic, **extra), extra=CONNECTOR_OPTIONS)
     spec = topic_check(plan, None)
+    assert spec.candidate_key is not None and spec.candidate_value is not None
     root = cluster_driver.cwd / registry
     _pin(root, f"{topic}-key", spec.candidate_key.text, 100017)
     _pin(root, f"{topic}-value", spec.candidate_value.text, 100023)
