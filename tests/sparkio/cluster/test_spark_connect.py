@@ -132,3 +132,23 @@ def test_streaming_query_restarted_from_its_checkpoint(connect_spark: Any,
     want = expected([(r["id"], r["v"], str(r["op"])) for f in files for r in f])
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == want
+
+
+def test_prepare_with_the_data_source_and_serialize(connect_spark: Any, kafka_bootstrap: str,
+                                                    reader: Any) -> None:
+    """The data source's writer() and commit() run on the server; prepare and serialize
+    need no SparkContext."""
+    import sparkio
+    from formats.partitioner import partition_for
+
+    topic = new_topic(kafka_bootstrap, 3)
+    rows = rows_of(400)
+    o = opts(kafka_bootstrap, topic, **{"changelog.column": "op"})
+    df = connect_spark.createDataFrame(rows, DDL)
+    sparkio.prepare(df, **o).write.format("upsert-kafka").options(**o).mode("append").save()
+    got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
+    assert got == expected(rows)
+    out = sparkio.serialize(df, **o).collect()
+    assert len(out) == len(rows) and all(
+        r["partition"] == partition_for(r["key"], 3) for r in out)
+    assert sum(r["value"] is None for r in out) == sum(op == "-D" for *_, op in rows)
