@@ -101,7 +101,7 @@ def test_a_driver_only_registry_with_pinned_ids(
     """The registry is a relative file:// path that exists only in the driver's working
     directory: tasks that opened it themselves would each see an empty registry and mint
     ids of their own. The bytes must carry the pinned ids."""
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
     from formats.plan import resolve_plan
     from formats.spark_schema import from_spark_schema
@@ -114,7 +114,8 @@ def test_a_driver_only_registry_with_pinned_ids(
              "key.avro-confluent.url": f"file://{registry}",
              "value.avro-confluent.url": f"file://{registry}"}
     ddl = "id int, v string"
-    plan = resolve_plan(from_spark_schema(StructType.fromDDL(ddl)),  # type: ignore[arg-type]
+    schema = StructType([StructField("id", IntegerType()), StructField("v", StringType())])
+    plan = resolve_plan(from_spark_schema(schema),
                         sc.options(kafka_bootstrap, topic, **extra), extra=CONNECTOR_OPTIONS)
     spec = topic_check(plan, None)
     assert spec.candidate_key is not None and spec.candidate_value is not None
