@@ -51,6 +51,21 @@ def start(master: str, conf: dict[str, str], cwd: str) -> str:
     return str(_SPARK.sparkContext.applicationId)
 
 
+def start_connect(url: str, cwd: str) -> str:
+    """Build this process's Spark Connect session. A process that has created one is in
+    Spark Connect mode for good (pyspark's functions then build Connect columns), so the
+    Connect client gets a process of its own too, apart from the suite's classic session."""
+    global _SPARK
+    from pyspark.sql import SparkSession
+
+    import sparkio
+
+    os.chdir(cwd)
+    _SPARK = SparkSession.builder.remote(url).create()
+    sparkio.register(_SPARK)
+    return type(_SPARK).__module__
+
+
 def stop() -> None:
     if _SPARK is not None:
         _SPARK.stop()
@@ -67,8 +82,8 @@ def changes(n: int) -> list[tuple[int, str, str]]:
 
 
 def write(bootstrap: str, topic: str, rows: list[tuple[Any, ...]], ddl: str,
-          extra: dict[str, str]) -> dict[str, Any] | Failure:
-    """write_upsert; the summary as a dict and the write job's task placement."""
+          extra: dict[str, str], placement: bool = True) -> dict[str, Any] | Failure:
+    """write_upsert; the summary as a dict and (classic) the write job's task placement."""
     import dataclasses
 
     import sparkio
@@ -79,7 +94,8 @@ def write(bootstrap: str, topic: str, rows: list[tuple[Any, ...]], ddl: str,
     except Exception as exc:
         return failure(exc)
     out = dataclasses.asdict(summary)
-    out["executors"] = last_job_executors()
+    if placement:
+        out["executors"] = last_job_executors()
     return out
 
 
@@ -161,3 +177,14 @@ def stream(bootstrap: str, topic: str, root: str, files: list[list[dict[str, Any
 
 def add_py_file(path: str) -> None:
     _SPARK.sparkContext.addPyFile(path)
+
+
+def prepare_then_format_and_serialize(bootstrap: str, topic: str, rows: list[tuple[Any, ...]],
+                                      ddl: str, extra: dict[str, str]) -> list[dict[str, Any]]:
+    """prepare() + format("upsert-kafka") writes; serialize()'s rows are returned."""
+    import sparkio
+
+    o = options(bootstrap, topic, **extra)
+    df = _SPARK.createDataFrame(rows, ddl)
+    sparkio.prepare(df, **o).write.format("upsert-kafka").options(**o).mode("append").save()
+    return [r.asDict() for r in sparkio.serialize(df, **o).collect()]

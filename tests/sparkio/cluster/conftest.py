@@ -5,7 +5,8 @@ The cluster is a master and two workers, each its own JVM from the pyspark wheel
 processes (`Driver`): one with keyguard on the executors (this checkout on their PYTHONPATH),
 and a "bare" one whose executors run a Python that has keyguard's dependencies but not
 keyguard, for the shipped-zip path. The Connect server is its own driver (local[2]); its
-client is this process (Spark Connect needs no JVM on the client side).
+client runs in a spawned process too (a process that made a Connect session stays in Connect
+mode, which the suite's classic local session must not see).
 
 Tests here are marked `cluster` or `connect` (and `spark`, `slow`); they run by default.
 """
@@ -56,7 +57,7 @@ class Services:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="spark-start")
+        self.pool = concurrent.futures.ThreadPoolExecutor(6, thread_name_prefix="spark-start")
         self._futures: dict[str, concurrent.futures.Future[Any]] = {}
         self._started: list[Any] = []
 
@@ -95,6 +96,8 @@ def services(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRe
             svc.soon("standalone", lambda: _standalone(svc.root / "standalone"))
         if "connect_spark" in used or "connect_server" in used:
             svc.soon("connect", lambda: _connect_server(svc.root / "connect"))
+        if "connect_spark" in used:
+            svc.soon("connect-client", lambda: _connect_client(svc))
         if "cluster_driver" in used:
             svc.soon("driver", lambda: _cluster_driver(svc))
         if "bare_driver" in used:
@@ -119,10 +122,12 @@ def standalone(services: Services) -> StandaloneCluster:
 
 
 class Driver:
-    """A Spark application's driver in a spawned process; `run(fn, ...)` calls a function of
-    `cluster_scenarios` there and returns its result."""
+    """A Spark session in a spawned process (a classic application's driver, or a Spark
+    Connect client); `run(fn, ...)` calls a function of `cluster_scenarios` there and
+    returns its result."""
 
-    def __init__(self, master: str, conf: dict[str, str], cwd: Path) -> None:
+    def __init__(self, master: str, conf: dict[str, str], cwd: Path, *,
+                 remote: bool = False) -> None:
         import cluster_scenarios
 
         self.cwd = cwd
@@ -130,8 +135,10 @@ class Driver:
         self.pool = concurrent.futures.ProcessPoolExecutor(
             1, mp_context=multiprocessing.get_context("spawn"))
         try:
-            self.app_id = self.pool.submit(cluster_scenarios.start, master, conf,
-                                           str(cwd)).result(300)
+            start = (self.pool.submit(cluster_scenarios.start_connect, master, str(cwd))
+                     if remote else
+                     self.pool.submit(cluster_scenarios.start, master, conf, str(cwd)))
+            self.app_id = start.result(300)
         except BaseException:
             self.pool.shutdown(cancel_futures=True)
             raise
@@ -241,16 +248,12 @@ def connect_server(services: Services) -> ConnectServer:
     return services.get("connect", lambda: _connect_server(services.root / "connect"))  # type: ignore[no-any-return]
 
 
+def _connect_client(svc: Services) -> Driver:
+    server = svc.get("connect", lambda: _connect_server(svc.root / "connect"))
+    return Driver(server.url, {}, svc.root / "connect-client", remote=True)
+
+
 @pytest.fixture(scope="session")
-def connect_spark(connect_server: ConnectServer) -> Iterator[Any]:
-    """A Spark Connect session (this process is its client)."""
-    from pyspark.sql import SparkSession
-
-    import sparkio
-
-    session = SparkSession.builder.remote(connect_server.url).create()
-    sparkio.register(session)
-    try:
-        yield session
-    finally:
-        session.stop()
+def connect_spark(connect_server: ConnectServer, services: Services) -> Driver:
+    """A Spark Connect client in a process of its own (see `cluster_scenarios.start_connect`)."""
+    return services.get("connect-client", lambda: _connect_client(services))  # type: ignore[no-any-return]
