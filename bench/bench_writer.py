@@ -131,13 +131,11 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
     """The writer's wall time, phase by phase (see sparkio.writer.phases_of)."""
     get = phases.get
     rows = [
-        ("driver: validate options, plan, null-key check", get("driver", 0.0)),
-        # AQE runs the shuffle's map stage before the write is planned, so before writer().
-        ("save() until writer(): input + shuffle map stage", get("until_writer", 0.0)),
-        ("guard, once, in writer() (topic scan, registry)", get("guard", 0.0)),
-        ("Spark: the job until the first write task starts", get("spark_until_tasks", 0.0)),
+        ("driver: options, plan, executor probe (once per app)", get("driver", 0.0)),
+        ("guard, once, in the caller (topic scan, registry)", get("guard", 0.0)),
+        ("Spark: input, map stage, until the 1st write task", get("spark_until_tasks", 0.0)),
         ("write tasks (wall, first start to last end)", get("tasks_wall", 0.0)),
-        ("after the last task: commit, summary", get("after_tasks", 0.0)),
+        ("after the last task: collect the stats, summary", get("after_tasks", 0.0)),
     ]
     rows.append(("unaccounted", max(0.0, wall_s - sum(secs for _, secs in rows))))
     print(f"writer phases ({wall_s:.2f} s wall):")

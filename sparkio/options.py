@@ -53,7 +53,8 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("sink.parallelism", int, None,
                "Tasks that produce: the DataFrame is repartitioned by the primary key into this "
                "many partitions (write_upsert, serialize, prepare). Default: Spark's default "
-               "parallelism."),
+               "parallelism; under Spark Connect spark.default.parallelism if the server sets "
+               "it, else spark.sql.shuffle.partitions as coalesced by adaptive execution."),
         Option("sink.buffer-flush.max-rows", int, 0,
                "Rows buffered per task before a flush; the buffer keeps only the last change of "
                "each key. Buffering is on when this and sink.buffer-flush.interval are both > 0."),
@@ -72,8 +73,9 @@ CONNECTOR_OPTIONS = OptionSet(
                "Comma-separated columns ordering the changes of one key (e.g. an event time or "
                "a sequence number). Default: the DataFrame's input order."),
         Option("sink.summary-file", str, None,
-               "A local path on the driver where the job's WriteSummary is written as JSON "
-               "when it commits (write_upsert uses it to return the summary)."),
+               "A local path where the write's WriteSummary is written as JSON when it "
+               "commits: on the Spark driver host for format(\"upsert-kafka\") writes, in "
+               "the caller's process for write_upsert (which also returns it)."),
         Option("changelog.column", str, None,
                "A string column holding +I, +U, -U or -D for each row. +I/+U write key and "
                "value, -D a tombstone, -U nothing. Absent: every row is an upsert. On read "

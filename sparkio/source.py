@@ -66,12 +66,21 @@ class UpsertKafkaDataSource(DataSource):
 
     @first_in_spark_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from sparkio.writer import create_writer
-
-        return create_writer(schema, self._options(), overwrite, streaming=False)  # type: ignore[return-value]
+        return _create_writer()(schema, self._options(), overwrite, streaming=False)  # type: ignore[no-any-return]
 
     @first_in_spark_errors
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        from sparkio.writer import create_writer
+        return _create_writer()(schema, self._options(), overwrite, streaming=True)  # type: ignore[no-any-return]
 
-        return create_writer(schema, self._options(), overwrite, streaming=True)  # type: ignore[return-value]
+
+def _create_writer() -> Any:
+    """sparkio.writer.create_writer; a missing dependency in Spark's planner Python (it runs
+    PYSPARK_PYTHON on the driver host, not the caller's interpreter) says so."""
+    try:
+        from sparkio.writer import create_writer
+    except ImportError as exc:
+        from sparkio.executors import missing_in_this_process
+
+        raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
+                                      ) from None
+    return create_writer

@@ -1,14 +1,15 @@
 """Spark's side of a write: the DataSource writers, and write_upsert / serialize / prepare.
 
 The data source's writer() resolves and guards (options -> plan -> guard verdict), on the
-driver host, before Spark starts the job: the one enforcement point of every data-source write
-(write_upsert validates the options itself first, and relays writer()'s verdict to its caller
-through a `GuardHandoff`; serialize, which has no data source, guards itself). Each task
-serializes and produces its Arrow batches (`sparkio.producer`) and returns its `TaskStats` in a
-commit message; the driver sums them into a `WriteSummary`. A `WriteJob` is everything a task needs,
-as plain picklable values (options, the table's row type, the partition count, the schema ids
-the driver resolved after the guard passed): the writers hold no other state, no client crosses
-the wire, and a task's codecs never open a registry (`sparkio.schema_ids`).
+driver host, before Spark starts the job: the one enforcement point of every data-source write.
+write_upsert and serialize use no data source: they guard in the caller's own process (the
+driver, or a Spark Connect client), so nothing they do depends on sharing a disk or a Python
+with Spark's driver. Each task serializes and produces its Arrow batches (`sparkio.producer`)
+and returns its `TaskStats`: in a commit message to the data source's commit(), or as a row
+that write_upsert collects; they are summed into a `WriteSummary`. A `WriteJob` is everything
+a task needs, as plain picklable values (options, the table's row type, the partition count,
+the schema ids the driver resolved after the guard passed): the writers hold no other state,
+no client crosses the wire, and a task's codecs never open a registry (`sparkio.schema_ids`).
 
 Nothing half-written: rows that cannot be written (a null primary-key column, a changelog kind
 that is not +I, +U, -U or -D) fail the write before its first record. write_upsert checks them
@@ -29,9 +30,7 @@ import dataclasses
 import json
 import logging
 import os
-import pickle
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -65,7 +64,7 @@ from sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 _LOG = logging.getLogger("keyguard.sparkio")
@@ -253,6 +252,18 @@ class WriteJob:
                                                  outcome=outcome))
         return produce_batches(batches, encoder, self.producer(task))
 
+    def produce_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """mapInArrow body of write_upsert: produce, then return the TaskStats as one row
+        (`STATS_SCHEMA`), so the stats travel back through Spark and not through a file."""
+        import pyarrow as pa
+
+        try:
+            stats = self.run(batches)
+        except KeyguardError as exc:
+            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+        yield pa.record_batch([pa.array([json.dumps(dataclasses.asdict(stats))])],
+                              names=["stats"])
+
     def serialize_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """mapInArrow body of serialize: key, value and partition columns, nothing produced."""
         import pyarrow as pa
@@ -267,6 +278,20 @@ class WriteJob:
                     names=["key", "value", "partition"])
         except KeyguardError as exc:
             raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+
+
+#: The rows write_upsert's tasks return: one JSON TaskStats per task.
+STATS_SCHEMA = "stats string"
+
+
+def stats_of(rows: list[Any]) -> list[TaskStats]:
+    """The TaskStats of the rows `WriteJob.produce_task` returned."""
+    out = []
+    for row in rows:
+        data = json.loads(row["stats"])
+        data["partitions"] = tuple(data["partitions"])
+        out.append(TaskStats(**data))
+    return out
 
 
 def _partition_id() -> int:
@@ -421,50 +446,6 @@ def worker_logging() -> None:
         logger.setLevel(logging.INFO)
 
 
-@dataclass(frozen=True)
-class GuardHandoff:
-    """writer()'s guard verdict, for the write_upsert call that started the write.
-
-    Spark runs writer() in a separate Python planner process on the driver host; it pickles
-    this next to the summary file (`<sink.summary-file>.guard`), so write_upsert can log the
-    report in its caller's process and raise a blocked write's `GuardBlockedError` (or any
-    other keyguard error from that step) as itself instead of inside a Spark error. It only
-    reports: the guard has already run, and decided, when it is written.
-    """
-
-    level: int = logging.INFO
-    message: str = ""
-    seconds: float = 0.0
-    error: KeyguardError | None = None
-
-
-def handoff_path(summary_path: str) -> str:
-    return f"{summary_path}.guard"
-
-
-def write_handoff(options: Mapping[str, Any], handoff: GuardHandoff) -> None:
-    path = options.get("sink.summary-file")
-    if not path:
-        return
-    tmp = f"{handoff_path(str(path))}.tmp"
-    try:
-        with open(tmp, "wb") as f:
-            pickle.dump(handoff, f)
-        os.replace(tmp, handoff_path(str(path)))
-    except Exception as exc:  # reporting only: the write's own outcome must not change
-        _LOG.warning("upsert-kafka: could not hand the guard verdict to the caller: %s", exc)
-
-
-def read_handoff(summary_path: str) -> GuardHandoff | None:
-    """The hand-off write_upsert's own writer() left in write_upsert's private directory."""
-    try:
-        with open(handoff_path(summary_path), "rb") as f:
-            handoff = pickle.load(f)  # a file in this process's own temp dir
-    except FileNotFoundError:
-        return None
-    return handoff if isinstance(handoff, GuardHandoff) else None
-
-
 def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: bool,
                   *, streaming: bool) -> UpsertKafkaWriter | UpsertKafkaStreamWriter:
     """The one place every data-source write is guarded: nothing is produced before this
@@ -474,15 +455,13 @@ def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: boo
         raise InvalidOptionError(
             "upsert-kafka writes in append mode only: an upsert topic is overwritten key by key",
             hint="use mode('append'); delete keys with tombstones (changelog.column = -D)")
-    clock = time.perf_counter()
     try:
         prep = resolve_and_guard(schema, options)
-    except KeyguardError as exc:
-        write_handoff(options, GuardHandoff(seconds=time.perf_counter() - clock, error=exc))
-        raise  # the data source makes it the first thing Spark prints (`for_spark`)
-    guard = prep.guard
-    write_handoff(options, GuardHandoff(guard.level if guard else logging.INFO,
-                                        guard.message if guard else "", prep.job.guard_s))
+    except ImportError as exc:  # e.g. jsonschema missing in PYSPARK_PYTHON on the driver host
+        from sparkio.executors import missing_in_this_process
+
+        raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
+                                      ) from None
     if streaming:
         return UpsertKafkaStreamWriter(prep.job)
     return UpsertKafkaWriter(prep.job, prep.started)
@@ -512,11 +491,6 @@ def _bad_kind_condition(column: str) -> Any:
     from pyspark.sql import functions as F
 
     return F.coalesce(~F.col(f"`{column}`").isin(*KINDS), F.lit(True))
-
-
-def check_null_keys(df: DataFrame, plan: UpsertPlan) -> None:
-    """One Spark count over `pk IS NULL`, before anything is written (none: all NOT NULL)."""
-    check_rows(df, plan, None)
 
 
 def check_rows(df: DataFrame, plan: UpsertPlan, changelog: str | None) -> None:
@@ -554,10 +528,6 @@ NULL_KEY_MARK = "keyguard: null primary key"
 BAD_KIND_MARK = "keyguard: invalid changelog kind"
 
 
-def failing_on_null_keys(df: DataFrame, plan: UpsertPlan) -> DataFrame:
-    return failing_on_bad_rows(df, plan, None)
-
-
 def failing_on_bad_rows(df: DataFrame, plan: UpsertPlan, changelog: str | None) -> DataFrame:
     """`df`, failing its Spark job at the first row with a null primary-key column or a
     changelog kind that is not +I, +U, -U or -D.
@@ -590,20 +560,42 @@ def keyed(df: DataFrame, conn: ConnectorOptions, *, own_shuffle: bool = False) -
     Spark drops `repartition(n, pk)` when its input is already hash-partitioned that way.
     `own_shuffle` partitions by struct(pk) instead (the same grouping of keys into tasks),
     which no upstream partitioning matches: the shuffle, and with it a map stage that ends
-    before any write task starts, is always there (see `failing_on_null_keys`).
+    before any write task starts, is always there (see `failing_on_bad_rows`).
     """
     from pyspark.sql import functions as F
 
-    n = conn["sink.parallelism"] or df.sparkSession.sparkContext.defaultParallelism
+    n = conn["sink.parallelism"] or default_parallelism(df.sparkSession)
     pk = [F.col(f"`{c}`") for c in conn.primary_key]
     if own_shuffle:
         pk = [F.struct(*pk)]
+
+    def by_key(frame: DataFrame) -> DataFrame:
+        # No count known (Spark Connect): spark.sql.shuffle.partitions, coalesced by AQE.
+        return frame.repartition(n, *pk) if n else frame.repartition(*pk)
+
     if conn.order_by:
-        return df.repartition(n, *pk).sortWithinPartitions(
-            *[F.col(f"`{c}`") for c in conn.order_by])
+        return by_key(df).sortWithinPartitions(*[F.col(f"`{c}`") for c in conn.order_by])
     # The id is taken before the shuffle: it is the input order the sort restores.
-    return (df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
-            .repartition(n, *pk).sortWithinPartitions(ORDER_COLUMN).drop(ORDER_COLUMN))
+    return (by_key(df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()))
+            .sortWithinPartitions(ORDER_COLUMN).drop(ORDER_COLUMN))
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """A Spark Connect session (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def default_parallelism(spark: SparkSession) -> int | None:
+    """How many write tasks when sink.parallelism is unset: the SparkContext's default
+    parallelism (the cluster's cores); under Spark Connect, which has no SparkContext,
+    spark.default.parallelism when the server sets it, else None (let Spark pick)."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    try:
+        value = spark.conf.get("spark.default.parallelism", None)
+    except Exception:  # an unset conf may raise on some Connect servers
+        value = None
+    return int(value) if value else None
 
 
 def prepare(df: DataFrame, **options: Any) -> DataFrame:
@@ -618,55 +610,50 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
 def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     """Write `df` to an upsert topic: validate, guard, check keys, produce; the summary.
 
-    Options are validated here, before Spark runs anything. The guard runs once, in the data
-    source's writer() (the one enforcement point of every data-source write), before the job
-    starts; its report is logged here too, and a blocked write raises its GuardBlockedError
-    here. Null keys fail the shuffle's map stage, before any write task starts. The keyed
-    DataFrame is written through `format("upsert-kafka")`, which needs no pandas.
+    Everything before the first record happens here, in the caller's process (the driver,
+    or a Spark Connect client): options are validated and the guard runs (a blocked write
+    raises its GuardBlockedError here), and a probe job checks that the executors can run
+    keyguard (`sparkio.executors`). Null keys fail the shuffle's map stage, before any write
+    task starts. The tasks (mapInArrow over the keyed DataFrame) produce and return their
+    TaskStats as rows, which are collected here: nothing travels through a file, so the
+    driver, the executors and this process need not share a disk.
     """
-    from sparkio.source import UpsertKafkaDataSource
+    from sparkio.executors import missing_on_workers, probe_workers
 
     clock = time.perf_counter()
-    conn, plan = resolve_plan_only(df.schema, options)
-    checked = failing_on_bad_rows(df, plan, conn["changelog.column"])
-    df.sparkSession.dataSource.register(UpsertKafkaDataSource)
-    with tempfile.TemporaryDirectory(prefix="keyguard-summary-") as tmp:
-        path = os.path.join(tmp, "summary.json")
-        writing = (keyed(checked, conn, own_shuffle=checked is not df).write
-                   .format(UpsertKafkaDataSource.name())
-                   .options(**{**conn.raw, "sink.summary-file": path,
-                               "sink.validate-partition": "false"}).mode("append"))
-        driver_s = time.perf_counter() - clock
-        save_at = time.time()
-        try:
-            writing.save()
-        except Exception as exc:
-            handoff = read_handoff(path)
-            if handoff is not None and handoff.error is not None:
-                raise handoff.error from None
-            if handoff is not None:
-                _LOG.log(handoff.level, "%s", handoff.message)
-            if NULL_KEY_MARK in str(exc) or BAD_KIND_MARK in str(exc):
-                check_rows(df, plan, conn["changelog.column"])  # the count and an example
-            error = relayed(exc)  # a task's keyguard error, as itself
-            if error is not None:
-                raise error from None
-            raise
-        handoff = read_handoff(path)
-        if handoff is not None:
-            _LOG.log(handoff.level, "%s", handoff.message)
-        with open(path) as f:
-            summary = WriteSummary.from_json(f.read())
-    total = time.perf_counter() - clock
-    phases = {"driver": round(driver_s, 4), **summary.phases, "total": round(total, 4)}
-    # Epochs -> durations: save() until writer() ran, and the last task until save() returned.
-    if "writer_at" in phases:
-        phases["until_writer"] = round(max(0.0, phases.pop("writer_at") - save_at), 4)
+    # The shuffle's map stage checks every row (below): the tasks need not hold theirs.
+    prep = resolve_and_guard(df.schema, {**options, "sink.validate-partition": "false"})
+    checked = failing_on_bad_rows(df, prep.plan, prep.conn["changelog.column"])
+    probe_workers(df.sparkSession)
+    produced = keyed(checked, prep.conn, own_shuffle=checked is not df).mapInArrow(
+        prep.job.produce_task, STATS_SCHEMA)
+    driver_s = time.perf_counter() - clock
+    collect_at = time.time()
+    try:
+        rows = produced.collect()
+    except Exception as exc:
+        if NULL_KEY_MARK in str(exc) or BAD_KIND_MARK in str(exc):
+            check_rows(df, prep.plan, prep.conn["changelog.column"])  # the count and an example
+        missing = missing_on_workers(exc)
+        if missing is not None:
+            raise missing from None
+        error = relayed(exc)  # a task's keyguard error, as itself
+        if error is not None:
+            raise error from None
+        raise
+    stats = stats_of(rows)
+    summary = summarize(prep.job, stats, started=prep.started, plan=prep.plan)
+    # driver: options, plan, executor probe (the guard has its own phase); then Spark's job
+    # (input, the shuffle's map stage) until the first write task starts.
+    phases = {"driver": round(max(0.0, driver_s - prep.job.guard_s), 4), **summary.phases,
+              "total": round(time.perf_counter() - clock, 4)}
+    phases.pop("writer_at", None)
+    begun = [s.started_at for s in stats if s.started_at]
+    if begun:
+        phases["spark_until_tasks"] = round(max(0.0, min(begun) - collect_at), 4)
     if "tasks_ended_at" in phases:
         phases["after_tasks"] = round(max(0.0, time.time() - phases.pop("tasks_ended_at")), 4)
-    summary = dataclasses.replace(summary, phases=phases)
-    _LOG.info("%s", summary)
-    return summary
+    return dataclasses.replace(summary, phases=phases)
 
 
 def serialize(df: DataFrame, **options: Any) -> DataFrame:

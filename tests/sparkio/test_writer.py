@@ -204,7 +204,7 @@ def test_guard_blocks_a_breaking_key_change_and_the_override_logs_it(
     assert len(reader.records(topic)) == before + 1
 
 
-def test_write_upsert_guards_once_in_writer_and_relays_its_report(
+def test_write_upsert_guards_once_in_the_callers_process(
         spark: Any, kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     import sparkio
@@ -220,37 +220,36 @@ def test_write_upsert_guards_once_in_writer_and_relays_its_report(
     monkeypatch.setattr(guarding, "run_guard", counting)
     caplog.set_level(logging.INFO, "keyguard")
     topic = new_topic(kafka_bootstrap, 3)
+    summary_file = tmp_path / "summary.json"
     opts = options(kafka_bootstrap, topic, **{
         "primary-key": "id", "key.format": "avro-confluent", "value.format": "json",
-        "key.avro-confluent.url": f"file://{tmp_path / 'schemas'}"})
+        "key.avro-confluent.url": f"file://{tmp_path / 'schemas'}",
+        "sink.summary-file": str(summary_file)})
     summary = sparkio.write_upsert(spark.createDataFrame([(1, "a")], "id int, v string"),
                                    **opts)
-    # Not on the driver: Spark's writer() ran it (in its planner process), and handed back
-    # exactly one verdict, which write_upsert logged here.
-    assert driver_runs == [] and summary.records == 1 and "guard" in summary.phases
+    # Here, in this process (no data source, no planner process, no hand-off file): once.
+    assert driver_runs == [topic] and summary.records == 1 and "guard" in summary.phases
     relayed = [r for r in caplog.records if f"topic {topic} is safe to write" in r.message]
     assert len(relayed) == 1
-    # serialize has no data source: it guards on the driver, once.
+    # The summary file the caller asked for, written by this process.
+    assert json.loads(summary_file.read_text())["records"] == 1
     sparkio.serialize(spark.createDataFrame([(2, "b")], "id int, v string"), **opts).collect()
-    assert driver_runs == [topic]
+    assert driver_runs == [topic, topic]
 
 
-def test_the_guard_handoff_carries_a_blocked_write_back_whole(tmp_path: Path) -> None:
+def test_a_blocked_write_pickles_whole() -> None:
+    import pickle
+
     from guard.check import KEY_FIRST_VERSION
     from guard.report import Finding, Report
     from sparkio import GuardBlockedError
-    from sparkio.writer import GuardHandoff, read_handoff, write_handoff
 
     report = Report.of([Finding(KEY_FIRST_VERSION, "$", "first", topic="t")], ["t: key"])
     blocked = GuardBlockedError("keyguard blocked the write to topic t", report=report,
                                 text="BREAKING ...")
-    summary = str(tmp_path / "summary.json")
-    assert read_handoff(summary) is None
-    write_handoff({"sink.summary-file": summary}, GuardHandoff(seconds=0.5, error=blocked))
-    back = read_handoff(summary)
-    assert back is not None and isinstance(back.error, GuardBlockedError)
-    assert back.error.report == report and str(back.error) == str(blocked)
-    write_handoff({}, GuardHandoff())  # no summary file: nothing to hand back, no error
+    back = pickle.loads(pickle.dumps(blocked))
+    assert isinstance(back, GuardBlockedError)
+    assert back.report == report and str(back) == str(blocked)
 
 
 def test_guard_remembers_a_json_key_in_guard_registry(spark: Any, kafka_bootstrap: str,

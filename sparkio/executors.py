@@ -1,0 +1,167 @@
+"""Can Spark's Python workers run keyguard? Asked once per Spark application, before a write.
+
+On a cluster the write tasks run in the executors' Python (PYSPARK_PYTHON on every node), not
+in the driver's. When that Python lacks keyguard, every task dies with `No module named
+'sparkio'` deep inside a cloudpickle traceback, four times over (spark.task.maxFailures). The
+probe is a one-task-per-partition job whose function is pickled by value (it needs nothing of
+keyguard to load): each task tries keyguard's imports and returns what failed as a row instead
+of raising, so the job succeeds, Spark retries nothing, and the driver raises one
+`WorkerSetupError` that says what is missing where and how to ship it.
+
+Spark's task retry limit cannot be changed per job, so the probe runs before the write rather
+than after its first failed task; a write task that still cannot import keyguard (an executor
+that joined after the probe) is recognised by `missing_on_workers`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import TYPE_CHECKING, Any
+
+from formats.errors import KeyguardError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: keyguard's own top-level packages: a missing one means keyguard itself is not installed.
+PACKAGES = ("sparkio", "formats", "guard")
+
+SHIP_HINT = (
+    "install keyguard with its spark extra on every node (the same Python as "
+    "PYSPARK_PYTHON / spark.pyspark.python), or ship it with the job: a zip of formats/, "
+    "guard/ and sparkio/ in spark.submit.pyFiles (--py-files, or spark.sparkContext."
+    "addPyFile / spark.addArtifacts(..., pyfile=True) under Spark Connect) on nodes that have "
+    "its dependencies, or a packed virtualenv with keyguard and its dependencies in "
+    "spark.archives (venv-pack; PYSPARK_PYTHON=./environment/bin/python). See README.md, "
+    "'Running on a cluster'")
+
+_NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
+#: pickle's error when the executors' keyguard lacks a class or function the driver's has.
+_SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
+                   r"'((?:sparkio|formats|guard)[A-Za-z0-9_.]*)'")
+
+#: Spark applications whose workers passed the probe (app id -> True).
+_PROBED: set[str] = set()
+
+
+class WorkerSetupError(KeyguardError):
+    """A Python process Spark runs for keyguard cannot import keyguard or a dependency."""
+
+    kind = "worker-setup"
+
+
+def _probe_task(batches: Any) -> Any:
+    """Runs in a Python worker: keyguard's imports, as a row (never raises)."""
+    import importlib
+    import socket
+    import sys as _sys
+
+    import pyarrow as pa
+
+    for _ in batches:
+        pass
+    missing, detail = "", ""
+    # What a write task imports (and through them numpy, confluent_kafka, fastavro).
+    for name in ("sparkio.writer", "sparkio.producer", "formats.plan"):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            missing = exc.name or name
+            detail = f"{type(exc).__name__}: {exc}"
+            break
+    yield pa.record_batch(
+        [pa.array([socket.gethostname()]), pa.array([_sys.executable]),
+         pa.array([missing]), pa.array([detail])],
+        names=["host", "python", "missing", "detail"])
+
+
+def _app_id(spark: SparkSession) -> str:
+    try:
+        return str(spark.conf.get("spark.app.id"))
+    except Exception:  # not set under some Connect servers: probe every time
+        return ""
+
+
+def _parallelism(spark: SparkSession) -> int:
+    from sparkio.writer import default_parallelism
+
+    return default_parallelism(spark) or 2
+
+
+def probe_workers(spark: SparkSession) -> None:
+    """Raise WorkerSetupError unless the executors' Python can import keyguard's task code.
+
+    Once per application when it passes. The probe function is pickled by value (it is
+    defined in a local scope), so loading it needs only pyspark and pyarrow on the workers.
+    """
+    app = _app_id(spark)
+    if app and app in _PROBED:
+        return
+    n = max(1, _parallelism(spark))
+    rows = (spark.range(0, n, 1, n)
+            .mapInArrow(_by_value(_probe_task), "host string, python string, missing string, "
+                                                "detail string")
+            .collect())
+    bad = [r for r in rows if r["missing"]]
+    if bad:
+        raise missing_error(bad[0]["missing"], bad[0]["detail"], where=(
+            f"the Python workers of the executors ({bad[0]['python']} on host "
+            f"{bad[0]['host']}; {len(bad)} of {len(rows)} probe tasks)"))
+    if app:
+        _PROBED.add(app)
+
+
+def _by_value(func: Any) -> Any:
+    """A copy of `func` that cloudpickle serializes by value, not as `sparkio.executors.X`."""
+    import types
+
+    copy = types.FunctionType(func.__code__, {"__builtins__": __builtins__}, func.__name__,
+                              func.__defaults__, func.__closure__)
+    copy.__module__ = "__main__"
+    copy.__qualname__ = f"<keyguard>.{func.__name__}"
+    return copy
+
+
+def missing_error(missing: str, detail: str, *, where: str) -> WorkerSetupError:
+    """The error for a failed import in a Python process Spark runs for keyguard."""
+    top = missing.split(".")[0]
+    if top in PACKAGES:
+        return WorkerSetupError(
+            f"keyguard is not installed in {where}: {detail or f'No module named {missing!r}'}",
+            hint=SHIP_HINT)
+    return WorkerSetupError(
+        f"keyguard's dependency '{top}' is missing in {where}: {detail}",
+        hint=f"install keyguard with its spark extra in that Python (it brings {top}), or "
+             f"ship a packed virtualenv in spark.archives; see README.md, 'Running on a "
+             f"cluster'")
+
+
+def missing_on_workers(exc: BaseException) -> WorkerSetupError | None:
+    """The WorkerSetupError a Spark job failure stands for, if it is a failed import of
+    keyguard or one of its dependencies inside a task."""
+    text = str(exc)
+    skew = _SKEW.search(text)
+    if skew is not None:
+        return WorkerSetupError(
+            f"the executors run another keyguard than this driver: their "
+            f"{skew.group(2)} has no {skew.group(1)} (a write task failed)",
+            hint="install the same keyguard version on every node, or ship this one with the "
+                 "job; see README.md, 'Running on a cluster'")
+    if "ModuleNotFoundError" not in text and "No module named" not in text:
+        return None
+    found = _NO_MODULE.search(text)
+    if found is None:
+        return None
+    missing = found.group(1)
+    return missing_error(missing, f"No module named '{missing}'",
+                         where="the Python workers of the executors (a write task failed)")
+
+
+def missing_in_this_process(exc: ImportError, *, role: str) -> WorkerSetupError:
+    """A failed import in a Python process Spark started on the driver host (the data
+    source's writer() runs in Spark's planner process, with PYSPARK_PYTHON's Python)."""
+    return missing_error(exc.name or "?", f"{type(exc).__name__}: {exc}", where=(
+        f"the Python that Spark runs for {role} ({sys.executable}; set spark.pyspark.python "
+        f"or PYSPARK_PYTHON to a Python with keyguard[spark], or install it there)"))
+

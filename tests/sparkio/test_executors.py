@@ -1,0 +1,99 @@
+"""The messages for a Python that Spark runs without keyguard or a dependency of it (the
+cluster tests run the real thing: tests/sparkio/cluster)."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+import pytest
+
+from formats.errors import KeyguardError
+from sparkio.executors import (
+    WorkerSetupError,
+    _by_value,
+    _probe_task,
+    missing_in_this_process,
+    missing_on_workers,
+)
+
+TASK_FAILURE = ("Job aborted due to stage failure: Task 0 in stage 3.0 failed 4 times ... "
+                "org.apache.spark.api.python.PythonException: Traceback (most recent call "
+                "last):\n  File \".../cloudpickle/cloudpickle.py\", line 1, in subimport\n"
+                "    __import__(name)\nModuleNotFoundError: No module named '{}'\n")
+
+
+@pytest.mark.parametrize(("missing", "says"), [
+    ("sparkio", "keyguard is not installed in the Python workers of the executors"),
+    ("formats", "keyguard is not installed in the Python workers of the executors"),
+    ("guard", "keyguard is not installed in the Python workers of the executors"),
+    ("sparkio.writer", "keyguard is not installed in the Python workers of the executors"),
+    ("numpy", "keyguard's dependency 'numpy' is missing in the Python workers"),
+    ("jsonschema", "keyguard's dependency 'jsonschema' is missing"),
+    ("confluent_kafka", "keyguard's dependency 'confluent_kafka' is missing"),
+    ("fastavro", "keyguard's dependency 'fastavro' is missing"),
+])
+def test_a_failed_import_in_a_task_is_named(missing: str, says: str) -> None:
+    err = missing_on_workers(Exception(TASK_FAILURE.format(missing)))
+    assert isinstance(err, WorkerSetupError) and err.kind == "worker-setup"
+    assert err.exit_code == 2 and says in str(err)
+    assert "README.md, 'Running on a cluster'" in str(err) and "Traceback" not in str(err)
+    if missing.split(".")[0] in ("sparkio", "formats", "guard"):
+        assert "spark.submit.pyFiles" in str(err) and "spark.archives" in str(err)
+
+
+@pytest.mark.parametrize("text", [
+    "Task failed: ValueError: zip() argument 2 is shorter than argument 1",
+    "org.apache.kafka... Broker transport failure",
+    "ModuleNotFoundError without a module name",
+])
+def test_other_task_failures_are_left_alone(text: str) -> None:
+    assert missing_on_workers(Exception(text)) is None
+
+
+def test_another_keyguard_on_the_executors_is_named() -> None:
+    text = ("_pickle.UnpicklingError ... AttributeError: Can't get attribute "
+            "'WriteJob.produce_task' on <module 'sparkio.writer' from '/old/sparkio/writer.py'>")
+    err = missing_on_workers(Exception(text))
+    assert err is not None and "another keyguard than this driver" in str(err)
+    assert "sparkio.writer has no WriteJob.produce_task" in str(err)
+
+
+def test_a_missing_dependency_in_sparks_planner_python() -> None:
+    err = missing_in_this_process(ModuleNotFoundError("No module named 'jsonschema'",
+                                                      name="jsonschema"),
+                                  role="the upsert-kafka data source's writer()")
+    assert isinstance(err, KeyguardError) and err.kind == "worker-setup"
+    assert "keyguard's dependency 'jsonschema' is missing in the Python that Spark runs" in \
+        str(err)
+    assert sys.executable in str(err) and "spark.pyspark.python" in str(err)
+
+
+def test_the_data_source_says_when_its_python_lacks_the_writer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pyspark")
+    from sparkio.source import _create_writer
+
+    monkeypatch.setitem(sys.modules, "sparkio.writer", None)  # import fails: ImportError
+    with pytest.raises(WorkerSetupError, match="keyguard is not installed in the Python that "
+                                               "Spark runs for the upsert-kafka data source"):
+        _create_writer()
+
+
+def test_the_probe_loads_and_reports_where_keyguard_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe must load on a worker without keyguard (pickled by value, not by name), and
+    report the failed import as a row instead of raising (so Spark retries nothing)."""
+    pa = pytest.importorskip("pyarrow")
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    payload = cloudpickle.dumps(_by_value(_probe_task))
+    batch = pa.record_batch([pa.array([1])], names=["id"])
+    (here,) = list(pickle.loads(payload)(iter([batch])))
+    assert here.to_pylist()[0]["missing"] == ""  # this interpreter has keyguard
+    for name in [m for m in sys.modules if m.split(".")[0] in ("sparkio", "formats", "guard")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "sparkio", None)  # as on a node without keyguard
+    (there,) = list(pickle.loads(payload)(iter([batch])))
+    row = there.to_pylist()[0]
+    assert row["missing"].split(".")[0] == "sparkio" and "ModuleNotFoundError" in row["detail"]
+    assert row["python"] == sys.executable
