@@ -95,8 +95,11 @@ def _table_from_sources(
 def _explicit_schema_option(
     options: dict[str, Any], role: str, fmt: str, schema: SchemaText | None
 ) -> None:
-    """Encode with the exact Avro schema given (its names and defaults), not a derived one."""
-    if schema and schema.schema_type == "AVRO" and fmt in ("avro", "avro-confluent"):
+    """Register the exact Avro schema given (its names and defaults), not a derived one.
+
+    Plain avro has no schema option (as in Flink): its bytes follow the table's columns,
+    which come from the same schema in the same order."""
+    if schema and schema.schema_type == "AVRO" and fmt == "avro-confluent":
         options.setdefault(f"{role}.{fmt}.schema", schema.text)
 
 

@@ -197,3 +197,18 @@ def test_check_scans_a_live_topic_with_bootstrap(kafka_bootstrap, tmp_path):
     (f,) = [f for f in json.loads(r.output)["findings"] if f["severity"] == "breaking"]
     assert f["rule"]["id"] == "KG013" and "5 of 5" in f["message"]
     assert bytes.fromhex(f["witness"]["old_hex"]).startswith(b'{"region"')
+
+
+def test_encode_plain_avro_from_a_schema_file(tmp_path: Path) -> None:
+    """Plain avro has no schema option: a schema file gives the table, whose bytes follow it."""
+    key, value = tmp_path / "k.avsc", tmp_path / "v.avsc"
+    key.write_text('{"type":"record","name":"k","fields":[{"name":"id","type":"string"}]}')
+    value.write_text('{"type":"record","name":"v","fields":[{"name":"a","type":"int"},'
+                     '{"name":"s","type":"string"}]}')
+    r = run("encode", "--topic", "t", "--key-format", "json", "--value-format", "avro",
+            "--key-schema", str(key), "--value-schema", str(value),
+            "--row", '{"id": "x", "a": -1, "s": "hi"}', "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert bytes.fromhex(out["key"]["hex"]) == b'{"id":"x"}'
+    assert bytes.fromhex(out["value"]["hex"]) == b"\x01\x04hi"  # zigzag(-1), len 2, "hi"
