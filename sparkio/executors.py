@@ -46,9 +46,12 @@ _PROBED: set[str] = set()
 
 
 class WorkerSetupError(KeyguardError):
-    """A Python process Spark runs for keyguard cannot import keyguard or a dependency."""
+    """A Python process Spark runs for keyguard cannot import keyguard or a dependency.
 
-    kind = "worker-setup"
+    The same name and kind as the spark helper's `sparkio.workers.WorkerSetupError`: once
+    both are merged, one class (import it from there)."""
+
+    kind = "spark-workers"
 
 
 def _probe_task(batches: Any) -> Any:

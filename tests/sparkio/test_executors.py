@@ -35,7 +35,7 @@ TASK_FAILURE = ("Job aborted due to stage failure: Task 0 in stage 3.0 failed 4 
 ])
 def test_a_failed_import_in_a_task_is_named(missing: str, says: str) -> None:
     err = missing_on_workers(Exception(TASK_FAILURE.format(missing)))
-    assert isinstance(err, WorkerSetupError) and err.kind == "worker-setup"
+    assert isinstance(err, WorkerSetupError) and err.kind == "spark-workers"
     assert err.exit_code == 2 and says in str(err)
     assert "README.md, 'Running on a cluster'" in str(err) and "Traceback" not in str(err)
     if missing.split(".")[0] in ("sparkio", "formats", "guard"):
@@ -63,7 +63,7 @@ def test_a_missing_dependency_in_sparks_planner_python() -> None:
     err = missing_in_this_process(ModuleNotFoundError("No module named 'jsonschema'",
                                                       name="jsonschema"),
                                   role="the upsert-kafka data source's writer()")
-    assert isinstance(err, KeyguardError) and err.kind == "worker-setup"
+    assert isinstance(err, KeyguardError) and err.kind == "spark-workers"
     assert "keyguard's dependency 'jsonschema' is missing in the Python that Spark runs" in \
         str(err)
     assert sys.executable in str(err) and "spark.pyspark.python" in str(err)

@@ -141,7 +141,7 @@ def test_shipped_zip_and_the_missing_keyguard_message(
     rows = [(i, f"v{i}", "+I") for i in range(100)]
     missing = bare_driver.run(sc.write, kafka_bootstrap, topic, rows, DDL,
                               {**extra, "changelog.column": "op"})
-    assert isinstance(missing, sc.Failure) and missing.kind == "worker-setup", missing
+    assert isinstance(missing, sc.Failure) and missing.kind == "spark-workers", missing
     assert "keyguard is not installed in the Python workers of the executors" in \
         missing.message
     assert "spark.submit.pyFiles" in missing.message and "Traceback" not in missing.message
