@@ -19,7 +19,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import KeyguardError
+from sparkio.workers import WorkerSetupError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -43,15 +43,6 @@ _SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
 
 #: Spark applications whose workers passed the probe (app id -> True).
 _PROBED: set[str] = set()
-
-
-class WorkerSetupError(KeyguardError):
-    """A Python process Spark runs for keyguard cannot import keyguard or a dependency.
-
-    The same name and kind as the spark helper's `sparkio.workers.WorkerSetupError`: once
-    both are merged, one class (import it from there)."""
-
-    kind = "spark-workers"
 
 
 def _probe_task(batches: Any) -> Any:

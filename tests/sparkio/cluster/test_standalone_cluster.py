@@ -95,7 +95,6 @@ def _pin(registry: Path, subject: str, schema: str, schema_id: int) -> None:
     (d / "ids.json").write_text(json.dumps({"1": schema_id}))
 
 
-@pytest.mark.xfail(strict=False, reason="needs driver-side ids (the spark helper's branch)")
 def test_a_driver_only_registry_with_pinned_ids(
         cluster_driver: Any, kafka_bootstrap: str, reader: Any) -> None:
     """The registry is a relative file:// path that exists only in the driver's working
