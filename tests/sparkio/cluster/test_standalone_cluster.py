@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import cluster_scenarios as sc
-import pytest
 from broker import new_topic
 
 DDL = "id int, v string, op string"
