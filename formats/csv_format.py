@@ -226,7 +226,8 @@ class CsvCodec(Codec):
                 raise _bad(t, v, "a dict of the nested row's fields")
             unknown = set(v) - set(t.names)
             if unknown:
-                raise EncodeError(f"the nested row has no field {', '.join(sorted(map(str, unknown)))}",
+                names = ", ".join(sorted(map(str, unknown)))
+                raise EncodeError(f"the nested row has no field {names}",
                                   hint="the fields are: " + ", ".join(t.names))
             for f in t.fields:
                 if v.get(f.name) is None and not f.type.nullable:
