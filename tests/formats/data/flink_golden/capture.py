@@ -205,7 +205,7 @@ def capture() -> list[dict[str, Any]]:
 def main() -> None:
     cases = capture()
     OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
-    print(f"wrote {len(cases)} cases to {OUT}")
+    print(f"wrote {len(cases)} cases to {OUT.relative_to(HERE.parents[3])}")
 
 
 if __name__ == "__main__":
