@@ -382,7 +382,13 @@ class CsvCodec(Codec):
                 i += 1
                 while True:
                     if i >= n:
-                        raise DecodeError(f"{self.describe()}: missing closing quote {q!r}")
+                        names = self.row_type.names
+                        col = (f" (column '{names[len(cells)]}')" if len(cells) < len(names)
+                               else "")
+                        raise DecodeError(
+                            f"{self.describe()}: field {len(cells) + 1}{col}: missing closing "
+                            f"quote {q!r}",
+                            hint="the record was cut short, or was not written by Flink's csv")
                     c = text[i]
                     if c == q:
                         if i + 1 < n and text[i + 1] == q:
