@@ -4,6 +4,8 @@ no traceback; a value is never written rounded, nor read back as null."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from badinput import assert_rejected
 
@@ -119,3 +121,16 @@ def test_the_csv_decimal_option_takes_a_boolean(value: str) -> None:
                      "-o", f"value.csv.write-bigdecimal-in-scientific-notation={value}",
                      "--row", '{"k":"a","c":"1.00"}'], 2, "invalid-option",
                     says="write-bigdecimal-in-scientific-notation")
+
+
+def test_encode_writes_a_full_width_decimal_given_as_a_json_number() -> None:
+    from badinput import run_cli
+
+    full = "99999999999999999999.999999999999999999"
+    for fmt in ("json", "csv"):
+        out = run_cli(["encode", "--columns", "k DECIMAL(38, 18) NOT NULL, v INT",
+                       "--primary-key", "k", "--key-format", fmt, "--json",
+                       "--row", f'{{"k": {full}, "v": 1}}'])
+        assert out.code == 0, out.output
+        key = bytes.fromhex(json.loads(out.stdout)["key"]["hex"])
+        assert key == (b'{"k":' + full.encode() + b"}" if fmt == "json" else full.encode())
