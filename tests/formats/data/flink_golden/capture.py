@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,70 @@ CASES: list[Group] = [
          {"r": {"a": None, "b": None, "t": None, "d": None}, "n": 2},
          {"r": None, "n": 3},
      ]),
+    # Beyond issue 9: every other type and option, so a difference nobody listed shows up.
+    ("json-types", "json", {},
+     "b BOOLEAN, ti TINYINT, si SMALLINT, bi BIGINT, f FLOAT, d DOUBLE, s STRING, "
+     "dt DATE, ts3 TIMESTAMP(3), ts6 TIMESTAMP(6), ltz TIMESTAMP_LTZ(3), by BYTES", [
+         {"b": True, "ti": -128, "si": 32767, "bi": -9223372036854775808, "f": 0.1,
+          "d": 1e20, "s": "a\"b\\c/\u0001\u007f\u2028é😀", "dt": "2024-02-29",
+          "ts3": "2024-01-01 00:00:00.120", "ts6": "2024-01-01 23:59:59.000001",
+          "ltz": "2024-01-01 00:00:00.5Z", "by": "AP/+"},
+         {"b": False, "ti": 0, "si": -1, "bi": 0, "f": 3.4028235e38, "d": 1e-5, "s": "",
+          "dt": "0001-01-01", "ts3": "2024-01-01 00:00:00", "ts6": "9999-12-31 23:59:59.999999",
+          "ltz": "1970-01-01 00:00:00Z", "by": ""},
+         {"b": None, "ti": None, "si": None, "bi": None, "f": "NaN", "d": "-Infinity",
+          "s": None, "dt": None, "ts3": None, "ts6": None, "ltz": None, "by": None},
+         {"f": 1e-45, "d": 4.9e-324, "b": True, "ti": 1, "si": 1, "bi": 1, "s": "\t\n\r\b\f",
+          "dt": "1970-01-01", "ts3": "2024-06-30 12:00:00.001", "ts6": "2024-06-30 12:00:00.1",
+          "ltz": "2024-06-30 12:00:00.999Z", "by": "AQID"},
+         {"f": 1234567.0, "d": 100.0, "b": True, "ti": 1, "si": 1, "bi": 1, "s": "x",
+          "dt": "1970-01-01", "ts3": "2024-06-30 12:00:00", "ts6": "2024-06-30 12:00:00",
+          "ltz": "2024-06-30 12:00:00Z", "by": "AA=="},
+     ]),
+    ("json-iso", "json", {"timestamp-format.standard": "ISO-8601"},
+     "ts3 TIMESTAMP(3), ts0 TIMESTAMP(0), ltz TIMESTAMP_LTZ(6)", [
+         {"ts3": "2024-01-01 00:00:00.120", "ts0": "2024-01-01 10:00:00",
+          "ltz": "2024-01-01 00:00:00.000500Z"},
+         {"ts3": "2024-01-01 00:00:00", "ts0": "2024-01-01 00:00:00",
+          "ltz": "2024-01-01 00:00:00Z"},
+     ]),
+    ("json-nested", "json", {},
+     "a ARRAY<INT>, m MAP<STRING, DOUBLE>, r ROW<x INT, y STRING, z ARRAY<STRING>>", [
+         # one entry per MAP: Flink's json reader, which builds these rows, keeps a HashMap
+         {"a": [1, None, 3], "m": {"k": 1.5}, "r": {"x": 1, "y": None, "z": ["p"]}},
+         {"a": [], "m": {}, "r": None},
+         {"a": None, "m": {"n": None}, "r": {"x": None, "y": "é", "z": []}},
+     ]),
+    ("json-ignore-nulls", "json", {"encode.ignore-null-fields": "true"},
+     "a INT, b STRING, r ROW<x INT, y STRING>", [
+         {"a": None, "b": "x", "r": {"x": None, "y": "z"}},
+         {"a": 1, "b": None, "r": None},
+     ]),
+    ("csv-types", "csv", {},
+     "b BOOLEAN, ti TINYINT, bi BIGINT, f FLOAT, d DOUBLE, s STRING, ts3 TIMESTAMP(3), "
+     "ltz TIMESTAMP_LTZ(3), by BYTES, a ARRAY<STRING>, ai ARRAY<DOUBLE>", [
+         {"b": True, "ti": -128, "bi": 12345678910, "f": 0.1, "d": 1e20, "s": "é😀 long " * 4,
+          "ts3": "2024-01-01 00:00:00.120", "ltz": "2024-01-01 00:00:00.5Z", "by": "+/8=",
+          "a": ["a b", "c\"d", "e;f"], "ai": [1.0, None, 1e-5]},
+         {"b": False, "ti": 0, "bi": 0, "f": "NaN", "d": "-Infinity", "s": "a" * 24,
+          "ts3": "2024-01-01 00:00:00", "ltz": "1970-01-01 00:00:00Z", "by": "AQID",
+          "a": [], "ai": [100.0]},
+         {"b": True, "ti": 1, "bi": 1, "f": 1.0, "d": 1.0, "s": "a" * 25,
+          "ts3": "2024-01-01 00:00:00.001", "ltz": "2024-01-01 00:00:00.001Z", "by": "AA==",
+          "a": [""], "ai": [1e7]},
+     ]),
+    ("csv-quote-escape", "csv", {"quote-character": "'", "escape-character": "\\",
+                                 "field-delimiter": "\\t", "array-element-delimiter": "|"},
+     "s STRING, a ARRAY<STRING>, n INT", [
+         {"s": "it's", "a": ["x'y", "a|b", "t\tu"], "n": 1},
+         {"s": "back\\slash", "a": ["\\"], "n": 2},
+         {"s": "tab\there, comma", "a": ["q\"r"], "n": 3},
+     ]),
+    ("csv-no-quotes", "csv", {"disable-quote-character": "true", "null-literal": "\\N"},
+     "s STRING, a ARRAY<STRING>, n INT", [
+         {"s": "a,b \"c\"", "a": ["x y", None], "n": None},
+         {"s": None, "a": None, "n": 7},
+     ]),
 ]
 
 
@@ -146,6 +211,7 @@ def _internal(jvm: Any, sql_type: str, value: Any) -> Any:
     raise ValueError(f"capture.py cannot build {sql_type}; add it to _internal")
 
 
+
 def _serializer(jvm: Any, fmt: str, options: dict[str, str], row_type: Any) -> Any:
     if fmt == "json":
         json_pkg = jvm.org.apache.flink.formats.json
@@ -182,6 +248,24 @@ def _serializer(jvm: Any, fmt: str, options: dict[str, str], row_type: Any) -> A
     return schema
 
 
+_SIMPLE = re.compile(r"\b(BOOLEAN|TINYINT|SMALLINT|BIGINT|FLOAT|DOUBLE|TIMESTAMP|TIMESTAMP_LTZ|"
+                     r"BYTES|ARRAY|MAP)\b")
+
+
+def _simple(columns: str) -> bool:
+    """Types _internal builds by hand (py4j turns a Java Byte, Short, Long or Float into a
+    Python number, so other types go through Flink's json reader instead)."""
+    return _SIMPLE.search(columns) is None
+
+
+def _json_reader(jvm: Any, row_type: Any) -> Any:
+    reader = jvm.org.apache.flink.formats.json.JsonRowDataDeserializationSchema(
+        row_type, jvm.org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(row_type),
+        False, False, jvm.org.apache.flink.formats.common.TimestampFormat.SQL)
+    reader.open(None)
+    return reader
+
+
 def capture() -> list[dict[str, Any]]:
     from pyflink.java_gateway import get_gateway
 
@@ -191,11 +275,16 @@ def capture() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for group, fmt, options, columns, rows in CASES:
         fields = _split_fields(columns)
-        schema = _serializer(jvm, fmt, options, parse(f"ROW<{columns}>", loader))
+        row_type = parse(f"ROW<{columns}>", loader)
+        schema = _serializer(jvm, fmt, options, row_type)
+        reader = _json_reader(jvm, row_type) if not _simple(columns) else None
         for i, r in enumerate(rows):
-            row = jvm.org.apache.flink.table.data.GenericRowData(len(fields))
-            for j, (n, t) in enumerate(fields):
-                row.setField(j, _internal(jvm, t, r.get(n)))
+            if reader is not None:  # Flink's own json reader builds the RowData, typed right
+                row = reader.deserialize(bytearray(json.dumps(r).encode("utf-8")))
+            else:
+                row = jvm.org.apache.flink.table.data.GenericRowData(len(fields))
+                for j, (n, t) in enumerate(fields):
+                    row.setField(j, _internal(jvm, t, r.get(n)))
             data = bytes(schema.serialize(row))
             out.append({"case": f"{group}/{i}", "format": fmt, "options": options,
                         "columns": columns, "row": r, "hex": data.hex()})
