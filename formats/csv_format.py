@@ -7,13 +7,18 @@ separator removed. So the bytes follow Jackson's rules, which this module reprod
 - Quoting is Jackson's default "loose" check, not RFC 4180: a text value is quoted when it is
   longer than 24 UTF-16 units, or holds any character below `max(delimiter, quote) + 1`
   (for `,` and `"`: anything below `-`, i.e. space, `!"#$%&'()*+,` and control characters), or
-  the escape character. Hence `"2024-01-01 00:00:00.12"` (a space) and `"k,1"` are quoted while
-  `2024-01-01` is not. Inside quotes the quote character (and the escape character) is doubled.
-- Numbers and booleans are never quoted: Double/Float.toString, BigDecimal.toString
-  (`toPlainString` with write-bigdecimal-in-scientific-notation=false), `true`/`false`.
-  Decimals keep their scale (`1000.00`): Jackson >= 2.15 no longer strips trailing zeros.
+  the control-character escape: the escape character when one is set, else a backslash (so
+  Flink writes `"k\\b"`). Hence `"2024-01-01 00:00:00.12"` (a space) and `"k,1"` are quoted
+  while `2024-01-01` is not. Inside quotes the quote character (and the escape character) is
+  doubled; a backslash without an escape character is written as it is.
+- Numbers and booleans are never quoted: Double/Float.toString, `true`/`false`. DECIMAL is the
+  plain number with the column's scale (`0.000000100000000000`, `1000.00`) unless
+  write-bigdecimal-in-scientific-notation=true, which writes `stripTrailingZeros().toString()`
+  (`1E-7`, `1E+3`, `0`), as observed from Flink 2.3.
 - Null is the null literal (empty by default), never quoted; arrays join their elements with
-  the array-element delimiter and are quoted as one text value.
+  the array-element delimiter and are quoted as one text value. A nested ROW is written as
+  Flink's `RowDataToCsvConverters` writes it: an array of its fields (atomic types only), so
+  `ROW<a INT, b STRING>` (1, 'x') is `1;x`.
 - Text forms of times follow Flink's converters: DATE `yyyy-MM-dd`, TIME `HH:mm:ss[.SSS]`,
   TIMESTAMP `yyyy-MM-dd HH:mm:ss[.fraction]`, TIMESTAMP_LTZ the same in UTC plus `Z`, BYTES
   base64.
@@ -77,8 +82,10 @@ OPTIONS = OptionSet(
         Option("escape-character", str, None, "Escape character (disabled by default)."),
         Option("null-literal", str, None,
                "Text written and read for null (by default null is an empty field)."),
-        Option("write-bigdecimal-in-scientific-notation", bool, True,
-               "DECIMAL as BigDecimal.toString (0E-8, 1.0E-7); false: toPlainString."),
+        Option("write-bigdecimal-in-scientific-notation", bool, False,
+               "true: DECIMAL as BigDecimal.stripTrailingZeros().toString() (1E+3, 0, 1E-7); "
+               "absent or false: the plain number with the column's scale (1000.00), as Flink "
+               "2.3 writes it when the option is not set."),
     ),
 )
 
@@ -138,27 +145,29 @@ def _single_char(options: ResolvedOptions, key: str, *, unescape: bool = False) 
 
 
 def check_row_type(row_type: RowType, *, role: str = "value") -> None:
-    """Plan-time check: atomic columns and ARRAYs of atomic elements only."""
+    """Plan-time check: atomic columns, and ARRAYs and ROWs of atomic values (Flink's rule)."""
     for f in row_type.fields:
-        t = f.type
-        where = f"{role} format 'csv': column '{f.name}' of type {t.sql()}"
-        if isinstance(t, ArrayType):
-            if not isinstance(t.element, ATOMIC_TYPES):
+        where = f"{role} format 'csv': column '{f.name}' of type {f.type.sql()}"
+        inner: tuple[DataType, ...] = (f.type,)
+        if isinstance(f.type, ArrayType):
+            inner = (f.type.element,)
+        elif isinstance(f.type, RowType):
+            inner = tuple(x.type for x in f.type.fields)
+        for t in inner:
+            if not isinstance(t, ATOMIC_TYPES):
+                what = "arrays and nested rows hold" if inner != (f.type,) else "has no maps:"
                 raise UnsupportedTypeError(
-                    f"{where} is not supported: csv arrays hold atomic values only",
-                    hint="use 'json' or 'avro' for nested collections",
+                    f"{where} is not supported: csv {what} atomic values only "
+                    "(Flink: only simple types in the second level of nesting)",
+                    hint="use 'json' or 'avro' for maps and deeper nesting, or flatten the "
+                    "column",
                 )
-            t = t.element
-        elif not isinstance(t, ATOMIC_TYPES):
-            raise UnsupportedTypeError(
-                f"{where} is not supported: csv has no nested rows or maps",
-                hint="use 'json' or 'avro' for ROW and MAP columns, or flatten the column",
-            )
-        if isinstance(t, TimeType) and t.precision > MAX_TIME_PRECISION:
-            raise UnsupportedTypeError(
-                f"{where} is not supported: Flink's csv reader supports TIME precision 0 to 3",
-                hint="declare the column as TIME(3) or less",
-            )
+            if isinstance(t, TimeType) and t.precision > MAX_TIME_PRECISION:
+                raise UnsupportedTypeError(
+                    f"{where} is not supported: Flink's csv reader supports TIME precision "
+                    "0 to 3",
+                    hint="declare the column as TIME(3) or less",
+                )
 
 
 class CsvCodec(Codec):
@@ -179,12 +188,15 @@ class CsvCodec(Codec):
         self.escape = _single_char(options, "escape-character")
         self.array_delimiter = _single_char(options, "array-element-delimiter") or ";"
         self.null_literal: str | None = options["null-literal"]
-        self.plain_decimals = not options["write-bigdecimal-in-scientific-notation"]
+        self.scientific_decimals: bool = options["write-bigdecimal-in-scientific-notation"]
         self.ignore_parse_errors: bool = options["ignore-parse-errors"]
         self.allow_comments: bool = options["allow-comments"]
         check_row_type(row_type, role=context.role)
         # Jackson's _cfgMinSafeChar (the line separator is empty in Flink).
         self._min_safe = max(ord(self.delimiter), ord(self.quote) if self.quote else -1) + 1
+        # Characters that force quotes at or above _min_safe: the escape character, or, with
+        # none set, the backslash Jackson would escape control characters with.
+        self._quote_chars = frozenset({ord(self.escape or "\\")})
 
     # --- encoding ------------------------------------------------------------------------------
 
@@ -208,12 +220,28 @@ class CsvCodec(Codec):
         if isinstance(t, ArrayType):
             if not isinstance(v, (list, tuple)):
                 raise _bad(t, v)
-            null = self.null_literal or ""
-            parts = [null if e is None else self._text(t.element, e, in_array=True)[0]
-                     for e in v]
-            return self._quoted_if_needed(self.array_delimiter.join(parts))
+            return self._quoted_if_needed(self._elements([(t.element, e) for e in v]))
+        if isinstance(t, RowType):
+            if not isinstance(v, Mapping):
+                raise _bad(t, v, "a dict of the nested row's fields")
+            unknown = set(v) - set(t.names)
+            if unknown:
+                names = ", ".join(sorted(map(str, unknown)))
+                raise EncodeError(f"the nested row has no field {names}",
+                                  hint="the fields are: " + ", ".join(t.names))
+            for f in t.fields:
+                if v.get(f.name) is None and not f.type.nullable:
+                    raise EncodeError(f"null in nested field '{f.name}' ({f.type.sql()})")
+            return self._quoted_if_needed(
+                self._elements([(f.type, v.get(f.name)) for f in t.fields]))
         text, is_string = self._text(t, v, in_array=False)
         return self._quoted_if_needed(text) if is_string else text
+
+    def _elements(self, items: list[tuple[DataType, Any]]) -> str:
+        """An array node's text: elements joined by the array delimiter, null as the literal."""
+        null = self.null_literal or ""
+        return self.array_delimiter.join(
+            null if e is None else self._text(et, e, in_array=True)[0] for et, e in items)
 
     def _text(self, t: DataType, v: Any, *, in_array: bool) -> tuple[str, bool]:
         """The value's text and whether Jackson writes it as a string (subject to quoting)."""
@@ -246,10 +274,10 @@ class CsvCodec(Codec):
             return javatext.double_to_string(float(v)), False
         if isinstance(t, DecimalType):
             d = _to_decimal(t, v)
-            plain = self.plain_decimals
-            text = javatext.bigdecimal_to_plain_string(d) if plain else \
-                javatext.bigdecimal_to_string(d)
-            return text, False
+            if self.scientific_decimals:
+                return javatext.bigdecimal_to_string(
+                    javatext.bigdecimal_strip_trailing_zeros(d)), False
+            return javatext.bigdecimal_to_plain_string(d), False
         if isinstance(t, DateType):
             if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
                 raise _bad(t, v)
@@ -288,8 +316,8 @@ class CsvCodec(Codec):
         units = text.encode("utf-16-le", errors="surrogatepass")
         if len(units) // 2 <= MAX_QUOTE_CHECK:
             codes = memoryview(units).cast("H")
-            esc_code = ord(esc) if esc else -1
-            if all(c >= self._min_safe and c != esc_code for c in codes):
+            quote_chars = self._quote_chars
+            if all(c >= self._min_safe and c not in quote_chars for c in codes):
                 return text
         body = text.replace(q, q + q)
         if esc is not None and esc != q:
@@ -354,7 +382,13 @@ class CsvCodec(Codec):
                 i += 1
                 while True:
                     if i >= n:
-                        raise DecodeError(f"{self.describe()}: missing closing quote {q!r}")
+                        names = self.row_type.names
+                        col = (f" (column '{names[len(cells)]}')" if len(cells) < len(names)
+                               else "")
+                        raise DecodeError(
+                            f"{self.describe()}: field {len(cells) + 1}{col}: missing closing "
+                            f"quote {q!r}",
+                            hint="the record was cut short, or was not written by Flink's csv")
                     c = text[i]
                     if c == q:
                         if i + 1 < n and text[i + 1] == q:
@@ -387,6 +421,24 @@ class CsvCodec(Codec):
     def _parse_cell(self, t: DataType, text: str) -> Any:
         if self.null_literal is not None and text == self.null_literal:
             return None
+        if isinstance(t, RowType):
+            if text == "" and t.nullable:  # how a null ROW is written without a null literal
+                return None
+            parts = text.split(self.array_delimiter)
+            if len(parts) != len(t.fields):
+                raise ValueError(
+                    f"the nested row has {len(parts)} fields separated by "
+                    f"{self.array_delimiter!r}, the type has {len(t.fields)}")
+            out: dict[str, Any] = {}
+            for f, e in zip(t.fields, parts, strict=True):
+                if self.null_literal is not None and e == self.null_literal:
+                    out[f.name] = None
+                    continue
+                try:
+                    out[f.name] = self._parse_element(f.type, e)
+                except (ValueError, ArithmeticError, binascii.Error) as exc:
+                    raise ValueError(f"nested field '{f.name}': {exc}") from None
+            return out
         if isinstance(t, ArrayType):
             if text == "":  # only an empty cell is an empty array; " " is [" "]
                 return []

@@ -107,7 +107,7 @@ class SchemaError(KeyguardError):
 
 
 class UnsupportedTypeError(SchemaError):
-    """A column type the chosen format cannot represent (a MAP in raw, a ROW in csv)."""
+    """A column type the chosen format cannot represent (a MAP in raw or csv)."""
 
     kind = "unsupported-type"
 

@@ -6,7 +6,8 @@ Jackson's rules: compact, fields in row order, `"f":null` for nulls, strings esc
 U+2028 left alone, BMP text as raw UTF-8, but characters beyond U+FFFF as an escaped surrogate
 pair `\\uD83D\\uDE00`), DOUBLE/FLOAT as Java's `Double.toString`/`Float.toString`, NaN and the
 infinities as the strings "NaN"/"Infinity"/"-Infinity" (QUOTE_NON_NUMERIC_NUMBERS is on by
-default), DECIMAL stripped of trailing zeros (`1E+3`), times with `java.time` formatters.
+default), DECIMAL stripped of trailing zeros (`1E+3`), times with `java.time` formatters
+(TIME(p) keeps its milliseconds: `"12:34:56.789"`, trailing zeros trimmed).
 
 Decoding follows Flink's JsonParser path: numbers given as strings are accepted, missing fields
 are null (or an error with fail-on-missing-field). With ignore-parse-errors a field that does not
@@ -223,11 +224,16 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
             return f'"{javatext.format_date(v)}"'
         return enc_date
     if isinstance(t, TimeType):
+        step = 10 ** (3 - min(t.precision, 3))  # milliseconds kept by the precision
+
         def enc_time(v: Any, path: str) -> str:
             if not isinstance(v, dt.time):
                 raise _bad(s, path, v, t, "is not a datetime.time")
-            # Flink writes LocalTime.ofSecondOfDay(millis / 1000): the fraction is dropped.
-            return f'"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"'
+            # Flink 2.3 holds TIME as milliseconds of the day and writes SQL_TIME_FORMAT
+            # (`HH:mm:ss` + appendFraction(NANO_OF_SECOND, 0, 9, true)): trailing zeros trimmed.
+            millis = v.microsecond // 1000
+            millis -= millis % step
+            return '"' + javatext.format_sql_time(v, millis * 1_000_000) + '"'
         return enc_time
     if isinstance(t, (TimestampType, TimestampLtzType)):
         ltz = isinstance(t, TimestampLtzType)

@@ -165,10 +165,30 @@ def _floating(t: DataType, v: Any) -> float:
     return f
 
 
+class JsonNumber(float):
+    """A JSON number literal that remembers its text: a float for DOUBLE columns, exact digits
+    for DECIMAL ones (`99999999999999999999.999999999999999999` is 1e+20 as a float).
+
+    Pass as `json.loads(..., parse_float=JsonNumber)`.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _decimal(t: DecimalType, v: Any) -> decimal.Decimal:
     if isinstance(v, bool) or not isinstance(v, (int, float, str, decimal.Decimal)):
         raise TypeError("expected a decimal number")
-    if isinstance(v, float):
+    if isinstance(v, JsonNumber):
+        v = v.text
+    elif isinstance(v, float):
         v = repr(v)
     if isinstance(v, str) and not _NUMBER.fullmatch(v):
         raise ValueError("not a decimal number")

@@ -288,7 +288,7 @@ _RULES: tuple[Rule, ...] = (
         "KG903", "time-precision-widened", _BYTES, _I,
         "A TIMESTAMP/TIME precision changed in a way the format does not write.",
         "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
-        " keys' text; Flink's json writes TIME to the second, so its precision never shows.",
+        " keys' text (Flink holds TIME in milliseconds: TIME(3) and above write the same).",
         "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", formats=_TEXT,
     ),
     Rule(

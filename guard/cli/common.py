@@ -33,6 +33,7 @@ from formats.errors import (
     UsageError,
 )
 from formats.secrets import redact, register_environment, register_options, register_url_credentials
+from formats.values import JsonNumber
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -232,7 +233,8 @@ def read_json_arg(text: str, *, what: str) -> Any:
     if text == "-":
         text = sys.stdin.read()
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys,
+                          parse_float=JsonNumber)  # DECIMAL columns keep every digit
     except json.JSONDecodeError as exc:
         raise fail(f"{what} is not valid JSON: {exc}") from None
     except ValueError as exc:

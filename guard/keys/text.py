@@ -137,9 +137,7 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
         return
     if type(o) is type(n) and isinstance(o, _TEMPORAL):
         assert isinstance(n, _TEMPORAL)
-        if fmt == "json" and isinstance(o, TimeType):
-            yield Change("KG903", path, f"{what}: Flink's json writes TIME to the second")
-        elif n.precision < o.precision:
+        if n.precision < o.precision:
             yield Change("KG205", path, f"{what}: the fraction is truncated, so keys that "
                          "differ below the new precision change bytes")
         else:
@@ -237,7 +235,8 @@ def _arbitrary_text(old: RowType, new: RowType) -> bool:
     """Whether existing keys may carry any text into a quoted csv field (STRING to STRING)."""
     def text(t: DataType) -> bool:
         return isinstance(t, StringType) or (isinstance(t, ArrayType) and
-                                             isinstance(t.element, StringType))
+                                             isinstance(t.element, StringType)) or (
+            isinstance(t, RowType) and any(isinstance(f.type, StringType) for f in t.fields))
     return any(p.old is not None and p.new is not None and text(p.old.type) and text(p.new.type)
                for p in pair_fields(old.fields, new.fields))
 
@@ -294,7 +293,8 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
         # codes, so those are judged by example keys.
         texts = _arbitrary_text(old_rt, new_rt)
         maybe = any(isinstance(t, (StringType, DateType, TimeType, TimestampType,
-                                   TimestampLtzType, BytesType, ArrayType)) for t in types)
+                                   TimestampLtzType, BytesType, ArrayType, RowType))
+                    for t in types)
         if key == "field-delimiter":
             if texts or len(old_rt) > 1 or len(new_rt) > 1:
                 return Change("KG304", key, f"{what}: the delimiter separates the key's fields "
@@ -310,9 +310,8 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
         if key == "null-literal":
             return Change("KG306", key, f"{what}: null key fields are written as the literal") \
                 if old_nulls else info
-        if key == "write-bigdecimal-in-scientific-notation":
-            return None if any(isinstance(t, DecimalType) and t.scale > 6 for t in types) \
-                else info
-        if key == "array-element-delimiter":
-            return None if has(ArrayType) else info
+        if key == "write-bigdecimal-in-scientific-notation":  # 1000.00 vs 1E+3: by example
+            return None if has(DecimalType) else info
+        if key == "array-element-delimiter":  # joins ARRAY elements and nested ROW fields
+            return None if has(ArrayType, RowType) else info
     return None

@@ -141,8 +141,10 @@ def test_flink_customized_properties_escape_and_quote_are_doubled():
         (DoubleType(), math.nan, b"NaN"),
         (DecimalType(precision=10, scale=2), Decimal("12345678.90"), b"12345678.90"),
         (DecimalType(precision=10, scale=2), Decimal("0.00"), b"0.00"),
-        (DecimalType(precision=10, scale=8), Decimal("0E-8"), b"0E-8"),  # toString
-        (DecimalType(precision=10, scale=8), Decimal("1E-7"), b"1.0E-7"),
+        # Flink 2.3 (CsvRowDataSerializationSchema): the plain number with its scale
+        (DecimalType(precision=10, scale=8), Decimal("0E-8"), b"0.00000000"),
+        (DecimalType(precision=10, scale=8), Decimal("1E-7"), b"0.00000010"),
+        (DecimalType(precision=38, scale=18), Decimal("1E-7"), b"0.000000100000000000"),
         (DecimalType(precision=38, scale=0), Decimal("123400000000000000000000000001"),
          b"123400000000000000000000000001"),  # numbers are never quoted (Jackson >= 2.16)
         (DateType(), dt.date(2018, 10, 12), b"2018-10-12"),
@@ -176,6 +178,131 @@ def test_plain_decimals_option():
     assert cell(t, Decimal("0E-8"), **opts) == b"0.00000000"
     assert cell(t, Decimal("1E-7"), **opts) == b"0.00000010"
     assert cell(DecimalType(precision=6, scale=2), Decimal("1000.00"), **opts) == b"1000.00"
+
+
+@pytest.mark.parametrize(
+    ("t", "v", "expected"),
+    [  # write-bigdecimal-in-scientific-notation=true: stripTrailingZeros().toString()
+        (DecimalType(precision=6, scale=2), "1000.00", b"1E+3"),
+        (DecimalType(precision=6, scale=2), "0.00", b"0"),
+        (DecimalType(precision=6, scale=2), "-12.50", b"-12.5"),
+        (DecimalType(precision=38, scale=18), "0.0000001", b"1E-7"),
+        (DecimalType(precision=6, scale=2), "-0.50", b"-0.5"),
+        (DecimalType(precision=5, scale=0), "10", b"1E+1"),
+        (DecimalType(precision=38, scale=18), "99999999999999999999.999999999999999999",
+         b"99999999999999999999.999999999999999999"),
+    ],
+)
+def test_scientific_decimals_option(t, v, expected):
+    c = codec(t, **{"write-bigdecimal-in-scientific-notation": "true"})
+    assert c.encode({"c": Decimal(v)}) == expected
+    got = c.decode(expected)["c"]
+    assert got == Decimal(v) and got.as_tuple().exponent == -t.scale  # back at the scale
+
+
+def _jackson_quotes(c: str, *, escape: str | None = None) -> bool:
+    """Jackson's loose rule for a short text with delimiter ',' and quote '"': quoted when it
+    holds a character below '-' (max(',', '"') + 1) or the control-character escape (the escape
+    character, else a backslash)."""
+    return ord(c) < ord("-") or c == (escape or "\\")
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_every_ascii_character_in_a_string_field(code):
+    c = chr(code)
+    text = f"k{c}b"
+    body = text.replace('"', '""')
+    expected = f'"{body}",13' if _jackson_quotes(c) else f"{text},13"
+    t = row(("s", StringType()), ("n", IntType()))
+    got = codec(t).encode({"s": text, "n": 13})
+    assert got == expected.encode()
+    assert codec(t).decode(got) == {"s": text, "n": 13}
+
+
+@pytest.mark.parametrize("c", ["\\", "|", "a", "~", " ", '"'])
+def test_escape_character_replaces_backslash_as_the_quoting_trigger(c):
+    t = row(("s", StringType()), ("n", IntType()))
+    esc = codec(t, **{"escape-character": "|"})
+    got = esc.encode({"s": f"k{c}b", "n": 1})
+    if _jackson_quotes(c, escape="|"):
+        assert got.startswith(b'"')
+    else:
+        assert got == f"k{c}b,1".encode()
+    assert esc.decode(got) == {"s": f"k{c}b", "n": 1}
+
+
+def test_backslash_in_keys_and_values_is_quoted():
+    key = row(("k", StringType().not_null()))
+    assert codec(key, role="key").encode({"k": "k\\b"}) == b'"k\\b"'
+    t = row(("k", StringType()), ("n", IntType()))
+    assert codec(t).encode({"k": "k\\b", "n": 13}) == b'"k\\b",13'
+
+
+# --- nested ROW columns (RowDataToCsvConverters: an array node of the fields) -----------------
+
+NESTED = row(("r", row(("a", IntType()), ("b", StringType()), ("c", DecimalType(precision=6,
+                                                                                  scale=2)),
+                       nullable=True)), ("n", IntType()))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": 1, "b": "x", "c": Decimal("1.50")}, b"1;x;1.50,1"),
+        ({"a": 2, "b": "x y", "c": Decimal("0.00")}, b'"2;x y;0.00",1'),
+        ({"a": -5, "b": "", "c": Decimal("-1000.00")}, b"-5;;-1000.00,1"),
+        (None, b",1"),
+    ],
+)
+def test_nested_row_bytes_and_round_trip(value, expected):
+    c = codec(NESTED)
+    assert c.encode({"r": value, "n": 1}) == expected
+    assert c.decode(expected) == {"r": value, "n": 1}
+
+
+def test_nested_row_with_options_and_null_fields():
+    opts = {"array-element-delimiter": "|", "null-literal": "NULL", "field-delimiter": ";"}
+    c = codec(NESTED, **opts)
+    r = {"r": {"a": None, "b": None, "c": None}, "n": 2}
+    assert c.encode(r) == b"NULL|NULL|NULL;2"
+    assert c.decode(b"NULL|NULL|NULL;2") == r
+    assert c.decode(b"NULL;2") == {"r": None, "n": 2}
+
+
+def test_nested_row_in_a_key():
+    key = row(("r", row(("a", IntType()), ("b", StringType())).not_null()),
+              ("s", StringType().not_null()))
+    c = codec(key, role="key")
+    assert c.encode({"r": {"a": 7, "b": "x,y"}, "s": "a b"}) == b'"7;x,y","a b"'
+    assert c.decode(b'"7;x,y","a b"') == {"r": {"a": 7, "b": "x,y"}, "s": "a b"}
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"1;x,1", r"column 'r'.*nested row has 2 fields.*type has 3"),
+        (b"1;x;1.50;9,1", r"column 'r'.*nested row has 4 fields"),
+        (b"one;x;1.50,1", r"column 'r'.*nested field 'a'.*not an integer"),
+        (b";x;1.50,1", r"column 'r'.*nested field 'a'"),
+    ],
+)
+def test_nested_row_decode_errors_name_the_column(data, match):
+    with pytest.raises(DecodeError, match=match):
+        codec(NESTED).decode(data)
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        ({"a": 1, "b": "x", "c": Decimal("1"), "zz": 1}, "no field zz"),
+        ("1;x", "expected a dict"),
+        ({"a": "1", "b": "x", "c": None}, "expected a value of type INT"),
+    ],
+)
+def test_nested_row_encode_errors_name_the_column(value, match):
+    with pytest.raises(EncodeError, match=match) as e:
+        codec(NESTED).encode({"r": value, "n": 1})
+    assert "column 'r'" in e.value.message
 
 
 def test_null_literal():
@@ -276,6 +403,11 @@ ROUND_TRIP: list[tuple[DataType, st.SearchStrategy[Any]]] = [
     (TimestampLtzType(precision=6), st.datetimes(timezones=st.just(UTC))),
     (BytesType(), st.binary()),
     (ArrayType(element=IntType()), st.lists(st.one_of(st.none(), st.integers(0, 99)))),
+    # A nested ROW: fields joined by the array delimiter, so its text may not hold one.
+    (row(("a", IntType()), ("b", StringType()), ("t", TimeType(precision=3)), nullable=True),
+     st.fixed_dictionaries({"a": st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)),
+                            "b": st.one_of(st.none(), st.text(alphabet="ab, \"'\n\\")),
+                            "t": st.one_of(st.none(), TIMES)})),
 ]
 
 
@@ -314,7 +446,8 @@ def test_round_trip_with_custom_delimiters_and_escape():
 
 @pytest.mark.parametrize(
     "t",
-    [row(("x", IntType()), nullable=True), MapType(key=StringType(), value=IntType()),
+    [row(("x", ArrayType(element=IntType())), nullable=True),
+     row(("x", row(("y", IntType()))), nullable=True), MapType(key=StringType(), value=IntType()),
      ArrayType(element=ArrayType(element=IntType())),
      ArrayType(element=row(("x", IntType()), nullable=True)), TimeType(precision=6)],
 )

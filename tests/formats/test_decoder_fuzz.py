@@ -49,7 +49,7 @@ _ALL = ("s STRING, b BOOLEAN, t TINYINT, sm SMALLINT, i INT, bi BIGINT, f FLOAT,
         "m DECIMAL(10, 2), w DECIMAL(38, 0), dt DATE, tm TIME(3), ts TIMESTAMP(3), "
         "ltz TIMESTAMP_LTZ(6), bs BYTES")
 _NESTED = _ALL + ", a ARRAY<INT>, mp MAP<STRING, DOUBLE>, r ROW<x INT, y STRING>"
-_CSV = _ALL + ", a ARRAY<INT>"
+_CSV = _ALL + ", a ARRAY<INT>, r ROW<x INT, y STRING, z DECIMAL(38, 18)>"
 _scopes = itertools.count()
 _AVRO = {"timestamp_mapping.legacy": "false"}  # TIMESTAMP_LTZ has no legacy Avro type
 

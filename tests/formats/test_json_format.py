@@ -116,8 +116,39 @@ def test_timestamps() -> None:
 
 def test_date_time_bytes() -> None:
     assert body(DateType(), dt.date(2024, 2, 29)) == '"2024-02-29"'
-    assert body(TimeType(precision=3), dt.time(1, 2, 3, 456000)) == '"01:02:03"'
     assert body(BytesType(), b"\x00\xff\xfe") == '"AP/+"'
+
+
+@pytest.mark.parametrize(
+    ("precision", "value", "expected"),
+    [  # Flink 2.3 keeps TIME's milliseconds (SQL_TIME_FORMAT trims trailing zeros)
+        (3, dt.time(12, 34, 56, 789000), '"12:34:56.789"'),
+        (3, dt.time(12, 34, 56, 780000), '"12:34:56.78"'),
+        (3, dt.time(12, 34, 56, 789999), '"12:34:56.789"'),  # Flink holds milliseconds
+        (3, dt.time(12, 34, 56), '"12:34:56"'),
+        (1, dt.time(12, 34, 56, 789000), '"12:34:56.7"'),
+        (0, dt.time(12, 34, 56, 789000), '"12:34:56"'),
+        (6, dt.time(1, 2, 3, 456789), '"01:02:03.456"'),
+    ],
+)
+def test_time_keeps_its_milliseconds(precision: int, value: dt.time, expected: str) -> None:
+    t = TimeType(precision=precision)
+    assert body(t, value) == expected
+    c = create_codec("json", row(("f", t)))
+    # decoding reads back what was written: the fraction the text carries
+    assert c.decode(enc(t, value)) == {"f": dt.time.fromisoformat(expected.strip('"'))}
+
+
+def test_full_width_decimal_round_trips_and_never_decodes_to_null() -> None:
+    t = DecimalType(precision=38, scale=18).not_null()
+    c = create_codec("json", row(("k", t)))
+    for text in ("99999999999999999999.999999999999999999",
+                 "-99999999999999999999.999999999999999999"):
+        assert c.encode({"k": Decimal(text)}) == b'{"k":' + text.encode() + b"}"
+        assert c.decode(b'{"k":' + text.encode() + b"}") == {"k": Decimal(text)}
+    for wider in (b"100000000000000000000", b"99999999999999999999.9999999999999999995"):
+        with pytest.raises(DecodeError, match=r"field 'k'.*needs more than 38 digits"):
+            c.decode(b'{"k":' + wider + b"}")
 
 
 def test_integers_booleans() -> None:

@@ -19,7 +19,7 @@ from formats.types import (
     TimestampType,
     row,
 )
-from formats.values import coerce_row
+from formats.values import JsonNumber, coerce, coerce_row
 
 T = row(("id", IntType()), ("amount", DecimalType(precision=10, scale=2)),
         ("ts", TimestampType(precision=3)), ("ltz", TimestampLtzType(precision=3)),
@@ -91,3 +91,15 @@ def test_values_outside_their_type_are_refused(t, value, says):
 ])
 def test_values_inside_their_type_are_read(t, value, expected):
     assert coerce_row(row(("c", t)), {"c": value}) == {"c": expected}
+
+
+def test_a_json_number_keeps_its_digits_for_decimal_and_is_a_float_for_double():
+    import json
+
+    text = '{"d": 99999999999999999999.999999999999999999, "x": 1.5}'
+    raw = json.loads(text, parse_float=JsonNumber)
+    t = DecimalType(precision=38, scale=18)
+    assert coerce(t, raw["d"], "d") == decimal.Decimal("99999999999999999999.999999999999999999")
+    assert coerce(DoubleType(), raw["x"], "x") == 1.5
+    with pytest.raises(EncodeError, match=r"cannot read 999999999999999999999\.5 as DECIMAL"):
+        coerce(t, JsonNumber("999999999999999999999.5"), "d")
