@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from broker import new_topic
 
 from formats.errors import InvalidOptionError, SchemaError
 from sparkio.producer import ChangelogKindError, TaskDeliveryError
@@ -147,8 +148,10 @@ def test_the_demo_session_runs_its_workers_on_keyguards_interpreter(tmp_path: Pa
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_user_session_without_keyguard_on_its_workers_gets_one_message(
-        tmp_path: Path) -> None:
-    done = _run("""
+        tmp_path: Path, kafka_bootstrap: str) -> None:
+    # A live broker and topic: the guard (in this process) passes, then the workers are probed.
+    topic = new_topic(kafka_bootstrap, 1)
+    done = _run(f"""
         from pyspark.sql import SparkSession
         import sparkio
         from sparkio.workers import WorkerSetupError
@@ -157,12 +160,12 @@ def test_a_user_session_without_keyguard_on_its_workers_gets_one_message(
         spark.sparkContext.setLogLevel("OFF")
         df = spark.createDataFrame([(1, "a")], "id int, v string")
         try:
-            sparkio.write_upsert(df, **{"topic": "t", "primary-key": "id",
+            sparkio.write_upsert(df, **{{"topic": "{topic}", "primary-key": "id",
                                         "key.format": "json", "value.format": "json",
-                                        "properties.bootstrap.servers": "127.0.0.1:9"})
+                                        "properties.bootstrap.servers": "{kafka_bootstrap}"}})
         except WorkerSetupError as exc:
             print("KIND", exc.kind, "|", str(exc).splitlines()[0])
         spark.stop()
     """, tmp_path)
-    assert "KIND spark-workers | Spark's Python workers cannot import keyguard" in done.stdout, \
+    assert "KIND spark-workers | keyguard is not installed in the Python workers" in done.stdout, \
         done.stdout[-2000:] + done.stderr[-3000:]
