@@ -128,6 +128,10 @@ def test_a_driver_only_registry_with_pinned_ids(
     assert len(records) == 200
     ids = {(struct.unpack(">bI", k[:5]), struct.unpack(">bI", v[:5])) for _, _, k, v in records}
     assert ids == {((0, 100017), (0, 100023))}
+    # The read resolves the ids on the driver too: the executors never see the registry.
+    back = cluster_driver.run(sc.read, kafka_bootstrap, topic, extra, ddl)
+    assert not isinstance(back, sc.Failure), back
+    assert {r["id"]: r["v"] for r in back} == dict(rows)
 
 
 def test_shipped_zip_and_the_missing_keyguard_message(
