@@ -111,7 +111,12 @@ INCOMPATIBLE = {
     "added property not covered by additionalProperties": (
         obj({"a": STR}, additionalProperties=INT),
         {"type": "object", "additionalProperties": INT},
-        [("PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "/properties/a")],
+        # Confluent reports the nested difference, then the kind (ObjectSchemaDiff
+        # compareProperties; diff-schema-examples "partially open content model 3").
+        [
+            ("TYPE_CHANGED", "/properties/a"),
+            ("PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", "/properties/a"),
+        ],
     ),
     "required property added to a closed model": (
         obj({"a": INT, "b": INT}, required=["b"], additionalProperties=False),
@@ -121,12 +126,15 @@ INCOMPATIBLE = {
     "existing property made required": (
         obj({"a": INT}, required=["a"]),
         obj({"a": INT}),
-        [("REQUIRED_ATTRIBUTE_ADDED", "/properties/a")],
+        # ObjectSchemaDiff.compareRequired reports it under #/required/<name>.
+        [("REQUIRED_ATTRIBUTE_ADDED", "/required/a")],
     ),
     "additionalProperties introduced": (
         obj({"a": INT}, additionalProperties=False),
         obj({"a": INT}),
-        [("ADDITIONAL_PROPERTIES_NARROWED", "/additionalProperties")],
+        # Absent -> false changes permitsAdditionalProperties: ADDITIONAL_PROPERTIES_REMOVED
+        # (ObjectSchemaDiff.compareAdditionalProperties); NARROWED is absent -> a schema.
+        [("ADDITIONAL_PROPERTIES_REMOVED", "/additionalProperties")],
     ),
     "string constraints tightened": (
         obj({"s": {"type": "string", "maxLength": 5, "minLength": 2, "pattern": "^a"}}),
@@ -160,7 +168,9 @@ INCOMPATIBLE = {
     "array became a tuple": (
         {"type": "array", "items": [INT]},
         {"type": "array", "items": INT},
-        [("TYPE_CHANGED", "/")],
+        # ArraySchemaDiff: the all-items schema removed is compatible, the tuple item added to
+        # the old (open) content model is not.
+        [("ITEM_ADDED_TO_OPEN_CONTENT_MODEL", "/items/0")],
     ),
     "tuple item changed": (
         {"type": "array", "items": [INT, STR]},
@@ -171,7 +181,7 @@ INCOMPATIBLE = {
         {"type": "array", "items": [INT], "additionalItems": False},
         {"type": "array", "items": [INT, STR]},
         [
-            ("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/additionalItems"),
+            ("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/items/1"),
             ("ADDITIONAL_ITEMS_REMOVED", "/additionalItems"),
         ],
     ),
@@ -181,13 +191,20 @@ INCOMPATIBLE = {
         {"oneOf": [STR, INT]},
         [("COMBINED_TYPE_SUBSCHEMAS_CHANGED", "/oneOf")],
     ),
-    "allOf grew": ({"allOf": [STR, STR]}, {"allOf": [STR]}, [("PRODUCT_TYPE_EXTENDED", "/allOf")]),
+    # Confluent collapses duplicate subschemas ({"allOf": [STR, STR]} is {"allOf": [STR]}),
+    # so the allOf must grow by a distinct schema.
+    "allOf grew": (
+        {"allOf": [STR, {"maxLength": 3}]},
+        {"allOf": [STR]},
+        [("PRODUCT_TYPE_EXTENDED", "/allOf")],
+    ),
     "oneOf changed to allOf": (
         {"allOf": [STR, INT]},
         {"oneOf": [STR, INT]},
         [("COMBINED_TYPE_CHANGED", "/allOf")],
     ),
-    "not widened": ({"not": STR}, {"not": INT}, [("TYPE_CHANGED", "/not")]),
+    # NotSchemaDiff compares the negated schemas reversed and reports NOT_TYPE_EXTENDED.
+    "not widened": ({"not": STR}, {"not": INT}, [("NOT_TYPE_EXTENDED", "/not")]),
     "true to false (Confluent)": (False, True, [("TYPE_CHANGED", "/")]),
     "dependency added": (
         obj({"a": INT}, dependencies={"a": ["b"]}),
