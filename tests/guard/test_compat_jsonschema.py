@@ -283,3 +283,84 @@ def test_transitive_levels_check_every_version() -> None:
     assert check_compatibility("JSON", [V1, V2], NEW, "FORWARD").compatible
     full = check_compatibility("JSON", [V1, V2], NEW, "FULL_TRANSITIVE")
     assert len(full.incompatibilities) == 3
+
+
+# Issue 9 section 2: one case per class of disagreement with Confluent, old -> new, BACKWARD.
+NUM = {"type": "number"}
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+BUNDLE_OLD = {"$schema": D2020, "type": "object",
+              "properties": {"home": {"$ref": "https://example.com/address"}},
+              "$defs": {"address": {"$id": "https://example.com/address", "type": "object",
+                                    "properties": {"zip": INT}}}}
+BUNDLE_NEW = {**BUNDLE_OLD, "$defs": {"address": {"$id": "https://example.com/address",
+              "type": "object", "properties": {"zip": STR}}}}
+ISSUE_9: dict[str, tuple[Any, Any, bool]] = {
+    "closed tuple gains an item": (
+        {"type": "array", "items": [STR], "additionalItems": False},
+        {"type": "array", "items": [STR, NUM], "additionalItems": False}, True),
+    "prefixItems item type changed": (
+        {"$schema": D2020, "type": "array", "prefixItems": [STR]},
+        {"$schema": D2020, "type": "array", "prefixItems": [NUM]}, False),
+    "2020-12 items after prefixItems closed": (
+        {"$schema": D2020, "type": "array", "prefixItems": [STR]},
+        {"$schema": D2020, "type": "array", "prefixItems": [STR], "items": False}, False),
+    "2020-12 closed prefixItems gains an item": (
+        {"$schema": D2020, "type": "array", "prefixItems": [STR], "items": False},
+        {"$schema": D2020, "type": "array", "prefixItems": [STR, NUM], "items": False}, True),
+    "singleton oneOf to singleton allOf": (
+        {"oneOf": [INT]}, {"allOf": [NUM]}, True),
+    "additionalProperties schema to false": (
+        {"type": "object", "additionalProperties": STR},
+        {"type": "object", "additionalProperties": False}, False),
+    "unevaluatedProperties closed": (
+        {"$schema": D2020, "type": "object", "properties": {"a": STR}},
+        {"$schema": D2020, "type": "object", "properties": {"a": STR},
+         "unevaluatedProperties": False}, False),
+    "enum changed next to type": (
+        {"type": "integer", "enum": [4, 1, 3]}, {"type": "integer", "enum": [1, 2, 4]}, False),
+    "const changed": ({"const": 1}, {"const": 2}, False),
+    "const to one-value enum": ({"const": 1}, {"enum": [1]}, False),
+    "string to true": (STR, True, True),
+    "minLength 0 is no constraint": (STR, {"type": "string", "minLength": 0}, True),
+    "exclusiveMinimum to minimum": ({"exclusiveMinimum": 10}, {"minimum": 10}, True),
+    "minimum to exclusiveMinimum": ({"minimum": 10}, {"exclusiveMinimum": 10}, False),
+    "not is contravariant": ({"not": NUM}, {"not": INT}, True),
+    "items removed": ({"type": "array", "items": STR}, {"type": "array"}, True),
+    "$ref with a narrowing sibling": (
+        {"$schema": D2020, "$defs": {"s": STR}, "$ref": "#/$defs/s"},
+        {"$schema": D2020, "$defs": {"s": STR}, "$ref": "#/$defs/s", "maxLength": 3}, False),
+    "constraint under a type list narrowed": (
+        {"type": ["string", "integer"], "maxLength": 5},
+        {"type": ["string", "integer"], "maxLength": 3}, False),
+    "narrowing inside a oneOf branch": (
+        {"oneOf": [{"type": "string", "maxLength": 10}, INT]},
+        {"oneOf": [{"type": "string", "maxLength": 5}, INT]}, False),
+    "bundled $id resource resolved and compared": (BUNDLE_OLD, BUNDLE_NEW, False),
+    "bundled $id resource unchanged": (BUNDLE_OLD, BUNDLE_OLD, True),
+}
+
+
+@pytest.mark.parametrize(("old", "new", "compatible"), ISSUE_9.values(), ids=ISSUE_9.keys())
+def test_issue_9_classes_as_confluent_decides(old: Any, new: Any, compatible: bool) -> None:
+    result = check_compatibility("JSON", [old], new, "BACKWARD")
+    assert result.compatible is compatible, [str(i) for i in result.incompatibilities]
+    assert all(i.kind.isupper() and i.message for i in result.incompatibilities)
+
+
+def test_bundled_resource_narrowing_is_located_inside_it() -> None:
+    result = check_compatibility("JSON", [BUNDLE_OLD], BUNDLE_NEW, "BACKWARD")
+    assert located(result) == [("BACKWARD", 1, "TYPE_CHANGED", "/properties/home/properties/zip")]
+
+
+def test_missing_bundled_resource_is_a_schema_error() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.com/missing"}}}
+    with pytest.raises(SchemaError, match="cannot resolve"):
+        check_compatibility("JSON", [{"type": "object"}], schema, "BACKWARD")
+
+
+def test_unevaluated_properties_named_in_the_finding() -> None:
+    old, new = ISSUE_9["unevaluatedProperties closed"][:2]
+    result = check_compatibility("JSON", [old], new, "BACKWARD")
+    assert located(result) == [
+        ("BACKWARD", 1, "ADDITIONAL_PROPERTIES_REMOVED", "/unevaluatedProperties")
+    ]

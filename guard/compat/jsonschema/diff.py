@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from guard.compat.jsonschema.model import (
     ALL_OF,
@@ -142,7 +142,8 @@ class Walk:
 
     def _counts(self, r: dict, w: dict, at: Path, keyword: str, kind: str, *, upper: bool) -> Found:
         """maxLength/minLength, maxItems/minItems, maxProperties/minProperties, ...Contains."""
-        r_value, w_value = r.get(keyword), w.get(keyword)
+        r_value: Any = r.get(keyword)
+        w_value: Any = w.get(keyword)
         if not upper:  # a minimum of 0 admits everything: not a constraint
             r_value = r_value or None
             w_value = w_value or None
@@ -262,7 +263,9 @@ class Walk:
         found = self._required(r, w, at)
         found += self._properties(r, w, at)
         found += self._dependencies(r, w, at)
-        found += self._additional(r, w, at, "additionalProperties", "ADDITIONAL_PROPERTIES",
+        keyword = ("unevaluatedProperties" if "additionalProperties" not in r
+                   and "unevaluatedProperties" in r else "additionalProperties")
+        found += self._additional(r, w, at, keyword, "ADDITIONAL_PROPERTIES",
                                   _object_rest(r), _object_rest(w))
         found += self._counts(r, w, at, "maxProperties", "MAX_PROPERTIES", upper=True)
         found += self._counts(r, w, at, "minProperties", "MIN_PROPERTIES", upper=False)
@@ -412,7 +415,7 @@ class Walk:
                                     "items must now be unique", r, w))
         return found
 
-    _BY_KIND: dict[str, Callable[[Walk, Node, Node, Path], Found]] = {
+    _BY_KIND: ClassVar[dict[str, Callable[[Walk, Node, Node, Path], Found]]] = {
         STRING: _string, NUMBER: _number, ENUM: _enum, CONST: _const, NOT: _not,
         ALL_OF: _combined, ANY_OF: _combined, ONE_OF: _combined, OBJECT: _object, ARRAY: _array,
     }
