@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -364,3 +365,17 @@ def test_unevaluated_properties_named_in_the_finding() -> None:
     assert located(result) == [
         ("BACKWARD", 1, "ADDITIONAL_PROPERTIES_REMOVED", "/unevaluatedProperties")
     ]
+
+
+def test_value_finding_names_confluents_kind() -> None:
+    from formats.registry import SchemaVersion
+    from formats.schemafile import SchemaText
+    from guard.values import check_value
+
+    old = {"type": "object", "additionalProperties": STR}
+    history = [SchemaVersion("t-value", 1, 7, json.dumps(old))]
+    new = SchemaText("JSON", json.dumps({"type": "object", "additionalProperties": False}), "c")
+    (finding,) = check_value("t-value", new, history, "BACKWARD")
+    assert finding.rule.id == "KG801"
+    assert finding.message.startswith("ADDITIONAL_PROPERTIES_REMOVED: ")
+    assert finding.path == "/additionalProperties"
