@@ -373,7 +373,7 @@ def test_value_finding_names_confluents_kind() -> None:
     from guard.values import check_value
 
     old = {"type": "object", "additionalProperties": STR}
-    history = [SchemaVersion("t-value", 1, 7, json.dumps(old))]
+    history = [SchemaVersion("t-value", 1, 7, json.dumps(old), "JSON")]
     new = SchemaText("JSON", json.dumps({"type": "object", "additionalProperties": False}), "c")
     (finding,) = check_value("t-value", new, history, "BACKWARD")
     assert finding.rule.id == "KG801"
