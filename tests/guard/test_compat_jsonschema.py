@@ -379,3 +379,46 @@ def test_value_finding_names_confluents_kind() -> None:
     assert finding.rule.id == "KG801"
     assert finding.message.startswith("ADDITIONAL_PROPERTIES_REMOVED: ")
     assert finding.path == "/additionalProperties"
+
+
+# Recursive unions, after Confluent's SchemaDiffTest (testRecursiveOneOfUnionTerminates,
+# testRecursiveOneOfUnionDetectsIncompatibleChange,
+# testRecursiveOneOfMemoizationDoesNotMaskIncompatibility).
+TRADE_TYPES = ["Asset", "Basket", "Swap", "Bond", "Option", "Future", "Forward", "Loan"]
+
+
+def trade(first_id_type: str = "string") -> dict[str, Any]:
+    def union() -> dict[str, Any]:
+        return {"oneOf": [{"$ref": f"#/definitions/{t}"} for t in TRADE_TYPES]}
+
+    definitions = {
+        t: obj({"id": {"type": first_id_type if t == "Asset" else "string"},
+                "underlying": union(), "referenceProduct": union()})
+        for t in TRADE_TYPES
+    }
+    return {"definitions": definitions, **obj({"tradeId": STR, "product": union()})}
+
+
+def mask(t0_id: str, t1_id: str) -> dict[str, Any]:
+    def node(id_type: str, target: str) -> dict[str, Any]:
+        return obj({"id": {"type": id_type},
+                    "ref": {"oneOf": [{"$ref": f"#/definitions/{target}"}]}})
+
+    return {
+        "definitions": {"T0": node(t0_id, "T2"), "T1": node(t1_id, "T2"),
+                        "T2": node("integer", "T0")},
+        **obj({"root": {"oneOf": [{"$ref": "#/definitions/T0"}, {"$ref": "#/definitions/T1"}]}}),
+    }
+
+
+def test_recursive_union_is_judged() -> None:
+    assert check_compatibility("JSON", [trade()], trade(), "BACKWARD").compatible
+    changed = check_compatibility("JSON", [trade()], trade("number"), "BACKWARD")
+    assert not changed.compatible
+    assert {i.kind for i in changed.incompatibilities} == {"COMBINED_TYPE_SUBSCHEMAS_CHANGED"}
+
+
+def test_assumptions_in_a_recursive_union_do_not_mask_a_change() -> None:
+    result = check_compatibility("JSON", [mask("integer", "boolean")], mask("boolean", "number"),
+                                 "BACKWARD")
+    assert not result.compatible

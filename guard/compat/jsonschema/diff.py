@@ -62,12 +62,20 @@ def _number(value: Any) -> bool:
 
 
 class Walk:
-    """One reader/writer comparison; a pair met again while still open counts as compatible
-    (Confluent's `Context` does the same for recursive schemas)."""
+    """One reader/writer comparison, coinductive as recursive schemas need.
+
+    A pair being compared, or already found compatible, is assumed compatible when met again
+    (Confluent's `Context` does the same); when a comparison fails, every assumption made since
+    it started is withdrawn, and the pair is remembered as incompatible (assuming more pairs
+    compatible only ever hides differences, so a failure is final). Each pair is thus decided
+    once, and recursive unions stay polynomial (Confluent memoizes pairs for the same reason).
+    """
 
     def __init__(self) -> None:
         self.nodes = Classifier()
-        self.open: set[tuple[int, int]] = set()
+        self.assumed: set[tuple[int, int]] = set()
+        self.trail: list[tuple[int, int]] = []
+        self.failed: set[tuple[int, int]] = set()
 
     def issue(self, kind: str, at: Path, message: str, reader: Any, writer: Any) -> Incompatibility:
         reader = reader.schema if isinstance(reader, Node) else reader
@@ -75,6 +83,10 @@ class Walk:
         return Incompatibility(kind, pointer(at), message, reader, writer)
 
     def compatible(self, reader: Any, writer: Any, at: Path = ()) -> bool:
+        if reader is not None and writer is not None:
+            key = (id(self.nodes.node(reader)), id(self.nodes.node(writer)))
+            if key in self.failed:
+                return False
         return not self.walk(reader, writer, at)
 
     def walk(self, reader: Any, writer: Any, at: Path) -> Found:
@@ -87,31 +99,36 @@ class Walk:
             return []
         r_node, w_node = self.nodes.node(reader), self.nodes.node(writer)
         key = (id(r_node), id(w_node))
-        if key in self.open:
+        if key in self.assumed:
             return []
-        self.open.add(key)
-        try:
-            return self._compare(r_node, w_node, at)
-        finally:
-            self.open.discard(key)
+        mark = len(self.trail)
+        self.assumed.add(key)
+        self.trail.append(key)
+        found = self._compare(r_node, w_node, at)
+        if found:
+            for undone in self.trail[mark:]:
+                self.assumed.discard(undone)
+            del self.trail[mark:]
+            self.failed.add(key)
+        return found
 
     # SchemaDiff.compare
     def _compare(self, reader: Node, writer: Node, at: Path) -> Found:
         r_combined, w_combined = reader.kind in COMBINED, writer.kind in COMBINED
         if r_combined and not w_combined:
-            if len(reader.subs) == 1 and self.compatible(reader.subs[0], writer, at):
-                return []
-            if len(reader.subs) > 1 and reader.kind in (ANY_OF, ONE_OF) and any(
-                self.compatible(sub, writer, at) for sub in reader.subs
-            ):
-                return []  # SUM_TYPE_EXTENDED
+            # A singleton is its subschema; anyOf/oneOf read what one branch reads
+            # (SUM_TYPE_EXTENDED).
+            if len(reader.subs) == 1 or reader.kind in (ANY_OF, ONE_OF):
+                for sub in reader.subs:
+                    if self.compatible(sub, writer, at):
+                        return []
         elif w_combined and not r_combined:
-            if len(writer.subs) == 1 and self.compatible(reader, writer.subs[0], at):
-                return []
-            if writer.kind == ALL_OF and any(
-                self.compatible(reader, sub, at) for sub in writer.subs
-            ):
-                return []  # PRODUCT_TYPE_NARROWED
+            # allOf writes what each branch allows: one readable branch is enough
+            # (PRODUCT_TYPE_NARROWED).
+            if len(writer.subs) == 1 or writer.kind == ALL_OF:
+                for sub in writer.subs:
+                    if self.compatible(reader, sub, at):
+                        return []
         if not _same_class(reader, writer):
             if writer.kind == FALSE or reader.kind == EMPTY:
                 return []
@@ -247,10 +264,12 @@ class Walk:
         elif len(w_subs) > len(r_subs) and r_kind != ALL_OF:
             found.append(self.issue("SUM_TYPE_NARROWED", here, f"{r_kind} shrank from "
                                     f"{len(w_subs)} to {len(r_subs)} schemas", reader, writer))
-        edges = {
-            i: [j for j, w_sub in enumerate(w_subs) if self.compatible(r_sub, w_sub, here)]
-            for i, r_sub in enumerate(r_subs)
-        }
+        edges: dict[int, list[int]] = {}
+        for i, r_sub in enumerate(r_subs):
+            edges[i] = []
+            for j, w_sub in enumerate(w_subs):
+                if self.compatible(r_sub, w_sub, here):
+                    edges[i].append(j)
         if _matching_size(edges) < min(len(r_subs), len(w_subs)):
             found.append(self.issue("COMBINED_TYPE_SUBSCHEMAS_CHANGED", here,
                                     "not every subschema has a compatible counterpart",
@@ -471,8 +490,8 @@ def _distinct(subs: list[Any]) -> list[Any]:
     """Subschemas with duplicates collapsed (Confluent collects them into a set)."""
     seen: dict[str, Any] = {}
     for sub in subs:
-        seen.setdefault(_key(sub.schema if isinstance(sub, Node) and not sub.synthetic else sub)
-                        if not isinstance(sub, Node) else f"node:{id(sub)}", sub)
+        # A synthetic piece shares its keywords with its siblings: it is distinct by identity.
+        seen.setdefault(f"node:{id(sub)}" if isinstance(sub, Node) else _key(sub), sub)
     return list(seen.values())
 
 
