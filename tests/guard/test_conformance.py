@@ -27,7 +27,10 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = json.loads(
 )
 FILES = ("karapace.jsonl", "apache_avro.jsonl")
 #: Vectors kept in this repository: always run.
-OWN_FILES = {"confluent_jsonschema.jsonl": Path(__file__).parent / "data"}
+OWN_FILES = {
+    "confluent_jsonschema.jsonl": Path(__file__).parent / "data",
+    "apicurio_jsonschema.jsonl": Path(__file__).parent / "data",
+}
 
 
 def _read(directory: Path, name: str) -> list[Any]:
