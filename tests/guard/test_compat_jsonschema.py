@@ -422,3 +422,53 @@ def test_assumptions_in_a_recursive_union_do_not_mask_a_change() -> None:
     result = check_compatibility("JSON", [mask("integer", "boolean")], mask("boolean", "number"),
                                  "BACKWARD")
     assert not result.compatible
+
+
+# Beyond Confluent (which compares none of these): only ever stricter than the registry.
+BEYOND = {
+    "patternProperties schema narrowed": (
+        {"type": "object", "patternProperties": {"^S_": {"type": "number"}}},
+        {"type": "object", "patternProperties": {"^S_": INT}},
+        [("TYPE_NARROWED", "/patternProperties/^S_")],
+    ),
+    "patternProperties dropped from a closed model": (
+        {"type": "object", "patternProperties": {"^S_": STR}, "additionalProperties": False},
+        {"type": "object", "additionalProperties": False},
+        [("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", "/patternProperties/^S_")],
+    ),
+    "patternProperties added to an open model": (
+        {"type": "object"},
+        {"type": "object", "patternProperties": {"^S_": STR}},
+        [("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", "/patternProperties/^S_")],
+    ),
+    "propertyNames added to an open model": (
+        {"type": "object"},
+        {"type": "object", "propertyNames": {"maxLength": 3}},
+        [("PROPERTY_NAMES_NARROWED", "/propertyNames")],
+    ),
+    "contains narrowed": (
+        {"type": "array", "contains": {"type": "number"}},
+        {"type": "array", "contains": INT},
+        [("TYPE_NARROWED", "/contains"), ("CONTAINS_NARROWED", "/contains")],
+    ),
+}
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), BEYOND.values(), ids=BEYOND.keys())
+def test_narrowing_confluent_does_not_compare(old: Any, new: Any, expected: Any) -> None:
+    result = check_compatibility("JSON", [old], new, "BACKWARD")
+    assert [(i.kind, i.path) for i in result.incompatibilities] == expected
+    assert all("Confluent does not compare" in i.message for i in result.incompatibilities
+               if i.kind not in ("TYPE_CHANGED", "TYPE_NARROWED"))
+    assert check_compatibility("JSON", [new], old, "BACKWARD").compatible
+
+
+@pytest.mark.parametrize(
+    "names",
+    [{"pattern": "a*"}, {"type": "string", "maxLength": 5}, True],
+    ids=["pattern matching every name", "long enough for the closed model's names", "true"],
+)
+def test_property_names_that_admit_every_old_name(names: Any) -> None:
+    old = obj({"b": INT}, additionalProperties=False)
+    new = {"type": "object", "propertyNames": names}
+    assert check_compatibility("JSON", [old], new, "BACKWARD").compatible

@@ -288,7 +288,72 @@ class Walk:
                                   _object_rest(r), _object_rest(w))
         found += self._counts(r, w, at, "maxProperties", "MAX_PROPERTIES", upper=True)
         found += self._counts(r, w, at, "minProperties", "MIN_PROPERTIES", upper=False)
+        found += self._patterns(r, w, at)
+        found += self._constrained(r, w, at, "propertyNames", "PROPERTY_NAMES_NARROWED",
+                                   "property names")
         return found
+
+    # Beyond Confluent: it does not compare patternProperties, propertyNames or contains, so it
+    # accepts `{"^S_": string}` -> `{"^S_": number}`. Apicurio and JSON Schema reject such
+    # narrowing, and so does keyguard: stricter than the registry, never laxer.
+    def _patterns(self, r: dict, w: dict, at: Path) -> Found:
+        found: Found = []
+        r_patterns = r.get("patternProperties") or {}
+        w_patterns = w.get("patternProperties") or {}
+        (r_permits, r_rest), (w_permits, w_rest) = _object_rest(r), _object_rest(w)
+        note = " (Confluent does not compare patternProperties; keyguard does, as Apicurio does)"
+        for pattern in [*w_patterns, *(p for p in r_patterns if p not in w_patterns)]:
+            here = (*at, "patternProperties", pattern)
+            if pattern in r_patterns and pattern in w_patterns:
+                found += self.walk(r_patterns[pattern], w_patterns[pattern], here)
+            elif pattern in w_patterns:  # names matching it fall to the reader's rest
+                w_schema = w_patterns[pattern]
+                if r_rest is not None:
+                    nested = self.walk(r_rest, w_schema, here)
+                    if nested:
+                        found += [*nested, self.issue(
+                            "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", here,
+                            f"properties matching {pattern!r} are no longer read as before"
+                            + note, r_rest, w_schema)]
+                elif not r_permits and w_schema is not False:
+                    found.append(self.issue(
+                        "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL", here,
+                        f"properties matching {pattern!r} are no longer accepted" + note,
+                        None, w_schema))
+            else:  # names matching it were governed by the writer's rest
+                r_schema = r_patterns[pattern]
+                if w_rest is not None:
+                    nested = self.walk(r_schema, w_rest, here)
+                    if nested:
+                        found += [*nested, self.issue(
+                            "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL", here,
+                            f"properties matching {pattern!r} cannot read what the old schema's "
+                            "additionalProperties allowed" + note, r_schema, w_rest)]
+                elif w_permits and not is_empty(self.nodes, r_schema):
+                    found.append(self.issue(
+                        "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", here,
+                        f"properties matching {pattern!r} accepted any value before, now their "
+                        "values are constrained" + note, r_schema, None))
+        return found
+
+    def _constrained(self, r: dict, w: dict, at: Path, keyword: str, kind: str,
+                     what: str) -> Found:
+        """propertyNames, contains: a schema that only narrows (Confluent ignores both)."""
+        r_schema, w_schema = r.get(keyword), w.get(keyword)
+        here = (*at, keyword)
+        if r_schema is None:
+            return []
+        if keyword == "propertyNames" and _names_admitted(r_schema, _possible_names(w)):
+            return []
+        note = f" (Confluent does not compare {keyword}; keyguard does, as Apicurio does)"
+        if w_schema is None:
+            return [self.issue(kind, here, f"{what} are now constrained by {keyword}" + note,
+                               r_schema, None)]
+        nested = self.walk(r_schema, w_schema, here)
+        if not nested:
+            return []
+        return [*nested, self.issue(kind, here, f"{what} are constrained more narrowly" + note,
+                                    r_schema, w_schema)]
 
     def _required(self, r: dict, w: dict, at: Path) -> Found:
         r_props, w_props = _props(r), _props(w)
@@ -429,6 +494,8 @@ class Walk:
         found += self._counts(r, w, at, "minItems", "MIN_ITEMS", upper=False)
         found += self._counts(r, w, at, "maxContains", "MAX_CONTAINS", upper=True)
         found += self._counts(r, w, at, "minContains", "MIN_CONTAINS", upper=False)
+        found += self._constrained(r, w, at, "contains", "CONTAINS_NARROWED",
+                                   "the items an array must contain")
         if r.get("uniqueItems") is True and w.get("uniqueItems") is not True:
             found.append(self.issue("UNIQUE_ITEMS_ADDED", (*at, "uniqueItems"),
                                     "items must now be unique", r, w))
@@ -548,6 +615,53 @@ def _pattern_schema(schema: dict, name: str) -> Any:
         except re.error:
             continue
     return None
+
+
+#: Names a property may have, to test a propertyNames schema against an open content model.
+_SAMPLE_NAMES = ("", "a", "b", "Z", "_", "0", "ab", "b_a", "a-b", "x y", "\u00e9", "A0_z")
+_STRING_WORDS = frozenset({"type", "pattern", "minLength", "maxLength", "enum", "const",
+                           "title", "description", "$comment", "examples"})
+
+
+def _possible_names(schema: dict) -> tuple[str, ...] | None:
+    """The property names an object of `schema` can have, when they are known (a closed
+    content model), else None."""
+    if schema.get("patternProperties") or _object_rest(schema) != (False, None):
+        return None
+    return tuple(_props(schema))
+
+
+def _names_admitted(names_schema: Any, names: tuple[str, ...] | None) -> bool:
+    """Whether a propertyNames schema admits every name (of a closed model, or any name).
+
+    Decided for plain string schemas only (pattern, lengths, enum, const); anything else counts
+    as a constraint. Any name at all is approximated by a sample of names, which can only ever
+    call a constraint what Confluent would not look at anyway.
+    """
+    if names_schema is True or names_schema == {}:
+        return True
+    if not isinstance(names_schema, dict) or not names_schema.keys() <= _STRING_WORDS:
+        return False
+    if names_schema.get("type", "string") != "string":
+        return False
+    return all(_name_ok(names_schema, name) for name in (names or _SAMPLE_NAMES))
+
+
+def _name_ok(schema: dict, name: str) -> bool:
+    import re
+
+    pattern = schema.get("pattern")
+    try:
+        if isinstance(pattern, str) and not re.search(pattern, name):
+            return False
+    except re.error:
+        return False
+    if "enum" in schema and name not in schema["enum"]:
+        return False
+    if "const" in schema and name != schema["const"]:
+        return False
+    shortest, longest = schema.get("minLength", 0), schema.get("maxLength")
+    return len(name) >= shortest and (longest is None or len(name) <= longest)
 
 
 def _dependency_arrays(schema: dict) -> dict[str, list[Any]]:
