@@ -26,6 +26,7 @@ from guard.compat.jsonschema.model import (
     ANY_OF,
     ARRAY,
     COMBINED,
+    CONDITIONAL,
     CONST,
     EMPTY,
     ENUM,
@@ -244,6 +245,19 @@ class Walk:
         return [self.issue("NOT_TYPE_EXTENDED", here, "the new schema excludes values the old "
                            "one allowed (`not` is contravariant: its schema may only narrow)",
                            reader, writer)]
+
+    # Beyond Confluent, which loads if/then/else as a ConditionalSchema and compares nothing in it:
+    # the same `if` with each branch read as before, or a conditional change.
+    def _conditional(self, reader: Node, writer: Node, at: Path) -> Found:
+        r, w = reader.schema, writer.schema
+        note = " (Confluent does not compare if/then/else; keyguard does, as Apicurio does)"
+        if _key(r.get("if")) != _key(w.get("if")):
+            return [self.issue("CONDITIONAL_CHANGED", (*at, "if"), "the `if` condition changed, "
+                               "so values may now meet other branches" + note, r, w)]
+        found: Found = []
+        for branch in ("then", "else"):
+            found += self.walk(r.get(branch), w.get(branch), (*at, branch))
+        return found
 
     # CombinedSchemaDiff
     def _combined(self, reader: Node, writer: Node, at: Path) -> Found:
@@ -503,6 +517,7 @@ class Walk:
 
     _BY_KIND: ClassVar[dict[str, Callable[[Walk, Node, Node, Path], Found]]] = {
         STRING: _string, NUMBER: _number, ENUM: _enum, CONST: _const, NOT: _not,
+        CONDITIONAL: _conditional,
         ALL_OF: _combined, ANY_OF: _combined, ONE_OF: _combined, OBJECT: _object, ARRAY: _array,
     }
 

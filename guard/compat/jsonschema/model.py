@@ -24,6 +24,7 @@ ARRAY = "array"
 ENUM = "enum"
 CONST = "const"
 NOT = "not"
+CONDITIONAL = "if"
 ALL_OF = "allOf"
 ANY_OF = "anyOf"
 ONE_OF = "oneOf"
@@ -40,7 +41,7 @@ _TYPE_KEYWORDS: dict[str, frozenset[str]] = {
                       "uniqueItems", "contains", "minContains", "maxContains",
                       "unevaluatedItems"}),
 }
-_SEPARATE = frozenset({"enum", "const", "not", *COMBINED})
+_SEPARATE = frozenset({"enum", "const", "not", "if", "then", "else", *COMBINED})
 _BY_TYPE = {"string": STRING, "number": NUMBER, "integer": NUMBER, "boolean": BOOLEAN,
             "null": NULL, "object": OBJECT, "array": ARRAY}
 
@@ -103,6 +104,8 @@ def _classify(schema: dict[str, Any]) -> Node:
         pieces.append(Node(CONST, schema))
     if "not" in schema:
         pieces.append(Node(NOT, schema, subs=[schema["not"]]))
+    if "if" in schema:
+        pieces.append(Node(CONDITIONAL, schema))
     for keyword in COMBINED:
         if isinstance(schema.get(keyword), list):
             pieces.append(Node(keyword, schema, subs=list(schema[keyword])))

@@ -4,7 +4,8 @@ Resources bundled in the schema (a `$defs`/`definitions` entry with its own `$id
 before any `$ref` is followed, so `{"$ref": "https://example.com/address"}` resolves to the
 embedded `{"$id": "https://example.com/address", ...}` as the registry resolves it. A `$ref`
 with sibling assertions (`{"$ref": "#/$defs/a", "maxLength": 3}`) means both, as in draft
-2019-09 and later: it becomes `allOf` of the target and the siblings.
+2019-09 and later: it becomes `allOf` of the target and the siblings. Up to draft 7 the siblings
+of a `$ref` are ignored, as the specification (and Confluent's draft-7 loader) ignores them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from referencing import Registry
 from referencing._core import Resolver
 from referencing.exceptions import NoSuchResource, Unresolvable
-from referencing.jsonschema import DRAFT7, specification_with
+from referencing.jsonschema import DRAFT7, DRAFT201909, DRAFT202012, specification_with
 
 from formats.errors import SchemaError
 from formats.json_schema import validate_json_schema
@@ -63,7 +64,8 @@ def parse(schema: Any) -> JsonSchema:
             hint="give each embedded schema a distinct absolute $id",
         ) from err
     try:
-        root = _Inliner().inline_root(schema, registry.resolver(base_uri))
+        inliner = _Inliner(siblings_apply=spec in (DRAFT201909, DRAFT202012))
+        root = inliner.inline_root(schema, registry.resolver(base_uri))
     except Unresolvable as err:
         raise SchemaError(
             f"invalid JSON Schema: cannot resolve $ref {err.ref!r}",
@@ -76,8 +78,9 @@ def parse(schema: Any) -> JsonSchema:
 class _Inliner:
     """Replaces each `$ref` object by the (inlined) schema it names."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, siblings_apply: bool) -> None:
         self.done: dict[int, Any] = {}
+        self.siblings_apply = siblings_apply
 
     def inline_root(self, schema: dict[str, Any], resolver: Resolver) -> dict[str, Any]:
         """Inline the root so that a `$ref` back to it ("#") closes the cycle at the top."""
@@ -107,6 +110,6 @@ class _Inliner:
                 placeholder.update(inlined if isinstance(inlined, dict) else {"allOf": [inlined]})
             target = self.done[id(target)]
         siblings = {k: v for k, v in node.items() if k not in _ANNOTATIONS}
-        if not siblings:
+        if not siblings or not self.siblings_apply:
             return target
         return {"allOf": [target, self.inline(siblings, resolver)]}
