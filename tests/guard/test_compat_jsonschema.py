@@ -472,3 +472,35 @@ def test_property_names_that_admit_every_old_name(names: Any) -> None:
     old = obj({"b": INT}, additionalProperties=False)
     new = {"type": "object", "propertyNames": names}
     assert check_compatibility("JSON", [old], new, "BACKWARD").compatible
+
+
+def conditional(then: Any, condition: Any = ("lower",)) -> dict[str, Any]:
+    return {"type": "object", "properties": {"case": {"enum": ["lower", "upper"]}, "data": STR},
+            "if": {"properties": {"case": {"enum": list(condition)}}},
+            "then": {"properties": {"data": then}}}
+
+
+def test_conditional_branches_are_compared() -> None:
+    old = conditional({"pattern": "^[a-z]*$"})
+    widened, narrowed = conditional(STR), conditional({"pattern": "^[a-z]*$", "maxLength": 3})
+    assert check_compatibility("JSON", [old], widened, "BACKWARD").compatible
+    # The object and its conditional are one synthetic allOf, as in Confluent: the piece that
+    # changed is located, then the allOf is reported.
+    assert located(check_compatibility("JSON", [old], narrowed, "BACKWARD")) == [
+        ("BACKWARD", 1, "MAX_LENGTH_ADDED", "/then/properties/data/maxLength"),
+        ("BACKWARD", 1, "COMBINED_TYPE_SUBSCHEMAS_CHANGED", "/"),
+    ]
+    moved = check_compatibility("JSON", [old], conditional(STR, ("upper",)), "BACKWARD")
+    assert located(moved)[0] == ("BACKWARD", 1, "CONDITIONAL_CHANGED", "/if")
+
+
+@pytest.mark.parametrize(
+    ("draft", "compatible"),
+    [("http://json-schema.org/draft-07/schema#", True),
+     ("https://json-schema.org/draft/2020-12/schema", False)],
+    ids=["draft 7 ignores $ref siblings", "2020-12 applies them"],
+)
+def test_ref_siblings_follow_the_draft(draft: str, compatible: bool) -> None:
+    old = {"$schema": draft, "definitions": {"s": STR}, **obj({"a": {"$ref": "#/definitions/s"}})}
+    new = {**old, **obj({"a": {"$ref": "#/definitions/s", "maxLength": 3}})}
+    assert check_compatibility("JSON", [old], new, "BACKWARD").compatible is compatible

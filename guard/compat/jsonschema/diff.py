@@ -285,9 +285,23 @@ class Walk:
                 if self.compatible(r_sub, w_sub, here):
                     edges[i].append(j)
         if _matching_size(edges) < min(len(r_subs), len(w_subs)):
+            found += self._located(r_subs, w_subs, at) if reader.synthetic else []
             found.append(self.issue("COMBINED_TYPE_SUBSCHEMAS_CHANGED", here,
                                     "not every subschema has a compatible counterpart",
                                     reader, writer))
+        return found
+
+    def _located(self, r_subs: list[Any], w_subs: list[Any], at: Path) -> Found:
+        """Why the pieces of one schema (its type, enum, if, ...) no longer match: each piece
+        against the old piece of its own kind, for a finding that points at the keyword."""
+        found: Found = []
+        for r_sub in r_subs:
+            r_node = self.nodes.node(r_sub)
+            for w_sub in w_subs:
+                w_node = self.nodes.node(w_sub)
+                if w_node.kind == r_node.kind:
+                    found += self.walk(r_sub, w_sub, at)
+                    break
         return found
 
     # ObjectSchemaDiff
