@@ -30,6 +30,7 @@ FILES = ("karapace.jsonl", "apache_avro.jsonl")
 OWN_FILES = {
     "confluent_jsonschema.jsonl": Path(__file__).parent / "data",
     "apicurio_jsonschema.jsonl": Path(__file__).parent / "data",
+    "redpanda_jsonschema.jsonl": Path(__file__).parent / "data",
 }
 
 
