@@ -63,15 +63,8 @@ def parse(schema: Any) -> JsonSchema:
             f"invalid JSON Schema: cannot index its embedded $id resources ({err})",
             hint="give each embedded schema a distinct absolute $id",
         ) from err
-    try:
-        inliner = _Inliner(siblings_apply=spec in (DRAFT201909, DRAFT202012))
-        root = inliner.inline_root(schema, registry.resolver(base_uri))
-    except Unresolvable as err:
-        raise SchemaError(
-            f"invalid JSON Schema: cannot resolve $ref {err.ref!r}",
-            hint="only references inside the schema itself are supported: the root, a "
-            "JSON pointer into it, or a resource bundled in $defs with its own $id",
-        ) from err
+    inliner = _Inliner(siblings_apply=spec in (DRAFT201909, DRAFT202012))
+    root = inliner.inline_root(schema, registry.resolver(base_uri))
     return JsonSchema(root=root, source=source)
 
 
@@ -86,30 +79,42 @@ class _Inliner:
         """Inline the root so that a `$ref` back to it ("#") closes the cycle at the top."""
         root: dict[str, Any] = {}
         self.done[id(schema)] = root
-        inlined = self.inline(schema, resolver)
+        inlined = self.inline(schema, resolver, "")
         root.update(inlined if isinstance(inlined, dict) else {"allOf": [inlined]})
         return root
 
-    def inline(self, node: Any, resolver: Resolver) -> Any:
+    def inline(self, node: Any, resolver: Resolver, at: str) -> Any:
         if isinstance(node, list):
-            return [self.inline(item, resolver) for item in node]
+            return [self.inline(item, resolver, f"{at}/{i}") for i, item in enumerate(node)]
         if not isinstance(node, dict):
             return node
         if isinstance(node.get("$id"), str) and node["$id"]:
             resolver = resolver.in_subresource(DRAFT7.create_resource(node))
         ref = node.get("$ref")
         if not isinstance(ref, str):
-            return {key: self.inline(value, resolver) for key, value in node.items()}
-        resolved = resolver.lookup(ref)
+            return {key: self.inline(value, resolver, f"{at}/{_escape(key)}")
+                    for key, value in node.items()}
+        try:
+            resolved = resolver.lookup(ref)
+        except Unresolvable as err:
+            raise SchemaError(
+                f"invalid JSON Schema at {at}/$ref: cannot resolve $ref {ref!r}",
+                hint="only references inside the schema itself are supported: the root, a "
+                "JSON pointer into it, or a resource bundled in $defs with its own $id",
+            ) from err
         target = resolved.contents
         if isinstance(target, dict):
             if id(target) not in self.done:
                 placeholder: dict[str, Any] = {}
                 self.done[id(target)] = placeholder
-                inlined = self.inline(target, resolved.resolver)
+                inlined = self.inline(target, resolved.resolver, f"{at}/$ref")
                 placeholder.update(inlined if isinstance(inlined, dict) else {"allOf": [inlined]})
             target = self.done[id(target)]
         siblings = {k: v for k, v in node.items() if k not in _ANNOTATIONS}
         if not siblings or not self.siblings_apply:
             return target
-        return {"allOf": [target, self.inline(siblings, resolver)]}
+        return {"allOf": [target, self.inline(siblings, resolver, at)]}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
