@@ -504,3 +504,14 @@ def test_ref_siblings_follow_the_draft(draft: str, compatible: bool) -> None:
     old = {"$schema": draft, "definitions": {"s": STR}, **obj({"a": {"$ref": "#/definitions/s"}})}
     new = {**old, **obj({"a": {"$ref": "#/definitions/s", "maxLength": 3}})}
     assert check_compatibility("JSON", [old], new, "BACKWARD").compatible is compatible
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [({}, {"properties": {}}), ({"const": 1}, {"enum": [1]})],
+    ids=["SchemaDiffTest.testSchemaAddsProperties", "const to one-value enum"],
+)
+def test_kind_changes_follow_confluent_and_say_so(old: Any, new: Any) -> None:
+    [issue] = check_compatibility("JSON", [old], new, "BACKWARD").incompatibilities
+    assert issue.kind == "TYPE_CHANGED"
+    assert "Confluent compares the kind of each schema" in issue.message

@@ -4,14 +4,20 @@ Confluent Schema Registry compares an original (registered) schema with an updat
 `Difference`s, each of a `Difference.Type`; a change is compatible when every difference is in
 `SchemaDiff.COMPATIBLE_CHANGES`. Here reader = update and writer = original under BACKWARD
 (FORWARD swaps them), and only the incompatible differences are reported, each named by its
-Confluent type (`ADDITIONAL_PROPERTIES_REMOVED`, `SUM_TYPE_NARROWED`...).
+Confluent type (`ADDITIONAL_PROPERTIES_REMOVED`, `SUM_TYPE_NARROWED`...). Where Confluent's
+verdict differs from plain JSON Schema semantics (it compares kinds of schema, so `const: 1` ->
+`enum: [1]` is TYPE_CHANGED) we follow Confluent and the finding says so.
 
 Where keyguard departs from Confluent's code, it is to refuse what Confluent's own intent, or
-JSON Schema, says is narrowing, never to pass what Confluent rejects: a `false` reader reads
-only a `false` writer; bounds compare as the values they admit (`exclusiveMinimum: 10` ->
-`minimum: 10` widens); `minLength: 0`, `minItems: 0`, `minProperties: 0` constrain nothing;
-`multipleOf` compares exactly (Confluent truncates fractions to integers); a `$ref` with sibling
-assertions means both.
+JSON Schema, says is narrowing, never to pass what Confluent rejects:
+- bounds compare as the values they admit (`exclusiveMinimum: 10` -> `minimum: 10` widens,
+  Confluent's keyword-by-keyword view calls it MINIMUM_ADDED); `minLength: 0`, `minItems: 0`,
+  `minProperties: 0` constrain nothing; `multipleOf` compares exactly;
+- Confluent compares neither patternProperties, propertyNames, contains nor if/then/else: a
+  narrowed pattern schema, added property names, a narrower `contains` or a changed condition
+  are incompatible here (as in Apicurio), with kinds named after Confluent's
+  (PROPERTY_NAMES_NARROWED, CONTAINS_NARROWED and CONDITIONAL_CHANGED are keyguard's own);
+- a `$ref` with sibling assertions means both from draft 2019-09 on.
 """
 
 from __future__ import annotations
@@ -142,6 +148,9 @@ class Walk:
             message = "the new schema is false: it rejects every value"
         else:
             message = f"{_describe(reader)} cannot read {_describe(writer)}"
+        if {reader.kind, writer.kind} & _KIND_ONLY:
+            message += (" (Confluent compares the kind of each schema as its loader reads it, so "
+                        "this is incompatible even where both schemas admit the same values)")
         return self.issue("TYPE_CHANGED", at, message, reader, writer)
 
     # StringSchemaDiff
@@ -535,6 +544,9 @@ class Walk:
         ALL_OF: _combined, ANY_OF: _combined, ONE_OF: _combined, OBJECT: _object, ARRAY: _array,
     }
 
+
+#: Kinds whose mismatch Confluent rejects although the values admitted may be the same.
+_KIND_ONLY = frozenset({CONST, ENUM, EMPTY, *COMBINED})
 
 #: Confluent's NumberSchemaDiff order.
 _BOUND_ORDER = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
