@@ -32,6 +32,10 @@ BAD_REFERENCES: list[tuple[str, Any, str]] = [
      "'other.json'"),
 ]
 
+# Valid against the root's draft 7, but a subschema declares 2020-12 and is not valid under it.
+EMBEDDED_DIALECT = {"type": "object", "properties": {"a": {
+    "$schema": D2020, "type": "array", "items": [{"type": "string"}]}}}
+
 
 def _write(tmp_path: Path, name: str, schema: Any) -> Path:
     path = tmp_path / name
@@ -76,3 +80,11 @@ def test_bundled_resource_resolves_through_the_cli(tmp_path: Path) -> None:
     narrowed = run_cli(["diff", "--level", "FORWARD", "--schema-type", "json", str(old),
                         str(new)])
     assert narrowed.code == 1 and "TYPE_NARROWED" in narrowed.stdout, narrowed.output
+
+
+def test_subschema_invalid_under_its_own_dialect_is_invalid_schema(tmp_path: Path) -> None:
+    old = _write(tmp_path, "old.json", OLD)
+    bad = _write(tmp_path, "embedded.json", EMBEDDED_DIALECT)
+    out = assert_rejected(["diff", "--level", "BACKWARD", "--schema-type", "json", str(old),
+                           str(bad)], 2, "invalid-schema", says="embedded resources")
+    assert str(bad) in out.stderr

@@ -515,3 +515,21 @@ def test_kind_changes_follow_confluent_and_say_so(old: Any, new: Any) -> None:
     [issue] = check_compatibility("JSON", [old], new, "BACKWARD").incompatibilities
     assert issue.kind == "TYPE_CHANGED"
     assert "Confluent compares the kind of each schema" in issue.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kinds"),
+    [
+        # SchemaDiffTest.testMultipleOfWithFractionalValueDoesNotThrow
+        ('{"type":"number","multipleOf":0.5}', '{"type":"number","multipleOf":10}',
+         ["MULTIPLE_OF_EXPANDED"]),
+        # SchemaDiffTest.testMultipleOfWithEqualValueDifferentScaleIsNotAChange
+        ('{"type":"number","multipleOf":0.5}', '{"type":"number","multipleOf":0.50}', []),
+        ('{"type":"number","multipleOf":1e400}', '{"type":"number","multipleOf":2}',
+         ["MULTIPLE_OF_CHANGED"]),
+    ],
+    ids=["fractional", "same value other scale", "not finite"],
+)
+def test_multiple_of_compares_exactly(old: str, new: str, kinds: list[str]) -> None:
+    result = check_compatibility("JSON", [old], new, "BACKWARD")
+    assert [i.kind for i in result.incompatibilities] == kinds

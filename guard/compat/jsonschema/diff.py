@@ -23,6 +23,7 @@ JSON Schema, says is narrowing, never to pass what Confluent rejects:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -195,10 +196,11 @@ class Walk:
         if _number(r_multiple) and not _number(w_multiple):
             found.append(self.issue("MULTIPLE_OF_ADDED", here, f"multipleOf {r_multiple} added",
                                     r, w))
-        elif _number(r_multiple) and _number(w_multiple) and r_multiple and w_multiple:
-            ratio = Fraction(str(w_multiple)) / Fraction(str(r_multiple))
-            if ratio.denominator != 1:
-                kind = "MULTIPLE_OF_EXPANDED" if ratio < 1 else "MULTIPLE_OF_CHANGED"
+        elif _number(r_multiple) and _number(w_multiple) and r_multiple != w_multiple:
+            ratio = _ratio(w_multiple, r_multiple)
+            if ratio is None or ratio.denominator != 1:
+                kind = ("MULTIPLE_OF_EXPANDED" if ratio is not None and ratio < 1
+                        else "MULTIPLE_OF_CHANGED")
                 found.append(self.issue(kind, here, f"multiples of {w_multiple} are not all "
                                         f"multiples of {r_multiple}", r, w))
         if reader.integer and not writer.integer:
@@ -592,6 +594,13 @@ def _strictest(limits: list[tuple[str, Any, bool]], upper: bool) -> tuple[Any, b
         if best is None or _stricter((value, exclusive), best, upper):
             best = (value, exclusive)
     return best
+
+
+def _ratio(numerator: Any, denominator: Any) -> Fraction | None:
+    """numerator / denominator exactly (as JSON wrote them), None when not finite or zero."""
+    if not (math.isfinite(numerator) and math.isfinite(denominator)) or not denominator:
+        return None
+    return Fraction(str(numerator)) / Fraction(str(denominator))
 
 
 def _distinct(subs: list[Any]) -> list[Any]:

@@ -58,10 +58,13 @@ def parse(schema: Any) -> JsonSchema:
     base_uri = schema.get("$id", "") if isinstance(schema.get("$id"), str) else ""
     try:
         registry = Registry().with_resource(base_uri, resource).crawl()
-    except (Unresolvable, NoSuchResource, ValueError, TypeError) as err:
+    except (Unresolvable, NoSuchResource, ValueError, TypeError, AttributeError) as err:
+        # e.g. a subschema that declares another draft's $schema and is not valid under it
         raise SchemaError(
-            f"invalid JSON Schema: cannot index its embedded $id resources ({err})",
-            hint="give each embedded schema a distinct absolute $id",
+            "invalid JSON Schema: cannot index its embedded resources "
+            f"({type(err).__name__}: {err})",
+            hint="give each embedded schema a distinct absolute $id, and declare $schema only "
+            "where the subschema is valid under that draft",
         ) from err
     inliner = _Inliner(siblings_apply=spec in (DRAFT201909, DRAFT202012))
     root = inliner.inline_root(schema, registry.resolver(base_uri))
@@ -96,7 +99,7 @@ class _Inliner:
                     for key, value in node.items()}
         try:
             resolved = resolver.lookup(ref)
-        except Unresolvable as err:
+        except (Unresolvable, AttributeError, TypeError, ValueError) as err:
             raise SchemaError(
                 f"invalid JSON Schema at {at}/$ref: cannot resolve $ref {ref!r}",
                 hint="only references inside the schema itself are supported: the root, a "
