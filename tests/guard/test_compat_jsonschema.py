@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formats.errors import SchemaError
 from guard.compat import check_compatibility, check_reader_writer
@@ -533,3 +535,55 @@ def test_kind_changes_follow_confluent_and_say_so(old: Any, new: Any) -> None:
 def test_multiple_of_compares_exactly(old: str, new: str, kinds: list[str]) -> None:
     result = check_compatibility("JSON", [old], new, "BACKWARD")
     assert [i.kind for i in result.incompatibilities] == kinds
+
+
+# Properties over generated schemas: a verdict or a SchemaError, never a crash; every valid
+# schema reads itself; `true` reads everything and everything reads a `false` writer.
+_LEAVES = st.sampled_from([True, False, {}, STR, INT, {"type": "number"}, {"type": "null"},
+                           {"enum": [1, "a", None]}, {"const": {"k": [1]}},
+                           {"type": ["string", "integer"]}])
+_KEYWORDS = {
+    "minLength": st.integers(0, 5), "maxLength": st.integers(0, 9),
+    "pattern": st.sampled_from(["^a", "b+", "a*"]),
+    "minimum": st.sampled_from([0, 1.5, -3]), "exclusiveMaximum": st.sampled_from([9, 3.5]),
+    "multipleOf": st.sampled_from([1, 2, 0.5, 3]),
+    "required": st.lists(st.sampled_from(["a", "b"]), unique=True),
+    "uniqueItems": st.booleans(), "minItems": st.integers(0, 3),
+}
+
+
+def _schemas() -> st.SearchStrategy[Any]:
+    def extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        keyed = st.fixed_dictionaries({}, optional={
+            **_KEYWORDS,
+            "type": st.sampled_from(["object", "array", "string", "number", "integer"]),
+            "properties": st.dictionaries(st.sampled_from(["a", "b", "c"]), children,
+                                          max_size=3),
+            "additionalProperties": st.one_of(st.booleans(), children),
+            "patternProperties": st.dictionaries(st.sampled_from(["^a", "b"]), children,
+                                                 max_size=2),
+            "items": st.one_of(children, st.lists(children, max_size=3)),
+            "additionalItems": st.one_of(st.booleans(), children),
+            "contains": children, "not": children,
+            "allOf": st.lists(children, min_size=1, max_size=3),
+            "anyOf": st.lists(children, min_size=1, max_size=3),
+            "oneOf": st.lists(children, min_size=1, max_size=3),
+            "if": children, "then": children, "else": children,
+            "dependencies": st.dictionaries(st.sampled_from(["a", "b"]),
+                                            st.one_of(children, st.just(["b"])), max_size=2),
+        })
+        return keyed
+
+    return st.recursive(_LEAVES, extend, max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_schemas(), _schemas())
+def test_generated_schemas_get_a_verdict_and_read_themselves(old: Any, new: Any) -> None:
+    try:
+        check_compatibility("JSON", [old], new, "FULL")
+        assert check_compatibility("JSON", [new], new, "FULL").compatible
+    except SchemaError:
+        return
+    assert check_compatibility("JSON", [new], True, "BACKWARD").compatible
+    assert check_compatibility("JSON", [False], new, "BACKWARD").compatible
