@@ -87,7 +87,7 @@ def check_value(
         Finding(
             VALUE_INCOMPATIBLE,
             inc.path or "$",
-            inc.message
+            f"{inc.kind}: {inc.message}"
             + (f" ({inc.direction} check against version {inc.version})" if inc.version
                else ""),
             topic=topic,

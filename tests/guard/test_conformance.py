@@ -1,7 +1,9 @@
 """Every third-party conformance vector agrees with the checker, or is a known difference.
 
-The vectors live beside the repository (../shared/conformance, or KEYGUARD_CONFORMANCE_DIR).
-A known difference must still differ, so a stale entry fails as loudly as a regression.
+The shared vectors live beside the repository (../shared/conformance, or
+KEYGUARD_CONFORMANCE_DIR); Confluent's own JSON Schema expectations (its SchemaDiffTest
+resources, with provenance per case) live in tests/guard/data. A known difference must still
+differ, so a stale entry fails as loudly as a regression.
 """
 
 from __future__ import annotations
@@ -24,24 +26,35 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = json.loads(
     (REPO / "guard" / "compat" / "known_differences.json").read_text()
 )
 FILES = ("karapace.jsonl", "apache_avro.jsonl")
+#: Vectors kept in this repository: always run.
+OWN_FILES = {
+    "confluent_jsonschema.jsonl": Path(__file__).parent / "data",
+    "apicurio_jsonschema.jsonl": Path(__file__).parent / "data",
+    "redpanda_jsonschema.jsonl": Path(__file__).parent / "data",
+}
+
+
+def _read(directory: Path, name: str) -> list[Any]:
+    cases = []
+    for line in (directory / name).read_text().splitlines():
+        if line.strip():
+            case = json.loads(line)
+            case["file"] = name
+            cases.append(pytest.param(case, id=case["id"]))
+    return cases
 
 
 def _load_cases() -> list[Any]:
+    cases = [c for name, directory in OWN_FILES.items() for c in _read(directory, name)]
     if not all((CONFORMANCE_DIR / name).is_file() for name in FILES):
         reason = (
             f"conformance vectors not found in {CONFORMANCE_DIR} "
             "(set KEYGUARD_CONFORMANCE_DIR to the directory holding karapace.jsonl and "
             "apache_avro.jsonl)"
         )
-        return [pytest.param(None, id="conformance-missing", marks=pytest.mark.skip(reason=reason))]
-    cases = []
-    for name in FILES:
-        for line in (CONFORMANCE_DIR / name).read_text().splitlines():
-            if line.strip():
-                case = json.loads(line)
-                case["file"] = name
-                cases.append(pytest.param(case, id=case["id"]))
-    return cases
+        skip = pytest.mark.skip(reason=reason)
+        return [*cases, pytest.param(None, id="conformance-missing", marks=skip)]
+    return cases + [c for name in FILES for c in _read(CONFORMANCE_DIR, name)]
 
 
 CASES = _load_cases()
@@ -76,9 +89,31 @@ def test_conformance_case(case: dict[str, Any]) -> None:
 
 def test_every_known_difference_names_a_case() -> None:
     ids = {case.values[0]["id"] for case in CASES if case.values[0] is not None}
-    if not ids:
+    if not all((CONFORMANCE_DIR / name).is_file() for name in FILES):
         pytest.skip(f"conformance vectors not found in {CONFORMANCE_DIR}")
     assert set(KNOWN_DIFFERENCES) <= ids
+
+
+def test_confluent_vectors_carry_provenance() -> None:
+    for case in _read(OWN_FILES["confluent_jsonschema.jsonl"], "confluent_jsonschema.jsonl"):
+        record = case.values[0]
+        provenance = record["provenance"]
+        assert provenance["repo"] == "confluentinc/schema-registry", record["id"]
+        assert len(provenance["commit"]) == 40 and provenance["path"].endswith(".json")
+        assert isinstance(provenance["case"], int) and provenance["description"]
+        assert record["schema_type"] == "JSON" and record["level"] == "BACKWARD"
+
+
+def test_never_compatible_where_confluent_says_incompatible() -> None:
+    """The gate's worst error: a change keyguard passes that Confluent's own tests reject."""
+    passed_wrongly = [
+        case.values[0]["id"]
+        for case in _read(OWN_FILES["confluent_jsonschema.jsonl"], "confluent_jsonschema.jsonl")
+        if not case.values[0]["expected_compatible"]
+        and _verdict(case.values[0]) is True
+        and case.values[0]["id"] not in KNOWN_DIFFERENCES
+    ]
+    assert passed_wrongly == []
 
 
 def test_case_ids_are_unique() -> None:

@@ -1,0 +1,41 @@
+"""JSON Schema reader/writer compatibility, as Confluent Schema Registry decides it.
+
+`resolve` parses a schema and inlines its `$ref`s, `model` says what kind of schema each node is
+(as Confluent's everit-based loader does), `diff` walks a reader and a writer kind by kind and
+names every incompatibility by Confluent's `Difference.Type`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from formats.errors import SchemaError
+from guard.compat.jsonschema.diff import Walk
+from guard.compat.jsonschema.resolve import JsonSchema, parse
+from guard.compat.levels import Incompatibility, PairChecker
+
+__all__ = ["CHECKER", "JsonSchema", "check_reader_writer", "parse"]
+
+#: The walk recurses once per (reader, writer) pair on its path. Recursive schemas (unions of
+#: `$ref`s to each other) put every pair of their definitions on one path, which is far deeper
+#: than Python's default limit of 1000 frames though each pair is visited once; the walk only
+#: makes Python-to-Python calls, which do not grow the C stack.
+WALK_RECURSION_LIMIT = 200_000
+
+
+def check_reader_writer(reader: JsonSchema, writer: JsonSchema) -> list[Incompatibility]:
+    """Every reason `reader` rejects values that `writer` accepts; [] when it accepts them all."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, WALK_RECURSION_LIMIT))
+    try:
+        return Walk().walk(reader.root, writer.root, ())
+    except RecursionError:
+        raise SchemaError(
+            "the JSON Schemas are too deeply recursive to compare",
+            hint="split the schema's definitions, or check this change with the registry itself",
+        ) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+CHECKER: PairChecker[JsonSchema] = PairChecker(parse=parse, check=check_reader_writer)
