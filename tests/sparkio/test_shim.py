@@ -108,7 +108,6 @@ def _on_executor(tmp_path: Path, blocked: list[str]) -> dict[str, Any]:
      "keyguard is not installed in the Python workers of the executors ({python} on host "),
     (["confluent_kafka"], "keyguard's dependency 'confluent_kafka' is missing in the Python "
                           "workers of the executors ({python} on host "),
-    (["numpy"], "keyguard's dependency 'numpy' is missing in the Python workers"),
 ])
 def test_a_task_without_keyguard_says_what_is_missing(tmp_path: Path, blocked: list[str],
                                                       says: str) -> None:
