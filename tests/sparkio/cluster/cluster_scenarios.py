@@ -118,6 +118,15 @@ def read(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
     return [r.asDict() for r in df.collect()]
 
 
+def read_or_failure(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
+                    ) -> list[dict[str, Any]] | Failure:
+    """`read`, a failure as plain values."""
+    try:
+        return read(bootstrap, topic, extra, ddl)
+    except Exception as exc:
+        return failure(exc)
+
+
 def last_job_executors() -> dict[str, Any]:
     """Executor ids of the tasks of the latest job, from the driver's status REST API, and
     the work directory each standalone executor ran in (which worker it belonged to)."""

@@ -144,6 +144,21 @@ def test_shipped_zip_and_the_missing_keyguard_message(
         missing.message
     assert "spark.submit.pyFiles" in missing.message and "Traceback" not in missing.message
     assert reader.records(topic) == []
+    # The data source's own tasks (batch write, read) on those executors: the objects Spark
+    # ships load without keyguard (sparkio.shim) and the task fails with the same message,
+    # first in Spark's error, not `No module named 'sparkio'` inside a cloudpickle traceback.
+    written = bare_driver.run(sc.write_via_format, kafka_bootstrap, topic, rows, DDL,
+                              {**extra, "changelog.column": "op"})
+    read = bare_driver.run(sc.read_or_failure, kafka_bootstrap, topic, extra,
+                           "id int, v string")
+    for outcome in (written, read):
+        assert isinstance(outcome, sc.Failure), outcome
+        assert ("PythonException: sparkio.shim.KeyguardMissingError: keyguard is not "
+                "installed in the Python workers of the executors") in outcome.message, outcome
+        assert "ModuleNotFoundError: No module named 'sparkio'" in outcome.message
+        assert "spark.submit.pyFiles" in outcome.message and "spark.archives" in outcome.message
+        assert "cloudpickle" not in outcome.message and "Traceback" not in outcome.message
+    assert reader.records(topic) == []
     bare_driver.run(sc.add_py_file, keyguard_zip)
     summary = bare_driver.run(sc.write, kafka_bootstrap, topic, rows, DDL,
                               {**extra, "changelog.column": "op"})
