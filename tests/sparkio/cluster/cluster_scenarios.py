@@ -184,6 +184,25 @@ def stream(bootstrap: str, topic: str, root: str, files: list[list[dict[str, Any
     return failure(query.exception()) if query.exception() is not None else None
 
 
+def stream_once(bootstrap: str, topic: str, root: str, rows: list[dict[str, Any]]
+                ) -> Failure | None:
+    """One availableNow run of a file-source stream written to the topic; its failure."""
+    src = Path(root) / "in"
+    src.mkdir(parents=True)
+    (src / "part-000.json").write_text("\n".join(json.dumps(r) for r in rows))
+    opts = options(bootstrap, topic, **{"key.format": "json", "value.format": "json",
+                                        "changelog.column": "op"})
+    query = (_SPARK.readStream.schema("id int, v int, op string").json(str(src))
+             .writeStream.format("upsert-kafka").options(**opts)
+             .option("checkpointLocation", str(Path(root) / "ckpt"))
+             .trigger(availableNow=True).start())
+    try:
+        query.awaitTermination(180)
+    except Exception as exc:
+        return failure(exc)
+    return failure(query.exception()) if query.exception() is not None else None
+
+
 def add_py_file(path: str) -> None:
     _SPARK.sparkContext.addPyFile(path)
 
