@@ -156,7 +156,7 @@ class ShippedPartition(Shipped, InputPartition):
         self.value = None
 
     def __repr__(self) -> str:
-        return f"ShippedPartition({self.payload!r})"
+        return f"ShippedPartition({len(self.payload)} bytes)"
 
 
 class ShippedReader(Shipped, DataSourceReader):
