@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -134,9 +133,17 @@ def test_a_healthy_task_gets_the_real_objects(tmp_path: Path) -> None:
     assert out["stream"] == {"ok": "UpsertCommitMessage"}, out["stream"]
 
 
+def _as_loaded(obj: Any) -> Any:
+    """`obj` as a task has it: only the payload, not yet loaded. (Not a cloudpickle round trip
+    in this process: unpickling a by-value class where it was pickled redefines the original
+    class's methods, which would detach sparkio.source from its module for later tests.)"""
+    obj.__setstate__(obj.__getstate__())
+    return obj
+
+
 def test_the_shipped_objects_carry_the_real_ones() -> None:
     job = _job()
-    shipped = {k: pickle.loads(cloudpickle.dumps(v)) for k, v in _shipped().items()}
+    shipped = {k: _as_loaded(v) for k, v in _shipped().items() if k != "source"}
     assert isinstance(shipped["writer"], ShippedArrowWriter)
     assert isinstance(shipped["stream"], ShippedStreamArrowWriter)
     assert isinstance(shipped["reader"], ShippedReader)
