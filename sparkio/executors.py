@@ -19,22 +19,15 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+# keyguard's packages, the hint to ship them and the message are the shim's: one builder for
+# this probe and for a data-source task on an executor without keyguard (sparkio.shim).
+from sparkio.shim import PACKAGES as PACKAGES
+from sparkio.shim import SHIP_HINT as SHIP_HINT
+from sparkio.shim import missing_message
 from sparkio.workers import WorkerSetupError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-#: keyguard's own top-level packages: a missing one means keyguard itself is not installed.
-PACKAGES = ("sparkio", "formats", "guard")
-
-SHIP_HINT = (
-    "install keyguard with its spark extra on every node (the same Python as "
-    "PYSPARK_PYTHON / spark.pyspark.python), or ship it with the job: a zip of formats/, "
-    "guard/ and sparkio/ in spark.submit.pyFiles (--py-files, or spark.sparkContext."
-    "addPyFile / spark.addArtifacts(..., pyfile=True) under Spark Connect) on nodes that have "
-    "its dependencies, or a packed virtualenv with keyguard and its dependencies in "
-    "spark.archives (venv-pack; PYSPARK_PYTHON=./environment/bin/python). See README.md, "
-    "'Running on a cluster'")
 
 _NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 #: pickle's error when the executors' keyguard lacks a class or function the driver's has.
@@ -119,16 +112,8 @@ def _by_value(func: Any) -> Any:
 
 def missing_error(missing: str, detail: str, *, where: str) -> WorkerSetupError:
     """The error for a failed import in a Python process Spark runs for keyguard."""
-    top = missing.split(".")[0]
-    if top in PACKAGES:
-        return WorkerSetupError(
-            f"keyguard is not installed in {where}: {detail or f'No module named {missing!r}'}",
-            hint=SHIP_HINT)
-    return WorkerSetupError(
-        f"keyguard's dependency '{top}' is missing in {where}: {detail}",
-        hint=f"install keyguard with its spark extra in that Python (it brings {top}), or "
-             f"ship a packed virtualenv in spark.archives; see README.md, 'Running on a "
-             f"cluster'")
+    message, hint = missing_message(missing, detail, where=where)
+    return WorkerSetupError(message, hint=hint)
 
 
 def missing_on_workers(exc: BaseException) -> WorkerSetupError | None:

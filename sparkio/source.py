@@ -2,17 +2,24 @@
 
 Everything else lives elsewhere: resolving and guarding in `sparkio.writer` and
 `sparkio.guarding`, producing in `sparkio.producer`, reading in `sparkio.reader`.
+
+Spark pickles this class to its Python workers, and an instance of it into every read task:
+the module is pickled by value and imports keyguard only inside its methods, so an executor
+(or the driver's planner Python) without keyguard can load it and say what is missing; the
+writers and readers it hands out are wrapped the same way (`sparkio.shim`).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pyspark import cloudpickle
 from pyspark.sql.datasource import DataSource
 
-from formats.errors import KeyguardError
+from sparkio.shim import not_installed, ship
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import DataSourceReader, DataSourceStreamWriter, DataSourceWriter
@@ -23,16 +30,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def first_in_spark_errors(method: F) -> F:
-    """Spark prints a keyguard error raised here first, not under a traceback (`for_spark`)."""
+    """Spark prints a keyguard error raised here first, not under a traceback (`for_spark`);
+    a Python without keyguard (Spark's planner runs PYSPARK_PYTHON) says so."""
 
     @functools.wraps(method)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         try:
             return method(*args, **kwargs)
-        except KeyguardError as exc:
+        except ImportError as exc:
+            raise not_installed(exc, where=(
+                f"the Python that Spark runs for the upsert-kafka data source's "
+                f"{method.__name__}() ({sys.executable}, on the driver's host)")) from None
+        except Exception as exc:
+            from formats.errors import KeyguardError
             from sparkio.workers import for_spark
 
-            raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+            if isinstance(exc, KeyguardError):
+                raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+            raise
 
     return wrapped  # type: ignore[return-value]
 
@@ -62,15 +77,15 @@ class UpsertKafkaDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         from sparkio.reader import UpsertKafkaReader
 
-        return UpsertKafkaReader(self._options(), schema)  # type: ignore[no-any-return]
+        return ship(UpsertKafkaReader(self._options(), schema))  # type: ignore[no-any-return]
 
     @first_in_spark_errors
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        return _create_writer()(schema, self._options(), overwrite, streaming=False)  # type: ignore[no-any-return]
+        return ship(_create_writer()(schema, self._options(), overwrite, streaming=False))  # type: ignore[no-any-return]
 
     @first_in_spark_errors
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        return _create_writer()(schema, self._options(), overwrite, streaming=True)  # type: ignore[no-any-return]
+        return ship(_create_writer()(schema, self._options(), overwrite, streaming=True))  # type: ignore[no-any-return]
 
 
 def _create_writer() -> Any:
@@ -84,3 +99,6 @@ def _create_writer() -> Any:
         raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
                                       ) from None
     return create_writer
+
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -118,6 +118,15 @@ def read(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
     return [r.asDict() for r in df.collect()]
 
 
+def read_or_failure(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
+                    ) -> list[dict[str, Any]] | Failure:
+    """`read`, a failure as plain values."""
+    try:
+        return read(bootstrap, topic, extra, ddl)
+    except Exception as exc:
+        return failure(exc)
+
+
 def last_job_executors() -> dict[str, Any]:
     """Executor ids of the tasks of the latest job, from the driver's status REST API, and
     the work directory each standalone executor ran in (which worker it belonged to)."""
@@ -172,6 +181,25 @@ def stream(bootstrap: str, topic: str, root: str, files: list[list[dict[str, Any
         put(n)
     query = begin({"availableNow": True})
     query.awaitTermination(180)
+    return failure(query.exception()) if query.exception() is not None else None
+
+
+def stream_once(bootstrap: str, topic: str, root: str, rows: list[dict[str, Any]]
+                ) -> Failure | None:
+    """One availableNow run of a file-source stream written to the topic; its failure."""
+    src = Path(root) / "in"
+    src.mkdir(parents=True)
+    (src / "part-000.json").write_text("\n".join(json.dumps(r) for r in rows))
+    opts = options(bootstrap, topic, **{"key.format": "json", "value.format": "json",
+                                        "changelog.column": "op"})
+    query = (_SPARK.readStream.schema("id int, v int, op string").json(str(src))
+             .writeStream.format("upsert-kafka").options(**opts)
+             .option("checkpointLocation", str(Path(root) / "ckpt"))
+             .trigger(availableNow=True).start())
+    try:
+        query.awaitTermination(180)
+    except Exception as exc:
+        return failure(exc)
     return failure(query.exception()) if query.exception() is not None else None
 
 

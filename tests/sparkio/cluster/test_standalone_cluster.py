@@ -5,6 +5,7 @@ driver but what Spark ships: their own working directories and Python workers.""
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,8 @@ def test_a_driver_only_registry_with_pinned_ids(
 
 
 def test_shipped_zip_and_the_missing_keyguard_message(
-        bare_driver: Any, keyguard_zip: str, kafka_bootstrap: str, reader: Any) -> None:
+        bare_driver: Any, keyguard_zip: str, kafka_bootstrap: str, reader: Any,
+        tmp_path: Path) -> None:
     """Executors whose Python lacks keyguard: one clear error before anything is produced;
     then keyguard shipped as a zip (addPyFile, as --py-files does): the write succeeds."""
     topic = new_topic(kafka_bootstrap, 3)
@@ -148,6 +150,24 @@ def test_shipped_zip_and_the_missing_keyguard_message(
         missing.message
     assert "spark.submit.pyFiles" in missing.message and "Traceback" not in missing.message
     assert reader.records(topic) == []
+    # The data source's own tasks (batch write, read) on those executors: the objects Spark
+    # ships load without keyguard (sparkio.shim) and the task fails with the same message,
+    # first in Spark's error, not `No module named 'sparkio'` inside a cloudpickle traceback.
+    written = bare_driver.run(sc.write_via_format, kafka_bootstrap, topic, rows, DDL,
+                              {**extra, "changelog.column": "op"})
+    streamed = bare_driver.run(sc.stream_once, kafka_bootstrap, topic, str(tmp_path),
+                               [{"id": i, "v": i, "op": "+I"} for i in range(10)])
+    read = bare_driver.run(sc.read_or_failure, kafka_bootstrap, topic, extra,
+                           "id int, v string")
+    for outcome in (written, streamed, read):
+        assert isinstance(outcome, sc.Failure), outcome
+        assert re.search(r"Python worker:\s*sparkio\.shim\.KeyguardMissingError: keyguard is "
+                         r"not installed in the Python workers of the executors",
+                         outcome.message), outcome
+        assert "ModuleNotFoundError: No module named 'sparkio'" in outcome.message
+        assert "spark.submit.pyFiles" in outcome.message and "spark.archives" in outcome.message
+        assert "cloudpickle" not in outcome.message and "Traceback" not in outcome.message
+    assert reader.records(topic) == []
     bare_driver.run(sc.add_py_file, keyguard_zip)
     summary = bare_driver.run(sc.write, kafka_bootstrap, topic, rows, DDL,
                               {**extra, "changelog.column": "op"})
@@ -155,3 +175,8 @@ def test_shipped_zip_and_the_missing_keyguard_message(
     assert summary["records"] == 100
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == expected(rows)
+    # ... and the shipped objects then load the zip's keyguard: the data source reads back.
+    back = bare_driver.run(sc.read_or_failure, kafka_bootstrap, topic, extra,
+                           "id int, v string")
+    assert not isinstance(back, sc.Failure), back
+    assert {r["id"]: r["v"] for r in back} == expected(rows)
