@@ -9,7 +9,6 @@ plain constructor with a mock:// URL builds an HTTP client.
 from __future__ import annotations
 
 import threading
-
 from collections.abc import Mapping, Sequence
 
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient

@@ -319,7 +319,7 @@ def _json_bundle(doc: Any, resolved: Sequence[ResolvedReference]) -> Any:
         bundle[key] = embedded
 
     def to_local(ref: str) -> str:
-        uri, hashmark, fragment = ref.partition("#")
+        uri, _, fragment = ref.partition("#")
         key = keys.get(urljoin(base, uri)) if uri else None
         return f"#/{_BUNDLE}/{key}{fragment}" if key else ref
 

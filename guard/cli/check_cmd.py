@@ -100,8 +100,8 @@ def check_cmd(
     ] = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
-    from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.registry.references import parse_reference_option
+    from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, load_config
 
