@@ -166,7 +166,8 @@ def read_schema_file(path: str | Path, schema_type: str | None = None, *,
         raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start})",
                           hint="schema files are JSON text in UTF-8") from None
     kind = guess_schema_type(p, text, schema_type)
-    refs = references or sidecar_references(p)
+    refs = parse_references(list(references), "--reference") if references \
+        else sidecar_references(p)
     return SchemaText(kind, text, str(p),
                       resolve(registry, refs, origin=str(p), schema_type=kind))
 
