@@ -95,8 +95,11 @@ def check_value(
         )
         for inc in result.incompatibilities
     ]
-    if registry is not None and not candidate.references:  # (its own check, without refs)
-        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type)
+    if registry is not None:
+        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type,
+                                              candidate.reference_list) \
+            if candidate.references else \
+            registry.check_compatibility(subject, candidate.text, candidate.schema_type)
         if answer is not None and answer.compatible != result.compatible:
             said = "compatible" if answer.compatible else "incompatible"
             ours = "compatible" if result.compatible else "incompatible"

@@ -89,7 +89,8 @@ class Registry(Protocol):
         ...
 
     def check_compatibility(
-        self, subject: str, schema: str, schema_type: str = "AVRO"
+        self, subject: str, schema: str, schema_type: str = "AVRO",
+        references: Sequence[Mapping[str, object]] = (),
     ) -> CompatibilityAnswer | None:
         """The registry's own answer, or None for registries that have no such endpoint."""
         ...

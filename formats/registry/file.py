@@ -494,8 +494,9 @@ class FileRegistry:
             return str(level).upper()
         return DEFAULT_COMPATIBILITY
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """None: a file registry has no compatibility checker of its own (the guard is it)."""
         return None
 

@@ -250,8 +250,9 @@ class HttpRegistry:
             return str(self._fresh("read the global compatibility level",
                                    self._client.get_compatibility)).upper()
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """The registry's verdict, with its verbose messages.
 
         Asks `/compatibility/subjects/S/versions/latest?verbose=true` (Karapace has no
@@ -266,7 +267,8 @@ class HttpRegistry:
             try:
                 answer = self._fresh(f"check compatibility with version {target} of subject "
                                      f"'{subject}'",
-                                     partial(self._test, subject, schema, schema_type, target))
+                                     partial(self._test, subject, schema, schema_type, target,
+                                             references))
             except _NotFoundError:  # no such subject (or version): nothing to be incompatible with
                 continue
             ok = ok and bool(answer.get("is_compatible"))
@@ -274,13 +276,14 @@ class HttpRegistry:
             messages += [f"version {target}: {m}" for m in found] if len(targets) > 1 else found
         return CompatibilityAnswer(ok, tuple(redact(m, self._secrets) for m in messages))
 
-    def _test(self, subject: str, schema: str, schema_type: str,
-              version: int | str) -> dict[str, Any]:
-        body = Schema(schema, schema_type).to_dict()
+    def _test(self, subject: str, schema: str, schema_type: str, version: int | str,
+              references: Sequence[Mapping[str, object]] = ()) -> dict[str, Any]:
+        body = Schema(schema, schema_type, schema_references(references)).to_dict()
         rest = getattr(self._client, "_rest_client", None)
         if rest is None:  # pragma: no cover - a client without it: verdict without messages
             return {"is_compatible": self._client.test_compatibility(
-                subject, Schema(schema, schema_type), version, verbose=True)}
+                subject, Schema(schema, schema_type, schema_references(references)), version,
+                verbose=True)}
         # The client's test_compatibility returns only the boolean; its REST layer (same
         # auth, TLS, retries) returns the whole answer, messages included.
         answer = rest.post(f"compatibility/subjects/{quote(subject, safe='')}/versions/"

@@ -108,8 +108,9 @@ class MockRegistry:
                                 hint="use one of " + ", ".join(COMPATIBILITY_LEVELS))
         self._levels[subject] = level.upper()
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """None: the library's mock has no compatibility checker."""
         return None
 

@@ -56,6 +56,8 @@ class RegistryState:
     echo_status: int | None = None
     requests: list[tuple[str, str, dict[str, list[str]], dict[str, str]]] = field(
         default_factory=list)
+    #: The JSON bodies of POST requests, in order (references included).
+    bodies: list[Any] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, subject: str, schema: str, schema_type: str = "AVRO",
@@ -139,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length)) if length else None
         with state.lock:
             state.requests.append((method, parts.path, query, dict(self.headers)))
+            if body is not None:
+                state.bodies.append(body)
             failure = state.fail_next.pop(0) if state.fail_next else None
         if state.delay:
             time.sleep(state.delay)

@@ -263,3 +263,18 @@ def test_cli_check_and_encode_with_references(tmp_path: Path) -> None:
                    "--reference", "com.acme.Address=address-value:1"])
     assert dec.code == 0, dec.output
     assert json.loads(dec.stdout)["row"]["ship"] == {"street": "Main"}
+
+
+def test_http_registry_own_check_gets_the_references(registry_server: Any) -> None:
+    with HttpRegistry({"url": registry_server.url}) as reg:
+        _register_order(reg)
+        reg.register("address-value", _text(ADDRESS_COMPATIBLE))
+        ref_v2 = Reference("com.acme.Address", "address-value", 2)
+        candidate = SchemaText("AVRO", _text(ORDER), "candidate.avsc", resolve(
+            reg, [ref_v2], origin="candidate.avsc", schema_type="AVRO"))
+        from formats.schemafile import standalone_versions
+
+        history = standalone_versions(reg, reg.all_versions("orders-value"))
+        assert check_value("orders-value", candidate, history, "BACKWARD", registry=reg) == []
+    asked = [b for b in registry_server.state.bodies if b.get("schema") == _text(ORDER)]
+    assert asked[-1]["references"] == [ref_v2.as_dict()]
