@@ -180,8 +180,8 @@ def test_nested_references_resolve(registry: Registry) -> None:
     assert text.standalone.count('"street"') == 1
 
 
-def test_json_schema_ref_to_another_subject(tmp_path: Path) -> None:
-    reg = FileRegistry(tmp_path)
+def test_json_schema_ref_to_another_subject(registry: Registry) -> None:
+    reg = registry
     address = {"$schema": "http://json-schema.org/draft-07/schema#",
                "$id": "https://acme.example/address.json", "type": "object",
                "properties": {"street": {"$ref": "#/definitions/street"}},
@@ -278,3 +278,43 @@ def test_http_registry_own_check_gets_the_references(registry_server: Any) -> No
         assert check_value("orders-value", candidate, history, "BACKWARD", registry=reg) == []
     asked = [b for b in registry_server.state.bodies if b.get("schema") == _text(ORDER)]
     assert asked[-1]["references"] == [ref_v2.as_dict()]
+
+
+def test_nested_json_references(registry: Registry) -> None:
+    street = {"$id": "https://acme.example/street.json", "type": "string", "maxLength": 40}
+    registry.register("street-value", json.dumps(street), "JSON")
+    address = {"$id": "https://acme.example/address.json", "type": "object",
+               "properties": {"street": {"$ref": "street.json"}}, "required": ["street"]}
+    registry.register("address-value", json.dumps(address), "JSON",
+                      [{"name": "street.json", "subject": "street-value", "version": 1}])
+    order = {"$id": "https://acme.example/order.json", "type": "object",
+             "properties": {"ship": {"$ref": "https://acme.example/address.json"}}}
+    registry.register("orders-value", json.dumps(order), "JSON",
+                      [{"name": "https://acme.example/address.json",
+                        "subject": "address-value", "version": 1}])
+    text = read_schema_source("subject:orders-value", registry=registry)
+    ship = text.row_type().fields[0].type
+    assert isinstance(ship, RowType)
+    assert [f.name for f in ship.fields] == ["street"]
+    from guard.compat.jsonschema.resolve import parse
+
+    root = parse(text.standalone).root
+    assert root["properties"]["ship"]["properties"]["street"]["maxLength"] == 40
+
+
+def test_key_guard_follows_the_referenced_type(tmp_path: Path) -> None:
+    reg = FileRegistry(tmp_path / "schemas")
+    reg.register("address-value", _text(ADDRESS))
+    key = {"type": "record", "name": "OrderKey", "namespace": "com.acme",
+           "fields": [{"name": "id", "type": "long"}, {"name": "at", "type": "Address"}]}
+    reg.register("orders-key", _text(key), "AVRO", [REF_V1])
+    reg.register("address-value", _text(ADDRESS_COMPATIBLE))  # a new key field: other bytes
+    cand = tmp_path / "key.avsc"
+    cand.write_text(_text(key))
+    base = ["check", "--topic", "orders", "--registry", f"file://{tmp_path / 'schemas'}",
+            "--key-schema", str(cand), "--value-format", "", "--key-format", "avro"]
+    same = run_cli([*base, "--reference", "com.acme.Address=address-value:1"])
+    assert same.code == 0, same.output
+    changed = run_cli([*base, "--reference", "com.acme.Address=address-value:2"])
+    assert changed.code == 1, changed.output
+    assert "city" in changed.output
