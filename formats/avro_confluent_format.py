@@ -27,7 +27,13 @@ from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
-from formats.registry.references import Reference, parse_references, resolve, standalone
+from formats.registry.references import (
+    Reference,
+    ResolvedReference,
+    parse_references,
+    resolve,
+    standalone,
+)
 from formats.secrets import redact_url
 from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
 from formats.types import RowType
@@ -99,6 +105,8 @@ class AvroConfluentCodec(Codec):
         self._registry: Registry | None = context.registry
         #: The schema's references as registered ({"name","subject","version"} each).
         self.references: tuple[dict[str, object], ...] = ()
+        #: The same, resolved (for the guard's candidate, `formats.schemafile.SchemaText`).
+        self.resolved_references: tuple[ResolvedReference, ...] = ()
         readable = given
         if options["references"]:
             if not given:
@@ -110,6 +118,7 @@ class AvroConfluentCodec(Codec):
                                                  schema_type="AVRO"),
                                  "resolving the schema's references")
             self.references = tuple(r.as_dict() for r in refs)
+            self.resolved_references = resolved
             readable = standalone(given, "AVRO", resolved, origin=self.describe())
         schema = parse_avro(readable) if readable else to_avro_schema(row_type)
         #: The schema text registered and looked up: as given, or Flink's derived JSON.

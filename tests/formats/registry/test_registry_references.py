@@ -318,3 +318,17 @@ def test_key_guard_follows_the_referenced_type(tmp_path: Path) -> None:
     changed = run_cli([*base, "--reference", "com.acme.Address=address-value:2"])
     assert changed.code == 1, changed.output
     assert "city" in changed.output
+
+
+def test_spark_writer_candidate_keeps_the_codec_references(tmp_path: Path) -> None:
+    from sparkio.guarding import candidate
+
+    reg = FileRegistry(tmp_path)
+    _register_order(reg)
+    row_type = read_schema_source("subject:orders-value", registry=reg).row_type()
+    codec = create_codec("avro-confluent", row_type,
+                         {"schema": _text(ORDER), "references": json.dumps([REF_V1])},
+                         CodecContext(role="value", topic="orders", registry=reg))
+    text = candidate("avro-confluent", codec, row_type, "value")
+    assert text.reference_list == (REF_V1,)
+    assert [f.name for f in text.row_type().fields] == ["id", "ship", "bill"]
