@@ -16,6 +16,7 @@ options on first use, so building a codec never touches the network.
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,13 @@ from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
+from formats.registry.references import (
+    Reference,
+    ResolvedReference,
+    parse_references,
+    resolve,
+    standalone,
+)
 from formats.secrets import redact_url
 from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
 from formats.types import RowType
@@ -55,6 +63,12 @@ SCHEMA: Option[str] = Option(
     "order). Default: the schema Flink derives from the row type.",
     fallback_keys=("schema-registry.schema",),
 )
+REFERENCES: Option[str] = Option(
+    "references", str, None,
+    "The schema's references to other subjects, as registered (Confluent schema references): "
+    'a JSON list of {"name": FULL_NAME, "subject": S, "version": N}. The referenced types are '
+    "read from the registry when the codec is built. Not a Flink option.",
+)
 AUTO_REGISTER = Option(
     "auto.register.schemas", bool, True,
     "Register the schema under the subject on first write (Flink's behavior). When false the "
@@ -68,7 +82,7 @@ SUBJECT_STRATEGY = Option(
 )
 AVRO_CONFLUENT_OPTIONS = OptionSet(
     "avro-confluent",
-    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
@@ -88,15 +102,45 @@ class AvroConfluentCodec(Codec):
                 hint="set url to the schema registry, e.g. http://localhost:8081",
             )
         given = options["schema"]
-        schema = parse_avro(given) if given else to_avro_schema(row_type)
+        self._registry: Registry | None = context.registry
+        #: The schema's references as registered ({"name","subject","version"} each).
+        self.references: tuple[dict[str, object], ...] = ()
+        #: The same, resolved (for the guard's candidate, `formats.schemafile.SchemaText`).
+        self.resolved_references: tuple[ResolvedReference, ...] = ()
+        readable = given
+        if options["references"]:
+            if not given:
+                raise InvalidOptionError(
+                    f"{self.describe()}: option 'references' needs option 'schema'",
+                    hint="give the schema text that uses the referenced types")
+            refs = self._parse_references(str(options["references"]))
+            resolved = self._ask(lambda: resolve(self.registry, refs, origin=self.describe(),
+                                                 schema_type="AVRO"),
+                                 "resolving the schema's references")
+            self.references = tuple(r.as_dict() for r in refs)
+            self.resolved_references = resolved
+            readable = standalone(given, "AVRO", resolved, origin=self.describe())
+        schema = parse_avro(readable) if readable else to_avro_schema(row_type)
         #: The schema text registered and looked up: as given, or Flink's derived JSON.
         self.schema_text: str = given if given else to_avro_json(schema)
         self.avro_schema = schema
         self.writer = AvroWriter(row_type, schema, where=self.describe())
-        self._registry: Registry | None = context.registry
         self._header: bytes | None = None
         self._schema_id: int | None = None
         self._writer_schemas: dict[int, Any] = {}
+
+    def _parse_references(self, text: str) -> tuple[Reference, ...]:
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise InvalidOptionError(
+                f"{self.describe()}: option 'references' is not JSON: {exc}",
+                hint='write [{"name": "com.acme.Address", "subject": "address-value", '
+                '"version": 1}]') from None
+        try:
+            return parse_references(raw, f"{self.describe()}: option 'references'")
+        except KeyguardError as exc:
+            raise InvalidOptionError(exc.message, hint=exc.hint) from None
 
     def describe(self) -> str:
         topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
@@ -138,10 +182,14 @@ class AvroConfluentCodec(Codec):
         if self._schema_id is None:
             subject, registry = self.subject, self.registry
             if self.options["auto.register.schemas"]:
-                schema_id = self._ask(lambda: registry.register(subject, self.schema_text),
+                schema_id = self._ask(lambda: registry.register(
+                    subject, self.schema_text, "AVRO", self.references) if self.references
+                    else registry.register(subject, self.schema_text),
                                       f"registering the schema under subject '{subject}'")
             else:
-                found = self._ask(lambda: registry.lookup(subject, self.schema_text),
+                found = self._ask(lambda: registry.lookup(
+                    subject, self.schema_text, "AVRO", self.references) if self.references
+                    else registry.lookup(subject, self.schema_text),
                                   f"looking up the schema in subject '{subject}'")
                 if found is None:
                     raise RegistryError(
@@ -201,8 +249,22 @@ class AvroConfluentCodec(Codec):
                 raise DecodeError(
                     f"{self.describe()}: schema id {schema_id} is a {schema_type} schema, "
                     "not Avro")
-            self._writer_schemas[schema_id] = parse_avro(text)
+            self._writer_schemas[schema_id] = parse_avro(self._standalone_writer(schema_id, text))
         return self._writer_schemas[schema_id]
+
+
+    def _standalone_writer(self, schema_id: int, text: str) -> str:
+        """The writer schema with its references (if the registry tells them) resolved."""
+        refs_of = getattr(self.registry, "references_of_id", None)
+        raw = self._ask(lambda: refs_of(schema_id), f"fetching references of schema id "
+                        f"{schema_id}") if callable(refs_of) else ()
+        if not raw:
+            return text
+        where = f"writer schema id {schema_id}"
+        resolved = self._ask(lambda: resolve(self.registry, parse_references(list(raw), where),
+                                             origin=where, schema_type="AVRO"),
+                             f"resolving the references of schema id {schema_id}")
+        return standalone(text, "AVRO", resolved, origin=where)
 
 
 AVRO_CONFLUENT_FORMAT = register_format(

@@ -9,11 +9,19 @@ record names survive) and a RowType.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from formats.errors import SchemaError
-from formats.registry import Registry
+from formats.registry import Registry, SchemaVersion
+from formats.registry.references import (
+    Reference,
+    ResolvedReference,
+    parse_references,
+    resolve,
+    sidecar_references,
+    standalone,
+)
 from formats.schemajson import loads_schema, paused_gc
 from formats.types import DataType, RowType
 
@@ -26,11 +34,29 @@ class SchemaText:
     metaschema of its draft), so that nothing judges an invalid schema: a SchemaError names
     `origin` (the file, or the subject and version), the place inside the schema and the rule.
     Other schema types (PROTOBUF) are kept as text; `row_type` rejects them.
+
+    `references` are the schema's resolved references (`formats.registry.references`): the
+    text stays as registered, and everything that reads the schema reads `standalone`, the text
+    with the referenced definitions brought in.
     """
 
     schema_type: str
     text: str
     origin: str
+    references: tuple[ResolvedReference, ...] = field(default=(), compare=False)
+
+    @property
+    def standalone(self) -> str:
+        """The schema with its references resolved into it: what the analysis reads."""
+        if "_standalone" not in self.__dict__:
+            self.__dict__["_standalone"] = standalone(self.text, self.schema_type,
+                                                      self.references, origin=self.origin)
+        return str(self.__dict__["_standalone"])
+
+    @property
+    def reference_list(self) -> tuple[dict[str, object], ...]:
+        """The references as the registry stores them, for registering and looking up."""
+        return tuple(r.reference.as_dict() for r in self.references)
 
     def __post_init__(self) -> None:
         if self.schema_type in ("AVRO", "JSON"):
@@ -46,8 +72,8 @@ class SchemaText:
             if self.schema_type == "AVRO":
                 from formats.avro_schema import parse_avro
 
-                return parse_avro(self.text, origin=self.origin)
-            data = loads_schema(self.text, self.origin)
+                return parse_avro(self.standalone, origin=self.origin)
+            data = loads_schema(self.standalone, self.origin)
             from formats.json_schema import validate_json_schema
 
             validate_json_schema(data)
@@ -59,7 +85,7 @@ class SchemaText:
         """The schema as JSON data (an Avro type name stays a string)."""
         if "_data" in self.__dict__:
             return self.__dict__["_data"]
-        return loads_schema(self.text, self.origin)
+        return loads_schema(self.standalone, self.origin)
 
     def row_type(self, *, avro_only: bool = False) -> RowType:
         """The schema as a row type (Avro record or JSON Schema object).
@@ -125,7 +151,11 @@ def guess_schema_type(path: Path, text: str, declared: str | None = None) -> str
     return "AVRO"
 
 
-def read_schema_file(path: str | Path, schema_type: str | None = None) -> SchemaText:
+def read_schema_file(path: str | Path, schema_type: str | None = None, *,
+                     registry: Registry | None = None,
+                     references: tuple[Reference, ...] = ()) -> SchemaText:
+    """A schema file; its references are `references` (the CLI's --reference), else those in
+    the sidecar `<file>.refs.json`, resolved through `registry`."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -135,13 +165,18 @@ def read_schema_file(path: str | Path, schema_type: str | None = None) -> Schema
     except UnicodeDecodeError as exc:
         raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start})",
                           hint="schema files are JSON text in UTF-8") from None
-    return SchemaText(guess_schema_type(p, text, schema_type), text, str(p))
+    kind = guess_schema_type(p, text, schema_type)
+    refs = parse_references(list(references), "--reference") if references \
+        else sidecar_references(p)
+    return SchemaText(kind, text, str(p),
+                      resolve(registry, refs, origin=str(p), schema_type=kind))
 
 
 def read_schema_source(
-    source: str, *, registry: Registry | None = None, schema_type: str | None = None
+    source: str, *, registry: Registry | None = None, schema_type: str | None = None,
+    references: tuple[Reference, ...] = (),
 ) -> SchemaText:
-    """A file path, or `subject:NAME[:VERSION]` read from `registry`."""
+    """A file path, or `subject:NAME[:VERSION]` read from `registry` (with its references)."""
     if source.startswith("subject:"):
         _, _, rest = source.partition(":")
         name, _, version = rest.partition(":")
@@ -153,6 +188,22 @@ def read_schema_source(
                               hint="write subject:NAME, subject:NAME:VERSION (a number) or "
                               "subject:NAME:latest")
         sv = registry.get_version(name, int(version) if version.isdigit() else "latest")
-        origin = f"{sv.subject} v{sv.version} (id {sv.schema_id})"
-        return SchemaText(sv.schema_type, sv.schema, origin)
-    return read_schema_file(source, schema_type)
+        return version_text(registry, sv)
+    return read_schema_file(source, schema_type, registry=registry, references=references)
+
+
+def version_text(registry: Registry | None, sv: SchemaVersion) -> SchemaText:
+    """A registered version as a SchemaText, its references resolved through `registry`."""
+    origin = f"{sv.subject} v{sv.version} (id {sv.schema_id})"
+    refs = parse_references(list(sv.references), origin)
+    return SchemaText(sv.schema_type, sv.schema, origin,
+                      resolve(registry, refs, origin=origin, schema_type=sv.schema_type))
+
+
+def standalone_versions(registry: Registry | None,
+                        history: list[SchemaVersion]) -> list[SchemaVersion]:
+    """`history` with each version's schema in standalone form (references resolved into it),
+    for the analysis; ids and versions unchanged."""
+    return [sv if not sv.references else
+            replace(sv, schema=version_text(registry, sv).standalone, references=())
+            for sv in history]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from formats.errors import KeyguardError
 from formats.registry import Registry, SchemaVersion, prove
-from formats.schemafile import SchemaText
+from formats.schemafile import SchemaText, standalone_versions, version_text
 from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
@@ -157,7 +157,7 @@ def check(
     checked = [f"{spec.topic}: key {spec.key_format}"]
     if spec.value_format and spec.candidate_value is not None:
         subject = spec.subject("value", spec.candidate_value)
-        history = registry.all_versions(subject)
+        history = standalone_versions(registry, registry.all_versions(subject))
         if not history and spec.require_subject:
             findings.append(_subject_missing(spec, subject, registry, inspector))
         else:
@@ -233,7 +233,8 @@ def _key_findings(
     inspector: TopicInspector | None = None,
 ) -> list[Finding]:
     subject = spec.subject("key", spec.candidate_key)
-    history = registry.all_versions(subject)
+    registered = registry.all_versions(subject)
+    history = standalone_versions(registry, registered)
     candidate = spec.candidate_key
     if not history:
         if spec.require_subject:
@@ -249,8 +250,8 @@ def _key_findings(
                         topic=spec.topic, subject=subject)
         new = _new_side(spec, subject, candidate, registry, facts)
         return [first, *_topic_findings(spec, new, facts, registry, subject)]
-    candidate = candidate or SchemaText(history[-1].schema_type, history[-1].schema,
-                                        f"{subject} v{history[-1].version} (unchanged)")
+    candidate = candidate or replace(version_text(registry, registered[-1]),
+                                     origin=f"{subject} v{history[-1].version} (unchanged)")
     findings: list[Finding] = []
     new = _new_side(spec, subject, candidate, registry, facts)
     olds, id_findings = _old_versions(spec, subject, history, facts, new.schema_id)
@@ -385,12 +386,14 @@ def _new_side(
     registry: Registry,
     facts: TopicFacts | None,
 ) -> KeySide:
-    registered = registry.lookup(subject, candidate.text, candidate.schema_type)
+    registered = registry.lookup(subject, candidate.text, candidate.schema_type,
+                                 candidate.reference_list) if candidate.references else \
+        registry.lookup(subject, candidate.text, candidate.schema_type)
     return KeySide(
         format=spec.key_format,
         row_type=candidate.row_type(avro_only=True),
         options=dict(spec.key_options),
-        avro_schema=candidate.text if candidate.schema_type == "AVRO" else None,
+        avro_schema=candidate.standalone if candidate.schema_type == "AVRO" else None,
         schema_id=registered.schema_id if registered else None,
         fields_prefix=spec.key_fields_prefix,
         partitioner=spec.partitioner,

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from formats.errors import InvalidOptionError
 from formats.registry import Registry
 from formats.registry.file import FileRegistry, canonical_form
-from formats.schemafile import SchemaText
+from formats.schemafile import SchemaText, version_text
 from guard.check import TopicCheck, check
 from guard.config import TopicEntry
 from guard.report import Report
@@ -66,13 +67,12 @@ def _changed_latest(old: Registry, new: Registry, subject: str) -> SchemaText | 
     if not new.versions(subject):
         return None
     latest = new.get_version(subject)
-    text = SchemaText(latest.schema_type, latest.schema,
-                      f"{new.name} {subject} v{latest.version}")
+    text = replace(version_text(new, latest), origin=f"{new.name} {subject} v{latest.version}")
     if old.versions(subject):
         base = old.get_version(subject)
         if base.schema_type == latest.schema_type and canonical_form(
-            base.schema, base.schema_type
-        ) == canonical_form(latest.schema, latest.schema_type):
+            base.schema, base.schema_type, references=base.references
+        ) == canonical_form(latest.schema, latest.schema_type, references=latest.references):
             return None
     return text
 

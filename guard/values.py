@@ -77,7 +77,7 @@ def check_value(
     result = check_compatibility(
         candidate.schema_type,
         [v.schema for v in history],
-        candidate.text,
+        candidate.standalone,
         level,
         versions=[v.version for v in history],
         origins=[f"{v.subject} v{v.version} (id {v.schema_id})" for v in history],
@@ -96,7 +96,10 @@ def check_value(
         for inc in result.incompatibilities
     ]
     if registry is not None:
-        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type)
+        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type,
+                                              candidate.reference_list) \
+            if candidate.references else \
+            registry.check_compatibility(subject, candidate.text, candidate.schema_type)
         if answer is not None and answer.compatible != result.compatible:
             said = "compatible" if answer.compatible else "incompatible"
             ours = "compatible" if result.compatible else "incompatible"

@@ -79,7 +79,8 @@ def candidate(codec_format: str, codec: object, row_type: object, role: str) -> 
 
     origin = f"the Spark DataFrame's {role} ({codec_format})"
     if codec_format == "avro-confluent":
-        return SchemaText("AVRO", codec.schema_text, origin)  # type: ignore[attr-defined]
+        return SchemaText("AVRO", codec.schema_text, origin,  # type: ignore[attr-defined]
+                          codec.resolved_references)  # type: ignore[attr-defined]
     if codec_format == "avro":
         return SchemaText("AVRO", to_avro_json(codec.avro_schema), origin)  # type: ignore[attr-defined]
     return SchemaText("JSON", json.dumps(to_json_schema(row_type)), origin)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -28,7 +29,8 @@ COMPATIBILITY_LEVELS = (
 
 @dataclass(frozen=True)
 class SchemaVersion:
-    """One registered version of a subject."""
+    """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
+    (see `formats.registry.references`)."""
 
     subject: str
     version: int
@@ -71,12 +73,15 @@ class Registry(Protocol):
         """(schema_type, schema text) registered under a global id."""
         ...
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
-        """The version of `subject` whose schema equals `schema` (canonically), or None."""
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
+        """The version of `subject` whose schema (and references) equal these, or None."""
         ...
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
-        """Register `schema` under `subject` (idempotent); returns its global id."""
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
+        """Register `schema` (with its `references`, {"name","subject","version"} each) under
+        `subject` (idempotent); returns its global id."""
         ...
 
     def compatibility(self, subject: str) -> str:
@@ -84,7 +89,8 @@ class Registry(Protocol):
         ...
 
     def check_compatibility(
-        self, subject: str, schema: str, schema_type: str = "AVRO"
+        self, subject: str, schema: str, schema_type: str = "AVRO",
+        references: Sequence[Mapping[str, object]] = (),
     ) -> CompatibilityAnswer | None:
         """The registry's own answer, or None for registries that have no such endpoint."""
         ...

@@ -7,7 +7,14 @@ Layout (every file optional except the version files)::
     DIR/subjects/<subject>/v<N>.avsc         version N, an Avro schema
     DIR/subjects/<subject>/v<N>.json         version N, a JSON Schema
     DIR/subjects/<subject>/v<N>.proto        version N, a Protobuf schema
+    DIR/subjects/<subject>/v<N>.refs.json    [{"name", "subject", "version"}] version N's references
     DIR/subjects/<subject>/ids.json          {"1": 100017, "2": 100023}     pinned schema ids
+
+A version that references types or documents of other subjects (Confluent's schema references,
+see `formats.registry.references`) lists them in `v<N>.refs.json`, a JSON list of
+`{"name": "com.acme.Address", "subject": "address-value", "version": 1}`: for Avro the full name
+of a named type that version defines, for JSON Schema the URI its `$ref`s use. The references
+are part of the version's identity (and of its derived id), as in Confluent's registry.
 
 The registry's empty state is an existing directory with nothing of the layout in it yet (hidden
 files and a README aside): `keyguard` never takes a missing directory, a file, or a directory
@@ -37,7 +44,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
@@ -94,9 +101,22 @@ def _avro_canonical(node: Any, namespace: str | None) -> Any:
     return out
 
 
-def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "schema") -> str:
-    """The text two schemas share exactly when a registry would treat them as one schema."""
+def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "schema",
+                   references: Sequence[Mapping[str, object]] = ()) -> str:
+    """The text two schemas share exactly when a registry would treat them as one schema.
+
+    With `references`, they are appended (two schemas with one text and different references
+    are two schemas), and an Avro schema is not parsed here: its referenced names are unknown
+    until the references are resolved (`formats.registry.references`).
+    """
     schema_type = schema_type.upper()
+    if references:
+        refs = json.dumps([dict(r) for r in references], sort_keys=True, separators=(",", ":"))
+        return _canonical(schema, schema_type, where, False) + "\0refs" + refs
+    return _canonical(schema, schema_type, where, True)
+
+
+def _canonical(schema: str, schema_type: str, where: str, parse: bool) -> str:
     if schema_type == "PROTOBUF":
         return "\n".join(line.strip() for line in schema.strip().splitlines() if line.strip())
     if schema_type not in SCHEMA_TYPES:
@@ -109,7 +129,8 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
         import fastavro
 
         try:
-            fastavro.parse_schema(parsed, _write_hint=False)
+            if parse:
+                fastavro.parse_schema(parsed, _write_hint=False)
             parsed = _avro_canonical(parsed, None)
         except Exception as exc:  # fastavro raises several unrelated types
             raise SchemaError(f"{where}: not a valid Avro schema: {exc}") from None
@@ -117,20 +138,22 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
 
 
 def same_schema(
-    versions: Iterable[SchemaVersion], schema: str, schema_type: str = "AVRO"
+    versions: Iterable[SchemaVersion], schema: str, schema_type: str = "AVRO",
+    references: Sequence[Mapping[str, object]] = (),
 ) -> SchemaVersion | None:
     """The first of `versions` that a registry would treat as `schema` (canonical forms equal)."""
-    want = canonical_form(schema, schema_type)
+    want = canonical_form(schema, schema_type, references=references)
     for sv in versions:
         if sv.schema_type == schema_type.upper() and \
-                canonical_form(sv.schema, sv.schema_type) == want:
+                canonical_form(sv.schema, sv.schema_type, references=sv.references) == want:
             return sv
     return None
 
 
-def derived_schema_id(schema: str, schema_type: str = "AVRO") -> int:
+def derived_schema_id(schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> int:
     """A positive 31-bit id that depends only on the schema's type and canonical form."""
-    text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type)}"
+    text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type, references=references)}"
     value = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
     return value or 1
 
@@ -397,10 +420,18 @@ class FileRegistry:
         text = (self._tree.read(rel) or "").strip()
         schema_type = _TYPE_OF_EXT[filename.rsplit(".", 1)[1]]
         where = self._tree.where(rel)
-        canonical_form(text, schema_type, where=where)  # a malformed file names itself
+        refs = self._references(subject, n)
+        canonical_form(text, schema_type, where=where, references=refs)  # a bad file names itself
         pins = self._pinned_ids(subject) if pins is None else pins
-        schema_id = pins.get(n) or derived_schema_id(text, schema_type)
-        return SchemaVersion(subject, n, schema_id, text, schema_type)
+        schema_id = pins.get(n) or derived_schema_id(text, schema_type, refs)
+        return SchemaVersion(subject, n, schema_id, text, schema_type, refs)
+
+    def _references(self, subject: str, n: int) -> tuple[dict[str, object], ...]:
+        from formats.registry.references import parse_references
+
+        rel = f"{_subject_dir(subject)}/v{n}.refs.json"
+        raw = self._read_json(rel)
+        return tuple(r.as_dict() for r in parse_references(raw, self._tree.where(rel)))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         self.prove()
@@ -416,7 +447,8 @@ class FileRegistry:
         """id -> (canonical form, first version with it); two schemas on one id is an error."""
         index: dict[int, tuple[str, SchemaVersion]] = {}
         for sv in self._everything():
-            canon = f"{sv.schema_type}\0{canonical_form(sv.schema, sv.schema_type)}"
+            canon = f"{sv.schema_type}\0" \
+                f"{canonical_form(sv.schema, sv.schema_type, references=sv.references)}"
             seen = index.setdefault(sv.schema_id, (canon, sv))
             if seen[0] != canon:
                 other = seen[1]
@@ -435,9 +467,15 @@ class FileRegistry:
                                      "the schema's ids.json pin is missing")
         return found[1].schema_type, found[1].schema
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+    def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
+        """The references of the schema registered under `schema_id`."""
+        found = self._ids().get(schema_id)
+        return found[1].references if found else ()
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
         self.prove()
-        return same_schema(self.all_versions(subject), schema, schema_type)
+        return same_schema(self.all_versions(subject), schema, schema_type, references)
 
     def compatibility(self, subject: str) -> str:
         self.prove()
@@ -456,8 +494,9 @@ class FileRegistry:
             return str(level).upper()
         return DEFAULT_COMPATIBILITY
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """None: a file registry has no compatibility checker of its own (the guard is it)."""
         return None
 
@@ -469,9 +508,11 @@ class FileRegistry:
                                 hint="register into the working directory, not a git ref")
         return self._tree
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
         """Add a version (no compatibility check: that is the guard's job); idempotent."""
         schema_type = schema_type.upper()
+        refs = [dict(r) for r in references]
         tree = self._writable()
         try:  # the first register creates the registry
             tree.root.mkdir(parents=True, exist_ok=True)
@@ -480,13 +521,13 @@ class FileRegistry:
             raise RegistryUnavailableError(
                 f"schema registry {self.name}: cannot create {tree.root}/subjects: "
                 f"{exc.strerror}", hint="check the registry URL and permissions") from None
-        canon = f"{schema_type}\0{canonical_form(schema, schema_type)}"
-        existing = self.lookup(subject, schema, schema_type)
+        canon = f"{schema_type}\0{canonical_form(schema, schema_type, references=refs)}"
+        existing = self.lookup(subject, schema, schema_type, refs)
         if existing is not None:
             return existing.schema_id
         ids = self._ids()
         same = sorted(i for i, (c, _) in ids.items() if c == canon)
-        derived = derived_schema_id(schema, schema_type)
+        derived = derived_schema_id(schema, schema_type, refs)
         schema_id = same[0] if same else derived
         if schema_id in ids and ids[schema_id][0] != canon:
             other = ids[schema_id][1]
@@ -496,7 +537,11 @@ class FileRegistry:
                 hint=f"pin an unused id for the new version in {subject}'s ids.json")
         base = _subject_dir(subject)
         n = max(self._version_files(subject), default=0) + 1
-        while not tree.create(f"{base}/v{n}.{EXTENSIONS[schema_type]}", schema.strip() + "\n"):
+        # The references first (a reader never sees the version without them); creating
+        # them claims version n against another writer with references.
+        while (refs and not tree.create(f"{base}/v{n}.refs.json",
+                                        json.dumps(refs, indent=2) + "\n")) or \
+                not tree.create(f"{base}/v{n}.{EXTENSIONS[schema_type]}", schema.strip() + "\n"):
             n += 1
         if schema_id != derived:
             pins = self._pinned_ids(subject)

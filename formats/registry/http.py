@@ -19,6 +19,7 @@ from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistr
 
 from formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
 from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from formats.registry.mock import references_of, schema_references
 from formats.secrets import redact, redact_url
 
 try:  # the client uses httpx2 when it is installed, else httpx; catch what it raises
@@ -207,13 +208,9 @@ class HttpRegistry:
         rs = self._fresh(f"read version {version} of subject '{subject}'",
                          lambda: self._client.get_version(subject, version))  # type: ignore[arg-type]
         schema = rs.schema
-        refs: tuple[dict[str, object], ...] = tuple(
-            {"name": r.name, "subject": r.subject, "version": r.version}
-            for r in (schema.references or [])
-        )
         return SchemaVersion(subject, int(rs.version or 0), int(rs.schema_id or 0),
                              str(schema.schema_str),
-                             schema.schema_type or "AVRO", refs)
+                             schema.schema_type or "AVRO", references_of(schema))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return [self.get_version(subject, v) for v in self.versions(subject)]
@@ -223,8 +220,14 @@ class HttpRegistry:
                              lambda: self._client.get_schema(schema_id))
         return schema.schema_type or "AVRO", str(schema.schema_str)
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
-        candidate = Schema(schema, schema_type)
+    def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
+        """The references of the schema registered under `schema_id`."""
+        return references_of(self._fresh(f"read schema id {schema_id}",
+                                       lambda: self._client.get_schema(schema_id)))
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
+        candidate = Schema(schema, schema_type, schema_references(references))
         try:
             rs = self._fresh(f"look up a schema in subject '{subject}'",
                              lambda: self._client.lookup_schema(subject, candidate))
@@ -232,10 +235,12 @@ class HttpRegistry:
             return None
         return self.get_version(subject, int(rs.version or 0))
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
         return int(self._fresh(
             f"register a schema in subject '{subject}'",
-            lambda: self._client.register_schema(subject, Schema(schema, schema_type))))
+            lambda: self._client.register_schema(
+                subject, Schema(schema, schema_type, schema_references(references)))))
 
     def compatibility(self, subject: str) -> str:
         try:
@@ -245,8 +250,9 @@ class HttpRegistry:
             return str(self._fresh("read the global compatibility level",
                                    self._client.get_compatibility)).upper()
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """The registry's verdict, with its verbose messages.
 
         Asks `/compatibility/subjects/S/versions/latest?verbose=true` (Karapace has no
@@ -261,7 +267,8 @@ class HttpRegistry:
             try:
                 answer = self._fresh(f"check compatibility with version {target} of subject "
                                      f"'{subject}'",
-                                     partial(self._test, subject, schema, schema_type, target))
+                                     partial(self._test, subject, schema, schema_type, target,
+                                             references))
             except _NotFoundError:  # no such subject (or version): nothing to be incompatible with
                 continue
             ok = ok and bool(answer.get("is_compatible"))
@@ -269,13 +276,14 @@ class HttpRegistry:
             messages += [f"version {target}: {m}" for m in found] if len(targets) > 1 else found
         return CompatibilityAnswer(ok, tuple(redact(m, self._secrets) for m in messages))
 
-    def _test(self, subject: str, schema: str, schema_type: str,
-              version: int | str) -> dict[str, Any]:
-        body = Schema(schema, schema_type).to_dict()
+    def _test(self, subject: str, schema: str, schema_type: str, version: int | str,
+              references: Sequence[Mapping[str, object]] = ()) -> dict[str, Any]:
+        body = Schema(schema, schema_type, schema_references(references)).to_dict()
         rest = getattr(self._client, "_rest_client", None)
         if rest is None:  # pragma: no cover - a client without it: verdict without messages
             return {"is_compatible": self._client.test_compatibility(
-                subject, Schema(schema, schema_type), version, verbose=True)}
+                subject, Schema(schema, schema_type, schema_references(references)), version,
+                verbose=True)}
         # The client's test_compatibility returns only the boolean; its REST layer (same
         # auth, TLS, retries) returns the whole answer, messages included.
         answer = rest.post(f"compatibility/subjects/{quote(subject, safe='')}/versions/"

@@ -9,8 +9,9 @@ plain constructor with a mock:// URL builds an HTTP client.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from formats.errors import RegistryError
@@ -65,7 +66,8 @@ class MockRegistry:
         except SchemaRegistryError as exc:
             raise self._not_found(exc, f"subject '{subject}' version {version}") from None
         return SchemaVersion(subject, int(rs.version or 0), int(rs.schema_id or 0),
-                             str(rs.schema.schema_str), rs.schema.schema_type or "AVRO")
+                             str(rs.schema.schema_str), rs.schema.schema_type or "AVRO",
+                             references_of(rs.schema))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return [self.get_version(subject, v) for v in self.versions(subject)]
@@ -77,16 +79,25 @@ class MockRegistry:
             raise self._not_found(exc, f"schema id {schema_id}") from None
         return schema.schema_type or "AVRO", str(schema.schema_str)
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion | None:
+    def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
+        try:
+            return references_of(self._client.get_schema(schema_id))
+        except SchemaRegistryError as exc:
+            raise self._not_found(exc, f"schema id {schema_id}") from None
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
         # The mock compares texts exactly; a real registry ignores formatting, so compare
         # canonical forms here.
-        return same_schema(self.all_versions(subject), schema, schema_type)
+        return same_schema(self.all_versions(subject), schema, schema_type, references)
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
-        found = self.lookup(subject, schema, schema_type)
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
+        found = self.lookup(subject, schema, schema_type, references)
         if found is not None:
             return found.schema_id
-        return int(self._client.register_schema(subject, Schema(schema, schema_type.upper())))
+        return int(self._client.register_schema(
+            subject, Schema(schema, schema_type.upper(), schema_references(references))))
 
     def compatibility(self, subject: str) -> str:
         return self._levels.get(subject) or self._levels.get(None) or DEFAULT_COMPATIBILITY
@@ -97,7 +108,19 @@ class MockRegistry:
                                 hint="use one of " + ", ".join(COMPATIBILITY_LEVELS))
         self._levels[subject] = level.upper()
 
-    def check_compatibility(self, subject: str, schema: str,
-                            schema_type: str = "AVRO") -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
         """None: the library's mock has no compatibility checker."""
         return None
+
+
+def schema_references(references: Sequence[Mapping[str, object]]) -> list[SchemaReference]:
+    """confluent-kafka's SchemaReference objects for {"name", "subject", "version"} dicts."""
+    return [SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"]))  # type: ignore[call-overload]
+            for r in references]
+
+
+def references_of(schema: Schema) -> tuple[dict[str, object], ...]:
+    return tuple({"name": r.name, "subject": r.subject, "version": r.version}
+                 for r in (schema.references or []))

@@ -101,6 +101,8 @@ def _explicit_schema_option(
     which come from the same schema in the same order."""
     if schema and schema.schema_type == "AVRO" and fmt == "avro-confluent":
         options.setdefault(f"{role}.{fmt}.schema", schema.text)
+        if schema.references:
+            options.setdefault(f"{role}.{fmt}.references", json.dumps(schema.reference_list))
 
 
 def _build_plan(
@@ -115,8 +117,10 @@ def _build_plan(
     option: list[str] | None,
     registry: str | None,
     schema_type: str | None,
+    reference: list[str] | None = None,
 ) -> Any:
     from formats.plan import resolve_plan
+    from formats.registry.references import parse_reference_option
 
     if schema_type and not (key_schema or value_schema):
         raise InvalidOptionError(
@@ -139,7 +143,9 @@ def _build_plan(
         reg = resolve_registry(explicit_url=registry, explicit_options=conn,
                                explicit_sources=sources).open()
     ks, vs = (
-        read_schema_source(src, registry=reg, schema_type=schema_type) if src else None
+        read_schema_source(src, registry=reg, schema_type=schema_type,
+                           references=tuple(map(parse_reference_option, reference or ())))
+        if src else None
         for src in (key_schema, value_schema)
     )
     table, pk, include = _table_from_sources(columns, primary_key, ks, vs)
@@ -154,6 +160,11 @@ def _build_plan(
     _explicit_schema_option(options, "key", key_format, ks)
     _explicit_schema_option(options, "value", value_format, vs)
     return resolve_plan(table, options, registry=reg)
+
+
+ReferenceOpt = Annotated[list[str] | None, typer.Option(
+    "--reference", help="A schema file's reference to another subject, NAME=SUBJECT:VERSION "
+    "(Confluent schema references; repeatable). Default: <file>.refs.json beside the file.")]
 
 
 def _registry_needed(registry: str, key_format: str, value_format: str,
@@ -217,6 +228,7 @@ def encode(
     option: OptionOpt = None,
     registry: RegistryOpt = None,
     schema_type: SchemaTypeOpt = None,
+    reference: ReferenceOpt = None,
     partitions: Annotated[
         int | None,
         typer.Option("--partitions", help="Also show the partition a Java/Flink producer picks.",
@@ -232,6 +244,7 @@ def encode(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
+        reference=reference,
     )
     raw = read_json_arg(row, what="--row")
     if not isinstance(raw, dict):
@@ -281,6 +294,7 @@ def decode(
     option: OptionOpt = None,
     registry: RegistryOpt = None,
     schema_type: SchemaTypeOpt = None,
+    reference: ReferenceOpt = None,
     encoding: EncodingOpt = "hex",
 ) -> None:
     """Print the table row that a key and value (or a tombstone) stand for, as JSON."""
@@ -288,6 +302,7 @@ def decode(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
+        reference=reference,
     )
     key_bytes = _parse_bytes(key, encoding, "--key")
     value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")

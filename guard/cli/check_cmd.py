@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
+from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
 
@@ -90,6 +91,7 @@ def check_cmd(
                      "committed at REF (a CI gate with no registry server)."),
     ] = None,
     schema_type: SchemaTypeOpt = None,
+    reference: ReferenceOpt = None,
     fmt: FormatOpt = "text",
     output: OutputOpt = None,
     require_subject: Annotated[
@@ -98,6 +100,7 @@ def check_cmd(
     ] = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
+    from formats.registry.references import parse_reference_option
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, load_config
@@ -156,10 +159,11 @@ def check_cmd(
     files: dict[str, str] = {}
     specs = []
     for e in entries:
-        ks = read_schema_source(e.key_schema, registry=reg, schema_type=schema_type) \
-            if e.key_schema else None
-        vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type) \
-            if e.value_schema and e.value_format else None
+        refs = tuple(map(parse_reference_option, reference or ()))
+        ks = read_schema_source(e.key_schema, registry=reg, schema_type=schema_type,
+                                references=refs) if e.key_schema else None
+        vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type,
+                                references=refs) if e.value_schema and e.value_format else None
         required = require_subject or (e.require_subject if e.require_subject is not None
                                        else cfg.require_subject)
         spec = TopicCheck(

@@ -56,22 +56,32 @@ class RegistryState:
     echo_status: int | None = None
     requests: list[tuple[str, str, dict[str, list[str]], dict[str, str]]] = field(
         default_factory=list)
+    #: The JSON bodies of POST requests, in order (references included).
+    bodies: list[Any] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, subject: str, schema: str, schema_type: str = "AVRO") -> tuple[int, int]:
-        """Register as the registry would (same schema -> same id); returns (id, version)."""
+    def add(self, subject: str, schema: str, schema_type: str = "AVRO",
+            references: list[dict[str, Any]] | None = None) -> tuple[int, int]:
+        """Register as the registry would (same schema and references -> same id); returns
+        (id, version). References are stored and returned as Confluent's (omitted if none)."""
+        refs = {"references": list(references)} if references else {}
         with self.lock:
             versions = self.subjects.setdefault(subject, [])
             for v in versions:
-                if _canon(v["schema"]) == _canon(schema):
+                if _same(v, schema, references):
                     return v["id"], v["version"]
             schema_id = next((i for i, s in self.schemas.items()
-                              if _canon(s["schema"]) == _canon(schema)), len(self.schemas) + 1)
-            self.schemas[schema_id] = {"schema": schema, "schemaType": schema_type}
+                              if _same(s, schema, references)), len(self.schemas) + 1)
+            self.schemas[schema_id] = {"schema": schema, "schemaType": schema_type, **refs}
             version = versions[-1]["version"] + 1 if versions else 1
             versions.append({"version": version, "id": schema_id, "schema": schema,
-                             "schemaType": schema_type})
+                             "schemaType": schema_type, **refs})
             return schema_id, version
+
+
+def _same(stored: dict[str, Any], schema: str, references: list[dict[str, Any]] | None) -> bool:
+    return _canon(stored["schema"]) == _canon(schema) and \
+        (stored.get("references") or []) == (references or [])
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -131,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length)) if length else None
         with state.lock:
             state.requests.append((method, parts.path, query, dict(self.headers)))
+            if body is not None:
+                state.bodies.append(body)
             failure = state.fail_next.pop(0) if state.fail_next else None
         if state.delay:
             time.sleep(state.delay)
@@ -179,14 +191,15 @@ class _Handler(BaseHTTPRequestHandler):
                 if s not in state.subjects:
                     return self._error(404, 40401, f"Subject '{s}' not found.")
                 for v in state.subjects[s]:
-                    if _canon(v["schema"]) == _canon(body["schema"]):
+                    if _same(v, body["schema"], body.get("references")):
                         return self._send(200, {"subject": s, **v})
                 return self._error(404, 40403, "Schema not found")
             case "POST", ["subjects", s, "versions"]:
                 if "INCOMPATIBLE" in body["schema"]:
                     return self._error(409, 409, "Schema being registered is incompatible "
                                                  "with an earlier schema")
-                schema_id, _ = state.add(s, body["schema"], body.get("schemaType", "AVRO"))
+                schema_id, _ = state.add(s, body["schema"], body.get("schemaType", "AVRO"),
+                                         body.get("references"))
                 return self._send(200, {"id": schema_id})
             case "GET", ["config"]:
                 return self._send(200, {"compatibilityLevel": state.global_level})
