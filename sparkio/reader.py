@@ -45,9 +45,15 @@ from formats.options import OptionSet
 from formats.partitioner import partitions_for
 from formats.plan import UpsertPlan, resolve_plan, split_options
 from formats.projection import ALL, project
+from formats.schemafile import version_text
 from formats.types import Field, RowType
 from sparkio.offsets import KafkaRanges, OffsetRange, Record
-from sparkio.schema_ids import PinnedRegistry, registry_factories, resolve_read_schemas
+from sparkio.schema_ids import (
+    PinnedRegistry,
+    pinned_references,
+    registry_factories,
+    resolve_read_schemas,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -192,10 +198,11 @@ def _registered_row(fmt: str, fmt_opts: Mapping[str, Any], topic: str,
                              {k: v for k, v in config.items() if v is not None})
     try:
         latest = registry.get_version(subject, "latest")
+        text = version_text(registry, latest).standalone  # its references resolved into it
     except KeyguardError as exc:
         raise type(exc)(f"{where}: latest schema of subject {subject!r}: {exc.message}",
                         hint=exc.hint or "has the writer registered it yet?") from None
-    row = from_avro_schema(latest.schema)
+    row = from_avro_schema(text)
     if not isinstance(row, RowType):
         raise SchemaError(
             f"{where}: subject {subject!r} holds a {row.sql()} schema, not a record",
@@ -334,6 +341,7 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         plan = self._plan()  # every option and the schema are checked here, before any task
         # The registry is asked here, on the driver, once: the tasks decode with these ids.
         self.schemas = resolve_read_schemas(plan)
+        self.references = pinned_references(plan)
         self.fallbacks = registry_factories(plan)
 
     def _split_schema(self, schema: StructType) -> tuple[StructType, int | None]:
@@ -363,7 +371,8 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
     def task_plan(self) -> UpsertPlan:
         """The plan a read task decodes with: writer schemas by id from what the driver
         resolved; only an id outside the key and value subjects is fetched, from the task."""
-        return self._plan(PinnedRegistry(self.schemas, fallbacks=self.fallbacks))
+        return self._plan(PinnedRegistry(self.schemas, references=self.references,
+                                         fallbacks=self.fallbacks))
 
     def partitions(self) -> Sequence[KafkaInputPartition]:
         ranges = tuple(self.settings.kafka().capture(self.settings.topic))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from formats.errors import KeyguardError, RegistryError
+from formats.schemafile import standalone_versions
 
 if TYPE_CHECKING:
     from formats.plan import UpsertPlan
@@ -32,6 +33,17 @@ class PinnedSchema:
 
     subject: str
     schema_id: int
+    schema: str
+    schema_type: str = "AVRO"
+
+
+@dataclass(frozen=True)
+class PinnedVersion:
+    """A version a codec's schema references (Confluent `references`), as the driver resolved
+    it: standalone text (its own references resolved into it), plain values."""
+
+    subject: str
+    version: int
     schema: str
     schema_type: str = "AVRO"
 
@@ -51,10 +63,13 @@ class PinnedRegistry:
     name = "the schema ids resolved on the Spark driver"
 
     def __init__(self, pinned: Iterable[PinnedSchema] = (), *,
+                 references: Iterable[PinnedVersion] = (),
                  fallbacks: Sequence[Callable[[], Registry]] = ()) -> None:
         self._by_subject: dict[tuple[str, str], PinnedSchema] = {}
         self._by_id: dict[int, PinnedSchema] = {}
         self._clashing: set[int] = set()
+        #: Versions the codecs' references name, in standalone form (references resolved in).
+        self._referenced = {(r.subject, r.version): r for r in references}
         for p in pinned:
             self.add(p)
         self._fallbacks = list(fallbacks)
@@ -83,10 +98,14 @@ class PinnedRegistry:
 
     # -- what a task's codec asks ------------------------------------------------------------
 
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
+    # The driver pinned each id under its codec's subject and text; the text's references
+    # (if any) were resolved with it, so they need no second look here.
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Any] = ()) -> int:
         return self._pinned(subject, schema).schema_id
 
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion:
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Any] = ()) -> SchemaVersion:
         from formats.registry import SchemaVersion
 
         p = self._pinned(subject, schema)
@@ -148,6 +167,11 @@ class PinnedRegistry:
         return self._driver_only(f"the versions of {subject}")  # type: ignore[no-any-return]
 
     def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        r = self._referenced.get((subject, version)) if isinstance(version, int) else None
+        if r is not None:
+            from formats.registry import SchemaVersion
+
+            return SchemaVersion(r.subject, r.version, 0, r.schema, r.schema_type)
         return self._driver_only(f"version {version} of {subject}")  # type: ignore[no-any-return]
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
@@ -181,6 +205,14 @@ def resolve_write_ids(plan: UpsertPlan) -> tuple[int | None, int | None]:
     return schema_id(plan.key_codec), schema_id(plan.value_codec)
 
 
+def pinned_references(plan: UpsertPlan) -> tuple[PinnedVersion, ...]:
+    """The versions the plan's codecs reference, as the driver resolved them: a task's codec
+    resolves its references from these (`PinnedRegistry.get_version`)."""
+    return tuple(PinnedVersion(r.reference.subject, int(r.reference.version), r.standalone,
+                               r.schema_type)
+                 for codec in _confluent_codecs(plan) for r in codec.resolved_references)
+
+
 def resolve_read_schemas(plan: UpsertPlan) -> tuple[PinnedSchema, ...]:
     """On the driver, before any read task: every version of the key and value subjects, so
     the tasks decode every record those subjects wrote without asking the registry."""
@@ -190,6 +222,9 @@ def resolve_read_schemas(plan: UpsertPlan) -> tuple[PinnedSchema, ...]:
         try:
             registry = codec.registry
             versions = registry.all_versions(subject) if registry.versions(subject) else []
+            # Writer schemas that reference other subjects, with those resolved into them
+            # (standalone): a task decodes them without asking the registry for references.
+            versions = standalone_versions(registry, versions)
         except KeyguardError as exc:
             raise type(exc)(f"{codec.describe()}: the versions of subject '{subject}': "
                             f"{exc.message}", hint=exc.hint) from None

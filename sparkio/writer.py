@@ -59,7 +59,12 @@ from sparkio.producer import (
     produce_batches,
     producer_config,
 )
-from sparkio.schema_ids import PinnedRegistry, resolve_write_ids
+from sparkio.schema_ids import (
+    PinnedRegistry,
+    PinnedVersion,
+    pinned_references,
+    resolve_write_ids,
+)
 from sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
@@ -208,6 +213,8 @@ class WriteJob:
     #: task's codecs use these and never open a registry (`sparkio.schema_ids`).
     key_schema_id: int | None = None
     value_schema_id: int | None = None
+    #: The versions the codecs' schemas reference, resolved on the driver.
+    references: tuple[PinnedVersion, ...] = ()
 
     @property
     def conn(self) -> ConnectorOptions:
@@ -215,7 +222,7 @@ class WriteJob:
 
     def plan(self) -> UpsertPlan:
         """The driver's plan, rebuilt in a task, its codecs answered by the pinned ids."""
-        pinned = PinnedRegistry()
+        pinned = PinnedRegistry(references=self.references)
         plan = resolve_plan(self.table, self.options, extra=CONNECTOR_OPTIONS,
                             registry=pinned)
         pinned.pin_plan(plan, self.key_schema_id, self.value_schema_id)
@@ -352,7 +359,7 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     key_id, value_id = resolve_write_ids(plan)  # once, here: the tasks never ask the registry
     guard_s = time.perf_counter() - clock
     job = WriteJob(dict(conn.raw), plan.layout.table, outcome.partitions, guard_s,
-                   key_id, value_id)
+                   key_id, value_id, pinned_references(plan))
     return Prepared(conn, plan, job, started, outcome)
 
 

@@ -213,3 +213,42 @@ def test_a_data_source_write_registers_once_not_once_per_task(
     finally:
         fake.server.shutdown()
         fake.server.server_close()
+
+
+def test_a_value_schema_with_references_is_written_and_read_back(
+        spark: Any, kafka_bootstrap: str, tmp_path: Any) -> None:
+    """Confluent `references` through the Spark writer and reader: the value schema uses a
+    record registered under another subject. The driver resolves it; the tasks decode the
+    writer schema in its standalone form, without asking the registry."""
+    import json
+
+    from broker import new_topic
+
+    import sparkio
+    from formats.registry.file import FileRegistry
+
+    address = {"type": "record", "name": "Address", "namespace": "com.acme",
+               "fields": [{"name": "street", "type": "string"}]}
+    order = {"type": "record", "name": "Order", "namespace": "com.acme",
+             "fields": [{"name": "id", "type": "long"}, {"name": "ship", "type": "Address"}]}
+    ref = [{"name": "com.acme.Address", "subject": "address-value", "version": 1}]
+    root = tmp_path / "schemas"
+    FileRegistry(root).register("address-value", json.dumps(address))
+    topic = new_topic(kafka_bootstrap, 2)
+    options = {"topic": topic, "properties.bootstrap.servers": kafka_bootstrap,
+               "primary-key": "id", "key.format": "json",
+               "value.format": "avro-confluent",
+               "value.avro-confluent.url": f"file://{root}",
+               "value.avro-confluent.subject": f"{topic}-value",
+               "value.avro-confluent.schema": json.dumps(order),
+               "value.avro-confluent.references": json.dumps(ref)}
+    rows = [(i, (f"street {i}",)) for i in range(20)]
+    df = spark.createDataFrame(rows, "id bigint not null, ship struct<street: string not null>")
+    summary = sparkio.write_upsert(df, **options)
+    assert summary.records == 20
+    registered = FileRegistry(root).get_version(f"{topic}-value")
+    assert [dict(r) for r in registered.references] == ref
+    # The reader reads the writer schemas, references and all, by id; its own (reader) schema
+    # is the same Order, its reference resolved on the driver too.
+    back = spark.read.format("upsert-kafka").options(**options).load().collect()
+    assert {r["id"]: r["ship"]["street"] for r in back} == {i: s for i, (s,) in rows}
