@@ -587,3 +587,12 @@ def test_generated_schemas_get_a_verdict_and_read_themselves(old: Any, new: Any)
         return
     assert check_compatibility("JSON", [new], True, "BACKWARD").compatible
     assert check_compatibility("JSON", [False], new, "BACKWARD").compatible
+
+
+def test_a_schema_reads_itself_even_where_the_walk_would_not() -> None:
+    """Found by the generated-schemas test: duplicate-like oneOf branches made the walk call a
+    schema incompatible with itself. The same document is one schema; JSON types stay apart."""
+    schema = {"minLength": 0, "allOf": [True], "minimum": 0,
+              "oneOf": [True, {"enum": [1, "a", None]}]}
+    assert check_compatibility("JSON", [schema], json.loads(json.dumps(schema)), "FULL").compatible
+    assert not check_compatibility("JSON", [{"const": 1}], {"const": True}, "FULL").compatible
