@@ -25,6 +25,7 @@ from formats.avro_format import AvroWriter
 from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
+from formats.framing import CONFLUENT
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
 from formats.registry.references import (
@@ -34,6 +35,7 @@ from formats.registry.references import (
     resolve,
     standalone,
 )
+from formats.schemafile import SchemaText
 from formats.secrets import redact_url
 from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
 from formats.types import RowType
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from formats.registry import Registry
-
 MAGIC_BYTE = 0
 
 URL: Option[str] = Option(
@@ -141,6 +142,11 @@ class AvroConfluentCodec(Codec):
             return parse_references(raw, f"{self.describe()}: option 'references'")
         except KeyguardError as exc:
             raise InvalidOptionError(exc.message, hint=exc.hint) from None
+
+    def written_schema(self, origin: str | None = None) -> SchemaText:
+        return SchemaText("AVRO", self.schema_text,
+                          origin or f"the {self.context.role} ({self.format_name})",
+                          self.resolved_references)
 
     def describe(self) -> str:
         topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
@@ -272,6 +278,8 @@ AVRO_CONFLUENT_FORMAT = register_format(
         name="avro-confluent",
         options=AVRO_CONFLUENT_OPTIONS,
         build=AvroConfluentCodec,
+        schema_type="AVRO", key_family="avro", frame=CONFLUENT,
+        uses_registry=True,
         summary="Confluent Schema Registry framing (magic byte, schema id) + Avro binary",
     )
 )

@@ -23,10 +23,11 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_schema import AvroSchema, parse_avro, to_avro_schema
+from formats.avro_schema import AvroSchema, parse_avro, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, SchemaError
 from formats.options import Option, OptionSet, ResolvedOptions
+from formats.schemafile import SchemaText
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -668,6 +669,10 @@ class AvroCodec(Codec):
             return pa.array(super().encode_batch(batch), pa.binary())
         return self.writer.encode_arrow(batch)
 
+    def written_schema(self, origin: str | None = None) -> SchemaText:
+        return SchemaText("AVRO", to_avro_json(self.avro_schema),
+                          origin or f"the {self.context.role} ({self.format_name})")
+
     def __repr__(self) -> str:
         return f"AvroCodec({self.context.role}, {self.row_type.sql()})"
 
@@ -677,6 +682,7 @@ AVRO_FORMAT = register_format(
         name="avro",
         options=AVRO_OPTIONS,
         build=AvroCodec,
+        schema_type="AVRO", key_family="avro",
         summary="Bare Avro binary of one row per record, with the schema Flink derives",
     )
 )

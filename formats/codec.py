@@ -9,12 +9,14 @@ option or an unsupported column fails before any row is touched.
 from __future__ import annotations
 
 import importlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from formats.errors import EncodeError, InvalidOptionError
+from formats.framing import BARE, Frame
 from formats.options import OptionSet, ResolvedOptions
 from formats.types import RowType
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from formats.registry import Registry
+    from formats.schemafile import SchemaText
 
 Role = Literal["key", "value"]
 
@@ -83,6 +86,17 @@ class Codec(ABC):
     def describe(self) -> str:
         return f"{self.format_name} {self.context.role} format"
 
+    def written_schema(self, origin: str | None = None) -> SchemaText:
+        """The schema this codec writes, as the guard compares and a registry stores it.
+
+        Avro formats answer with their Avro schema; the others with the row's JSON Schema.
+        """
+        from formats.json_schema import to_json_schema  # the text formats' schema, on demand
+        from formats.schemafile import SchemaText
+
+        return SchemaText("JSON", json.dumps(to_json_schema(self.row_type)),
+                          origin or f"the {self.context.role} ({self.format_name})")
+
 
 @dataclass(frozen=True)
 class FormatFactory:
@@ -93,6 +107,19 @@ class FormatFactory:
     build: Callable[[RowType, ResolvedOptions, CodecContext], Codec]
     #: One line for `keyguard formats` and the README.
     summary: str = ""
+    #: The type of the schema the format writes, as a registry names it: AVRO or JSON.
+    schema_type: str = "JSON"
+    #: How a record's body is framed (`formats.framing`): BARE, or CONFLUENT with a schema id.
+    frame: Frame = BARE
+    #: The format registers its schema under a registry subject and writes the id it gets.
+    uses_registry: bool = False
+    #: Which key rules judge a change of this format's keys (`guard.keys`): the byte encoding
+    #: family, "avro", "json", "csv" or "raw". Formats of one family encode a key body alike.
+    key_family: str = ""
+
+    @property
+    def writes_avro(self) -> bool:
+        return self.schema_type == "AVRO"
 
 
 _FACTORIES: dict[str, FormatFactory] = {}

@@ -571,6 +571,7 @@ FACTORY = register_format(
         name=FORMAT,
         options=OPTIONS,
         build=_build,
+        key_family="csv",
         summary="One line of delimited text per record, quoted as Jackson quotes it, like "
         "Flink's 'csv'.",
     )

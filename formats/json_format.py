@@ -827,6 +827,7 @@ FACTORY = register_format(
         FORMAT,
         OPTIONS,
         _build,
+        key_family="json",
         summary="Flink's json format: compact JSON objects, Java number and time text",
     )
 )

@@ -226,6 +226,7 @@ FACTORY = register_format(
         name=FORMAT,
         options=OPTIONS,
         build=_build,
+        key_family="raw",
         summary="One column as its bare bytes (STRING in a charset, numbers in a byte order), "
         "like Flink's 'raw'.",
     )
