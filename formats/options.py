@@ -191,8 +191,9 @@ class ResolvedOptions:
     values: Mapping[str, Any]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+    def __getitem__(self, key: str | Option[Any]) -> Any:
+        """The value of an option, read back by its declaration (`opts[URL]`) or its key."""
+        return self.values[key.key if isinstance(key, Option) else key]
 
     def __repr__(self) -> str:
         # Options hold credentials (basic-auth.user-info, sasl.password): never print them.
@@ -201,8 +202,8 @@ class ResolvedOptions:
         return (f"ResolvedOptions({self.owner!r}, {redact_options(self.values)!r}, "
                 f"{redact_options(self.extra)!r})")
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.values.get(key, default)
+    def get(self, key: str | Option[Any], default: Any = None) -> Any:
+        return self.values.get(key.key if isinstance(key, Option) else key, default)
 
     def with_prefix(self, prefix: str) -> dict[str, Any]:
         """Passthrough options under `prefix`, with the prefix removed."""
