@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from formats.avro_format import AvroWriter
+from formats.avro_resolution import as_reader_names
 from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
@@ -255,7 +256,8 @@ class AvroConfluentCodec(Codec):
                 raise DecodeError(
                     f"{self.describe()}: schema id {schema_id} is a {schema_type} schema, "
                     "not Avro")
-            self._writer_schemas[schema_id] = parse_avro(self._standalone_writer(schema_id, text))
+            writer = parse_avro(self._standalone_writer(schema_id, text))
+            self._writer_schemas[schema_id] = as_reader_names(writer, self.avro_schema)
         return self._writer_schemas[schema_id]
 
 
