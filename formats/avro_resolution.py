@@ -2,29 +2,30 @@
 
 Flink's `avro-confluent` reader (RegistryAvroDeserializationSchema) reads every record with Avro
 Java's `GenericDatumReader(writer, reader)`, which resolves the two schemas with
-`org.apache.avro.Resolver` (ResolvingGrammarGenerator builds its grammar from it). Java matches
-named types more loosely than fastavro, which wants equal full names everywhere:
+`org.apache.avro.Resolver` (ResolvingGrammarGenerator builds its grammar from it). Java pairs
+named types by rules fastavro does not share (fastavro pairs them by short name or alias only):
 
-- records match whatever their names (`RecordAdjust.resolve` does not compare them), so a
+- records pair whatever their names (`RecordAdjust.resolve` does not compare them), so a
   `com.acme.Order` written by a Java producer reads as Flink's derived
   `org.apache.flink.avro.generated.record`, nested records included;
-- enums and fixed match when their short names are equal (`getName()`, not the full name),
-  else NAMES_DONT_MATCH; a fixed also needs the same size;
-- the writer's names are first renamed by the reader's aliases (`Schema.applyAliases`);
+- enums and fixed pair when their short names are equal (`getName()`), else NAMES_DONT_MATCH;
+- the writer's names, and its field names within a record of the reader's full name, are first
+  renamed by the reader's aliases (`Schema.applyAliases`);
 - a writer union whose branches line up with the reader's (`unionEquiv`: same length, same
   kinds, equal short names) resolves branch by branch; otherwise each writer branch resolves
   against the whole reader schema;
 - a non-union written into a reader union takes `ReaderUnion.firstMatchingBranch`: the first
   branch of the same kind (a named one only if its full name is equal), else, for a record, the
-  first branch whose fields fit one level deep (`hasMatchError`), preferring one with the same
-  short name, else the first branch the value promotes to.
+  first branch whose fields fit one level deep (`hasMatchError`; the last such branch with the
+  writer's short name wins), else the first branch the value promotes to.
 
 `as_reader_names(writer, reader)` returns the writer schema with each named type renamed to
-the reader type Java pairs it with, so that fastavro's strict matching then resolves what Java
-resolves; where Java fails, the writer's names are kept and fastavro fails too (a DecodeError).
-Source: apache/avro lang/java/avro/src/main/java/org/apache/avro/Resolver.java (1.11 and 1.12
-agree on these rules); checked on a JVM against avro-1.12.1 with the cases in
-tests/formats/data/avro_resolution_java.json.
+the reader type Java pairs it with (and fields to the reader's field names), so that fastavro
+then pairs what Java pairs. A type Java pairs with nothing gets a short name no reader type has,
+so fastavro fails on it when, and only when, Java does: on reading it (a DecodeError).
+Source: apache/avro lang/java/avro/src/main/java/org/apache/avro/Resolver.java; checked on a
+JVM against Avro 1.12.1 (tests/formats/data/avro_resolution: 50 cases; one known difference, a
+reader union with two records of one short name, fails rather than reads the other record).
 """
 
 from __future__ import annotations
@@ -221,8 +222,8 @@ class _Renamer:
         Java's choice `j` with the same short name would be read instead."""
         if _kind(w) not in _NAMED:
             return False
-        short = _short(self.r.deref(union[j])["name"])
-        return any(_kind(b) in _NAMED and _short(b["name"]) == short
+        chosen = self.r.deref(union[j])
+        return any(_kind(b) == _kind(chosen) and _short(b["name"]) == _short(chosen["name"])
                    for b in map(self.r.deref, union[:j]))
 
     def keep(self, w: Any, mark: str = "_unmatched") -> Any:
