@@ -53,7 +53,7 @@ KEY_FIELD_ADDED = Rule(
     "Every existing key lacks the new field, so the new writer emits different bytes for"
     " the same entity (a new field, a new column, a null, or a union branch)." + _ORPHAN,
     "id BIGINT", "id BIGINT, region STRING", formats=_ALL,
-    checks=_checks("keys.text.fields_changes", "keys.avro._record"),
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
 KEY_FIELD_REMOVED = Rule(
@@ -62,7 +62,7 @@ KEY_FIELD_REMOVED = Rule(
     "The bytes of every existing key held the removed field; the new writer leaves it out,"
     " and keys that differed only in that field now collapse into one." + _ORPHAN,
     "id BIGINT, region STRING", "id BIGINT", formats=_ALL,
-    checks=_checks("keys.text.fields_changes", "keys.avro._record"),
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
 KEY_FIELDS_REORDERED = Rule(
@@ -72,7 +72,7 @@ KEY_FIELDS_REORDERED = Rule(
     " follow that order, so reordering changes the bytes of every multi-field key."
     + _ORPHAN,
     "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=("json", "csv", *_AVRO),
-    checks=_checks("keys.text.fields_changes", "keys.avro._record"),
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
 KEY_FIELD_RENAMED = Rule(
@@ -103,8 +103,8 @@ KEY_TYPE_CHANGED = Rule(
     "id INT", "id DOUBLE", formats=_ALL,
     checks=_checks(
         "keys.text._atomic",
-        "keys.avro._walk",
-        "keys.avro._decimal",
+        "keys.avro.AvroWalk._walk",
+        "keys.avro.AvroWalk._decimal",
         "keys.raw.raw_changes",
     ),
 )
@@ -118,7 +118,7 @@ KEY_TYPE_NARROWED = Rule(
     "id BIGINT", "id INT", formats=_ALL,
     checks=_checks(
         "keys.text._atomic",
-        "keys.avro._walk",
+        "keys.avro.AvroWalk._walk",
         "keys.avro.row_narrowing",
         "keys.raw.raw_changes",
     ),
@@ -131,7 +131,7 @@ DECIMAL_SCALE_CHANGED = Rule(
     " json with encode.decimal-as-plain-number write the digits of the scale; a smaller"
     " scale also rounds distinct keys together." + _ORPHAN,
     "amount DECIMAL(10, 2)", "amount DECIMAL(12, 3)", formats=_ALL,
-    checks=_checks("keys.text._decimal", "keys.avro._decimal"),
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
 DECIMAL_PRECISION_NARROWED = Rule(
@@ -140,7 +140,7 @@ DECIMAL_PRECISION_NARROWED = Rule(
     "Existing keys with more integer digits than the new type allows cannot be encoded."
     + _ORPHAN,
     "amount DECIMAL(12, 2)", "amount DECIMAL(10, 2)", formats=_ALL,
-    checks=_checks("keys.text._decimal", "keys.avro._decimal"),
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
 TIME_PRECISION_CHANGED = Rule(
@@ -160,7 +160,7 @@ FLOAT_DOUBLE_CHANGED = Rule(
     " Double.toString, which differ for most values (0.1f as a double is"
     " 0.10000000149011612)." + _ORPHAN,
     "score FLOAT", "score DOUBLE", formats=_ALL,
-    checks=_checks("keys.text._atomic", "keys.avro._walk", "keys.raw.raw_changes"),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
 )
 
 # --- KG3xx: format options ----------------------------------------------------------
@@ -266,7 +266,7 @@ AVRO_ENUM_SYMBOLS_CHANGED = Rule(
     "Avro writes an enum as the symbol's index; a moved symbol is written with a new index,"
     " a removed one cannot be written." + _ORPHAN,
     '"symbols": ["EU", "US"]', '"symbols": ["US", "EU"]', formats=_AVRO,
-    checks=_checks("keys.avro._enum"),
+    checks=_checks("keys.avro.AvroWalk._enum"),
 )
 
 AVRO_UNION_BRANCHES_CHANGED = Rule(
@@ -276,7 +276,7 @@ AVRO_UNION_BRANCHES_CHANGED = Rule(
     " `[\"null\", \"string\"]` prefixes every key with 02, and moving a branch changes"
     " the index." + _ORPHAN,
     '"type": "string"', '"type": ["null", "string"]', formats=_AVRO,
-    checks=_checks("keys.avro._union"),
+    checks=_checks("keys.avro.AvroWalk._union"),
 )
 
 AVRO_FIXED_SIZE_CHANGED = Rule(
@@ -284,7 +284,7 @@ AVRO_FIXED_SIZE_CHANGED = Rule(
     "An Avro fixed (or fixed-backed decimal) changed size.",
     "A fixed is written as exactly `size` bytes." + _ORPHAN,
     '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', formats=_AVRO,
-    checks=_checks("keys.avro._walk", "keys.avro._decimal"),
+    checks=_checks("keys.avro.AvroWalk._walk", "keys.avro.AvroWalk._decimal"),
 )
 
 AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
@@ -293,7 +293,7 @@ AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
     "timestamp-millis and timestamp-micros are longs of different units, so the same"
     " instant is a different number (1000 times larger)." + _ORPHAN,
     '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', formats=_AVRO,
-    checks=_checks("keys.avro._walk"),
+    checks=_checks("keys.avro.AvroWalk._walk"),
 )
 
 # --- KG5xx: Confluent schema ids ----------------------------------------------------
@@ -370,7 +370,7 @@ INTEGER_WIDENED = Rule(
     "json and csv write the same digits; Avro writes int and long as the same zig-zag"
     " varint. Existing keys keep their bytes.",
     "id INT", "id BIGINT", formats=("json", "csv", *_AVRO),
-    checks=_checks("keys.text._atomic", "keys.avro._walk"),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk"),
 )
 
 DECIMAL_SCALE_WIDENED_JSON = Rule(
@@ -396,7 +396,11 @@ FIELD_RENAMED_POSITIONAL = Rule(
     "A key field was renamed in a positional format.",
     "csv, raw and Avro binary do not write field names: the bytes stay the same.",
     "user_id BIGINT", "uid BIGINT", formats=("csv", "raw", "avro"),
-    checks=_checks("keys.text.fields_changes", "keys.avro._record", "keys.raw.raw_changes"),
+    checks=_checks(
+        "keys.text.fields_changes",
+        "keys.avro.AvroWalk._record",
+        "keys.raw.raw_changes",
+    ),
 )
 
 FIELD_BECAME_NULLABLE = Rule(
@@ -413,7 +417,7 @@ AVRO_METADATA_CHANGED = Rule(
     "Avro binary carries none of these: the payload bytes stay the same. (With"
     " avro-confluent they still change the schema id: see KG501.)",
     '"name": "Key"', '"name": "UserKey", "doc": "..."', formats=_AVRO,
-    checks=_checks("keys.avro._record", "keys.avro._meta"),
+    checks=_checks("keys.avro.AvroWalk._record", "keys.avro.AvroWalk._meta"),
 )
 
 AVRO_ENUM_SYMBOLS_APPENDED = Rule(
@@ -421,7 +425,7 @@ AVRO_ENUM_SYMBOLS_APPENDED = Rule(
     "Avro enum symbols were appended at the end.",
     "Existing symbols keep their index, so existing keys keep their bytes.",
     '["EU", "US"]', '["EU", "US", "APAC"]', formats=_AVRO,
-    checks=_checks("keys.avro._enum"),
+    checks=_checks("keys.avro.AvroWalk._enum"),
 )
 
 SAME_BYTES_TYPE_CHANGE = Rule(
@@ -430,7 +434,7 @@ SAME_BYTES_TYPE_CHANGE = Rule(
     "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
     " its BYTES alike, csv writes an integer or boolean and its text alike.",
     "id STRING", "id BYTES", formats=_ALL,
-    checks=_checks("keys.text._atomic", "keys.avro._walk", "keys.raw.raw_changes"),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
 )
 
 FORMAT_OPTION_NO_KEY_EFFECT = Rule(
@@ -452,7 +456,7 @@ DECIMAL_PRECISION_WIDENED = Rule(
     "A key DECIMAL gained integer digits, scale unchanged.",
     "Precision only bounds the range; the digits (and Avro's unscaled bytes) stay.",
     "amount DECIMAL(10, 2)", "amount DECIMAL(12, 2)", formats=_ALL,
-    checks=_checks("keys.text._decimal", "keys.avro._decimal"),
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
 CONFLUENT_SAME_SCHEMA_ID = Rule(
