@@ -53,14 +53,24 @@ def selector(name: str, *, where: str) -> Selector:
     if low in CATEGORIES:
         cat = CATEGORIES[low]
         return Selector(low, tuple(r for r in ALL_RULES.values() if r.category is cat))
-    known = [*ALL_RULES, *ALIASES, *(r.name for r in ALL_RULES.values()), *CATEGORIES]
-    near = difflib.get_close_matches(up if up.startswith("KG") else low, known, n=3,
-                                   cutoff=0.75)
+    near = _near(up, low)
     raise InvalidOptionError(
         f"{where}: unknown rule or category {raw!r}",
         hint=(f"did you mean {' or '.join(near)}? " if near else "")
         + "`keyguard rules` lists the rule IDs; the categories are "
         + ", ".join(CATEGORIES))
+
+
+def _near(up: str, low: str) -> list[str]:
+    """The known names a typo most likely meant: an ID one character off, else difflib's."""
+    ids = [*ALL_RULES, *ALIASES]
+    one_off = [i for i in ids
+               if len(i) == len(up) and sum(a != b for a, b in zip(i, up, strict=True)) == 1]
+    if one_off:
+        return one_off[:3]
+    known = [*ids, *(r.name for r in ALL_RULES.values()), *CATEGORIES]
+    return difflib.get_close_matches(up if up.startswith("KG") else low, known, n=3,
+                                     cutoff=0.75)
 
 
 def split_names(values: Iterable[str] | str | None) -> list[str]:
