@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,7 +13,9 @@ from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
-from guard.selection import RuleSelection
+
+if TYPE_CHECKING:
+    from guard.selection import RuleSelection
 
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
@@ -210,6 +212,8 @@ def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
                entries: list[Any], config: Path | None) -> RuleSelection:
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
     the file was read), for the topics this run checks."""
+    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
+
     selection = RuleSelection.of(ignore=ignore, select=select)
     where = f"{config}" if config else "config file"
     selection = selection.plus(RuleSelection.of(ignore=cfg.ignore, source=where))
@@ -325,6 +329,8 @@ def diff_cmd(
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
+    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
+
     selection = RuleSelection.of(ignore=ignore, select=select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
@@ -357,6 +363,7 @@ def rules_cmd(
     """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
     import textwrap
 
+    # lazy: CLI start-up; catalogue is looked up at call time (tests replace it)
     from guard.rules import ALIASES
     from guard.rules_catalogue import catalogue
     from guard.selection import selector
