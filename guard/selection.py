@@ -38,6 +38,10 @@ class Selector:
     def is_category(self) -> bool:
         return self.token in CATEGORIES
 
+    def names(self, r: Rule) -> bool:
+        """Whether `r` is one of its rules (by ID: a finding names its rule by ID)."""
+        return any(r.id == mine.id for mine in self.rules)
+
 
 def selector(name: str, *, where: str) -> Selector:
     """The rules a rule ID, retired ID, rule name or category names; exit 2 if none."""
@@ -101,7 +105,7 @@ class IgnoreEntry:
     topic: str | None = None
 
     def covers(self, f: Finding) -> bool:
-        return (self.topic is None or self.topic == f.topic) and f.rule in self.selector.rules
+        return (self.topic is None or self.topic == f.topic) and self.selector.names(f.rule)
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ class RuleSelection:
                              self.select_source if self.select else other.select_source)
 
     def selected(self, r: Rule) -> bool:
-        return not self.select or any(r in s.rules for s in self.select)
+        return not self.select or any(s.names(r) for s in self.select)
 
     def apply(self, report: Report) -> Report:
         """The report with the findings of ignored (or unselected) rules moved to `ignored`."""

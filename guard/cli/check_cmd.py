@@ -376,7 +376,7 @@ def rules_cmd(
             chosen = selector(rule_id, where="keyguard rules")
         except InvalidOptionError as exc:
             raise fail(f"no rule or category {rule_id!r} ({exc.hint})") from None
-        rules = [r for r in rules if r in chosen.rules]
+        rules = [r for r in rules if chosen.names(r)]
         one = not chosen.is_category
         if chosen.alias:
             notes.append(f"{chosen.alias} is a retired ID: it now means {chosen.token}")

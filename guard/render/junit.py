@@ -126,7 +126,7 @@ def _skipped_case(suite: ET.Element, topic: str, f: Finding, file: str | None) -
 def _ignoring(ignored: tuple[Ignored, ...], rule: Rule, topic: str) -> Ignored | None:
     """The ignore that covers `rule` in the suite of `topic`, if any."""
     for i in ignored:
-        if rule in i.rules and (i.topic is None or safe(i.topic) == topic):
+        if any(r.id == rule.id for r in i.rules) and (i.topic is None or safe(i.topic) == topic):
             return i
     return None
 

@@ -191,3 +191,12 @@ def test_github_annotates_each_ignore() -> None:
     assert notices[0].endswith("::KG101 key-field-added (--ignore): 1 finding hidden")
     assert len(notices) == 2
     assert not any(x.startswith("::error") and "KG101" in x for x in lines)
+
+
+def test_findings_are_matched_by_rule_id() -> None:
+    from dataclasses import replace
+
+    own = replace(TOPIC_NOT_COMPACTED, summary="A copy of KG701 made elsewhere.")
+    report = Report.of([Finding(own, "cleanup.policy", "delete", topic="orders")])
+    assert RuleSelection.of(ignore=["KG701"]).apply(report).findings == ()
+    assert RuleSelection.of(select=["topic"]).apply(report).findings == report.findings

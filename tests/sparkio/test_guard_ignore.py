@@ -77,3 +77,14 @@ def test_guard_ignore_is_canonical_after_resolution() -> None:
     conn = resolve_connector({**BASE, "primary-key": "id", "guard.ignore": "kg701, TOPIC"})
     assert conn["guard.ignore"] == "KG701,topic"
     assert resolve_connector({**BASE, "primary-key": "id"})["guard.ignore"] is None
+
+
+def test_a_blocked_write_pickles_with_what_was_ignored(registry: MockRegistry) -> None:
+    import pickle
+
+    with pytest.raises(GuardBlockedError) as err:
+        _run("id,region", registry, cleanup="delete", **{"guard.ignore": "KG701"})
+    back = pickle.loads(pickle.dumps(err.value))
+    assert back.report == err.value.report
+    assert [i.selector for i in back.report.ignored] == ["KG701"]
+    assert "ignored: KG701 topic-not-compacted (guard.ignore): 1 finding hidden" in back.text
