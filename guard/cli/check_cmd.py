@@ -363,10 +363,9 @@ def rules_cmd(
     """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
     import textwrap
 
-    # lazy: CLI start-up; catalogue is looked up at call time (tests replace it)
-    from guard.rules import ALIASES
-    from guard.rules_catalogue import catalogue
-    from guard.selection import selector
+    from guard.rules import ALIASES  # lazy: CLI start-up
+    from guard.rules_catalogue import catalogue  # lazy: looked up per call (tests replace it)
+    from guard.selection import selector  # lazy: CLI start-up (dataclasses cost at import)
 
     rules = catalogue()
     notes: list[str] = []
