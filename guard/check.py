@@ -27,69 +27,23 @@ from formats.schemafile import SchemaText, standalone_versions, version_text
 from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
-from guard.report import Category, Finding, Report, Rule, Severity
-from guard.rules import rule as key_rule
+from guard.report import Finding, Report, Rule
+from guard.rules import (
+    CHECK_RULES,
+    CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
+    KEY_FIRST_VERSION,
+    KEYS_ASSUMED_LATEST,
+    KEYS_UNLISTED_ID,
+    REAL_KEY_RULES,
+    SUBJECT_MISSING,
+)
 from guard.values import check_value
 
 if TYPE_CHECKING:
     from guard.topic import TopicFacts, TopicInspector
 
-KEY_FIRST_VERSION = Rule(
-    id="KG011",
-    name="key-first-version",
-    category=Category.KEY_BYTES,
-    severity=Severity.INFO,
-    summary="No key schema is registered yet: no existing key can be orphaned by the schema.",
-    why="A topic whose key subject has no versions holds no keys written under a registered "
-    "schema; the candidate becomes version 1.",
-)
-
-KEYS_ASSUMED_LATEST = Rule(
-    id="KG012",
-    name="key-ids-assumed-latest",
-    category=Category.KEY_BYTES,
-    severity=Severity.INFO,
-    summary="Without topic access, the keys are assumed to carry the latest key schema id.",
-    why="The schema ids inside avro-confluent keys are facts of the topic, not the registry. "
-    "Give the bootstrap servers so keyguard scans the topic and finds the ids the keys "
-    "really carry; a producer may still be writing an older version.",
-)
-
-SUBJECT_MISSING = Rule(
-    id="KG015",
-    name="subject-missing",
-    category=Category.TOPIC,
-    severity=Severity.BREAKING,
-    summary="The subject has no versions, and the check demands that it exists "
-    "(--require-subject).",
-    why="A gate that knows the topic is already in production must not read a missing subject "
-    "as a first registration: a typo in the topic name, a wrong subject name strategy or the "
-    "wrong registry all look like an empty subject, and would let any schema pass.",
-    example_old="--topic pagevews (a typo) --require-subject",
-    example_new="pageviews-key exists in the registry",
-)
-
-KEYS_UNLISTED_ID = Rule(
-    id="KG016",
-    name="topic-keys-unlisted-schema-id",
-    category=Category.KEY_BYTES,
-    severity=Severity.WARNING,
-    summary="Keys in the topic carry a schema id that the key subject does not list.",
-    why="An avro-confluent key carries its schema id in its bytes. An id the subject does not "
-    "list was written by another producer (another subject name strategy, another registry) "
-    "or under a version that was deleted since. The candidate never writes that id: those "
-    "keys are distinct Kafka keys from the ones it writes, and stay orphaned.",
-    example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
-    example_new="orders-key v1 (id 100017)",
-    formats=("avro-confluent",),
-)
-
-
 def check_rules() -> tuple[Rule, ...]:
-    from guard.realkeys import REAL_KEY_RULES
-
-    return (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, SUBJECT_MISSING, KEYS_UNLISTED_ID,
-            *REAL_KEY_RULES)
+    return (*CHECK_RULES, *REAL_KEY_RULES)
 
 
 @dataclass(frozen=True)
@@ -266,7 +220,7 @@ def _key_findings(
         old = _old_side(spec, version, ids, facts)
         examples = _examples(old, facts, registry, spec.topic)
         for f in analyze_key_change(old, new, topic=spec.topic, examples=examples):
-            if id_findings and f.rule.id == "KG502":
+            if id_findings and f.rule.id == CONFLUENT_KEYS_CARRY_SEVERAL_IDS.id:
                 continue  # the topic-level KG502 below says it once, with counts and offsets
             f = _with_subject(f, subject)
             sig = (f.rule.id, f.path, f.message)
@@ -324,7 +278,7 @@ def _old_versions(
     findings: list[Finding] = []
     if len(carried) > 1:
         findings.append(_ids_finding(
-            key_rule("KG502"), spec, subject,
+            CONFLUENT_KEYS_CARRY_SEVERAL_IDS, spec, subject,
             f"the topic's keys carry {len(carried)} schema ids: "
             + _id_counts(facts, carried, by_id)
             + (f"; the candidate writes id {new_id}" if new_id is not None else "")

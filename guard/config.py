@@ -4,6 +4,7 @@
 registry = "file://schemas"        # or https://sr:8081 (credentials from the environment)
 bootstrap = "broker:9092"          # optional: scan the topics for the key schema ids in use
 require-subject = true             # optional: a subject with no versions is breaking (KG015)
+ignore = ["KG701"]                 # optional: rule IDs or categories whose findings do not count
 
 # Or, with connection options (REGISTRY_OPTIONS, no secrets), instead of registry = "...":
 # [registry]
@@ -23,6 +24,7 @@ value-schema = "schemas/candidates/pageviews-value.avsc"
 partitions = 6                     # optional: the partition count producers will see
 partitioner = "murmur2"
 require-subject = false            # optional: this topic's own choice
+ignore = ["key-placement"]         # optional: ignored for this topic only (on top of the global)
 [topics.options]                   # format options, Flink's table option names
 "key.json.timestamp-format.standard" = "ISO-8601"
 ```
@@ -45,17 +47,20 @@ from typing import Any
 from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
 from formats.secrets import is_secret_key
+from guard.selection import selectors
 
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
 _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
     "name": (str,), "key-format": (str,), "value-format": (str, bool), "key-schema": (str,),
     "value-schema": (str,), "partitions": (int,), "partitioner": (str,), "options": (dict,),
-    "key-fields-prefix": (str,), "require-subject": (bool,)}
+    "key-fields-prefix": (str,), "require-subject": (bool,), "ignore": (list,)}
 _TOP_KEYS: dict[str, tuple[type, ...]] = {
     "registry": (str, dict), "bootstrap": (str,), "kafka": (dict,), "topics": (list,),
-    "scan-limit": (int,), "require-subject": (bool,)}
+    "scan-limit": (int,), "require-subject": (bool,), "ignore": (list,)}
 _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a table",
                list: "an array of tables"}
+#: Keys whose type is more specific than their TOML type.
+_KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class TopicEntry:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: None: the config's (or the command line's) choice.
     require_subject: bool | None = None
+    #: Rule IDs and categories ignored for this topic only (`guard.selection`).
+    ignore: tuple[str, ...] = ()
 
     def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
@@ -86,6 +93,8 @@ class GuardConfig:
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
     scan_limit: int = 10_000
+    #: Rule IDs and categories ignored for every topic (`guard.selection`).
+    ignore: tuple[str, ...] = ()
     #: Directory the file was read from: relative schema paths resolve against it.
     base: Path = Path(".")
 
@@ -152,6 +161,7 @@ def load_config(path: str | Path) -> GuardConfig:
             key_fields_prefix=t.get("key-fields-prefix", ""),
             options=dict(t.get("options", {})),
             require_subject=t.get("require-subject"),
+            ignore=_ignore(t, where),
         ))
     scan_limit = doc.get("scan-limit", 10_000)
     if scan_limit < 0:
@@ -164,6 +174,7 @@ def load_config(path: str | Path) -> GuardConfig:
         kafka=kafka,
         topics=tuple(topics),
         scan_limit=scan_limit,
+        ignore=_ignore(doc, str(p)),
         base=p.parent,
     )
 
@@ -185,10 +196,19 @@ def _check_keys(table: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]
         # TOML booleans are not integers here, whatever Python thinks.
         ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
         if not ok:
-            want = " or ".join(_TYPE_NAMES[t] for t in types)
+            want = _KEY_TYPE_NAMES.get(key) or " or ".join(_TYPE_NAMES[t] for t in types)
             raise InvalidOptionError(
                 f"{where}: {key} must be {want}, got {type(value).__name__} {value!r}"
                 if not is_secret_key(key) else f"{where}: {key} must be {want}")
+
+
+def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """`ignore = ["KG701", "key-bytes"]`: each a known rule ID or category (exit 2 otherwise)."""
+    names = table.get("ignore", [])
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}",
+                                 hint='e.g. ignore = ["KG701", "key-placement"]')
+    return tuple(s.token for s in selectors(names, where=f"{where}: ignore"))
 
 
 def _registry(value: Any, p: Path) -> tuple[str | None, dict[str, Any]]:

@@ -19,38 +19,12 @@ from formats.registry import Registry
 from guard.keys.analyze import build_codec, encoder
 from guard.keys.avro import side_schema
 from guard.keys.side import KeySide
-from guard.report import Category, Finding, Rule, Severity, Witness
-
-REAL_KEY_CHANGES = Rule(
-    id="KG013",
-    name="topic-key-not-reproduced",
-    category=Category.KEY_BYTES,
-    severity=Severity.BREAKING,
-    summary="A key read from the topic does not encode to the same bytes under the candidate.",
-    why="keyguard decodes keys sampled from the topic with the candidate key schema and encodes "
-    "them again. A key that comes back different (or cannot be decoded or encoded at all) is a "
-    "key the new producer will never write again: its record is never overwritten or deleted. "
-    "This is evidence from the data, independent of what the registry says the keys are.",
-    example_old='topic key {"b":"B1","a":1}',
-    example_new="candidate key columns (a, b): re-encoded as {\"a\":1,\"b\":\"B1\"}",
+from guard.report import Finding, Witness
+from guard.rules import (  # noqa: F401  REAL_KEY_RULES: re-exported
+    REAL_KEY_CHANGES,
+    REAL_KEY_MISPLACED,
+    REAL_KEY_RULES,
 )
-
-REAL_KEY_MISPLACED = Rule(
-    id="KG014",
-    name="topic-keys-not-murmur2",
-    category=Category.KEY_PLACEMENT,
-    severity=Severity.BREAKING,
-    summary="Keys in the topic sit on partitions murmur2 would not choose.",
-    why="Flink, the Java client and keyguard place a key on murmur2(key bytes) mod partitions. "
-    "Keys found elsewhere were written by another partitioner (librdkafka's default is "
-    "consistent_random, a CRC32) or before partitions were added. A murmur2 producer writes the "
-    "same key to another partition, so compaction never folds the two records and reads that "
-    "fold per partition see both.",
-    example_old="librdkafka producer, partitioner=consistent_random",
-    example_new="Flink upsert-kafka or keyguard (murmur2)",
-)
-
-REAL_KEY_RULES = (REAL_KEY_CHANGES, REAL_KEY_MISPLACED)
 
 
 def real_key_findings(

@@ -49,6 +49,8 @@ class Rule:
     example_new: str = ""
     #: Formats the rule applies to (empty: all).
     formats: tuple[str, ...] = ()
+    #: The checks that emit it: dotted names of functions under guard/ (`guard.keys.text._atomic`).
+    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,34 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Ignored:
+    """Rules the user ignored (or left out of a selection), and the findings they hid.
+
+    Hidden findings do not count toward the verdict or the exit code; every renderer still says
+    what was ignored and how many findings each rule hid, so nothing is dropped silently.
+    """
+
+    #: What the user wrote, canonical: a rule ID (`KG701`), a category (`key-bytes`), or, for
+    #: rules outside a selection, `not selected (KG1xx, key-placement)`.
+    selector: str
+    #: Where the user said it: `--ignore`, `config file`, `topic orders (config file)`, ...
+    source: str
+    #: The rules it covers (one for a rule ID, every rule of a category).
+    rules: tuple[Rule, ...] = ()
+    #: The findings it hid, in the order the analysis found them.
+    findings: tuple[Finding, ...] = ()
+    #: The topic it applies to; None: every topic.
+    topic: str | None = None
+
+    def hidden(self) -> dict[str, int]:
+        """Findings hidden per rule ID: every rule named directly, and any other that hid one."""
+        out = {r.id: 0 for r in self.rules} if len(self.rules) == 1 else {}
+        for f in self.findings:
+            out[f.rule.id] = out.get(f.rule.id, 0) + 1
+        return out
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything found for one check (one topic, or several from a config file)."""
 
@@ -97,6 +127,13 @@ class Report:
     #: What was compared, for the header of a rendered report (no credentials).
     checked: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: Rules ignored by the user and the findings they hid (not in `findings`, never counted).
+    ignored: tuple[Ignored, ...] = ()
+
+    @property
+    def suppressed(self) -> tuple[Finding, ...]:
+        """The findings that ignored rules hid."""
+        return tuple(f for i in self.ignored for f in i.findings)
 
     @property
     def verdict(self) -> Verdict:
@@ -113,7 +150,7 @@ class Report:
 
     def merged(self, other: Report) -> Report:
         return Report(self.findings + other.findings, self.checked + other.checked,
-                      self.notes + other.notes)
+                      self.notes + other.notes, self.ignored + other.ignored)
 
     @staticmethod
     def of(findings: Iterable[Finding], checked: Iterable[str] = (),

@@ -1,9 +1,16 @@
-"""The rule catalogue: every check the key guard makes, as data (like ruff's and buf's rules).
+"""The one registry of rules: every finding the guard can report, as data (like ruff's and buf's).
 
-IDs are stable: users select and ignore rules by ID, reports and CI annotations cite them.
-Ranges: KG0xx catch-alls, KG1xx key fields, KG2xx column types, KG3xx format options,
-KG4xx Avro binary encoding, KG5xx Confluent schema ids, KG6xx key placement, KG7xx topic
-settings, KG9xx safe changes explained (INFO). A new rule takes a new ID; an ID is never reused.
+Each rule is a constant here (ID, name, category, severity, why, example) bound to the checks
+that emit it (`Rule.checks`, dotted function names; tests/guard/test_rules_registry.py proves
+each named function emits the rule and no other function does). Code names a rule by its
+constant (`Change(KEY_FIELD_ADDED, ...)`), never by its ID as a string.
+
+IDs are stable: users select and ignore rules by ID or category, reports and CI annotations
+cite them. Ranges: KG0xx what the check itself knows, KG1xx key fields, KG2xx column types,
+KG3xx format options, KG4xx Avro binary encoding, KG5xx Confluent schema ids, KG6xx key
+placement, KG7xx topic settings, KG8xx value compatibility, KG9xx safe changes explained
+(INFO). A new rule takes a new ID; an ID is never reused. A rule that is renamed or merged
+into another keeps its old ID working through `ALIASES`.
 """
 
 from __future__ import annotations
@@ -21,344 +28,632 @@ _ORPHAN = (
     " phantom rows stay, deletes miss."
 )
 
-_RULES: tuple[Rule, ...] = (
-    Rule(
-        "KG000", "key-bytes-differ", _BYTES, _B,
-        "An existing key encodes to different bytes under the new key schema.",
-        "The structural rules found no reason, but encoding a representative key with the old"
-        " and the new codec gave different bytes (or the new one could not encode it). The"
-        " guard reports it rather than stay silent; please report it as a keyguard bug too."
-        + _ORPHAN,
-        formats=_ALL,
-    ),
-    # --- KG1xx: key fields --------------------------------------------------------------
-    Rule(
-        "KG101", "key-field-added", _BYTES, _B,
-        "A field was added to the key.",
-        "Every existing key lacks the new field, so the new writer emits different bytes for"
-        " the same entity (a new field, a new column, a null, or a union branch)." + _ORPHAN,
-        "id BIGINT", "id BIGINT, region STRING", formats=_ALL,
-    ),
-    Rule(
-        "KG102", "key-field-removed", _BYTES, _B,
-        "A field was removed from the key.",
-        "The bytes of every existing key held the removed field; the new writer leaves it out,"
-        " and keys that differed only in that field now collapse into one." + _ORPHAN,
-        "id BIGINT, region STRING", "id BIGINT", formats=_ALL,
-    ),
-    Rule(
-        "KG103", "key-fields-reordered", _BYTES, _B,
-        "The key fields (the PRIMARY KEY declaration order) are in a different order.",
-        "Flink writes key fields in PRIMARY KEY declaration order; json, csv and Avro bytes"
-        " follow that order, so reordering changes the bytes of every multi-field key."
-        + _ORPHAN,
-        "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=("json", "csv", *_AVRO),
-    ),
-    Rule(
-        "KG104", "key-field-renamed", _BYTES, _B,
-        "A key field was renamed in a format that writes field names.",
-        "JSON keys carry their field names (`{\"user_id\":1}`), so a rename changes every key's"
-        " bytes." + _ORPHAN,
-        "user_id BIGINT", "uid BIGINT", formats=("json",),
-    ),
-    Rule(
-        "KG106", "key-field-not-null", _BYTES, _B,
-        "A nullable key field became NOT NULL.",
-        "Keys that hold a null in the field cannot be written by the new schema at all, and in"
-        " Avro the union around the field disappears, changing every key's bytes." + _ORPHAN,
-        "region STRING", "region STRING NOT NULL", formats=_ALL,
-    ),
-    # --- KG2xx: column types ------------------------------------------------------------
-    Rule(
-        "KG201", "key-type-changed", _BYTES, _B,
-        "A key field's type changed to one whose encoding differs.",
-        "The same value is written differently by the new type (`5` vs `5.0` in json, 4 vs 8"
-        " bytes in raw, a quoted string vs a number, base64 vs text)." + _ORPHAN,
-        "id INT", "id DOUBLE", formats=_ALL,
-    ),
-    Rule(
-        "KG202", "key-type-narrowed", _BYTES, _B,
-        "A key field's type was narrowed: some existing keys no longer fit.",
-        "Existing keys whose value is outside the new type's range (a BIGINT above 2^31-1 in an"
-        " INT, a long in an Avro int, a string that is not a number) cannot be encoded; they can"
-        " never be updated or deleted." + _ORPHAN,
-        "id BIGINT", "id INT", formats=_ALL,
-    ),
-    Rule(
-        "KG203", "decimal-scale-changed", _BYTES, _B,
-        "A key DECIMAL's scale changed where the scale is part of the bytes.",
-        "Avro writes the unscaled integer (12.50 at scale 2 is 1250, at scale 3 12500), csv and"
-        " json with encode.decimal-as-plain-number write the digits of the scale; a smaller"
-        " scale also rounds distinct keys together." + _ORPHAN,
-        "amount DECIMAL(10, 2)", "amount DECIMAL(12, 3)", formats=_ALL,
-    ),
-    Rule(
-        "KG204", "decimal-precision-narrowed", _BYTES, _B,
-        "A key DECIMAL's integer digits (precision - scale) shrank.",
-        "Existing keys with more integer digits than the new type allows cannot be encoded."
-        + _ORPHAN,
-        "amount DECIMAL(12, 2)", "amount DECIMAL(10, 2)", formats=_ALL,
-    ),
-    Rule(
-        "KG205", "time-precision-changed", _BYTES, _B,
-        "A key TIMESTAMP/TIME precision changed where it changes the bytes.",
-        "A lower precision truncates the fraction, so keys differing below it collapse and"
-        " change bytes; in Avro, precision picks timestamp-millis vs timestamp-micros, whose"
-        " longs differ by a factor of 1000." + _ORPHAN,
-        "ts TIMESTAMP(6)", "ts TIMESTAMP(3)", formats=_ALL,
-    ),
-    Rule(
-        "KG206", "float-double-changed", _BYTES, _B,
-        "A key FLOAT became DOUBLE or the reverse.",
-        "Avro and raw write 4 vs 8 bytes; json and csv write Java's Float.toString vs"
-        " Double.toString, which differ for most values (0.1f as a double is"
-        " 0.10000000149011612)." + _ORPHAN,
-        "score FLOAT", "score DOUBLE", formats=_ALL,
-    ),
-    # --- KG3xx: format options ----------------------------------------------------------
-    Rule(
-        "KG301", "json-timestamp-standard-changed", _BYTES, _B,
-        "json.timestamp-format.standard changed for a key with timestamps.",
-        "SQL writes `2024-01-01 10:00:00`, ISO-8601 writes `2024-01-01T10:00:00`." + _ORPHAN,
-        "'key.json.timestamp-format.standard' = 'SQL'",
-        "'key.json.timestamp-format.standard' = 'ISO-8601'", formats=("json",),
-    ),
-    Rule(
-        "KG302", "json-decimal-plain-number-changed", _BYTES, _B,
-        "json.encode.decimal-as-plain-number changed for a key with decimals.",
-        "By default Flink strips trailing zeros (`1000.00` -> `1E+3`); as a plain number it"
-        " keeps the scale (`1000.00`)." + _ORPHAN,
-        "'key.json.encode.decimal-as-plain-number' = 'false'",
-        "'key.json.encode.decimal-as-plain-number' = 'true'", formats=("json",),
-    ),
-    Rule(
-        "KG303", "json-ignore-null-fields-changed", _BYTES, _B,
-        "json.encode.ignore-null-fields changed for a key with nullable fields.",
-        "With the option a null field is left out (`{\"a\":1}`), without it written"
-        " (`{\"a\":1,\"b\":null}`)." + _ORPHAN,
-        "'key.json.encode.ignore-null-fields' = 'false'",
-        "'key.json.encode.ignore-null-fields' = 'true'", formats=("json",),
-    ),
-    Rule(
-        "KG304", "csv-field-delimiter-changed", _BYTES, _B,
-        "csv.field-delimiter changed.",
-        "The delimiter sits between the fields of every composite key, and decides which"
-        " strings need quotes." + _ORPHAN,
-        "'key.csv.field-delimiter' = ','", "'key.csv.field-delimiter' = ';'", formats=("csv",),
-    ),
-    Rule(
-        "KG305", "csv-quoting-changed", _BYTES, _B,
-        "csv.quote-character, csv.disable-quote-character or csv.escape-character changed.",
-        "Strings that contain the delimiter, a quote or a line break are written quoted or"
-        " escaped; another quote or escape character writes them differently." + _ORPHAN,
-        "'key.csv.quote-character' = '\"'", "'key.csv.quote-character' = '''",
-        formats=("csv",),
-    ),
-    Rule(
-        "KG306", "csv-null-literal-changed", _BYTES, _B,
-        "csv.null-literal changed for a key with nullable fields.",
-        "A null field is written as the null literal (empty by default)." + _ORPHAN,
-        "'key.csv.null-literal' = ''", "'key.csv.null-literal' = 'null'", formats=("csv",),
-    ),
-    Rule(
-        "KG307", "raw-endianness-changed", _BYTES, _B,
-        "raw.endianness changed for a multi-byte numeric key.",
-        "raw writes numbers in the declared byte order: 1 as INT is 00 00 00 01 big-endian and"
-        " 01 00 00 00 little-endian." + _ORPHAN,
-        "'key.raw.endianness' = 'big-endian'", "'key.raw.endianness' = 'little-endian'",
-        formats=("raw",),
-    ),
-    Rule(
-        "KG308", "raw-charset-changed", _BYTES, _B,
-        "raw.charset changed for a STRING key.",
-        "raw writes a STRING in the declared charset; non-ASCII text (and, for UTF-16, all"
-        " text) is encoded differently." + _ORPHAN,
-        "'key.raw.charset' = 'UTF-8'", "'key.raw.charset' = 'ISO-8859-1'", formats=("raw",),
-    ),
-    Rule(
-        "KG309", "key-fields-prefix-changed", _BYTES, _B,
-        "key.fields-prefix changed so the key format sees other field names.",
-        "The key format sees the table's key columns without the prefix; a new prefix renames"
-        " the key fields, which json writes into every key." + _ORPHAN,
-        "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=("json",),
-    ),
-    Rule(
-        "KG310", "format-option-changed", _BYTES, _B,
-        "A format option changed and representative keys encode differently.",
-        "keyguard has no specific rule for this option, but encoding representative keys with"
-        " the old and the new option gave different bytes." + _ORPHAN,
-        formats=_ALL,
-    ),
-    # --- KG4xx: Avro binary encoding ----------------------------------------------------
-    Rule(
-        "KG401", "avro-enum-symbols-changed", _BYTES, _B,
-        "An Avro enum symbol was removed or moved to another index.",
-        "Avro writes an enum as the symbol's index; a moved symbol is written with a new index,"
-        " a removed one cannot be written." + _ORPHAN,
-        '"symbols": ["EU", "US"]', '"symbols": ["US", "EU"]', formats=_AVRO,
-    ),
-    Rule(
-        "KG402", "avro-union-branches-changed", _BYTES, _B,
-        "An Avro union around a key field gained, lost or reordered branches.",
-        "Avro writes a union value as its branch index followed by the value: `string` ->"
-        " `[\"null\", \"string\"]` prefixes every key with 02, and moving a branch changes"
-        " the index." + _ORPHAN,
-        '"type": "string"', '"type": ["null", "string"]', formats=_AVRO,
-    ),
-    Rule(
-        "KG403", "avro-fixed-size-changed", _BYTES, _B,
-        "An Avro fixed (or fixed-backed decimal) changed size.",
-        "A fixed is written as exactly `size` bytes." + _ORPHAN,
-        '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', formats=_AVRO,
-    ),
-    Rule(
-        "KG405", "avro-timestamp-unit-changed", _BYTES, _B,
-        "An Avro timestamp/time logical type changed unit (millis vs micros) or kind.",
-        "timestamp-millis and timestamp-micros are longs of different units, so the same"
-        " instant is a different number (1000 times larger)." + _ORPHAN,
-        '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', formats=_AVRO,
-    ),
-    # --- KG5xx: Confluent schema ids ----------------------------------------------------
-    Rule(
-        "KG501", "confluent-schema-id-changed", _BYTES, _B,
-        "The candidate key schema gets a different schema id than the existing keys carry.",
-        "Confluent's wire format puts the schema id into every key (00 + 4-byte id + Avro)."
-        " Any change the registry sees as a new schema (a new optional field, a default, a doc,"
-        " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
-        " changes bytes." + _ORPHAN,
-        '{"name": "id", "type": "long"}',
-        '{"name": "id", "type": "long", "doc": "user id"}', formats=("avro-confluent",),
-    ),
-    Rule(
-        "KG502", "confluent-keys-carry-several-ids", _BYTES, _W,
-        "The topic's keys already carry several schema ids.",
-        "Keys written under the other ids are already distinct Kafka keys from the ones the"
-        " candidate writes: those records are orphans today; this change does not fix them.",
-        formats=("avro-confluent",),
-    ),
-    # --- KG6xx: key placement -----------------------------------------------------------
-    Rule(
-        "KG601", "key-format-changed", _PLACE, _B,
-        "The key format changed.",
-        "Another key format writes other bytes for every key (and so, usually, picks another"
-        " partition)." + _ORPHAN,
-        "'key.format' = 'json'", "'key.format' = 'avro-confluent'", formats=_ALL,
-    ),
-    Rule(
-        "KG602", "partition-count-changed", _PLACE, _B,
-        "The topic's partition count changed.",
-        "Kafka's default partitioner picks murmur2(key) % partitions; with another count most"
-        " keys map to another partition, and compaction only folds records within a partition:"
-        " the old record stays, the new one lands elsewhere.",
-        "partitions = 6", "partitions = 12", formats=_ALL,
-    ),
-    Rule(
-        "KG603", "partitioner-not-murmur2", _PLACE, _B,
-        "The producer's partitioner is not murmur2, or differs from the old one.",
-        "Flink and Java producers place a key by murmur2; librdkafka's default"
-        " (consistent_random, CRC32) or a round-robin/fixed partitioner places the same key"
-        " elsewhere, so updates and deletes never meet the records they replace.",
-        "partitioner = murmur2", "partitioner = consistent_random", formats=_ALL,
-    ),
-    # --- KG7xx: topic settings ----------------------------------------------------------
-    Rule(
-        "KG701", "topic-not-compacted", _TOPIC, _W,
-        "The topic's cleanup.policy does not include compact.",
-        "An upsert changelog needs compaction to keep the latest record per key; with"
-        " delete-only retention old keys vanish after retention.ms and the table is"
-        " incomplete for every new reader.",
-        "cleanup.policy = compact", "cleanup.policy = delete", formats=_ALL,
-    ),
-    # --- KG9xx: safe changes, explained --------------------------------------------------
-    Rule(
-        "KG901", "integer-widened", _BYTES, _I,
-        "An integer key field was widened (INT -> BIGINT, Avro int -> long).",
-        "json and csv write the same digits; Avro writes int and long as the same zig-zag"
-        " varint. Existing keys keep their bytes.",
-        "id INT", "id BIGINT", formats=("json", "csv", *_AVRO),
-    ),
-    Rule(
-        "KG902", "decimal-scale-widened-json", _BYTES, _I,
-        "A json key DECIMAL gained scale; Flink strips trailing zeros.",
-        "Without encode.decimal-as-plain-number, Flink writes BigDecimal.stripTrailingZeros(),"
-        " so 12.5 is `12.5` at scale 1 and at scale 3.",
-        "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", formats=("json",),
-    ),
-    Rule(
-        "KG903", "time-precision-widened", _BYTES, _I,
-        "A TIMESTAMP/TIME precision changed in a way the format does not write.",
-        "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
-        " keys' text (Flink holds TIME in milliseconds: TIME(3) and above write the same).",
-        "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", formats=_TEXT,
-    ),
-    Rule(
-        "KG904", "field-renamed-positional", _BYTES, _I,
-        "A key field was renamed in a positional format.",
-        "csv, raw and Avro binary do not write field names: the bytes stay the same.",
-        "user_id BIGINT", "uid BIGINT", formats=("csv", "raw", "avro"),
-    ),
-    Rule(
-        "KG905", "field-became-nullable", _BYTES, _I,
-        "A NOT NULL key field became nullable in a format without unions.",
-        "json, csv and raw write a non-null value the same whatever the nullability.",
-        "id BIGINT NOT NULL", "id BIGINT", formats=("json", "csv", "raw"),
-    ),
-    Rule(
-        "KG906", "avro-metadata-changed", _BYTES, _I,
-        "Only Avro metadata changed (doc, aliases, defaults, order, record names).",
-        "Avro binary carries none of these: the payload bytes stay the same. (With"
-        " avro-confluent they still change the schema id: see KG501.)",
-        '"name": "Key"', '"name": "UserKey", "doc": "..."', formats=_AVRO,
-    ),
-    Rule(
-        "KG907", "avro-enum-symbols-appended", _BYTES, _I,
-        "Avro enum symbols were appended at the end.",
-        "Existing symbols keep their index, so existing keys keep their bytes.",
-        '["EU", "US"]', '["EU", "US", "APAC"]', formats=_AVRO,
-    ),
-    Rule(
-        "KG908", "same-bytes-type-change", _BYTES, _I,
-        "A type change that the format writes with the same bytes.",
-        "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
-        " its BYTES alike, csv writes an integer or boolean and its text alike.",
-        "id STRING", "id BYTES", formats=_ALL,
-    ),
-    Rule(
-        "KG909", "format-option-no-key-effect", _BYTES, _I,
-        "A format option changed that does not change these keys' bytes.",
-        "The option only affects decoding, or types this key does not have.",
-        "'key.json.ignore-parse-errors' = 'false'", "'key.json.ignore-parse-errors' = 'true'",
-        formats=_ALL,
-    ),
-    Rule(
-        "KG910", "decimal-precision-widened", _BYTES, _I,
-        "A key DECIMAL gained integer digits, scale unchanged.",
-        "Precision only bounds the range; the digits (and Avro's unscaled bytes) stay.",
-        "amount DECIMAL(10, 2)", "amount DECIMAL(12, 2)", formats=_ALL,
-    ),
-    Rule(
-        "KG911", "confluent-same-schema-id", _BYTES, _I,
-        "The candidate key schema is the one registered under the id the keys carry.",
-        "The registry dedupes a schema by its parsed and re-serialized text (whitespace and"
-        " JSON key order do not count), so the keys keep their id and bytes.",
-        formats=("avro-confluent",),
-    ),
-    Rule(
-        "KG912", "nullable-field-added-ignored", _BYTES, _I,
-        "A nullable field was added to a json key written with encode.ignore-null-fields.",
-        "Existing keys have no value for it, and a null field is left out of the json, so"
-        " existing keys keep their bytes. (Setting it later changes them: KG101.)",
-        "id BIGINT", "id BIGINT, region STRING", formats=("json",),
+
+def _checks(*names: str) -> tuple[str, ...]:
+    """The functions (under guard/) that emit a rule."""
+    return tuple(f"guard.{n}" for n in names)
+
+
+KEY_BYTES_DIFFER = Rule(
+    "KG000", "key-bytes-differ", _BYTES, _B,
+    "An existing key encodes to different bytes under the new key schema.",
+    "The structural rules found no reason, but encoding a representative key with the old"
+    " and the new codec gave different bytes (or the new one could not encode it). The"
+    " guard reports it rather than stay silent; please report it as a keyguard bug too."
+    + _ORPHAN,
+    formats=_ALL,
+    checks=_checks("keys.analyze.analyze_key_change"),
+)
+
+# --- KG1xx: key fields --------------------------------------------------------------
+
+KEY_FIELD_ADDED = Rule(
+    "KG101", "key-field-added", _BYTES, _B,
+    "A field was added to the key.",
+    "Every existing key lacks the new field, so the new writer emits different bytes for"
+    " the same entity (a new field, a new column, a null, or a union branch)." + _ORPHAN,
+    "id BIGINT", "id BIGINT, region STRING", formats=_ALL,
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
+)
+
+KEY_FIELD_REMOVED = Rule(
+    "KG102", "key-field-removed", _BYTES, _B,
+    "A field was removed from the key.",
+    "The bytes of every existing key held the removed field; the new writer leaves it out,"
+    " and keys that differed only in that field now collapse into one." + _ORPHAN,
+    "id BIGINT, region STRING", "id BIGINT", formats=_ALL,
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
+)
+
+KEY_FIELDS_REORDERED = Rule(
+    "KG103", "key-fields-reordered", _BYTES, _B,
+    "The key fields (the PRIMARY KEY declaration order) are in a different order.",
+    "Flink writes key fields in PRIMARY KEY declaration order; json, csv and Avro bytes"
+    " follow that order, so reordering changes the bytes of every multi-field key."
+    + _ORPHAN,
+    "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=("json", "csv", *_AVRO),
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
+)
+
+KEY_FIELD_RENAMED = Rule(
+    "KG104", "key-field-renamed", _BYTES, _B,
+    "A key field was renamed in a format that writes field names.",
+    "JSON keys carry their field names (`{\"user_id\":1}`), so a rename changes every key's"
+    " bytes." + _ORPHAN,
+    "user_id BIGINT", "uid BIGINT", formats=("json",),
+    checks=_checks("keys.text.fields_changes"),
+)
+
+KEY_FIELD_NOT_NULL = Rule(
+    "KG106", "key-field-not-null", _BYTES, _B,
+    "A nullable key field became NOT NULL.",
+    "Keys that hold a null in the field cannot be written by the new schema at all, and in"
+    " Avro the union around the field disappears, changing every key's bytes." + _ORPHAN,
+    "region STRING", "region STRING NOT NULL", formats=_ALL,
+    checks=_checks("keys.text.type_changes"),
+)
+
+# --- KG2xx: column types ------------------------------------------------------------
+
+KEY_TYPE_CHANGED = Rule(
+    "KG201", "key-type-changed", _BYTES, _B,
+    "A key field's type changed to one whose encoding differs.",
+    "The same value is written differently by the new type (`5` vs `5.0` in json, 4 vs 8"
+    " bytes in raw, a quoted string vs a number, base64 vs text)." + _ORPHAN,
+    "id INT", "id DOUBLE", formats=_ALL,
+    checks=_checks(
+        "keys.text._atomic",
+        "keys.avro.AvroWalk._walk",
+        "keys.avro.AvroWalk._decimal",
+        "keys.raw.raw_changes",
     ),
 )
 
-RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+KEY_TYPE_NARROWED = Rule(
+    "KG202", "key-type-narrowed", _BYTES, _B,
+    "A key field's type was narrowed: some existing keys no longer fit.",
+    "Existing keys whose value is outside the new type's range (a BIGINT above 2^31-1 in an"
+    " INT, a long in an Avro int, a string that is not a number) cannot be encoded; they can"
+    " never be updated or deleted." + _ORPHAN,
+    "id BIGINT", "id INT", formats=_ALL,
+    checks=_checks(
+        "keys.text._atomic",
+        "keys.avro.AvroWalk._walk",
+        "keys.avro.row_narrowing",
+        "keys.raw.raw_changes",
+    ),
+)
+
+DECIMAL_SCALE_CHANGED = Rule(
+    "KG203", "decimal-scale-changed", _BYTES, _B,
+    "A key DECIMAL's scale changed where the scale is part of the bytes.",
+    "Avro writes the unscaled integer (12.50 at scale 2 is 1250, at scale 3 12500), csv and"
+    " json with encode.decimal-as-plain-number write the digits of the scale; a smaller"
+    " scale also rounds distinct keys together." + _ORPHAN,
+    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 3)", formats=_ALL,
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
+)
+
+DECIMAL_PRECISION_NARROWED = Rule(
+    "KG204", "decimal-precision-narrowed", _BYTES, _B,
+    "A key DECIMAL's integer digits (precision - scale) shrank.",
+    "Existing keys with more integer digits than the new type allows cannot be encoded."
+    + _ORPHAN,
+    "amount DECIMAL(12, 2)", "amount DECIMAL(10, 2)", formats=_ALL,
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
+)
+
+TIME_PRECISION_CHANGED = Rule(
+    "KG205", "time-precision-changed", _BYTES, _B,
+    "A key TIMESTAMP/TIME precision changed where it changes the bytes.",
+    "A lower precision truncates the fraction, so keys differing below it collapse and"
+    " change bytes; in Avro, precision picks timestamp-millis vs timestamp-micros, whose"
+    " longs differ by a factor of 1000." + _ORPHAN,
+    "ts TIMESTAMP(6)", "ts TIMESTAMP(3)", formats=_ALL,
+    checks=_checks("keys.text._atomic", "keys.avro.row_narrowing"),
+)
+
+FLOAT_DOUBLE_CHANGED = Rule(
+    "KG206", "float-double-changed", _BYTES, _B,
+    "A key FLOAT became DOUBLE or the reverse.",
+    "Avro and raw write 4 vs 8 bytes; json and csv write Java's Float.toString vs"
+    " Double.toString, which differ for most values (0.1f as a double is"
+    " 0.10000000149011612)." + _ORPHAN,
+    "score FLOAT", "score DOUBLE", formats=_ALL,
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+)
+
+# --- KG3xx: format options ----------------------------------------------------------
+
+JSON_TIMESTAMP_STANDARD_CHANGED = Rule(
+    "KG301", "json-timestamp-standard-changed", _BYTES, _B,
+    "json.timestamp-format.standard changed for a key with timestamps.",
+    "SQL writes `2024-01-01 10:00:00`, ISO-8601 writes `2024-01-01T10:00:00`." + _ORPHAN,
+    "'key.json.timestamp-format.standard' = 'SQL'",
+    "'key.json.timestamp-format.standard' = 'ISO-8601'", formats=("json",),
+    checks=_checks("keys.text._option_change"),
+)
+
+JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
+    "KG302", "json-decimal-plain-number-changed", _BYTES, _B,
+    "json.encode.decimal-as-plain-number changed for a key with decimals.",
+    "By default Flink strips trailing zeros (`1000.00` -> `1E+3`); as a plain number it"
+    " keeps the scale (`1000.00`)." + _ORPHAN,
+    "'key.json.encode.decimal-as-plain-number' = 'false'",
+    "'key.json.encode.decimal-as-plain-number' = 'true'", formats=("json",),
+    checks=_checks("keys.text._option_change"),
+)
+
+JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
+    "KG303", "json-ignore-null-fields-changed", _BYTES, _B,
+    "json.encode.ignore-null-fields changed for a key with nullable fields.",
+    "With the option a null field is left out (`{\"a\":1}`), without it written"
+    " (`{\"a\":1,\"b\":null}`)." + _ORPHAN,
+    "'key.json.encode.ignore-null-fields' = 'false'",
+    "'key.json.encode.ignore-null-fields' = 'true'", formats=("json",),
+    checks=_checks("keys.text._option_change"),
+)
+
+CSV_FIELD_DELIMITER_CHANGED = Rule(
+    "KG304", "csv-field-delimiter-changed", _BYTES, _B,
+    "csv.field-delimiter changed.",
+    "The delimiter sits between the fields of every composite key, and decides which"
+    " strings need quotes." + _ORPHAN,
+    "'key.csv.field-delimiter' = ','", "'key.csv.field-delimiter' = ';'", formats=("csv",),
+    checks=_checks("keys.text._option_change"),
+)
+
+CSV_QUOTING_CHANGED = Rule(
+    "KG305", "csv-quoting-changed", _BYTES, _B,
+    "csv.quote-character, csv.disable-quote-character or csv.escape-character changed.",
+    "Strings that contain the delimiter, a quote or a line break are written quoted or"
+    " escaped; another quote or escape character writes them differently." + _ORPHAN,
+    "'key.csv.quote-character' = '\"'", "'key.csv.quote-character' = '''",
+    formats=("csv",),
+    checks=_checks("keys.text._option_change"),
+)
+
+CSV_NULL_LITERAL_CHANGED = Rule(
+    "KG306", "csv-null-literal-changed", _BYTES, _B,
+    "csv.null-literal changed for a key with nullable fields.",
+    "A null field is written as the null literal (empty by default)." + _ORPHAN,
+    "'key.csv.null-literal' = ''", "'key.csv.null-literal' = 'null'", formats=("csv",),
+    checks=_checks("keys.text._option_change"),
+)
+
+RAW_ENDIANNESS_CHANGED = Rule(
+    "KG307", "raw-endianness-changed", _BYTES, _B,
+    "raw.endianness changed for a multi-byte numeric key.",
+    "raw writes numbers in the declared byte order: 1 as INT is 00 00 00 01 big-endian and"
+    " 01 00 00 00 little-endian." + _ORPHAN,
+    "'key.raw.endianness' = 'big-endian'", "'key.raw.endianness' = 'little-endian'",
+    formats=("raw",),
+    checks=_checks("keys.raw.raw_changes"),
+)
+
+RAW_CHARSET_CHANGED = Rule(
+    "KG308", "raw-charset-changed", _BYTES, _B,
+    "raw.charset changed for a STRING key.",
+    "raw writes a STRING in the declared charset; non-ASCII text (and, for UTF-16, all"
+    " text) is encoded differently." + _ORPHAN,
+    "'key.raw.charset' = 'UTF-8'", "'key.raw.charset' = 'ISO-8859-1'", formats=("raw",),
+    checks=_checks("keys.raw.raw_changes"),
+)
+
+KEY_FIELDS_PREFIX_CHANGED = Rule(
+    "KG309", "key-fields-prefix-changed", _BYTES, _B,
+    "key.fields-prefix changed so the key format sees other field names.",
+    "The key format sees the table's key columns without the prefix; a new prefix renames"
+    " the key fields, which json writes into every key." + _ORPHAN,
+    "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=("json",),
+    checks=_checks("keys.analyze._changes"),
+)
+
+FORMAT_OPTION_CHANGED = Rule(
+    "KG310", "format-option-changed", _BYTES, _B,
+    "A format option changed and representative keys encode differently.",
+    "keyguard has no specific rule for this option, but encoding representative keys with"
+    " the old and the new option gave different bytes." + _ORPHAN,
+    formats=_ALL,
+    checks=_checks("keys.analyze._changes", "keys.analyze._battery_option"),
+)
+
+# --- KG4xx: Avro binary encoding ----------------------------------------------------
+
+AVRO_ENUM_SYMBOLS_CHANGED = Rule(
+    "KG401", "avro-enum-symbols-changed", _BYTES, _B,
+    "An Avro enum symbol was removed or moved to another index.",
+    "Avro writes an enum as the symbol's index; a moved symbol is written with a new index,"
+    " a removed one cannot be written." + _ORPHAN,
+    '"symbols": ["EU", "US"]', '"symbols": ["US", "EU"]', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._enum"),
+)
+
+AVRO_UNION_BRANCHES_CHANGED = Rule(
+    "KG402", "avro-union-branches-changed", _BYTES, _B,
+    "An Avro union around a key field gained, lost or reordered branches.",
+    "Avro writes a union value as its branch index followed by the value: `string` ->"
+    " `[\"null\", \"string\"]` prefixes every key with 02, and moving a branch changes"
+    " the index." + _ORPHAN,
+    '"type": "string"', '"type": ["null", "string"]', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._union"),
+)
+
+AVRO_FIXED_SIZE_CHANGED = Rule(
+    "KG403", "avro-fixed-size-changed", _BYTES, _B,
+    "An Avro fixed (or fixed-backed decimal) changed size.",
+    "A fixed is written as exactly `size` bytes." + _ORPHAN,
+    '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._walk", "keys.avro.AvroWalk._decimal"),
+)
+
+AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
+    "KG405", "avro-timestamp-unit-changed", _BYTES, _B,
+    "An Avro timestamp/time logical type changed unit (millis vs micros) or kind.",
+    "timestamp-millis and timestamp-micros are longs of different units, so the same"
+    " instant is a different number (1000 times larger)." + _ORPHAN,
+    '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._walk"),
+)
+
+# --- KG5xx: Confluent schema ids ----------------------------------------------------
+
+CONFLUENT_SCHEMA_ID_CHANGED = Rule(
+    "KG501", "confluent-schema-id-changed", _BYTES, _B,
+    "The candidate key schema gets a different schema id than the existing keys carry.",
+    "Confluent's wire format puts the schema id into every key (00 + 4-byte id + Avro)."
+    " Any change the registry sees as a new schema (a new optional field, a default, a doc,"
+    " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
+    " changes bytes." + _ORPHAN,
+    '{"name": "id", "type": "long"}',
+    '{"name": "id", "type": "long", "doc": "user id"}', formats=("avro-confluent",),
+    checks=_checks("keys.avro.confluent_changes"),
+)
+
+CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
+    "KG502", "confluent-keys-carry-several-ids", _BYTES, _W,
+    "The topic's keys already carry several schema ids.",
+    "Keys written under the other ids are already distinct Kafka keys from the ones the"
+    " candidate writes: those records are orphans today; this change does not fix them.",
+    formats=("avro-confluent",),
+    checks=_checks("keys.avro.confluent_changes", "check._old_versions"),
+)
+
+# --- KG6xx: key placement -----------------------------------------------------------
+
+KEY_FORMAT_CHANGED = Rule(
+    "KG601", "key-format-changed", _PLACE, _B,
+    "The key format changed.",
+    "Another key format writes other bytes for every key (and so, usually, picks another"
+    " partition)." + _ORPHAN,
+    "'key.format' = 'json'", "'key.format' = 'avro-confluent'", formats=_ALL,
+    checks=_checks("keys.placement.placement_changes"),
+)
+
+PARTITION_COUNT_CHANGED = Rule(
+    "KG602", "partition-count-changed", _PLACE, _B,
+    "The topic's partition count changed.",
+    "Kafka's default partitioner picks murmur2(key) % partitions; with another count most"
+    " keys map to another partition, and compaction only folds records within a partition:"
+    " the old record stays, the new one lands elsewhere.",
+    "partitions = 6", "partitions = 12", formats=_ALL,
+    checks=_checks("keys.placement.placement_changes", "keys.placement.topic_findings"),
+)
+
+PARTITIONER_NOT_MURMUR2 = Rule(
+    "KG603", "partitioner-not-murmur2", _PLACE, _B,
+    "The producer's partitioner is not murmur2, or differs from the old one.",
+    "Flink and Java producers place a key by murmur2; librdkafka's default"
+    " (consistent_random, CRC32) or a round-robin/fixed partitioner places the same key"
+    " elsewhere, so updates and deletes never meet the records they replace.",
+    "partitioner = murmur2", "partitioner = consistent_random", formats=_ALL,
+    checks=_checks("keys.placement.placement_changes", "keys.placement.topic_findings"),
+)
+
+# --- KG7xx: topic settings ----------------------------------------------------------
+
+TOPIC_NOT_COMPACTED = Rule(
+    "KG701", "topic-not-compacted", _TOPIC, _W,
+    "The topic's cleanup.policy does not include compact.",
+    "An upsert changelog needs compaction to keep the latest record per key; with"
+    " delete-only retention old keys vanish after retention.ms and the table is"
+    " incomplete for every new reader.",
+    "cleanup.policy = compact", "cleanup.policy = delete", formats=_ALL,
+    checks=_checks("keys.placement.topic_findings"),
+)
+
+# --- KG9xx: safe changes, explained --------------------------------------------------
+
+INTEGER_WIDENED = Rule(
+    "KG901", "integer-widened", _BYTES, _I,
+    "An integer key field was widened (INT -> BIGINT, Avro int -> long).",
+    "json and csv write the same digits; Avro writes int and long as the same zig-zag"
+    " varint. Existing keys keep their bytes.",
+    "id INT", "id BIGINT", formats=("json", "csv", *_AVRO),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk"),
+)
+
+DECIMAL_SCALE_WIDENED_JSON = Rule(
+    "KG902", "decimal-scale-widened-json", _BYTES, _I,
+    "A json key DECIMAL gained scale; Flink strips trailing zeros.",
+    "Without encode.decimal-as-plain-number, Flink writes BigDecimal.stripTrailingZeros(),"
+    " so 12.5 is `12.5` at scale 1 and at scale 3.",
+    "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", formats=("json",),
+    checks=_checks("keys.text._decimal"),
+)
+
+TIME_PRECISION_WIDENED = Rule(
+    "KG903", "time-precision-widened", _BYTES, _I,
+    "A TIMESTAMP/TIME precision changed in a way the format does not write.",
+    "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
+    " keys' text (Flink holds TIME in milliseconds: TIME(3) and above write the same).",
+    "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", formats=_TEXT,
+    checks=_checks("keys.text._atomic"),
+)
+
+FIELD_RENAMED_POSITIONAL = Rule(
+    "KG904", "field-renamed-positional", _BYTES, _I,
+    "A key field was renamed in a positional format.",
+    "csv, raw and Avro binary do not write field names: the bytes stay the same.",
+    "user_id BIGINT", "uid BIGINT", formats=("csv", "raw", "avro"),
+    checks=_checks(
+        "keys.text.fields_changes",
+        "keys.avro.AvroWalk._record",
+        "keys.raw.raw_changes",
+    ),
+)
+
+FIELD_BECAME_NULLABLE = Rule(
+    "KG905", "field-became-nullable", _BYTES, _I,
+    "A NOT NULL key field became nullable in a format without unions.",
+    "json, csv and raw write a non-null value the same whatever the nullability.",
+    "id BIGINT NOT NULL", "id BIGINT", formats=("json", "csv", "raw"),
+    checks=_checks("keys.text.type_changes", "keys.raw.raw_changes"),
+)
+
+AVRO_METADATA_CHANGED = Rule(
+    "KG906", "avro-metadata-changed", _BYTES, _I,
+    "Only Avro metadata changed (doc, aliases, defaults, order, record names).",
+    "Avro binary carries none of these: the payload bytes stay the same. (With"
+    " avro-confluent they still change the schema id: see KG501.)",
+    '"name": "Key"', '"name": "UserKey", "doc": "..."', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._record", "keys.avro.AvroWalk._meta"),
+)
+
+AVRO_ENUM_SYMBOLS_APPENDED = Rule(
+    "KG907", "avro-enum-symbols-appended", _BYTES, _I,
+    "Avro enum symbols were appended at the end.",
+    "Existing symbols keep their index, so existing keys keep their bytes.",
+    '["EU", "US"]', '["EU", "US", "APAC"]', formats=_AVRO,
+    checks=_checks("keys.avro.AvroWalk._enum"),
+)
+
+SAME_BYTES_TYPE_CHANGE = Rule(
+    "KG908", "same-bytes-type-change", _BYTES, _I,
+    "A type change that the format writes with the same bytes.",
+    "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
+    " its BYTES alike, csv writes an integer or boolean and its text alike.",
+    "id STRING", "id BYTES", formats=_ALL,
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+)
+
+FORMAT_OPTION_NO_KEY_EFFECT = Rule(
+    "KG909", "format-option-no-key-effect", _BYTES, _I,
+    "A format option changed that does not change these keys' bytes.",
+    "The option only affects decoding, or types this key does not have.",
+    "'key.json.ignore-parse-errors' = 'false'", "'key.json.ignore-parse-errors' = 'true'",
+    formats=_ALL,
+    checks=_checks(
+        "keys.text._option_change",
+        "keys.analyze._changes",
+        "keys.analyze._battery_option",
+        "keys.raw.raw_changes",
+    ),
+)
+
+DECIMAL_PRECISION_WIDENED = Rule(
+    "KG910", "decimal-precision-widened", _BYTES, _I,
+    "A key DECIMAL gained integer digits, scale unchanged.",
+    "Precision only bounds the range; the digits (and Avro's unscaled bytes) stay.",
+    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 2)", formats=_ALL,
+    checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
+)
+
+CONFLUENT_SAME_SCHEMA_ID = Rule(
+    "KG911", "confluent-same-schema-id", _BYTES, _I,
+    "The candidate key schema is the one registered under the id the keys carry.",
+    "The registry dedupes a schema by its parsed and re-serialized text (whitespace and"
+    " JSON key order do not count), so the keys keep their id and bytes.",
+    formats=("avro-confluent",),
+    checks=_checks("keys.avro.confluent_changes"),
+)
+
+NULLABLE_FIELD_ADDED_IGNORED = Rule(
+    "KG912", "nullable-field-added-ignored", _BYTES, _I,
+    "A nullable field was added to a json key written with encode.ignore-null-fields.",
+    "Existing keys have no value for it, and a null field is left out of the json, so"
+    " existing keys keep their bytes. (Setting it later changes them: KG101.)",
+    "id BIGINT", "id BIGINT, region STRING", formats=("json",),
+    checks=_checks("keys.text.fields_changes"),
+)
+
+# --- KG0xx: what the check itself knows ---------------------------------------------
+
+KEY_FIRST_VERSION = Rule(
+    id="KG011",
+    name="key-first-version",
+    category=Category.KEY_BYTES,
+    severity=Severity.INFO,
+    summary="No key schema is registered yet: no existing key can be orphaned by the schema.",
+    why="A topic whose key subject has no versions holds no keys written under a registered "
+    "schema; the candidate becomes version 1.",
+    checks=_checks("check._key_findings"),
+)
+
+KEYS_ASSUMED_LATEST = Rule(
+    id="KG012",
+    name="key-ids-assumed-latest",
+    category=Category.KEY_BYTES,
+    severity=Severity.INFO,
+    summary="Without topic access, the keys are assumed to carry the latest key schema id.",
+    why="The schema ids inside avro-confluent keys are facts of the topic, not the registry. "
+    "Give the bootstrap servers so keyguard scans the topic and finds the ids the keys "
+    "really carry; a producer may still be writing an older version.",
+    checks=_checks("check._key_findings"),
+)
+
+REAL_KEY_CHANGES = Rule(
+    id="KG013",
+    name="topic-key-not-reproduced",
+    category=Category.KEY_BYTES,
+    severity=Severity.BREAKING,
+    summary="A key read from the topic does not encode to the same bytes under the candidate.",
+    why="keyguard decodes keys sampled from the topic with the candidate key schema and encodes "
+    "them again. A key that comes back different (or cannot be decoded or encoded at all) is a "
+    "key the new producer will never write again: its record is never overwritten or deleted. "
+    "This is evidence from the data, independent of what the registry says the keys are.",
+    example_old='topic key {"b":"B1","a":1}',
+    example_new="candidate key columns (a, b): re-encoded as {\"a\":1,\"b\":\"B1\"}",
+    checks=_checks("realkeys.real_key_findings"),
+)
+
+REAL_KEY_MISPLACED = Rule(
+    id="KG014",
+    name="topic-keys-not-murmur2",
+    category=Category.KEY_PLACEMENT,
+    severity=Severity.BREAKING,
+    summary="Keys in the topic sit on partitions murmur2 would not choose.",
+    why="Flink, the Java client and keyguard place a key on murmur2(key bytes) mod partitions. "
+    "Keys found elsewhere were written by another partitioner (librdkafka's default is "
+    "consistent_random, a CRC32) or before partitions were added. A murmur2 producer writes the "
+    "same key to another partition, so compaction never folds the two records and reads that "
+    "fold per partition see both.",
+    example_old="librdkafka producer, partitioner=consistent_random",
+    example_new="Flink upsert-kafka or keyguard (murmur2)",
+    checks=_checks("realkeys.real_key_findings"),
+)
+
+SUBJECT_MISSING = Rule(
+    id="KG015",
+    name="subject-missing",
+    category=Category.TOPIC,
+    severity=Severity.BREAKING,
+    summary="The subject has no versions, and the check demands that it exists "
+    "(--require-subject).",
+    why="A gate that knows the topic is already in production must not read a missing subject "
+    "as a first registration: a typo in the topic name, a wrong subject name strategy or the "
+    "wrong registry all look like an empty subject, and would let any schema pass.",
+    example_old="--topic pagevews (a typo) --require-subject",
+    example_new="pageviews-key exists in the registry",
+    checks=_checks("check._subject_missing"),
+)
+
+KEYS_UNLISTED_ID = Rule(
+    id="KG016",
+    name="topic-keys-unlisted-schema-id",
+    category=Category.KEY_BYTES,
+    severity=Severity.WARNING,
+    summary="Keys in the topic carry a schema id that the key subject does not list.",
+    why="An avro-confluent key carries its schema id in its bytes. An id the subject does not "
+    "list was written by another producer (another subject name strategy, another registry) "
+    "or under a version that was deleted since. The candidate never writes that id: those "
+    "keys are distinct Kafka keys from the ones it writes, and stay orphaned.",
+    example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
+    example_new="orders-key v1 (id 100017)",
+    formats=("avro-confluent",),
+    checks=_checks("check._old_versions"),
+)
+
+# --- KG8xx: value compatibility -----------------------------------------------------
+
+VALUE_INCOMPATIBLE = Rule(
+    id="KG801",
+    name="value-incompatible",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.BREAKING,
+    summary="The value schema breaks the subject's compatibility level.",
+    why=(
+        "Consumers resolve each value with the schema it was written with and the schema they "
+        "read with. A change the subject's level forbids (BACKWARD: new readers must read old "
+        "data; FORWARD: old readers must read new data; FULL: both; *_TRANSITIVE: against every "
+        "version) fails at the registry on register, or, with auto-register off, in consumers."
+    ),
+    example_old='{"name": "pv", "type": "long"}',
+    example_new='{"name": "pv", "type": "int"}   (BACKWARD: long data cannot be read as int)',
+    checks=_checks("values.check_value"),
+)
+
+REGISTRY_DISAGREES = Rule(
+    id="KG802",
+    name="registry-disagrees",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.WARNING,
+    summary="The registry's own compatibility check disagrees with keyguard's.",
+    why=(
+        "keyguard checks with Confluent Schema Registry's semantics, and asks an HTTP registry "
+        "too. Registries differ at the edges (Karapace, Redpanda, Apicurio), so when the two "
+        "answers differ, the registry decides what it will accept on register: look at both "
+        "messages before deploying."
+    ),
+    checks=_checks("values.check_value"),
+)
+
+VALUE_FIRST_VERSION = Rule(
+    id="KG803",
+    name="value-first-version",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.INFO,
+    summary="The value subject has no registered version yet: nothing to be compatible with.",
+    why="The first version of a subject is compatible by definition.",
+    checks=_checks("values.check_value"),
+)
+
+# --- The registry ---------------------------------------------------------------------
+
+#: The key analysis's rules (guard/keys): structural rules, the witness search, placement.
+KEY_RULES: tuple[Rule, ...] = (
+    KEY_BYTES_DIFFER, KEY_FIELD_ADDED, KEY_FIELD_REMOVED, KEY_FIELDS_REORDERED,
+    KEY_FIELD_RENAMED, KEY_FIELD_NOT_NULL, KEY_TYPE_CHANGED, KEY_TYPE_NARROWED,
+    DECIMAL_SCALE_CHANGED, DECIMAL_PRECISION_NARROWED, TIME_PRECISION_CHANGED,
+    FLOAT_DOUBLE_CHANGED, JSON_TIMESTAMP_STANDARD_CHANGED, JSON_DECIMAL_PLAIN_NUMBER_CHANGED,
+    JSON_IGNORE_NULL_FIELDS_CHANGED, CSV_FIELD_DELIMITER_CHANGED, CSV_QUOTING_CHANGED,
+    CSV_NULL_LITERAL_CHANGED, RAW_ENDIANNESS_CHANGED, RAW_CHARSET_CHANGED,
+    KEY_FIELDS_PREFIX_CHANGED, FORMAT_OPTION_CHANGED, AVRO_ENUM_SYMBOLS_CHANGED,
+    AVRO_UNION_BRANCHES_CHANGED, AVRO_FIXED_SIZE_CHANGED, AVRO_TIMESTAMP_UNIT_CHANGED,
+    CONFLUENT_SCHEMA_ID_CHANGED, CONFLUENT_KEYS_CARRY_SEVERAL_IDS, KEY_FORMAT_CHANGED,
+    PARTITION_COUNT_CHANGED, PARTITIONER_NOT_MURMUR2, TOPIC_NOT_COMPACTED, INTEGER_WIDENED,
+    DECIMAL_SCALE_WIDENED_JSON, TIME_PRECISION_WIDENED, FIELD_RENAMED_POSITIONAL,
+    FIELD_BECAME_NULLABLE, AVRO_METADATA_CHANGED, AVRO_ENUM_SYMBOLS_APPENDED,
+    SAME_BYTES_TYPE_CHANGE, FORMAT_OPTION_NO_KEY_EFFECT, DECIMAL_PRECISION_WIDENED,
+    CONFLUENT_SAME_SCHEMA_ID, NULLABLE_FIELD_ADDED_IGNORED,
+)
+#: What the check itself knows: first versions, assumed ids, missing subjects, unlisted ids.
+CHECK_RULES: tuple[Rule, ...] = (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, SUBJECT_MISSING,
+                                 KEYS_UNLISTED_ID)
+#: What keys sampled from the topic prove (guard/realkeys.py).
+REAL_KEY_RULES: tuple[Rule, ...] = (REAL_KEY_CHANGES, REAL_KEY_MISPLACED)
+#: Value schemas against the subject's compatibility level (guard/values.py).
+VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
+
+#: Every rule, by ID, in ID order: what `keyguard rules` lists and SARIF declares.
+ALL_RULES: dict[str, Rule] = {r.id: r for r in sorted(
+    (*KEY_RULES, *CHECK_RULES, *REAL_KEY_RULES, *VALUE_RULES), key=lambda r: r.id)}
+
+#: The key analysis's rules by ID (guard/keys); `ALL_RULES` has every rule.
+RULES: dict[str, Rule] = {r.id: r for r in KEY_RULES}
+
+#: Retired rule IDs that keep working: old ID -> the ID of the rule that replaced it. `--ignore`,
+#: `--select`, the config file, `guard.ignore` and `keyguard rules OLD` all accept the old ID.
+#: An entry is never removed, and an old ID is never given to a new rule.
+ALIASES: dict[str, str] = {}
 
 
 def rule(rule_id: str) -> Rule:
-    """The rule with `rule_id`; KeyError names the unknown ID."""
-    return RULES[rule_id]
+    """The rule with `rule_id` (or the rule that replaced it); KeyError names an unknown ID."""
+    rid = rule_id.upper()
+    return ALL_RULES[ALIASES.get(rid, rid)]
 
 
 def all_rules() -> list[Rule]:
-    return list(_RULES)
+    """The key analysis's rules (guard/keys), in their declaration order."""
+    return list(KEY_RULES)

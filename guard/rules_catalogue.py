@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from guard.report import Rule
+from guard.rules import ALL_RULES
 
 
 def catalogue() -> list[Rule]:
     """All rules, sorted by ID (what `keyguard rules` prints and SARIF declares)."""
-    from guard.check import check_rules
-    from guard.rules import all_rules
-    from guard.values import VALUE_RULES
-
-    by_id = {r.id: r for r in (*all_rules(), *VALUE_RULES, *check_rules())}
-    return [by_id[k] for k in sorted(by_id)]
+    return list(ALL_RULES.values())

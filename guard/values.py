@@ -11,48 +11,13 @@ from __future__ import annotations
 from formats.registry import Registry, SchemaVersion
 from formats.schemafile import SchemaText
 from guard.compat import check_compatibility
-from guard.report import Category, Finding, Rule, Severity
-
-VALUE_INCOMPATIBLE = Rule(
-    id="KG801",
-    name="value-incompatible",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.BREAKING,
-    summary="The value schema breaks the subject's compatibility level.",
-    why=(
-        "Consumers resolve each value with the schema it was written with and the schema they "
-        "read with. A change the subject's level forbids (BACKWARD: new readers must read old "
-        "data; FORWARD: old readers must read new data; FULL: both; *_TRANSITIVE: against every "
-        "version) fails at the registry on register, or, with auto-register off, in consumers."
-    ),
-    example_old='{"name": "pv", "type": "long"}',
-    example_new='{"name": "pv", "type": "int"}   (BACKWARD: long data cannot be read as int)',
+from guard.report import Finding
+from guard.rules import (  # noqa: F401  VALUE_RULES: re-exported
+    REGISTRY_DISAGREES,
+    VALUE_FIRST_VERSION,
+    VALUE_INCOMPATIBLE,
+    VALUE_RULES,
 )
-
-REGISTRY_DISAGREES = Rule(
-    id="KG802",
-    name="registry-disagrees",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.WARNING,
-    summary="The registry's own compatibility check disagrees with keyguard's.",
-    why=(
-        "keyguard checks with Confluent Schema Registry's semantics, and asks an HTTP registry "
-        "too. Registries differ at the edges (Karapace, Redpanda, Apicurio), so when the two "
-        "answers differ, the registry decides what it will accept on register: look at both "
-        "messages before deploying."
-    ),
-)
-
-VALUE_FIRST_VERSION = Rule(
-    id="KG803",
-    name="value-first-version",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.INFO,
-    summary="The value subject has no registered version yet: nothing to be compatible with.",
-    why="The first version of a subject is compatible by definition.",
-)
-
-VALUE_RULES = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
 
 
 def check_value(

@@ -24,6 +24,7 @@ from formats.secrets import redact, redact_url
 from guard.check import TopicCheck, check
 from guard.render import render
 from guard.report import Report, Verdict
+from guard.selection import RuleSelection
 from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, TopicInspector
 from sparkio.options import ConnectorOptions
 
@@ -159,6 +160,8 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
                    scan_limit=conn["guard.scan-limit"],
                    require_subject=conn["guard.require-subject"])
+    # Ignored rules' findings neither block nor warn; the report says what they hid.
+    report = RuleSelection.of(ignore=conn["guard.ignore"], source="guard.ignore").apply(report)
     text = redact(render(report, "text"), conn.secrets())
     if report.verdict is Verdict.BREAKING:
         n = len(report.breaking)

@@ -17,6 +17,7 @@ from formats.errors import InvalidOptionError
 from formats.options import Option, OptionSet, ResolvedOptions, duration_option
 from formats.plan import TABLE_OPTIONS, split_options
 from formats.secrets import is_secret_key
+from guard.selection import selectors
 
 NONE = "none"
 AT_LEAST_ONCE = "at-least-once"
@@ -46,6 +47,14 @@ PRODUCER_TIMEOUTS = (
            "How long connecting to a broker (TCP and TLS/SASL handshake) may take "
            "(librdkafka: 30000)."),
 )
+
+def _rule_names(raw: str) -> str:
+    """guard.ignore: every name a known rule ID or category; canonical, comma-separated."""
+    try:
+        return ",".join(s.token for s in selectors(raw, where="guard.ignore"))
+    except InvalidOptionError as exc:
+        raise ValueError(str(exc)) from None
+
 
 CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
@@ -114,6 +123,11 @@ CONNECTOR_OPTIONS = OptionSet(
         Option("guard.require-subject", bool, False,
                "Block the write when the key (or value) subject has no versions (KG015) "
                "instead of treating it as a first registration: for topics in production."),
+        Option("guard.ignore", str, None,
+               "Rule IDs or categories, comma-separated (KG701,key-placement), whose findings "
+               "do not count: they neither block the write nor warn, and the logged report "
+               "says what they hid. `keyguard rules` lists them; a retired ID still works.",
+               parser=_rule_names),
         Option("sink.validate-partition", bool, True,
                "Before producing, each write task checks its whole partition (changelog kinds, "
                "null keys), holding it in memory up to 64 MiB and on local disk beyond, so a "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,11 +14,25 @@ from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
 
+if TYPE_CHECKING:
+    from guard.selection import RuleSelection
+
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
 ]
 OutputOpt = Annotated[
     Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")
+]
+IgnoreOpt = Annotated[
+    list[str] | None,
+    typer.Option("--ignore", help="A rule ID or category whose findings do not count toward the "
+                 "verdict (KG701, key-placement); repeatable and comma-separated. `keyguard "
+                 "rules` lists them.")
+]
+SelectOpt = Annotated[
+    list[str] | None,
+    typer.Option("--select", help="Only these rule IDs or categories count; the findings of "
+                 "the others are ignored. Repeatable and comma-separated.")
 ]
 SchemaTypeOpt = Annotated[
     str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
@@ -26,11 +40,14 @@ SchemaTypeOpt = Annotated[
 ]
 
 
-def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str]) -> None:
+def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
+          selection: RuleSelection | None = None) -> None:
     from formats.secrets import redact
     from guard.render import render
     from guard.rules_catalogue import catalogue
 
+    if selection is not None:  # ignored findings leave the verdict (and the exit code)
+        report = selection.apply(report)
     # Renderers redact their free text; this catches a credential in any other field too.
     text = redact(render(report, fmt, files=files, rules=catalogue()))
     if output is not None:
@@ -98,6 +115,8 @@ def check_cmd(
         bool, typer.Option("--require-subject", help="A subject with no versions is breaking "
                            "(KG015), not a first registration: for gates of existing topics.")
     ] = False,
+    ignore: IgnoreOpt = None,
+    select: SelectOpt = None,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     from formats.registry.references import parse_reference_option
@@ -123,6 +142,7 @@ def check_cmd(
                    "file, set them in its [[topics]] entries")
     for e in entries:
         _check_table_options(e)
+    selection = _selection(ignore, select, cfg, entries, config)
     settings = _registry_settings(registry, cfg, entries, config)
 
     if against is not None:
@@ -136,7 +156,7 @@ def check_cmd(
         old = registry_at_ref(directory, against[4:])
         new = settings.open()
         report = gate(old, new, entries)
-        _emit(report, fmt, output, candidate_files(directory, new, report))
+        _emit(report, fmt, output, candidate_files(directory, new, report), selection)
         return
 
     if not entries:
@@ -185,7 +205,21 @@ def check_cmd(
     # --scan-limit's default defers to the config file's scan-limit.
     limit = cfg.scan_limit if scan_limit == 10000 else scan_limit
     report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
-    _emit(report, fmt, output, files)
+    _emit(report, fmt, output, files, selection)
+
+
+def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
+               entries: list[Any], config: Path | None) -> RuleSelection:
+    """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
+    the file was read), for the topics this run checks."""
+    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
+
+    selection = RuleSelection.of(ignore=ignore, select=select)
+    where = f"{config}" if config else "config file"
+    selection = selection.plus(RuleSelection.of(ignore=cfg.ignore, source=where))
+    for e in entries:
+        selection = selection.plus(RuleSelection.of(ignore=e.ignore, source=where, topic=e.name))
+    return selection
 
 
 def _overlay(entry: Any, cli: Any) -> Any:
@@ -275,6 +309,8 @@ def diff_cmd(
     schema_type: SchemaTypeOpt = None,
     fmt: FormatOpt = "text",
     output: OutputOpt = None,
+    ignore: IgnoreOpt = None,
+    select: SelectOpt = None,
 ) -> None:
     """Compare schema files directly: --key for key stability, --level for value compatibility."""
     from formats.schemafile import read_schema_file
@@ -293,6 +329,9 @@ def diff_cmd(
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
+    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
+
+    selection = RuleSelection.of(ignore=ignore, select=select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:
@@ -304,47 +343,66 @@ def diff_cmd(
                                  t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
         findings = check_value(str(files[-1]), texts[-1], history, level.upper())
         report = Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
-        _emit(report, fmt, output, shown)
+        _emit(report, fmt, output, shown, selection)
         return
     from guard.diff import diff_keys
 
     report = diff_keys(texts, key_format, parse_kv(option),
                        {**parse_kv(option), **parse_kv(new_option, what="--new-option")},
                        partitions=partitions, new_partitions=new_partitions)
-    _emit(report, fmt, output, shown)
+    _emit(report, fmt, output, shown, selection)
 
 
 @handles_errors(formats=("text", "json"))
 def rules_cmd(
-    rule_id: Annotated[str | None, typer.Argument(help="Show one rule, e.g. KG101.")] = None,
+    rule_id: Annotated[str | None, typer.Argument(
+        help="Show one rule (KG101, a retired ID, or its name), or the rules of a category "
+             "(key-placement).")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
 ) -> None:
-    """Every guard rule: ID, severity, why it matters and a minimal example."""
-    from guard.rules_catalogue import catalogue
+    """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
+    import textwrap
+
+    from guard.rules import ALIASES  # lazy: CLI start-up
+    from guard.rules_catalogue import catalogue  # lazy: looked up per call (tests replace it)
+    from guard.selection import selector  # lazy: CLI start-up (dataclasses cost at import)
 
     rules = catalogue()
+    notes: list[str] = []
+    one = False
     if rule_id:
-        rules = [r for r in rules if r.id.upper() == rule_id.upper() or r.name == rule_id]
-        if not rules:
-            raise fail(f"no rule {rule_id!r}; `keyguard rules` lists them")
+        try:
+            chosen = selector(rule_id, where="keyguard rules")
+        except InvalidOptionError as exc:
+            raise fail(f"no rule or category {rule_id!r} ({exc.hint})") from None
+        rules = [r for r in rules if chosen.names(r)]
+        one = not chosen.is_category
+        if chosen.alias:
+            notes.append(f"{chosen.alias} is a retired ID: it now means {chosen.token}")
     if fmt == "json":
         typer.echo(json.dumps([{
             "id": r.id, "name": r.name, "category": r.category.value,
             "severity": r.severity.value, "summary": r.summary, "why": r.why,
             "example": {"old": r.example_old, "new": r.example_new},
             "formats": list(r.formats),
+            "checks": list(r.checks),
+            "aliases": sorted(old for old, new in ALIASES.items() if new == r.id),
         } for r in rules], indent=2))
         return
     if fmt != "text":
         raise fail(f"--format must be text or json, got {fmt!r}")
     width = min(100, os.get_terminal_size().columns if os.isatty(1) else 100)
+    for note in notes:
+        typer.echo(f"note: {note}")
     for r in rules:
         typer.echo(f"{r.id}  {r.name}  [{r.severity.value}, {r.category.value}]")
         typer.echo(f"    {r.summary}")
-        if rule_id:
-            import textwrap
-
+        if one:
             typer.echo(textwrap.fill(r.why, width, initial_indent="    ",
                                      subsequent_indent="    "))
             if r.example_old or r.example_new:
                 typer.echo(f"    old: {r.example_old}\n    new: {r.example_new}")
+            aliases = sorted(old for old, new in ALIASES.items() if new == r.id)
+            if aliases:
+                typer.echo(f"    formerly: {', '.join(aliases)}")
+        typer.echo(f"    checked by: {', '.join(r.checks)}")

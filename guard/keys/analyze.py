@@ -24,7 +24,16 @@ from guard.keys.side import Change, KeySide, effective_options, factory
 from guard.keys.text import TextRules, fields_changes, option_changes
 from guard.keys.witness import Encoder, Trial, WitnessSearch, place
 from guard.report import Finding, Severity, Witness
-from guard.rules import rule
+from guard.rules import (
+    DECIMAL_PRECISION_NARROWED,
+    FORMAT_OPTION_CHANGED,
+    FORMAT_OPTION_NO_KEY_EFFECT,
+    KEY_BYTES_DIFFER,
+    KEY_FIELD_NOT_NULL,
+    KEY_FIELDS_PREFIX_CHANGED,
+    KEY_TYPE_NARROWED,
+    PARTITIONER_NOT_MURMUR2,
+)
 
 #: Options with no effect on key bytes, or whose effect the schema walk already judges.
 _NO_KEY_EFFECT = {
@@ -58,7 +67,7 @@ def analyze_key_change(
         if t is not None:
             what = "partition" if not t.bytes_differ else "bytes"
             findings.append(Finding(
-                rule("KG000"), "$",
+                KEY_BYTES_DIFFER, "$",
                 f"no structural rule explains it, but key {t.key!r} gets other {what} under the "
                 "new side (please report this keyguard gap)", t.witness(), topic=topic))
     return findings
@@ -74,7 +83,7 @@ def _structural_only(old: KeySide, new: KeySide, topic: str | None) -> list[Find
     for c in _changes(old, new, topic, by_example=False):
         note = " (judged on the Avro schemas: a recursive key or a union of several types has " \
             "no row type to encode example keys with)"
-        findings.append(Finding(rule(c.rule_id), c.path, c.message + note, None, topic=topic))
+        findings.append(Finding(c.rule, c.path, c.message + note, None, topic=topic))
     return findings
 
 
@@ -91,11 +100,13 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
         if old.fields_prefix != new.fields_prefix:
             what = f"key.fields-prefix {old.fields_prefix!r} -> {new.fields_prefix!r}"
             if fmt == "json" and old.row_type.names != new.row_type.names:
-                yield Change("KG309", "key.fields-prefix", f"{what}: the key format sees the "
+                yield Change(KEY_FIELDS_PREFIX_CHANGED,
+                             "key.fields-prefix", f"{what}: the key format sees the "
                              f"fields as {', '.join(new.row_type.names)} instead of "
                              f"{', '.join(old.row_type.names)}")
             else:
-                yield Change("KG909", "key.fields-prefix", f"{what}: the key format sees the same "
+                yield Change(FORMAT_OPTION_NO_KEY_EFFECT,
+                             "key.fields-prefix", f"{what}: the key format sees the same "
                              "field names" if fmt == "json" else f"{what}: csv writes no names")
     elif fmt == "raw":
         yield from raw_changes(old, new)
@@ -103,7 +114,8 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
         encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
         if "json" in encodings:
             # Avro's JSON encoding writes names and symbols, not indexes: judged by example.
-            yield Change("KG310", "$", "Avro JSON encoding (encoding=json): keyguard judges "
+            yield Change(FORMAT_OPTION_CHANGED,
+                         "$", "Avro JSON encoding (encoding=json): keyguard judges "
                          "schema changes under it by example keys only", by_example=True)
         else:
             yield from avro_changes(old, new)
@@ -116,12 +128,14 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
             if a == b:
                 continue
             if quiet is None or key in quiet:
-                yield Change("KG909", key, f"option '{key}' changed: no effect on key bytes "
+                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
+                             f"option '{key}' changed: no effect on key bytes "
                              "beyond the schema, which is checked field by field")
             elif by_example:
                 yield _battery_option(old, key, a, b, topic)
             else:
-                yield Change("KG310", key, f"option '{key}' {a!r} -> {b!r}: not judged")
+                yield Change(FORMAT_OPTION_CHANGED, key,
+                             f"option '{key}' {a!r} -> {b!r}: not judged")
 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:
@@ -131,31 +145,31 @@ def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -
     search = WitnessSearch(old, probe, encoder(old, topic), encoder(probe, topic), hints)
     what = f"option '{key}' {a!r} -> {b!r}"
     if search.first_difference is not None:
-        return Change("KG310", key, f"{what}: representative keys encode differently")
-    return Change("KG909", key, f"{what}: representative keys encode the same")
+        return Change(FORMAT_OPTION_CHANGED, key, f"{what}: representative keys encode differently")
+    return Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: representative keys encode the same")
 
 
 #: Rules about keys the new side cannot encode: their best witness is such a key.
-_CANNOT_ENCODE = frozenset({"KG106", "KG202", "KG204"})
+_CANNOT_ENCODE = frozenset({KEY_FIELD_NOT_NULL, KEY_TYPE_NARROWED, DECIMAL_PRECISION_NARROWED})
 
 
 def _prove(c: Change, search: WitnessSearch, topic: str | None) -> Finding:
-    r = rule(c.rule_id)
+    r = c.rule
     prefer = None if c.path in ("$", "key.format", "partitions", "partitioner") else c.path
     if r.severity is Severity.BREAKING:
         pred: Callable[[Trial], bool] = (lambda t: t.placement_differs) if c.placement else \
             (lambda t: t.bytes_differ)
         w = None
-        if c.rule_id == "KG603" and search.old.partitioner_family == \
+        if c.rule == PARTITIONER_NOT_MURMUR2 and search.old.partitioner_family == \
                 search.new.partitioner_family:
             w = _versus_murmur2(search)
-        if c.rule_id in _CANNOT_ENCODE:
+        if c.rule in _CANNOT_ENCODE:
             w = search.find(prefer, lambda t: t.new_bytes is None)
         w = w or search.find(prefer, pred) or (search.find(None, pred) if prefer else None)
         if w is None and c.placement:
             w = search.find_wide(pred)
         if w is None and c.by_example:
-            return Finding(rule(c.safe_rule), c.path, c.message.split(":")[0] + ": no example key "
+            return Finding(c.safe_rule, c.path, c.message.split(":")[0] + ": no example key "
                            "changes bytes or partition",
                            search.find(prefer, lambda t: True), topic=topic)
         msg = c.message if w is not None else c.message + " (no example key found)"

@@ -15,6 +15,30 @@ from typing import Any
 
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from guard.keys.side import Change, KeySide, effective_options, pair_fields
+from guard.rules import (
+    AVRO_ENUM_SYMBOLS_APPENDED,
+    AVRO_ENUM_SYMBOLS_CHANGED,
+    AVRO_FIXED_SIZE_CHANGED,
+    AVRO_METADATA_CHANGED,
+    AVRO_TIMESTAMP_UNIT_CHANGED,
+    AVRO_UNION_BRANCHES_CHANGED,
+    CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
+    CONFLUENT_SAME_SCHEMA_ID,
+    CONFLUENT_SCHEMA_ID_CHANGED,
+    DECIMAL_PRECISION_NARROWED,
+    DECIMAL_PRECISION_WIDENED,
+    DECIMAL_SCALE_CHANGED,
+    FIELD_RENAMED_POSITIONAL,
+    FLOAT_DOUBLE_CHANGED,
+    INTEGER_WIDENED,
+    KEY_FIELD_ADDED,
+    KEY_FIELD_REMOVED,
+    KEY_FIELDS_REORDERED,
+    KEY_TYPE_CHANGED,
+    KEY_TYPE_NARROWED,
+    SAME_BYTES_TYPE_CHANGE,
+    TIME_PRECISION_CHANGED,
+)
 
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 NAMED = frozenset({"record", "error", "enum", "fixed"})
@@ -120,14 +144,16 @@ class AvroWalk:
             return
         if ol != nl and (ol in _TIME_LOGICAL and nl in _TIME_LOGICAL):
             if _unit(ol) == _unit(nl) and ok == nk:
-                yield Change("KG908", path, f"{what}: the same count of {_unit(ol)} since the "
+                yield Change(SAME_BYTES_TYPE_CHANGE, path,
+                             f"{what}: the same count of {_unit(ol)} since the "
                              "epoch")
             else:
-                yield Change("KG405", path, f"{what}: another unit or kind of time, so the same "
+                yield Change(AVRO_TIMESTAMP_UNIT_CHANGED, path,
+                             f"{what}: another unit or kind of time, so the same "
                              "instant is another number")
             return
         if ol != nl and (ol or nl):
-            yield Change("KG201", path, f"{what}: another logical type, another value")
+            yield Change(KEY_TYPE_CHANGED, path, f"{what}: another logical type, another value")
             return
         if ok == nk:
             if ok == "record":
@@ -139,7 +165,8 @@ class AvroWalk:
             elif ok == "fixed":
                 yield from self._meta(o, n, path)
                 if o["size"] != n["size"]:
-                    yield Change("KG403", path, f"{what}: fixed size {o['size']} -> {n['size']}")
+                    yield Change(AVRO_FIXED_SIZE_CHANGED, path,
+                                 f"{what}: fixed size {o['size']} -> {n['size']}")
             elif ok == "array":
                 yield from self.walk(o["items"], n["items"], f"{path}[]")
             elif ok == "map":
@@ -147,18 +174,21 @@ class AvroWalk:
             return
         pair = {ok, nk}
         if (ok, nk) == ("int", "long"):
-            yield Change("KG901", path, f"{what}: int and long are the same zig-zag varint")
+            yield Change(INTEGER_WIDENED, path, f"{what}: int and long are the same zig-zag varint")
         elif (ok, nk) == ("long", "int"):
-            yield Change("KG202", path, f"{what}: existing keys beyond 32 bits cannot be written")
+            yield Change(KEY_TYPE_NARROWED, path,
+                         f"{what}: existing keys beyond 32 bits cannot be written")
         elif pair == {"float", "double"}:
-            yield Change("KG206", path, f"{what}: 4 vs 8 bytes")
+            yield Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: 4 vs 8 bytes")
         elif (ok, nk) == ("string", "bytes"):
-            yield Change("KG908", path, f"{what}: Avro writes both as length + bytes")
+            yield Change(SAME_BYTES_TYPE_CHANGE, path,
+                         f"{what}: Avro writes both as length + bytes")
         elif (ok, nk) == ("bytes", "string"):
-            yield Change("KG202", path, f"{what}: existing keys that are not UTF-8 cannot be "
+            yield Change(KEY_TYPE_NARROWED, path,
+                         f"{what}: existing keys that are not UTF-8 cannot be "
                          "written as a string")
         else:
-            yield Change("KG201", path, f"{what}: another Avro type, other bytes")
+            yield Change(KEY_TYPE_CHANGED, path, f"{what}: another Avro type, other bytes")
 
     def _union(self, o: Any, n: Any, path: str) -> Iterator[Change]:
         ob = o if isinstance(o, list) else [o]
@@ -179,7 +209,7 @@ class AvroWalk:
                         f"branch {j}" if isinstance(n, list) else "no union") + " instead of " + (
                         f"branch {i}" if isinstance(o, list) else "no union"))
         if problems:
-            yield Change("KG402", path, f"'{where}' {_show(o)} -> {_show(n)}: "
+            yield Change(AVRO_UNION_BRANCHES_CHANGED, path, f"'{where}' {_show(o)} -> {_show(n)}: "
                          + "; ".join(problems) + " (a union value starts with its branch index)")
         for b, c in matched:
             if _kind(b) != "null":
@@ -187,7 +217,7 @@ class AvroWalk:
 
     def _decimal(self, o: Any, n: Any, path: str, what: str) -> Iterator[Change]:
         if _logical(o) != _logical(n):
-            yield Change("KG201", path, f"{what}: decimal vs not decimal")
+            yield Change(KEY_TYPE_CHANGED, path, f"{what}: decimal vs not decimal")
             return
         op, os_ = int(o["precision"]), int(o.get("scale", 0))
         np_, ns = int(n["precision"]), int(n.get("scale", 0))
@@ -195,23 +225,27 @@ class AvroWalk:
         found = False
         if ok != nk:
             found = True
-            yield Change("KG201", path, f"{what}: decimal on {ok} vs {nk}")
+            yield Change(KEY_TYPE_CHANGED, path, f"{what}: decimal on {ok} vs {nk}")
         elif ok == "fixed" and o["size"] != n["size"]:
             found = True
-            yield Change("KG403", path, f"{what}: fixed size {o['size']} -> {n['size']}")
+            yield Change(AVRO_FIXED_SIZE_CHANGED, path,
+                         f"{what}: fixed size {o['size']} -> {n['size']}")
         if ns != os_:
             found = True
-            yield Change("KG203", path, f"{what}: Avro writes the unscaled integer, which the "
+            yield Change(DECIMAL_SCALE_CHANGED, path,
+                         f"{what}: Avro writes the unscaled integer, which the "
                          f"scale multiplies (12.50 is 1250 at scale 2, {1250 * 10 ** (ns - 2)} "
                          f"at scale {ns})" if ns >= 2 else
                          f"{what}: Avro writes the unscaled integer; another scale is another "
                          "integer")
         if np_ - ns < op - os_:
             found = True
-            yield Change("KG204", path, f"{what}: {np_ - ns} integer digits instead of "
+            yield Change(DECIMAL_PRECISION_NARROWED, path,
+                         f"{what}: {np_ - ns} integer digits instead of "
                          f"{op - os_}; larger existing keys cannot be written")
         if not found:
-            yield Change("KG910", path, f"{what}: precision only bounds the range")
+            yield Change(DECIMAL_PRECISION_WIDENED, path,
+                         f"{what}: precision only bounds the range")
 
     def _record(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
         of, nf = list(o["fields"]), list(n["fields"])
@@ -231,27 +265,31 @@ class AvroWalk:
         prefix = f"{path}." if path else ""
         for j, f in enumerate(nf):
             if j not in pairs:
-                yield Change("KG101", prefix + f["name"], f"field '{prefix}{f['name']}' added to "
+                yield Change(KEY_FIELD_ADDED,
+                             prefix + f["name"], f"field '{prefix}{f['name']}' added to "
                              "the key record: every existing key lacks its bytes")
         for i, f in enumerate(of):
             if i not in pairs.values():
-                yield Change("KG102", prefix + f["name"], f"field '{prefix}{f['name']}' removed "
+                yield Change(KEY_FIELD_REMOVED,
+                             prefix + f["name"], f"field '{prefix}{f['name']}' removed "
                              "from the key record: existing keys hold its bytes")
         kept = [pairs[j] for j in sorted(pairs)]
         if kept != sorted(kept):
-            yield Change("KG103", path or "$", f"key record fields reordered "
+            yield Change(KEY_FIELDS_REORDERED, path or "$", f"key record fields reordered "
                          f"({', '.join(old_names)}) -> ({', '.join(new_names)}): Avro writes "
                          "fields in schema order")
         for j in sorted(pairs):
             fo, fn = of[pairs[j]], nf[j]
             where = prefix + fn["name"]
             if fo["name"] != fn["name"]:
-                yield Change("KG904", where, f"field '{prefix}{fo['name']}' renamed to "
+                yield Change(FIELD_RENAMED_POSITIONAL, where,
+                             f"field '{prefix}{fo['name']}' renamed to "
                              f"'{where}': Avro binary carries no field names")
             changed = [k for k in ("doc", "aliases", "default", "order") if
                        _norm_meta(k, fo.get(k)) != _norm_meta(k, fn.get(k))]
             if changed:
-                yield Change("KG906", where, f"'{where}': {', '.join(changed)} changed; Avro "
+                yield Change(AVRO_METADATA_CHANGED, where,
+                             f"'{where}': {', '.join(changed)} changed; Avro "
                              "binary carries none of it")
             yield from self.walk(fo["type"], fn["type"], where)
 
@@ -263,10 +301,10 @@ class AvroWalk:
         if moved or gone:
             parts = ([f"moved: {', '.join(moved)}"] if moved else []) + (
                 [f"removed: {', '.join(gone)}"] if gone else [])
-            yield Change("KG401", path, f"'{where}' enum symbols {os_} -> {ns} ("
+            yield Change(AVRO_ENUM_SYMBOLS_CHANGED, path, f"'{where}' enum symbols {os_} -> {ns} ("
                          + "; ".join(parts) + "): Avro writes a symbol's index")
         elif len(ns) > len(os_):
-            yield Change("KG907", path, f"'{where}' enum symbols appended: "
+            yield Change(AVRO_ENUM_SYMBOLS_APPENDED, path, f"'{where}' enum symbols appended: "
                          f"{', '.join(ns[len(os_):])}")
 
     def _meta(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
@@ -277,7 +315,8 @@ class AvroWalk:
             if o.get(k) != n.get(k):
                 changed.append(k)
         if changed:
-            yield Change("KG906", path or "$", f"'{path or '$'}': {', '.join(changed)} changed; "
+            yield Change(AVRO_METADATA_CHANGED,
+                         path or "$", f"'{path or '$'}': {', '.join(changed)} changed; "
                          "Avro binary carries none of it")
 
 
@@ -351,10 +390,10 @@ def avro_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     w = AvroWalk(named_types(os_), named_types(ns))
     seen = set()
     for c in w.walk(os_, ns, ""):
-        seen.add((c.rule_id, c.path))
+        seen.add((c.rule, c.path))
         yield c
     for c in row_narrowing(old.row_type, new.row_type, ""):
-        if (c.rule_id, c.path) not in seen and ("KG405", c.path) not in seen:
+        if (c.rule, c.path) not in seen and (AVRO_TIMESTAMP_UNIT_CHANGED, c.path) not in seen:
             yield c
 
 
@@ -369,11 +408,13 @@ def row_narrowing(old: RowType, new: RowType, path: str) -> Iterator[Change]:
             continue
         o, n, where = p.old.type, p.new.type, prefix + p.new.name
         if isinstance(o, IntegralType) and isinstance(n, IntegralType) and n.bits < o.bits:
-            yield Change("KG202", where, f"'{where}' {o.sql()} -> {n.sql()}: existing keys "
+            yield Change(KEY_TYPE_NARROWED, where,
+                         f"'{where}' {o.sql()} -> {n.sql()}: existing keys "
                          f"beyond {n.min_value}..{n.max_value} cannot be written")
         elif type(o) is type(n) and isinstance(o, _PRECISE) and isinstance(n, _PRECISE) \
                 and n.precision < min(o.precision, 3 if isinstance(o, TimeType) else 9):
-            yield Change("KG205", where, f"'{where}' {o.sql()} -> {n.sql()}: the fraction is "
+            yield Change(TIME_PRECISION_CHANGED, where,
+                         f"'{where}' {o.sql()} -> {n.sql()}: the fraction is "
                          "truncated before it is written")
         elif isinstance(o, RowType) and isinstance(n, RowType):
             yield from row_narrowing(o, n, where)
@@ -457,14 +498,17 @@ def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
         others = [i for i in ids.key_ids if i != ids.new_id]
         why = "is registered under" if ids.new_known and not ids.same_schema else \
             "is the same schema to the registry as"
-        yield Change("KG911", "$", f"the candidate key schema {why} id {ids.new_id}, which the "
+        yield Change(CONFLUENT_SAME_SCHEMA_ID,
+                     "$", f"the candidate key schema {why} id {ids.new_id}, which the "
                      "existing keys carry")
         if others:
-            yield Change("KG502", "$", f"the topic's keys carry schema ids {carried}; keys with "
+            yield Change(CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
+                         "$", f"the topic's keys carry schema ids {carried}; keys with "
                          f"id {', '.join(map(str, others))} stay orphaned (the candidate writes "
                          f"id {ids.new_id})")
         return
     new_id = str(ids.new_id) if ids.new_known else f"a new id (shown as {ids.new_id})"
     detail = "" if not ids.same_schema else " (the same schema text, registered again)"
-    yield Change("KG501", "$", f"existing keys carry schema id {carried}, the candidate key "
+    yield Change(CONFLUENT_SCHEMA_ID_CHANGED,
+                 "$", f"existing keys carry schema id {carried}, the candidate key "
                  f"schema gets {new_id}{detail}: the id is in the first five bytes of every key")

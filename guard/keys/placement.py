@@ -13,19 +13,27 @@ from collections.abc import Iterator, Sequence
 from guard.keys.side import Change, KeySide, partitioner_family
 from guard.keys.witness import ILLUSTRATIVE_PARTITIONS, place
 from guard.report import Finding, Witness
-from guard.rules import rule
+from guard.rules import (
+    KEY_FORMAT_CHANGED,
+    PARTITION_COUNT_CHANGED,
+    PARTITIONER_NOT_MURMUR2,
+    TOPIC_NOT_COMPACTED,
+)
 
 
 def placement_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     if old.format != new.format:
-        yield Change("KG601", "key.format", f"key format {old.format} -> {new.format}: every "
+        yield Change(KEY_FORMAT_CHANGED,
+                     "key.format", f"key format {old.format} -> {new.format}: every "
                      "key is written as other bytes")
     if old.partitions and new.partitions and old.partitions != new.partitions:
-        yield Change("KG602", "partitions", _partitions_message(old.partitions, new.partitions),
+        yield Change(PARTITION_COUNT_CHANGED,
+                     "partitions", _partitions_message(old.partitions, new.partitions),
                      placement=True, by_example=True)
     change = _partitioner_message(old.partitioner, new.partitioner)
     if change:
-        yield Change("KG603", "partitioner", change, placement=True, by_example=True)
+        yield Change(PARTITIONER_NOT_MURMUR2,
+                     "partitioner", change, placement=True, by_example=True)
 
 
 def _partitions_message(a: int, b: int) -> str:
@@ -67,7 +75,7 @@ def topic_findings(
     if cleanup_policy is not None:
         policies = {p.strip().lower() for p in cleanup_policy.split(",")}
         if "compact" not in policies:
-            out.append(Finding(rule("KG701"), "cleanup.policy",
+            out.append(Finding(TOPIC_NOT_COMPACTED, "cleanup.policy",
                                f"cleanup.policy is {cleanup_policy!r}, not compact: old keys are "
                                "deleted by retention, not kept as the latest state per key",
                                topic=topic))
@@ -75,13 +83,13 @@ def topic_findings(
     n_old = partitions_old or partitions_new or ILLUSTRATIVE_PARTITIONS
     n_new = partitions_new or n_old
     if partitions_old and partitions_new and partitions_old != partitions_new:
-        out.append(Finding(rule("KG602"), "partitions",
+        out.append(Finding(PARTITION_COUNT_CHANGED, "partitions",
                            _partitions_message(partitions_old, partitions_new),
                            _placement_witness(samples, "murmur2", n_old, "murmur2", n_new),
                            topic=topic))
     msg = _partitioner_message("murmur2", partitioner)
     if msg:
-        out.append(Finding(rule("KG603"), "partitioner", msg,
+        out.append(Finding(PARTITIONER_NOT_MURMUR2, "partitioner", msg,
                            _placement_witness(samples, "murmur2", n_old,
                                               partitioner_family(partitioner), n_new),
                            topic=topic))

@@ -20,6 +20,17 @@ from formats.types import (
     TinyIntType,
 )
 from guard.keys.side import Change, KeySide, effective_options
+from guard.rules import (
+    FIELD_BECAME_NULLABLE,
+    FIELD_RENAMED_POSITIONAL,
+    FLOAT_DOUBLE_CHANGED,
+    FORMAT_OPTION_NO_KEY_EFFECT,
+    KEY_TYPE_CHANGED,
+    KEY_TYPE_NARROWED,
+    RAW_CHARSET_CHANGED,
+    RAW_ENDIANNESS_CHANGED,
+    SAME_BYTES_TYPE_CHANGE,
+)
 
 _WIDTH: dict[type, int] = {BooleanType: 1, TinyIntType: 1, FloatType: 4, DoubleType: 8}
 
@@ -47,29 +58,34 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     old_utf8 = _charset(oo["charset"]) == "utf-8"
     new_utf8 = _charset(no["charset"]) == "utf-8"
     if o.name != n.name:
-        yield Change("KG904", path, f"key column '{o.name}' renamed to '{n.name}': raw does not "
+        yield Change(FIELD_RENAMED_POSITIONAL, path,
+                     f"key column '{o.name}' renamed to '{n.name}': raw does not "
                      "write names")
     if n.type.nullable and not o.type.nullable:
-        yield Change("KG905", path, f"'{path}' became nullable: raw writes non-null values the "
+        yield Change(FIELD_BECAME_NULLABLE, path,
+                     f"'{path}' became nullable: raw writes non-null values the "
                      "same")
     ot, nt = o.type.with_nullable(True), n.type.with_nullable(True)
     what = f"'{path}' {ot.sql()} -> {nt.sql()}"
     if ot != nt:
         if (type(ot), type(nt)) == (StringType, BytesType) and old_utf8:
-            yield Change("KG908", path, f"{what}: a UTF-8 STRING and its BYTES are the same "
+            yield Change(SAME_BYTES_TYPE_CHANGE, path,
+                         f"{what}: a UTF-8 STRING and its BYTES are the same "
                          "bytes")
         elif (type(ot), type(nt)) == (BytesType, StringType) and new_utf8:
-            yield Change("KG202", path, f"{what}: existing keys that are not UTF-8 cannot be "
+            yield Change(KEY_TYPE_NARROWED, path,
+                         f"{what}: existing keys that are not UTF-8 cannot be "
                          "written as a STRING")
         elif isinstance(ot, (FloatType, DoubleType)) and isinstance(nt, (FloatType, DoubleType)):
-            yield Change("KG206", path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
+            yield Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
         elif isinstance(ot, IntegralType) and isinstance(nt, IntegralType) and nt.bits < ot.bits:
-            yield Change("KG202", path, f"{what}: narrower, and {_width(ot)} vs {_width(nt)} "
+            yield Change(KEY_TYPE_NARROWED, path,
+                         f"{what}: narrower, and {_width(ot)} vs {_width(nt)} "
                          "bytes for every key")
         else:
             ow, nw = _width(ot), _width(nt)
             why = f"{ow} vs {nw} bytes" if ow and nw else "another byte form"
-            yield Change("KG201", path, f"{what}: raw writes the value as {why}")
+            yield Change(KEY_TYPE_CHANGED, path, f"{what}: raw writes the value as {why}")
     for key in sorted(set(oo) | set(no)):
         a, b = oo.get(key), no.get(key)
         if a == b or (key == "charset" and _charset(a) == _charset(b)):
@@ -77,13 +93,17 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
         what = f"option '{key}' {a!r} -> {b!r}"
         if key == "endianness":
             if (_width(ot) or 0) > 1 and (_width(nt) or 0) > 1:
-                yield Change("KG307", key, f"{what}: the key's {nt.sql()} is written in the "
+                yield Change(RAW_ENDIANNESS_CHANGED, key,
+                             f"{what}: the key's {nt.sql()} is written in the "
                              "other byte order")
             else:
-                yield Change("KG909", key, f"{what}: no effect on a {nt.sql()} key")
+                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
+                             f"{what}: no effect on a {nt.sql()} key")
         elif key == "charset":
             if isinstance(ot, StringType) and isinstance(nt, StringType):
-                yield Change("KG308", key, f"{what}: the key's text is encoded in another "
+                yield Change(RAW_CHARSET_CHANGED, key,
+                             f"{what}: the key's text is encoded in another "
                              "charset")
             else:
-                yield Change("KG909", key, f"{what}: no effect on a {nt.sql()} key")
+                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
+                             f"{what}: no effect on a {nt.sql()} key")

@@ -14,6 +14,8 @@ from typing import Any
 
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
+from guard.report import Rule
+from guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
 PARTITIONER_FAMILIES: dict[str, str] = {
@@ -164,7 +166,7 @@ def reordered(pairs: list[FieldPair]) -> bool:
 class Change:
     """What a structural rule found, before the witness search proves it with a key."""
 
-    rule_id: str
+    rule: Rule
     #: Schema path (`region`, `address.zip`, `$` for the whole key) or an option name.
     path: str
     message: str
@@ -172,7 +174,11 @@ class Change:
     placement: bool = False
     #: No structural rule decides: breaking only if a witness is found, else `safe_rule`.
     by_example: bool = False
-    safe_rule: str = "KG909"
+    safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT
+
+    @property
+    def rule_id(self) -> str:
+        return self.rule.id
 
 
 def effective_options(side: KeySide) -> dict[str, Any]:

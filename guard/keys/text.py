@@ -30,6 +30,34 @@ from formats.types import (
     walk,
 )
 from guard.keys.side import Change, KeySide, effective_options, pair_fields, reordered
+from guard.rules import (
+    CSV_FIELD_DELIMITER_CHANGED,
+    CSV_NULL_LITERAL_CHANGED,
+    CSV_QUOTING_CHANGED,
+    DECIMAL_PRECISION_NARROWED,
+    DECIMAL_PRECISION_WIDENED,
+    DECIMAL_SCALE_CHANGED,
+    DECIMAL_SCALE_WIDENED_JSON,
+    FIELD_BECAME_NULLABLE,
+    FIELD_RENAMED_POSITIONAL,
+    FLOAT_DOUBLE_CHANGED,
+    FORMAT_OPTION_NO_KEY_EFFECT,
+    INTEGER_WIDENED,
+    JSON_DECIMAL_PLAIN_NUMBER_CHANGED,
+    JSON_IGNORE_NULL_FIELDS_CHANGED,
+    JSON_TIMESTAMP_STANDARD_CHANGED,
+    KEY_FIELD_ADDED,
+    KEY_FIELD_NOT_NULL,
+    KEY_FIELD_REMOVED,
+    KEY_FIELD_RENAMED,
+    KEY_FIELDS_REORDERED,
+    KEY_TYPE_CHANGED,
+    KEY_TYPE_NARROWED,
+    NULLABLE_FIELD_ADDED_IGNORED,
+    SAME_BYTES_TYPE_CHANGE,
+    TIME_PRECISION_CHANGED,
+    TIME_PRECISION_WIDENED,
+)
 
 _TEMPORAL = (TimeType, TimestampType, TimestampLtzType)
 _FLOATS = (FloatType, DoubleType)
@@ -67,19 +95,22 @@ def fields_changes(r: TextRules, old: RowType, new: RowType, path: str = "") -> 
         where = prefix + p.path
         if p.old is None and p.new is not None:
             if fmt == "json" and ignore_nulls and p.new.type.nullable:
-                yield Change("KG912", where, f"nullable field '{where}' added; existing keys have "
+                yield Change(NULLABLE_FIELD_ADDED_IGNORED, where,
+                             f"nullable field '{where}' added; existing keys have "
                              "no value for it and json.encode.ignore-null-fields leaves it out")
             else:
-                yield Change("KG101", where, f"field '{where}' ({p.new.type.sql()}) added to the "
+                yield Change(KEY_FIELD_ADDED, where,
+                             f"field '{where}' ({p.new.type.sql()}) added to the "
                              "key: every existing key lacks it, so the new writer emits other "
                              "bytes for the same entity")
         elif p.new is None and p.old is not None:
-            yield Change("KG102", where, f"field '{where}' removed from the key: existing keys "
+            yield Change(KEY_FIELD_REMOVED, where,
+                         f"field '{where}' removed from the key: existing keys "
                          "hold it in their bytes, the new writer leaves it out")
     if reordered(pairs):
         order_old = ", ".join(f.name for f in old.fields)
         order_new = ", ".join(f.name for f in new.fields)
-        yield Change("KG103", path or "$", f"key fields reordered ({order_old}) -> "
+        yield Change(KEY_FIELDS_REORDERED, path or "$", f"key fields reordered ({order_old}) -> "
                      f"({order_new}): {fmt} writes them in PRIMARY KEY order")
     for p in pairs:
         if p.old is None or p.new is None:
@@ -87,10 +118,12 @@ def fields_changes(r: TextRules, old: RowType, new: RowType, path: str = "") -> 
         where = prefix + p.new.name
         if p.renamed:
             if fmt == "json":
-                yield Change("KG104", where, f"key field '{prefix}{p.old.name}' renamed to "
+                yield Change(KEY_FIELD_RENAMED, where,
+                             f"key field '{prefix}{p.old.name}' renamed to "
                              f"'{where}': json writes the name into every key")
             else:
-                yield Change("KG904", where, f"key field '{prefix}{p.old.name}' renamed to "
+                yield Change(FIELD_RENAMED_POSITIONAL, where,
+                             f"key field '{prefix}{p.old.name}' renamed to "
                              f"'{where}': {fmt} does not write field names")
         yield from type_changes(r, p.old.type, p.new.type, where)
 
@@ -98,10 +131,12 @@ def fields_changes(r: TextRules, old: RowType, new: RowType, path: str = "") -> 
 def type_changes(r: TextRules, old: DataType, new: DataType, path: str) -> Iterator[Change]:
     fmt = r.fmt
     if old.nullable and not new.nullable:
-        yield Change("KG106", path, f"'{path}' became NOT NULL: existing keys with a null "
+        yield Change(KEY_FIELD_NOT_NULL, path,
+                     f"'{path}' became NOT NULL: existing keys with a null "
                      "there cannot be written by the new schema")
     elif new.nullable and not old.nullable:
-        yield Change("KG905", path, f"'{path}' became nullable: {fmt} writes non-null values "
+        yield Change(FIELD_BECAME_NULLABLE, path,
+                     f"'{path}' became nullable: {fmt} writes non-null values "
                      "the same")
     o, n = old.with_nullable(True), new.with_nullable(True)
     if o == n:
@@ -123,13 +158,14 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
     what = f"'{path}' {_bare(o)} -> {_bare(n)}"
     if isinstance(o, IntegralType) and isinstance(n, IntegralType):
         if n.bits >= o.bits:
-            yield Change("KG901", path, f"{what} widened: {fmt} writes the same digits")
+            yield Change(INTEGER_WIDENED, path, f"{what} widened: {fmt} writes the same digits")
         else:
-            yield Change("KG202", path, f"{what} narrowed: existing keys above "
+            yield Change(KEY_TYPE_NARROWED, path, f"{what} narrowed: existing keys above "
                          f"{n.max_value} or below {n.min_value} cannot be written")
         return
     if isinstance(o, _FLOATS) and isinstance(n, _FLOATS):
-        yield Change("KG206", path, f"{what}: Java's Float.toString and Double.toString write "
+        yield Change(FLOAT_DOUBLE_CHANGED, path,
+                     f"{what}: Java's Float.toString and Double.toString write "
                      "most values differently")
         return
     if isinstance(o, DecimalType) and isinstance(n, DecimalType):
@@ -138,41 +174,47 @@ def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Itera
     if type(o) is type(n) and isinstance(o, _TEMPORAL):
         assert isinstance(n, _TEMPORAL)
         if n.precision < o.precision:
-            yield Change("KG205", path, f"{what}: the fraction is truncated, so keys that "
+            yield Change(TIME_PRECISION_CHANGED, path,
+                         f"{what}: the fraction is truncated, so keys that "
                          "differ below the new precision change bytes")
         else:
-            yield Change("KG903", path, f"{what}: {fmt} trims trailing fractional zeros")
+            yield Change(TIME_PRECISION_WIDENED, path,
+                         f"{what}: {fmt} trims trailing fractional zeros")
         return
     if fmt == "csv":
         if isinstance(o, IntegralType) and isinstance(n, StringType):
-            yield Change("KG908", path, f"{what}: csv writes the digits as unquoted text either "
+            yield Change(SAME_BYTES_TYPE_CHANGE, path,
+                         f"{what}: csv writes the digits as unquoted text either "
                          "way")
             return
         if isinstance(o, StringType) and isinstance(n, IntegralType):
-            yield Change("KG202", path, f"{what}: existing keys that are not {_bare(n)} "
+            yield Change(KEY_TYPE_NARROWED, path, f"{what}: existing keys that are not {_bare(n)} "
                          "numbers cannot be written")
             return
     if isinstance(n, StringType) and not isinstance(o, (BytesType, BooleanType)):
         # A column cast to STRING keeps its text (CAST); whether the format writes that text
         # the same as the typed value (quotes, trimmed zeros, exponents) is judged by example.
-        yield Change("KG201", path, f"{what}: {fmt} writes the {_bare(o)} value and its "
-                     "STRING cast differently", by_example=True, safe_rule="KG908")
+        yield Change(KEY_TYPE_CHANGED, path, f"{what}: {fmt} writes the {_bare(o)} value and its "
+                     "STRING cast differently", by_example=True, safe_rule=SAME_BYTES_TYPE_CHANGE)
         return
     if isinstance(o, DecimalType) and isinstance(n, _FLOATS):
         # BigDecimal.toString and Double.toString agree on some small scales (0.5, 1.5).
-        yield Change("KG201", path, f"{what}: decimals and Java's Double.toString differ in "
-                     "zeros and exponents", by_example=True, safe_rule="KG908")
+        yield Change(KEY_TYPE_CHANGED, path,
+                     f"{what}: decimals and Java's Double.toString differ in "
+                     "zeros and exponents", by_example=True, safe_rule=SAME_BYTES_TYPE_CHANGE)
         return
     if isinstance(o, IntegralType) and isinstance(n, DecimalType) and n.scale == 0 and (
             fmt == "csv" or plain):
         if n.precision >= len(str(o.max_value)):
-            yield Change("KG908", path, f"{what}: a DECIMAL of scale 0 is written with the same "
+            yield Change(SAME_BYTES_TYPE_CHANGE, path,
+                         f"{what}: a DECIMAL of scale 0 is written with the same "
                          "digits")
         else:
-            yield Change("KG202", path, f"{what}: existing keys with more than {n.precision} "
+            yield Change(KEY_TYPE_NARROWED, path,
+                         f"{what}: existing keys with more than {n.precision} "
                          "digits cannot be written")
         return
-    yield Change("KG201", path, f"{what}: the same value is written differently "
+    yield Change(KEY_TYPE_CHANGED, path, f"{what}: the same value is written differently "
                  f"({_example(fmt, o)} vs {_example(fmt, n)})")
 
 
@@ -181,23 +223,25 @@ def _decimal(fmt: str, o: DecimalType, n: DecimalType, path: str, what: str,
     found = False
     if n.precision - n.scale < o.precision - o.scale:
         found = True
-        yield Change("KG204", path, f"{what}: {n.precision - n.scale} integer digits instead of "
+        yield Change(DECIMAL_PRECISION_NARROWED, path,
+                     f"{what}: {n.precision - n.scale} integer digits instead of "
                      f"{o.precision - o.scale}; larger existing keys cannot be written")
     if n.scale < o.scale:
         found = True
-        yield Change("KG203", path, f"{what}: a smaller scale rounds existing keys "
+        yield Change(DECIMAL_SCALE_CHANGED, path, f"{what}: a smaller scale rounds existing keys "
                      "(and folds distinct ones together)")
     elif n.scale > o.scale:
         found = True
         if fmt == "json" and not plain:
-            yield Change("KG902", path, f"{what}: Flink's json writes "
+            yield Change(DECIMAL_SCALE_WIDENED_JSON, path, f"{what}: Flink's json writes "
                          "BigDecimal.stripTrailingZeros(), the same text at any scale")
         else:
             how = "json.encode.decimal-as-plain-number" if fmt == "json" else "csv"
-            yield Change("KG203", path, f"{what}: {how} writes every digit of the scale "
+            yield Change(DECIMAL_SCALE_CHANGED, path,
+                         f"{what}: {how} writes every digit of the scale "
                          "(12.50 becomes 12.500)")
     if not found:
-        yield Change("KG910", path, f"{what}: precision only bounds the range")
+        yield Change(DECIMAL_PRECISION_WIDENED, path, f"{what}: precision only bounds the range")
 
 
 def _bare(t: DataType) -> str:
@@ -271,21 +315,24 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
                    old_nulls: bool, old_rt: RowType, new_rt: RowType) -> Change | None:
     has = lambda *cls: any(isinstance(t, cls) for t in types)  # noqa: E731
     what = f"option '{key}' {a!r} -> {b!r}"
-    info = Change("KG909", key, f"{what}: no effect on these keys' bytes")
+    info = Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: no effect on these keys' bytes")
     if key in DECODE_ONLY.get(fmt, ()):
-        return Change("KG909", key, f"{what}: only affects reading")
+        return Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: only affects reading")
     if fmt == "json":
         if key == "timestamp-format.standard":
-            return Change("KG301", key, f"{what}: timestamps in the key are written as "
+            return Change(JSON_TIMESTAMP_STANDARD_CHANGED, key,
+                          f"{what}: timestamps in the key are written as "
                           "`2024-01-01 10:00:00` (SQL) or `2024-01-01T10:00:00` (ISO-8601)") \
                 if has(TimestampType, TimestampLtzType) else info
         if key == "encode.decimal-as-plain-number":
-            return Change("KG302", key, f"{what}: decimals in the key are written with or "
+            return Change(JSON_DECIMAL_PLAIN_NUMBER_CHANGED, key,
+                          f"{what}: decimals in the key are written with or "
                           "without trailing zeros (`1000.00` vs `1E+3`)") \
                 if any(isinstance(t, DecimalType) and (t.scale or t.precision > 1)
                        for t in types) else info  # DECIMAL(1, 0) is one digit either way
         if key == "encode.ignore-null-fields":
-            return Change("KG303", key, f"{what}: a null key field is written as `null` or "
+            return Change(JSON_IGNORE_NULL_FIELDS_CHANGED, key,
+                          f"{what}: a null key field is written as `null` or "
                           "left out") if old_nulls else info
     if fmt == "csv":
         # Any text may hold a delimiter, quote or escape: STRING keys always change. Other
@@ -297,18 +344,22 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
                     for t in types)
         if key == "field-delimiter":
             if texts or len(old_rt) > 1 or len(new_rt) > 1:
-                return Change("KG304", key, f"{what}: the delimiter separates the key's fields "
+                return Change(CSV_FIELD_DELIMITER_CHANGED, key,
+                              f"{what}: the delimiter separates the key's fields "
                               "and decides which strings are quoted")
-            return Change("KG304", key, f"{what}: decides which of the key's values are quoted",
+            return Change(CSV_FIELD_DELIMITER_CHANGED, key,
+                          f"{what}: decides which of the key's values are quoted",
                           by_example=True) if maybe else info
         if key in ("quote-character", "disable-quote-character", "escape-character"):
             if texts:
-                return Change("KG305", key, f"{what}: strings that need quoting are written "
+                return Change(CSV_QUOTING_CHANGED, key,
+                              f"{what}: strings that need quoting are written "
                               "differently")
-            return Change("KG305", key, f"{what}: values that need quoting are written "
+            return Change(CSV_QUOTING_CHANGED, key, f"{what}: values that need quoting are written "
                           "differently", by_example=True) if maybe else info
         if key == "null-literal":
-            return Change("KG306", key, f"{what}: null key fields are written as the literal") \
+            return Change(CSV_NULL_LITERAL_CHANGED, key,
+                          f"{what}: null key fields are written as the literal") \
                 if old_nulls else info
         if key == "write-bigdecimal-in-scientific-notation":  # 1000.00 vs 1E+3: by example
             return None if has(DecimalType) else info

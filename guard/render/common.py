@@ -13,7 +13,7 @@ from typing import Any
 
 from formats.secrets import redact
 from formats.values import to_jsonable
-from guard.report import Finding, Report, Rule, Severity, Witness
+from guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
 
 #: The order in which findings and counts are shown: the worst first.
 SEVERITY_ORDER = (Severity.BREAKING, Severity.WARNING, Severity.INFO)
@@ -72,13 +72,43 @@ def ordered(report: Report) -> list[Finding]:
 
 
 def catalogue(report: Report, rules: Iterable[Rule] = ()) -> list[Rule]:
-    """The rules to describe: the given catalogue, then any rule a finding names beyond it."""
+    """The rules to describe: the given catalogue, then any rule a finding (shown or hidden by
+    an ignore) names beyond it."""
     out: dict[str, Rule] = {}
     for rule in rules:
         out.setdefault(rule.id, rule)
-    for f in report.findings:
+    for f in (*report.findings, *report.suppressed):
         out.setdefault(f.rule.id, f.rule)
     return list(out.values())
+
+
+def ignored_line(i: Ignored) -> str:
+    """`KG701 topic-not-compacted (--ignore): 1 finding hidden`: one ignore, for every renderer."""
+    what = safe(i.selector)
+    if len(i.rules) == 1 and i.rules[0].id == i.selector:
+        what = f"{i.selector} {i.rules[0].name}"
+    elif i.selector in {c.value for c in Category}:
+        what = f"category {i.selector}, {len(i.rules)} rules"
+    if i.topic is not None:
+        what += f" for topic {safe(i.topic)}"
+    n = len(i.findings)
+    line = f"{what} ({safe(i.source)}): {n} finding{'' if n == 1 else 's'} hidden"
+    per_rule = i.hidden()
+    if per_rule and list(per_rule) != [i.selector]:
+        line += " (" + ", ".join(f"{rid}: {k}" for rid, k in sorted(per_rule.items())) + ")"
+    return line
+
+
+def ignored_dict(i: Ignored) -> dict[str, Any]:
+    """One ignore as the JSON and SARIF renderers show it."""
+    return {
+        "selector": safe(i.selector),
+        "source": safe(i.source),
+        "topic": safe_opt(i.topic),
+        "rules": [r.id for r in i.rules],
+        "hidden": i.hidden(),
+        "count": len(i.findings),
+    }
 
 
 def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from guard.render.common import file_for, first_difference, key_json, ordered, safe, where
+from guard.render.common import (
+    file_for,
+    first_difference,
+    ignored_line,
+    key_json,
+    ordered,
+    safe,
+    where,
+)
 from guard.report import Finding, Report, Rule, Severity
 
 COMMAND = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -28,6 +36,8 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
            rules: Iterable[Rule] = ()) -> str:
     lines = [_annotation(f, file_for(f, files)) for f in ordered(report)]
     lines += [f"::notice title=keyguard note::{escape_data(safe(n))}" for n in report.notes]
+    lines += [f"::notice title=keyguard ignored::{escape_data(ignored_line(i))}"
+              for i in report.ignored]
     return "".join(line + "\n" for line in lines)
 
 

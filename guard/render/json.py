@@ -22,6 +22,15 @@
           "first_difference": int | null # index of the first differing byte
         }
       }],
+      "ignored": [{                      # rules the user ignored; their findings do not count
+        "selector": str,                 # a rule ID, a category, or "not selected (...)"
+        "source": str,                   # --ignore, --select, config file, guard.ignore
+        "topic": str | null,             # null: every topic
+        "rules": [str],                  # the rule IDs it covers
+        "hidden": {str: int},            # findings hidden per rule ID
+        "count": int,                    # findings hidden in all
+        "findings": [...]                # the hidden findings, shaped as above
+      }],
       "error": null                      # always null in a report
     }
 
@@ -29,7 +38,7 @@ When keyguard could not judge (exit 2, 3 or 4), the document has the same keys, 
 and says why:
 
     {"version": 1, "verdict": "error", "counts": {...all 0}, "checked": [], "notes": [],
-     "findings": [], "error": {"kind": str, "message": str, "exit_code": 2 | 3 | 4}}
+     "findings": [], "ignored": [], "error": {"kind": str, "message": str, "exit_code": 2 | 3 | 4}}
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from guard.render.common import (
     SEVERITY_ORDER,
     counts,
     file_for,
+    ignored_dict,
     ordered,
     safe,
     safe_opt,
@@ -65,6 +75,9 @@ def document(report: Report, *, files: Mapping[str, str] | None = None) -> dict[
         "checked": [safe(c) for c in report.checked],
         "notes": [safe(n) for n in report.notes],
         "findings": [finding_dict(f, file_for(f, files)) for f in ordered(report)],
+        "ignored": [{**ignored_dict(i),
+                     "findings": [finding_dict(f, file_for(f, files)) for f in i.findings]}
+                    for i in report.ignored],
         "error": None,
     }
 
@@ -83,6 +96,7 @@ def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
         "checked": [],
         "notes": [],
         "findings": [],
+        "ignored": [],
         "error": {"kind": kind, "message": safe(message), "exit_code": exit_code},
     }
 

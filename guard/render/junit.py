@@ -2,7 +2,8 @@
 
 A testsuite per topic; in it a failing testcase per breaking finding, a passing one (with the
 details in system-out) per warning or info, and a passing one per catalogue rule that found
-nothing there, so a clean check still shows what was checked.
+nothing there, so a clean check still shows what was checked. An ignored rule's findings (or,
+when it found nothing, its catalogue case) are skipped testcases that say which ignore hid them.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 
 from guard.render import text
-from guard.render.common import catalogue, file_for, ordered, safe
-from guard.report import Finding, Report, Rule, Severity
+from guard.render.common import catalogue, file_for, ignored_line, ordered, safe
+from guard.report import Finding, Ignored, Report, Rule, Severity
 
 #: The suite of findings that name no topic.
 DEFAULT_SUITE = "keyguard"
@@ -27,6 +28,12 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
     by_topic: dict[str, list[Finding]] = {}
     for f in ordered(report):
         by_topic.setdefault(safe(f.topic) or DEFAULT_SUITE, []).append(f)
+    hidden: dict[str, list[tuple[Finding, Ignored]]] = {}
+    for i in report.ignored:
+        for f in i.findings:
+            hidden.setdefault(safe(f.topic) or DEFAULT_SUITE, []).append((f, i))
+    for topic in hidden:
+        by_topic.setdefault(topic, [])
     if not by_topic:
         by_topic[DEFAULT_SUITE] = []
 
@@ -37,24 +44,37 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
             ET.SubElement(props, "property", name="checked", value=_xml(safe(c)))
         for n in report.notes:
             ET.SubElement(props, "property", name="note", value=_xml(safe(n)))
+    if report.ignored:
+        found_props = root.find("properties")
+        props = found_props if found_props is not None else ET.SubElement(root, "properties")
+        for i in report.ignored:
+            ET.SubElement(props, "property", name="ignored", value=_xml(ignored_line(i)))
     total = failures = 0
     for topic, findings in by_topic.items():
         suite = ET.SubElement(root, "testsuite", name=_xml(topic))
-        cases = 0
-        failed = 0
+        cases = failed = skipped = 0
         for f in findings:
             cases += 1
             failed += _finding_case(suite, topic, f, file_for(f, files))
-        found = {f.rule.id for f in findings}
+        for f, i in hidden.get(topic, []):
+            cases += 1
+            skipped += 1
+            case = _skipped_case(suite, topic, f, file_for(f, files))
+            ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(i)}"))
+        found = {f.rule.id for f in findings} | {f.rule.id for f, _ in hidden.get(topic, [])}
         for rule in rule_list:
             if rule.id not in found:
                 cases += 1
-                ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",
-                              name=f"{rule.id} {rule.name}")
+                case = ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",
+                                     name=f"{rule.id} {rule.name}")
+                why = _ignoring(report.ignored, rule, topic)
+                if why is not None:
+                    skipped += 1
+                    ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(why)}"))
         suite.set("tests", str(cases))
         suite.set("failures", str(failed))
         suite.set("errors", "0")
-        suite.set("skipped", "0")
+        suite.set("skipped", str(skipped))
         total += cases
         failures += failed
     root.set("tests", str(total))
@@ -91,6 +111,24 @@ def _finding_case(suite: ET.Element, topic: str, f: Finding, file: str | None) -
         return 1
     ET.SubElement(case, "system-out").text = details
     return 0
+
+
+def _skipped_case(suite: ET.Element, topic: str, f: Finding, file: str | None) -> ET.Element:
+    """The testcase of a finding an ignored rule hid: its details, no failure."""
+    case = ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",
+                         name=_xml(f"{f.rule.id} {f.rule.name} at {safe(f.path)}"))
+    if file:
+        case.set("file", _xml(file))
+    ET.SubElement(case, "system-out").text = _xml("\n".join(text.finding_lines(f, file)))
+    return case
+
+
+def _ignoring(ignored: tuple[Ignored, ...], rule: Rule, topic: str) -> Ignored | None:
+    """The ignore that covers `rule` in the suite of `topic`, if any."""
+    for i in ignored:
+        if any(r.id == rule.id for r in i.rules) and (i.topic is None or safe(i.topic) == topic):
+            return i
+    return None
 
 
 def _xml(s: str) -> str:

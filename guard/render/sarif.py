@@ -5,6 +5,10 @@ dashboard can explain a result without keyguard at hand. A result points at the 
 when the caller maps its subject or topic to one (region line 1: schemas carry no line of
 the finding); otherwise only at a logical location (topic, subject, path), which GitHub's
 upload rejects, so CI that uploads SARIF passes `files`.
+
+Findings of ignored rules are results too, suppressed (SARIF 2.1.0 3.27.23: a `suppressions`
+entry of kind external, status accepted, whose justification names the ignore), so dashboards
+that honor suppressions hide them and the run still says what was ignored (`properties.ignored`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any
 from guard.render.common import (
     catalogue,
     file_for,
+    ignored_dict,
+    ignored_line,
     key_json,
     ordered,
     safe,
@@ -46,11 +52,16 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
         "runs": [{
             "tool": {"driver": {"name": "keyguard", "rules": [_rule(r) for r in rule_list]}},
             "results": [_result(f, index[f.rule.id], file_for(f, files))
-                        for f in ordered(report)],
+                        for f in ordered(report)]
+            + [{**_result(f, index[f.rule.id], file_for(f, files)),
+                "suppressions": [{"kind": "external", "status": "accepted",
+                                  "justification": f"ignored: {ignored_line(i)}"}]}
+               for i in report.ignored for f in i.findings],
             "properties": {
                 "verdict": report.verdict.value,
                 "checked": [safe(c) for c in report.checked],
                 "notes": [safe(n) for n in report.notes],
+                "ignored": [ignored_dict(i) for i in report.ignored],
             },
         }],
     }
@@ -86,7 +97,7 @@ def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
                 }],
             }],
             "results": [],
-            "properties": {"verdict": "error", "checked": [], "notes": []},
+            "properties": {"verdict": "error", "checked": [], "notes": [], "ignored": []},
         }],
     }
 

@@ -1,5 +1,8 @@
 """The human report: a verdict line, each finding with its example key and bytes, a summary.
 
+Ignored rules get a line each (what was ignored, where, how many findings it hid); their
+findings are not shown and do not count.
+
 The first differing byte is marked under the new bytes, so a reader sees at once whether the
 schema id (bytes 1-4), a field, or only the partition changed.
 """
@@ -12,6 +15,7 @@ from guard.render.common import (
     counts,
     file_for,
     first_difference,
+    ignored_line,
     key_json,
     ordered,
     safe,
@@ -37,8 +41,12 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
     if report.notes:
         lines.append("")
         lines += [f"note: {safe(n)}" for n in report.notes]
+    if report.ignored:
+        lines.append("")
+        lines += [f"ignored: {ignored_line(i)}" for i in report.ignored]
     lines.append("")
-    lines.append(", ".join(f"{n} {sev}" for sev, n in c.items())
+    hidden = f", {len(report.suppressed)} ignored" if report.ignored else ""
+    lines.append(", ".join(f"{n} {sev}" for sev, n in c.items()) + hidden
                  + f": verdict {report.verdict.value}")
     return "\n".join(lines) + "\n"
 

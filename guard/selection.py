@@ -1,0 +1,170 @@
+"""Selecting and ignoring rules, by ID or category, like ruff's `--select` and `--ignore`.
+
+Users name rules on the command line (`--ignore KG701 --ignore key-bytes`, repeatable and
+comma-separated, `--select`), in the config file (`ignore = [...]`, global and per topic) and
+in the Spark option `guard.ignore`. Each name is a rule ID (`KG701`), a retired ID that
+`guard.rules.ALIASES` maps to its successor, a rule name (`topic-not-compacted`) or a category
+(`key-bytes`); anything else is rejected (exit 2) with the names that look alike.
+
+`RuleSelection.apply` is pure: findings of ignored rules (and, with a selection, of the rules
+outside it) leave `Report.findings`, so they count toward neither the verdict nor the exit code,
+and land in `Report.ignored`, which every renderer shows.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from formats.errors import InvalidOptionError
+from guard.report import Category, Finding, Ignored, Report, Rule
+from guard.rules import ALIASES, ALL_RULES
+
+CATEGORIES: dict[str, Category] = {c.value: c for c in Category}
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What one name a user wrote stands for."""
+
+    #: Canonical: the rule's current ID, or the category.
+    token: str
+    rules: tuple[Rule, ...]
+    #: The retired ID the user wrote, when it was one (`ALIASES`).
+    alias: str | None = None
+
+    @property
+    def is_category(self) -> bool:
+        return self.token in CATEGORIES
+
+    def names(self, r: Rule) -> bool:
+        """Whether `r` is one of its rules (by ID: a finding names its rule by ID)."""
+        return any(r.id == mine.id for mine in self.rules)
+
+
+def selector(name: str, *, where: str) -> Selector:
+    """The rules a rule ID, retired ID, rule name or category names; exit 2 if none."""
+    raw = name.strip()
+    up, low = raw.upper(), raw.lower()
+    if up in ALL_RULES:
+        return Selector(up, (ALL_RULES[up],))
+    if up in ALIASES:
+        return Selector(ALIASES[up], (ALL_RULES[ALIASES[up]],), alias=up)
+    for r in ALL_RULES.values():
+        if r.name == low:
+            return Selector(r.id, (r,))
+    if low in CATEGORIES:
+        cat = CATEGORIES[low]
+        return Selector(low, tuple(r for r in ALL_RULES.values() if r.category is cat))
+    near = _near(up, low)
+    raise InvalidOptionError(
+        f"{where}: unknown rule or category {raw!r}",
+        hint=(f"did you mean {' or '.join(near)}? " if near else "")
+        + "`keyguard rules` lists the rule IDs; the categories are "
+        + ", ".join(CATEGORIES))
+
+
+def _near(up: str, low: str) -> list[str]:
+    """The known names a typo most likely meant: an ID one character off, else difflib's."""
+    ids = [*ALL_RULES, *ALIASES]
+    one_off = [i for i in ids
+               if len(i) == len(up) and sum(a != b for a, b in zip(i, up, strict=True)) == 1]
+    if one_off:
+        return one_off[:3]
+    known = [*ids, *(r.name for r in ALL_RULES.values()), *CATEGORIES]
+    return difflib.get_close_matches(up if up.startswith("KG") else low, known, n=3,
+                                     cutoff=0.75)
+
+
+def split_names(values: Iterable[str] | str | None) -> list[str]:
+    """`["KG701,key-bytes", "KG101"]` or `"KG701, KG101"` -> the names, commas and blanks gone."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    return [n.strip() for v in values for n in str(v).split(",") if n.strip()]
+
+
+def selectors(values: Iterable[str] | str | None, *, where: str) -> tuple[Selector, ...]:
+    """Every name in `values` resolved (duplicates once, in the order given)."""
+    out: dict[str, Selector] = {}
+    for name in split_names(values):
+        s = selector(name, where=where)
+        out.setdefault(s.token, s)
+    return tuple(out.values())
+
+
+@dataclass(frozen=True)
+class IgnoreEntry:
+    """One ignored rule or category, where the user said it, and the topic it is for."""
+
+    selector: Selector
+    source: str
+    #: None: every topic (and findings that name none).
+    topic: str | None = None
+
+    def covers(self, f: Finding) -> bool:
+        return (self.topic is None or self.topic == f.topic) and self.selector.names(f.rule)
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    """Which rules count: `select` narrows to some (empty: all), `ignore` removes (it wins)."""
+
+    ignore: tuple[IgnoreEntry, ...] = ()
+    select: tuple[Selector, ...] = ()
+    #: Where the selection was given (`--select`).
+    select_source: str = "--select"
+
+    @staticmethod
+    def of(*, ignore: Iterable[str] | str | None = None,
+           select: Iterable[str] | str | None = None, source: str = "--ignore",
+           select_source: str = "--select", topic: str | None = None) -> RuleSelection:
+        """Parse the names (exit 2 on an unknown one, naming `source`)."""
+        where = source if topic is None else f"{source}: topic {topic}"
+        return RuleSelection(
+            tuple(IgnoreEntry(s, source, topic) for s in selectors(ignore, where=where)),
+            selectors(select, where=select_source), select_source)
+
+    def __bool__(self) -> bool:
+        return bool(self.ignore or self.select)
+
+    def plus(self, other: RuleSelection) -> RuleSelection:
+        """Both selections: every ignore of either (the first naming a rule for a topic wins),
+        the union of the selects."""
+        seen = {(e.selector.token, e.topic) for e in self.ignore}
+        extra = tuple(e for e in other.ignore if (e.selector.token, e.topic) not in seen)
+        tokens = {s.token for s in self.select}
+        select = self.select + tuple(s for s in other.select if s.token not in tokens)
+        return RuleSelection(self.ignore + extra, select,
+                             self.select_source if self.select else other.select_source)
+
+    def selected(self, r: Rule) -> bool:
+        return not self.select or any(s.names(r) for s in self.select)
+
+    def apply(self, report: Report) -> Report:
+        """The report with the findings of ignored (or unselected) rules moved to `ignored`."""
+        if not self:
+            return report
+        kept: list[Finding] = []
+        hidden: dict[int, list[Finding]] = {}
+        unselected: list[Finding] = []
+        for f in report.findings:
+            entry = next((i for i, e in enumerate(self.ignore) if e.covers(f)), None)
+            if entry is not None:
+                hidden.setdefault(entry, []).append(f)
+            elif not self.selected(f.rule):
+                unselected.append(f)
+            else:
+                kept.append(f)
+        ignored = [Ignored(e.selector.token, e.source, e.selector.rules,
+                           tuple(hidden.get(i, ())), e.topic)
+                   for i, e in enumerate(self.ignore)]
+        if self.select:
+            names = ", ".join(s.token for s in self.select)
+            outside = tuple(r for r in ALL_RULES.values() if not self.selected(r))
+            ignored.append(Ignored(f"not selected ({names})", self.select_source, outside,
+                                   tuple(unselected)))
+        return replace(report, findings=tuple(kept), ignored=report.ignored + tuple(ignored))
+
