@@ -60,6 +60,10 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a t
 
 @dataclass(frozen=True)
 class TopicEntry:
+    """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
+    schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
+    once the candidates are read."""
+
     name: str
     key_format: str = "avro-confluent"
     value_format: str | None = "avro-confluent"
