@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from formats.avro_schema import record_full_name
 from formats.codec import format_factory
 from formats.schemafile import SchemaText
 from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
@@ -102,8 +103,6 @@ class TopicPlan:
         strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
         record = None
         if strategy != TOPIC_NAME and schema is not None and schema.schema_type == "AVRO":
-            from formats.avro_schema import record_full_name  # Avro only for record strategies
-
             record = record_full_name(schema.text)
         return subject_name(strategy, topic=self.topic, role=role, record_name=record)
 
