@@ -256,8 +256,3 @@ def side_codec(side: KeySide, topic: str | None = None, *, schema_id: int | None
                         CodecContext(role="key", topic=topic or "keyguard-analysis",
                                      registry=registry))
 
-
-def build_codec(fmt: str, row_type: Any, options: Mapping[str, Any],
-                context: CodecContext) -> Codec:
-    """`formats.codec.create_codec` (kept for callers of the old name)."""
-    return create_codec(fmt, row_type, options, context)
