@@ -65,6 +65,10 @@ _KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 @dataclass(frozen=True)
 class TopicEntry:
+    """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
+    schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
+    once the candidates are read."""
+
     name: str
     key_format: str = "avro-confluent"
     value_format: str | None = "avro-confluent"

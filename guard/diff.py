@@ -9,38 +9,35 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from formats.errors import SchemaError
+from formats.codec import format_factory
+from formats.errors import InvalidOptionError, SchemaError
 from formats.registry.file import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
+from guard.plan import TopicPlan
 from guard.report import Report
 
 
 def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
              partitions: int | None, *, existing: bool) -> KeySide:
     """A side for a schema file; `existing` keys carry its (simulated) id."""
-    schema_id = derived_schema_id(text.text, text.schema_type)
+    return _side(TopicPlan("", key_format=key_format, key_options=dict(options)), text,
+                 partitions, existing=existing)
+
+
+def _side(plan: TopicPlan, text: SchemaText, partitions: int | None, *,
+          existing: bool) -> KeySide:
+    schema_id = derived_schema_id(text.text, text.schema_type)  # what a registry would assign
     try:
-        return _side(text, key_format, options, partitions, schema_id, existing)
+        return plan.key_side(text, existing=existing, schema_id=schema_id,
+                             key_schema_ids=(schema_id,) if existing else (),
+                             partitions=partitions)
     except SchemaError as exc:
         prefix = f"{text.origin}: "
         if exc.message.startswith(prefix):
             raise
         raise type(exc)(prefix + exc.message, hint=exc.hint) from None
-
-
-def _side(text: SchemaText, key_format: str, options: Mapping[str, Any],
-          partitions: int | None, schema_id: int, existing: bool) -> KeySide:
-    return KeySide(
-        format=key_format,
-        row_type=text.row_type(avro_only=True),
-        options=dict(options),
-        avro_schema=text.text if text.schema_type == "AVRO" else None,
-        schema_id=schema_id,
-        key_schema_ids=(schema_id,) if existing else (),
-        partitions=partitions,
-    )
 
 
 def diff_keys(
@@ -55,20 +52,20 @@ def diff_keys(
     """The candidate (last) against the version before it: the keys in the topic today."""
     _no_registry_options(key_format, {**old_options, **new_options})
     old, new = texts[-2], texts[-1]
-    old_side = key_side(old, key_format, old_options, partitions, existing=True)
-    new_side = key_side(new, key_format, new_options, new_partitions or partitions,
-                        existing=False)
+    plan = TopicPlan("", key_format=key_format, key_options=dict(new_options),
+                     old_key_options=dict(old_options))
+    old_side = _side(plan, old, partitions, existing=True)
+    new_side = _side(plan, new, new_partitions or partitions, existing=False)
     findings = analyze_key_change(old_side, new_side)
     return Report.of(findings, [f"key {key_format}: {old.origin} -> {new.origin}"])
 
 
 def _no_registry_options(key_format: str, options: Mapping[str, Any]) -> None:
     """diff reads no registry: a registry option given to it would be accepted and ignored."""
-    from formats.errors import InvalidOptionError
     from formats.registry.settings import is_registry_option
 
-    unused = sorted(k for k in options if k == "url" or (
-        key_format == "avro-confluent" and is_registry_option(k)))
+    registers = format_factory(key_format).uses_registry
+    unused = sorted(k for k in options if k == "url" or (registers and is_registry_option(k)))
     if unused:
         raise InvalidOptionError(
             f"diff reads no schema registry: option{'s' if len(unused) > 1 else ''} "

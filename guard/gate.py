@@ -18,8 +18,9 @@ from formats.errors import InvalidOptionError
 from formats.registry import Registry
 from formats.registry.file import FileRegistry, canonical_form
 from formats.schemafile import SchemaText, version_text
-from guard.check import TopicCheck, check
+from guard.check import check
 from guard.config import TopicEntry
+from guard.plan import TopicPlan
 from guard.report import Report
 
 #: Key format a topic is assumed to use when no config names one, by the key schema's type.
@@ -85,17 +86,7 @@ def gate(
     report = Report()
     changed_any = False
     for e in topics:
-        spec = TopicCheck(
-            topic=e.name,
-            key_format=e.key_format,
-            value_format=e.value_format,
-            key_options=e.format_options("key", e.key_format),
-            value_options=e.format_options("value", e.value_format),
-            key_fields_prefix=e.key_fields_prefix,
-            partitions=e.partitions,
-            partitioner=e.partitioner,
-        )
-        spec = _with_candidates(spec, old, new)
+        spec = _with_candidates(TopicPlan.of_entry(e), old, new)
         if spec.candidate_key is None and spec.candidate_value is None:
             report = report.merged(Report.of((), checked=[f"{e.name}: unchanged"]))
             continue
@@ -121,9 +112,7 @@ def candidate_files(directory: str | Path, registry: Registry, report: Report) -
     return out
 
 
-def _with_candidates(spec: TopicCheck, old: Registry, new: Registry) -> TopicCheck:
-    from dataclasses import replace
-
+def _with_candidates(spec: TopicPlan, old: Registry, new: Registry) -> TopicPlan:
     key = _changed_latest(old, new, spec.subject("key", None))
     value = (_changed_latest(old, new, spec.subject("value", None))
              if spec.value_format else None)

@@ -9,15 +9,14 @@ keys placed by another partitioner are split from what Flink, Java and keyguard 
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from typing import Any
 
-from formats.codec import CodecContext
+from formats.codec import format_factory
 from formats.errors import KeyguardError
 from formats.partitioner import partition_for
-from formats.registry import Registry
-from guard.keys.analyze import build_codec, encoder
-from guard.keys.avro import side_schema
+from guard.keys.analyze import encoder, side_codec
+from guard.keys.known import WriterSchema
 from guard.keys.side import KeySide
 from guard.report import Finding, Witness
 from guard.rules import (  # noqa: F401  REAL_KEY_RULES: re-exported
@@ -32,15 +31,19 @@ def real_key_findings(
     sample_keys: tuple[tuple[bytes, int], ...],
     partitions: int,
     *,
-    registry: Registry,
+    writer_schemas: Mapping[int, WriterSchema],
     topic: str,
     subject: str | None = None,
 ) -> list[Finding]:
-    """KG013 for the first sampled key the candidate cannot reproduce, KG014 for placement."""
+    """KG013 for the first sampled key the candidate cannot reproduce, KG014 for placement.
+
+    `writer_schemas` are the schemas (by id) the sampled keys were written with, as gathered
+    from the registry: decoding asks nothing.
+    """
     if not sample_keys:
         return []
     findings: list[Finding] = []
-    decode = side_decoder(new, registry, topic)
+    decode = side_decoder(new, writer_schemas, topic)
     changed, first = 0, None
     for key, _ in sample_keys:
         w = _round_trip(new, decode, key, topic)
@@ -66,22 +69,16 @@ def real_key_findings(
     return findings
 
 
-def side_decoder(side: KeySide, registry: Registry, topic: str) -> Any:
-    """Decodes key bytes with a side's schema (avro-confluent: the writer schema by its id)."""
-    options: dict[str, Any] = dict(side.options)
-    if side.is_avro:
-        options["schema"] = json.dumps(side_schema(side), separators=(",", ":"))
-    if side.format == "avro-confluent":
-        options["auto.register.schemas"] = "false"
-    codec = build_codec(side.format, side.row_type, options,
-                        CodecContext(role="key", topic=topic, registry=registry))
-    return codec.decode
+def side_decoder(side: KeySide, writer_schemas: Mapping[int, WriterSchema], topic: str) -> Any:
+    """Decodes key bytes with a side's schema (framed keys: the writer schema by its id)."""
+    return side_codec(side, topic, writer_schemas=writer_schemas, exact_schema=True).decode
 
 
 def decoded_examples(side: KeySide, sample_keys: tuple[tuple[bytes, int], ...],
-                     registry: Registry, topic: str, limit: int = 20) -> list[dict[str, Any]]:
+                     writer_schemas: Mapping[int, WriterSchema], topic: str,
+                     limit: int = 20) -> list[dict[str, Any]]:
     """Real keys as rows of `side`, for witnesses; keys the side cannot decode are skipped."""
-    decode = side_decoder(side, registry, topic)
+    decode = side_decoder(side, writer_schemas, topic)
     out = []
     for key, _ in sample_keys[:limit]:
         try:
@@ -102,9 +99,9 @@ def _round_trip(new: KeySide, decode: Any, key: bytes, topic: str) -> Witness | 
     if row is None:
         return Witness({"key_bytes": key.hex()}, key, None, "the candidate skips this key")
     schema_id = None
-    if new.format == "avro-confluent" and len(key) >= 5:
+    if new.carries_schema_id:
         # The id is judged by KG501 from the scan; here only the payload counts.
-        schema_id = int.from_bytes(key[1:5], "big")
+        schema_id = format_factory(new.format).frame.schema_id(key)
     try:
         again = encoder(new, topic, schema_id)(row)
     except KeyguardError as exc:

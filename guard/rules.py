@@ -316,7 +316,7 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     "Keys written under the other ids are already distinct Kafka keys from the ones the"
     " candidate writes: those records are orphans today; this change does not fix them.",
     formats=("avro-confluent",),
-    checks=_checks("keys.avro.confluent_changes", "check._old_versions"),
+    checks=_checks("keys.avro.confluent_changes", "judge._old_versions"),
 )
 
 # --- KG6xx: key placement -----------------------------------------------------------
@@ -487,7 +487,7 @@ KEY_FIRST_VERSION = Rule(
     summary="No key schema is registered yet: no existing key can be orphaned by the schema.",
     why="A topic whose key subject has no versions holds no keys written under a registered "
     "schema; the candidate becomes version 1.",
-    checks=_checks("check._key_findings"),
+    checks=_checks("judge._key_findings"),
 )
 
 KEYS_ASSUMED_LATEST = Rule(
@@ -499,7 +499,7 @@ KEYS_ASSUMED_LATEST = Rule(
     why="The schema ids inside avro-confluent keys are facts of the topic, not the registry. "
     "Give the bootstrap servers so keyguard scans the topic and finds the ids the keys "
     "really carry; a producer may still be writing an older version.",
-    checks=_checks("check._key_findings"),
+    checks=_checks("judge._key_findings"),
 )
 
 REAL_KEY_CHANGES = Rule(
@@ -545,7 +545,7 @@ SUBJECT_MISSING = Rule(
     "wrong registry all look like an empty subject, and would let any schema pass.",
     example_old="--topic pagevews (a typo) --require-subject",
     example_new="pageviews-key exists in the registry",
-    checks=_checks("check._subject_missing"),
+    checks=_checks("judge._subject_missing"),
 )
 
 KEYS_UNLISTED_ID = Rule(
@@ -561,7 +561,7 @@ KEYS_UNLISTED_ID = Rule(
     example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
     example_new="orders-key v1 (id 100017)",
     formats=("avro-confluent",),
-    checks=_checks("check._old_versions"),
+    checks=_checks("judge._old_versions"),
 )
 
 # --- KG8xx: value compatibility -----------------------------------------------------
@@ -580,7 +580,7 @@ VALUE_INCOMPATIBLE = Rule(
     ),
     example_old='{"name": "pv", "type": "long"}',
     example_new='{"name": "pv", "type": "int"}   (BACKWARD: long data cannot be read as int)',
-    checks=_checks("values.check_value"),
+    checks=_checks("values.judge_value"),
 )
 
 REGISTRY_DISAGREES = Rule(
@@ -595,7 +595,7 @@ REGISTRY_DISAGREES = Rule(
         "answers differ, the registry decides what it will accept on register: look at both "
         "messages before deploying."
     ),
-    checks=_checks("values.check_value"),
+    checks=_checks("values.judge_value"),
 )
 
 VALUE_FIRST_VERSION = Rule(
@@ -605,7 +605,7 @@ VALUE_FIRST_VERSION = Rule(
     severity=Severity.INFO,
     summary="The value subject has no registered version yet: nothing to be compatible with.",
     why="The first version of a subject is compatible by definition.",
-    checks=_checks("values.check_value"),
+    checks=_checks("values.judge_value"),
 )
 
 # --- The registry ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ and a disagreement is reported rather than hidden.
 
 from __future__ import annotations
 
-from formats.registry import Registry, SchemaVersion
+from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
 from formats.schemafile import SchemaText
 from guard.compat import check_compatibility
 from guard.report import Finding
@@ -29,12 +29,48 @@ def check_value(
     topic: str | None = None,
     registry: Registry | None = None,
 ) -> list[Finding]:
-    """Findings for a candidate value schema against the subject's registered history."""
+    """Findings for a candidate value schema against the subject's registered history.
+
+    With a `registry`, its own compatibility answer is asked first (`registry_answer`), then
+    the pure `judge_value` decides.
+    """
+    answer = registry_answer(registry, subject, candidate, history) if registry else None
+    return judge_value(subject, candidate, history, level, topic=topic, answer=answer,
+                       registry_name=registry.name if registry is not None else "the registry")
+
+
+def asks_registry(candidate: SchemaText, history: list[SchemaVersion]) -> bool:
+    """Whether the registry's own answer counts: versions exist, all of the candidate's type."""
+    return bool(history) and all(v.schema_type == candidate.schema_type for v in history)
+
+
+def registry_answer(registry: Registry, subject: str, candidate: SchemaText,
+                    history: list[SchemaVersion]) -> CompatibilityAnswer | None:
+    """The registry's own compatibility answer for the candidate (None: it has no endpoint, or
+    there is nothing to ask about). The I/O half of the value check."""
+    if not asks_registry(candidate, history):
+        return None
+    if candidate.references:
+        return registry.check_compatibility(subject, candidate.text, candidate.schema_type,
+                                            candidate.reference_list)
+    return registry.check_compatibility(subject, candidate.text, candidate.schema_type)
+
+
+def judge_value(
+    subject: str,
+    candidate: SchemaText,
+    history: list[SchemaVersion],
+    level: str,
+    *,
+    topic: str | None = None,
+    answer: CompatibilityAnswer | None = None,
+    registry_name: str = "the registry",
+) -> list[Finding]:
+    """The value verdict from plain data: the history, the level and the registry's answer."""
     if not history:
         return [Finding(VALUE_FIRST_VERSION, "$", f"{subject} has no versions; {candidate.origin}"
                         " would be version 1", topic=topic, subject=subject)]
-    same_type = [v for v in history if v.schema_type == candidate.schema_type]
-    if len(same_type) != len(history):
+    if not asks_registry(candidate, history):
         return [Finding(VALUE_INCOMPATIBLE, "$",
                         f"{candidate.origin} is {candidate.schema_type} but {subject} holds "
                         f"{', '.join(sorted({v.schema_type for v in history}))} schemas",
@@ -60,19 +96,14 @@ def check_value(
         )
         for inc in result.incompatibilities
     ]
-    if registry is not None:
-        answer = registry.check_compatibility(subject, candidate.text, candidate.schema_type,
-                                              candidate.reference_list) \
-            if candidate.references else \
-            registry.check_compatibility(subject, candidate.text, candidate.schema_type)
-        if answer is not None and answer.compatible != result.compatible:
-            said = "compatible" if answer.compatible else "incompatible"
-            ours = "compatible" if result.compatible else "incompatible"
-            detail = "; ".join(answer.messages[:3])
-            findings.append(Finding(
-                REGISTRY_DISAGREES, "$",
-                f"{registry.name} says {said}, keyguard says {ours} at {level}"
-                + (f": {detail}" if detail else ""),
-                topic=topic, subject=subject,
-            ))
+    if answer is not None and answer.compatible != result.compatible:
+        said = "compatible" if answer.compatible else "incompatible"
+        ours = "compatible" if result.compatible else "incompatible"
+        detail = "; ".join(answer.messages[:3])
+        findings.append(Finding(
+            REGISTRY_DISAGREES, "$",
+            f"{registry_name} says {said}, keyguard says {ours} at {level}"
+            + (f": {detail}" if detail else ""),
+            topic=topic, subject=subject,
+        ))
     return findings

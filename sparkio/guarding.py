@@ -1,4 +1,4 @@
-"""The guard step of a write, on the driver: plan -> TopicCheck -> Report -> go or stop.
+"""The guard step of a write, on the driver: plan -> TopicPlan -> Report -> go or stop.
 
 Runs before any record is produced (the DataSource's writer()/streamWriter(), write_upsert,
 serialize). The candidate key is exactly what the key codec writes: the Avro schema of an
@@ -10,18 +10,19 @@ the rendered report, unless `guard.allow-breaking=true`, which logs the report a
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from formats.codec import Codec, format_factory
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
 from formats.schemafile import SchemaText
 from formats.secrets import redact, redact_url
-from guard.check import TopicCheck, check
+from guard.check import check
+from guard.plan import TopicPlan
 from guard.render import render
 from guard.report import Report, Verdict
 from guard.selection import RuleSelection
@@ -29,8 +30,6 @@ from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, T
 from sparkio.options import ConnectorOptions
 
 _LOG = logging.getLogger("keyguard.sparkio")
-
-_AVRO = ("avro", "avro-confluent")
 
 
 class GuardBlockedError(KeyguardError):
@@ -73,34 +72,14 @@ class GuardOutcome:
         return self.facts.partitions
 
 
-def candidate(codec_format: str, codec: object, row_type: object, role: str) -> SchemaText:
-    """The schema a codec writes: Avro for the Avro formats, else the row's JSON Schema."""
-    from formats.avro_schema import to_avro_json
-    from formats.json_schema import to_json_schema
-
-    origin = f"the Spark DataFrame's {role} ({codec_format})"
-    if codec_format == "avro-confluent":
-        return SchemaText("AVRO", codec.schema_text, origin,  # type: ignore[attr-defined]
-                          codec.resolved_references)  # type: ignore[attr-defined]
-    if codec_format == "avro":
-        return SchemaText("AVRO", to_avro_json(codec.avro_schema), origin)  # type: ignore[attr-defined]
-    return SchemaText("JSON", json.dumps(to_json_schema(row_type)), origin)  # type: ignore[arg-type]
+def candidate(codec_format: str, codec: Codec, row_type: object, role: str) -> SchemaText:
+    """The schema a codec writes (`Codec.written_schema`), named for the Spark DataFrame."""
+    return codec.written_schema(f"the Spark DataFrame's {role} ({codec_format})")
 
 
-def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicCheck:
-    layout = plan.layout
-    return TopicCheck(
-        topic=plan.topic,
-        key_format=plan.key_format,
-        value_format=plan.value_format,
-        key_options=dict(plan.key_options),
-        value_options=dict(plan.value_options),
-        candidate_key=candidate(plan.key_format, plan.key_codec, layout.key_type, "key"),
-        candidate_value=candidate(plan.value_format, plan.value_codec, layout.value_type,
-                                  "value"),
-        key_fields_prefix=layout.key_fields_prefix,
-        partitions=partitions,
-    )
+def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicPlan:
+    """The guard's plan of this write (`TopicPlan.of_upsert`)."""
+    return TopicPlan.of_upsert(plan, partitions)
 
 
 def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, bool]:
@@ -111,15 +90,16 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
         from formats.registry.settings import registry_options_of, resolve_registry
 
         _, opts, _ = registry_options_of(
-            (f"{role}.avro-confluent.", options) for role, fmt, options in
+            (f"{role}.{fmt}.", options) for role, fmt, options in
             (("key", plan.key_format, plan.key_options),
              ("value", plan.value_format, plan.value_options))
-            if fmt == "avro-confluent" and str(options.get("url") or "").strip() == explicit)
+            if format_factory(fmt).uses_registry
+            and str(options.get("url") or "").strip() == explicit)
         registry = resolve_registry(explicit_url=explicit, explicit_options=opts).open()
         getattr(registry, "create", lambda: None)()  # registered into after the write
         return registry, True
     for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
-        if fmt == "avro-confluent":
+        if format_factory(fmt).uses_registry:
             if codec.options["auto.register.schemas"]:  # type: ignore[attr-defined]
                 getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
             return codec.registry, False  # type: ignore[attr-defined]
@@ -181,19 +161,21 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
     return GuardOutcome(report, facts, level, message)
 
 
-def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:
-    """After a successful write: register a json/csv/raw key's JSON Schema in guard.registry.
+def register_written_schemas(plan: UpsertPlan, conn: ConnectorOptions) -> None:
+    """The registration step after a successful write: a json/csv/raw key's (and value's) JSON
+    Schema goes into guard.registry, so the next write of the topic can be checked.
 
-    Avro-confluent keys are registered by their codec. For the other formats nothing else
-    remembers what the key looked like, so the next write could not be checked.
+    Formats that register their own schema (avro-confluent) were registered before the first
+    task, when their id was resolved; nothing else remembers what the other formats' keys
+    looked like. A failure to register is logged, never raised: the records are written.
     """
-    if not conn["guard.registry"] or plan.key_format == "avro-confluent":
+    if not conn["guard.registry"] or format_factory(plan.key_format).uses_registry:
         return
     registry, _ = guard_registry(plan, conn)
-    spec = topic_check(plan, None)
+    spec = TopicPlan.of_upsert(plan)
     for role, schema, fmt in (("key", spec.candidate_key, plan.key_format),
                               ("value", spec.candidate_value, plan.value_format)):
-        if schema is None or fmt == "avro-confluent":
+        if schema is None or format_factory(fmt).uses_registry:
             continue
         subject = spec.subject(role, schema)
         try:
@@ -201,3 +183,7 @@ def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:
         except KeyguardError as exc:
             _LOG.warning("keyguard: could not register the %s schema of topic %s under %s: %s",
                          role, plan.topic, subject, exc.message)
+
+
+#: The name the writer has called the registration step by (`register_written_schemas`).
+record_success = register_written_schemas

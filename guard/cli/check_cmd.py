@@ -161,7 +161,8 @@ def check_cmd(
 
     if not entries:
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
-    from guard.check import TopicCheck, check_many
+    from guard.check import check_many
+    from guard.plan import TopicPlan
 
     servers = bootstrap or cfg.bootstrap
     explicit_kafka = parse_kv(kafka_config, what="--kafka-config")
@@ -186,13 +187,8 @@ def check_cmd(
                                 references=refs) if e.value_schema and e.value_format else None
         required = require_subject or (e.require_subject if e.require_subject is not None
                                        else cfg.require_subject)
-        spec = TopicCheck(
-            topic=e.name, key_format=e.key_format, value_format=e.value_format,
-            key_options=e.format_options("key", e.key_format),
-            value_options=e.format_options("value", e.value_format),
-            candidate_key=ks, candidate_value=vs, key_fields_prefix=e.key_fields_prefix,
-            partitions=e.partitions, partitioner=e.partitioner, require_subject=required,
-        )
+        spec = TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
+                                  require_subject=required)
         specs.append(spec)
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
             if src and text and not src.startswith("subject:"):
@@ -242,12 +238,13 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
-    from formats.registry.settings import REGISTRY_FORMAT, registry_options_of, resolve_registry
+    from formats.codec import format_factory
+    from formats.registry.settings import registry_options_of, resolve_registry
 
     url, reg_options, sources = registry_options_of(
         (f"topic {e.name}: {role}.{fmt}.", e.format_options(role, fmt))
         for e in entries for role, fmt in (("key", e.key_format), ("value", e.value_format))
-        if fmt == REGISTRY_FORMAT)
+        if fmt and format_factory(fmt).uses_registry)
     if url and registry and url != registry.strip():
         raise InvalidOptionError(
             "--registry and the avro-confluent url option name two registries",

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from formats.codec import Codec, CodecContext
-from formats.registry import SchemaVersion
+from formats.codec import Codec, CodecContext, create_codec
 from formats.types import avro_only_parts
 from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
+from guard.keys.known import KnownSchemas, WriterSchema
 from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
 from guard.keys.side import Change, KeySide, effective_options, factory
@@ -35,11 +35,15 @@ from guard.rules import (
     PARTITIONER_NOT_MURMUR2,
 )
 
-#: Options with no effect on key bytes, or whose effect the schema walk already judges.
-_NO_KEY_EFFECT = {
-    "avro": {"codec", "open.fastread", "timestamp_mapping.legacy"},
-    "avro-confluent": None,  # every option except the schema is about the registry connection
-}
+#: Options of an Avro key format with no effect on key bytes, or whose effect the schema walk
+#: already judges. For a format that registers its schema, every option except the schema is
+#: about the registry connection (`_quiet_options`).
+_AVRO_NO_KEY_EFFECT = frozenset({"codec", "open.fastread", "timestamp_mapping.legacy"})
+
+
+def _quiet_options(side: KeySide) -> frozenset[str] | None:
+    """The options that cannot change the side's key bytes; None: all of them."""
+    return None if factory(side.format).uses_registry else _AVRO_NO_KEY_EFFECT
 
 
 def analyze_key_change(
@@ -92,14 +96,14 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
     yield from placement_changes(old, new)
     if old.format != new.format:
         return
-    fmt = new.format
-    if fmt in ("json", "csv"):
+    family = new.key_family
+    if family in ("json", "csv"):
         yield from fields_changes(TextRules.of(old, new), old.row_type, new.row_type)
         for key, a, b, change in option_changes(old, new):
             yield change or _battery_option(old, key, a, b, topic)
         if old.fields_prefix != new.fields_prefix:
             what = f"key.fields-prefix {old.fields_prefix!r} -> {new.fields_prefix!r}"
-            if fmt == "json" and old.row_type.names != new.row_type.names:
+            if family == "json" and old.row_type.names != new.row_type.names:
                 yield Change(KEY_FIELDS_PREFIX_CHANGED,
                              "key.fields-prefix", f"{what}: the key format sees the "
                              f"fields as {', '.join(new.row_type.names)} instead of "
@@ -107,10 +111,10 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
             else:
                 yield Change(FORMAT_OPTION_NO_KEY_EFFECT,
                              "key.fields-prefix", f"{what}: the key format sees the same "
-                             "field names" if fmt == "json" else f"{what}: csv writes no names")
-    elif fmt == "raw":
+                             "field names" if family == "json" else f"{what}: csv writes no names")
+    elif family == "raw":
         yield from raw_changes(old, new)
-    elif fmt in ("avro", "avro-confluent"):
+    elif family == "avro":
         encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
         if "json" in encodings:
             # Avro's JSON encoding writes names and symbols, not indexes: judged by example.
@@ -119,10 +123,10 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
                          "schema changes under it by example keys only", by_example=True)
         else:
             yield from avro_changes(old, new)
-        if fmt == "avro-confluent":
+        if new.carries_schema_id:
             yield from confluent_changes(old, new)
         oo, no = effective_options(old), effective_options(new)
-        quiet = _NO_KEY_EFFECT[fmt]
+        quiet = _quiet_options(new)
         for key in sorted(set(oo) | set(no)):
             a, b = oo.get(key), no.get(key)
             if a == b:
@@ -214,7 +218,7 @@ def _versus_murmur2(search: WitnessSearch) -> Witness | None:
 
 
 def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
-    if old.format != "avro-confluent" and new.format != "avro-confluent":
+    if not (old.carries_schema_id or new.carries_schema_id):
         return None
     if old.format == new.format:
         ids = resolve_ids(old, new)
@@ -230,72 +234,39 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
 
 def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = None) -> Encoder:
     """The side's key encoder: its format's real codec (Avro with the side's exact schema)."""
-    fmt = side.format
-    if fmt == "avro" and side.avro_schema is not None and \
+    f = factory(side.format)
+    if f.writes_avro and not side.carries_schema_id and side.avro_schema is not None and \
             effective_options(side).get("encoding", "binary") == "binary":
         from formats.avro_format import AvroWriter
 
         return AvroWriter(side.row_type, side_schema(side), where="avro key format").encode
+    if side.carries_schema_id and schema_id is None:
+        schema_id = side.schema_id if side.schema_id is not None else 1
+    return side_codec(side, topic, schema_id=schema_id).encode
+
+
+def side_codec(side: KeySide, topic: str | None = None, *, schema_id: int | None = None,
+               writer_schemas: Mapping[int, WriterSchema] | None = None,
+               exact_schema: bool = False) -> Codec:
+    """The side's codec, built through its format, with the side's exact schema.
+
+    A format that frames a schema id gets a `KnownSchemas` registry: the side's schema under
+    `schema_id` (encoding), and `writer_schemas` by id (decoding keys read from the topic).
+    `exact_schema` gives an unframed Avro side's schema to its codec too (the encoder writes
+    Avro binary itself). Nothing is asked of a real registry.
+    """
     options: dict[str, Any] = dict(side.options)
     registry = None
-    if fmt == "avro-confluent":
-        schema = side_schema(side)
-        text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
-        for k in ("schema", "schema-registry.schema", "auto.register.schemas"):
-            options.pop(k, None)
+    if side.carries_schema_id:
+        text = json.dumps(side_schema(side), separators=(",", ":"), ensure_ascii=False)
+        for k in ("schema", "schema-registry.schema", "auto.register.schemas", "references"):
+            options.pop(k, None)  # the side's schema is standalone: references are in it
         options["schema"] = text
-        if schema_id is None:
-            schema_id = side.schema_id if side.schema_id is not None else 1
-        registry = PinnedRegistry(text, schema_id)
-    codec = build_codec(fmt, side.row_type, options,
+        written = {text: schema_id} if schema_id is not None else {}
+        registry = KnownSchemas(written, writer_schemas or {})
+    elif side.is_avro and exact_schema:
+        options["schema"] = json.dumps(side_schema(side), separators=(",", ":"))
+    return create_codec(side.format, side.row_type, options,
                         CodecContext(role="key", topic=topic or "keyguard-analysis",
                                      registry=registry))
-    return codec.encode
 
-
-def build_codec(fmt: str, row_type: Any, options: Mapping[str, Any],
-                context: CodecContext) -> Codec:
-    """`formats.codec.create_codec`, importing only this format's module."""
-    f = factory(fmt)
-    resolved = f.options.validate(options, where=f"{context.role} format '{fmt}'")
-    codec: Codec = f.build(row_type, resolved, context)
-    return codec
-
-
-class PinnedRegistry:
-    """A registry that knows one schema under one id: the analysis stays pure and offline."""
-
-    name = "keyguard analysis (no registry asked)"
-
-    def __init__(self, schema: str, schema_id: int) -> None:
-        self.schema, self.schema_id = schema, schema_id
-
-    def _version(self, subject: str) -> SchemaVersion:
-        return SchemaVersion(subject, 1, self.schema_id, self.schema)
-
-    def subjects(self) -> list[str]:
-        return []
-
-    def versions(self, subject: str) -> list[int]:
-        return [1]
-
-    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
-        return self._version(subject)
-
-    def all_versions(self, subject: str) -> list[SchemaVersion]:
-        return [self._version(subject)]
-
-    def get_by_id(self, schema_id: int) -> tuple[str, str]:
-        return "AVRO", self.schema
-
-    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO") -> SchemaVersion:
-        return self._version(subject)
-
-    def register(self, subject: str, schema: str, schema_type: str = "AVRO") -> int:
-        return self.schema_id
-
-    def compatibility(self, subject: str) -> str:
-        return "NONE"
-
-    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO") -> None:
-        return None

@@ -85,7 +85,18 @@ class KeySide:
 
     @property
     def is_avro(self) -> bool:
-        return self.format in ("avro", "avro-confluent")
+        """The format writes Avro (its key rules are the Avro family's)."""
+        return bool(factory(self.format).writes_avro)
+
+    @property
+    def carries_schema_id(self) -> bool:
+        """Each key carries a registry schema id in its frame (Confluent's wire format)."""
+        return bool(factory(self.format).frame.carries_schema_id)
+
+    @property
+    def key_family(self) -> str:
+        """Which key rules judge this side's bytes: "avro", "json", "csv" or "raw"."""
+        return str(factory(self.format).key_family)
 
     @property
     def partitioner_family(self) -> str:

@@ -1,0 +1,179 @@
+"""The guard's facts, gathered at the edge: what the registry holds and what the topic says.
+
+`gather` is the only place the guard asks a registry or a broker anything. It reads, for one
+`TopicPlan`: every version of the key and value subjects (in standalone form), the id the
+registry has for the candidate key, the value subject's level and the registry's own
+compatibility answer, the subject names a typo may have missed, the topic's facts (partitions,
+cleanup.policy, the schema ids and a sample of its keys) and the writer schemas of the ids the
+sampled keys carry. What comes back is plain data; `guard.judge.judge` decides from it alone.
+
+Fail closed: before any registry answer counts, the registry must prove it is one
+(`formats.registry.prove`): otherwise RegistryUnavailableError (exit 3), never "no versions".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from formats.codec import format_factory
+from formats.errors import KeyguardError
+from formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
+from formats.registry.references import parse_references, resolve, standalone
+from formats.schemafile import SchemaText, standalone_versions, version_text
+from guard.keys.known import WriterSchema
+from guard.plan import TopicPlan
+from guard.values import registry_answer
+
+if TYPE_CHECKING:
+    from guard.topic import TopicFacts, TopicInspector
+
+
+@dataclass(frozen=True)
+class SubjectFacts:
+    """One subject as the registry holds it, and what it says about the candidate."""
+
+    subject: str
+    #: Every version, oldest first, each in standalone form (references resolved into it).
+    versions: tuple[SchemaVersion, ...] = ()
+    #: The latest version as registered (references resolved), when no candidate was given.
+    latest: SchemaText | None = None
+    #: The id the registry has for the candidate under this subject (None: not registered).
+    candidate_id: int | None = None
+    #: The subject's compatibility level (its own, else the registry's default).
+    level: str | None = None
+    #: The registry's own compatibility answer for the candidate (None: none asked or given).
+    answer: CompatibilityAnswer | None = None
+
+
+@dataclass(frozen=True)
+class Registered:
+    """What the registry holds for one topic's plan: plain data, no registry object."""
+
+    #: The registry's display name (no credentials), for messages.
+    registry_name: str
+    key: SubjectFacts
+    value: SubjectFacts | None = None
+    #: Every subject of the registry, read only when a subject has no versions (near misses).
+    subject_names: tuple[str, ...] = ()
+    #: The writer schemas of the ids the sampled keys carry, by id.
+    writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the live topic says, if it was asked."""
+
+    #: The topic's facts; None when no broker was asked, or the topic does not exist.
+    topic: TopicFacts | None = None
+    #: A broker was asked: `topic` None then means the topic does not exist.
+    inspected: bool = False
+    #: The cluster's topic names, read only when a near miss may explain something.
+    topic_names: tuple[str, ...] = ()
+
+
+def gather(
+    plan: TopicPlan,
+    registry: Registry,
+    inspector: TopicInspector | None = None,
+    *,
+    scan_limit: int = 10_000,
+) -> tuple[Registered, Facts]:
+    """Every fact `guard.judge.judge` needs about `plan`, from the registry and the brokers.
+
+    Raises RegistryUnavailableError when the registry cannot prove it is one, and whatever the
+    registry or the brokers raise; an unknown writer schema id is kept as a fact instead.
+    """
+    prove(registry)
+    topic = inspector.facts(plan.topic, scan_limit=scan_limit) if inspector else None
+    key = _key_facts(plan, registry)
+    value = _value_facts(plan, registry) \
+        if plan.value_format and plan.candidate_value is not None else None
+    missing = not key.versions or (value is not None and not value.versions)
+    registered = Registered(
+        registry_name=registry.name,
+        key=key,
+        value=value,
+        subject_names=_subject_names(registry) if missing else (),
+        writer_schemas=_writer_schemas(plan, registry, topic),
+    )
+    names = _topic_names(inspector) if inspector is not None and (topic is None or missing) \
+        else ()
+    return registered, Facts(topic, inspector is not None, names)
+
+
+def _key_facts(plan: TopicPlan, registry: Registry) -> SubjectFacts:
+    subject = plan.subject("key", plan.candidate_key)
+    registered = registry.all_versions(subject)
+    history = standalone_versions(registry, registered)
+    candidate, latest = plan.candidate_key, None
+    if history and candidate is None:
+        latest = candidate = version_text(registry, registered[-1])
+    asked = candidate is not None and (history or not plan.require_subject)
+    return SubjectFacts(subject, tuple(history), latest,
+                        _lookup(registry, subject, candidate) if asked and candidate else None)
+
+
+def _value_facts(plan: TopicPlan, registry: Registry) -> SubjectFacts:
+    candidate = plan.candidate_value
+    assert candidate is not None
+    subject = plan.subject("value", candidate)
+    history = standalone_versions(registry, registry.all_versions(subject))
+    if not history and plan.require_subject:
+        return SubjectFacts(subject)
+    return SubjectFacts(subject, tuple(history), level=registry.compatibility(subject),
+                        answer=registry_answer(registry, subject, candidate, history))
+
+
+def _lookup(registry: Registry, subject: str, candidate: SchemaText) -> int | None:
+    found = registry.lookup(subject, candidate.text, candidate.schema_type,
+                            candidate.reference_list) if candidate.references else \
+        registry.lookup(subject, candidate.text, candidate.schema_type)
+    return found.schema_id if found else None
+
+
+def _subject_names(registry: Registry) -> tuple[str, ...]:
+    try:
+        return tuple(registry.subjects())
+    except KeyguardError:  # credentials that may not list every subject: no suggestion
+        return ()
+
+
+def _topic_names(inspector: TopicInspector) -> tuple[str, ...]:
+    names = getattr(inspector, "topic_names", None)
+    if not callable(names):
+        return ()
+    try:
+        return tuple(names())
+    except KeyguardError:
+        return ()
+
+
+def _writer_schemas(plan: TopicPlan, registry: Registry,
+                    topic: TopicFacts | None) -> dict[int, WriterSchema]:
+    """The writer schema of every id the sampled keys carry, for decoding them."""
+    if topic is None or not topic.sample_keys:
+        return {}
+    frames = [f for f in {format_factory(plan.key_format).frame,
+                          format_factory(plan.existing_key_format).frame}
+              if f.carries_schema_id]
+    ids = {i for key, _ in topic.sample_keys for frame in frames
+           if (i := frame.schema_id(key)) is not None}
+    return {i: writer_schema(registry, i) for i in sorted(ids)}
+
+
+def writer_schema(registry: Registry, schema_id: int) -> WriterSchema:
+    """The schema registered under `schema_id`, standalone; or the registry's error for it."""
+    try:
+        schema_type, text = registry.get_by_id(schema_id)
+        refs_of = getattr(registry, "references_of_id", None)
+        raw = refs_of(schema_id) if callable(refs_of) and schema_type.upper() == "AVRO" else ()
+        if raw:
+            where = f"writer schema id {schema_id}"
+            resolved = resolve(registry, parse_references(list(raw), where), origin=where,
+                               schema_type="AVRO")
+            text = standalone(text, "AVRO", resolved, origin=where)
+        return WriterSchema(schema_type, text)
+    except KeyguardError as exc:
+        return WriterSchema(error=exc)

@@ -1,0 +1,241 @@
+"""`judge`: the guard's verdict on one topic, from plain data.
+
+Pure: no registry, no broker, no network client. It takes the `TopicPlan` (how the keys and
+values will be written, and the candidate schemas), what the registry holds (`Registered`) and
+what the topic says (`Facts`), both gathered beforehand by `guard.facts.gather`, turns them
+into an OLD and a NEW key side and hands those to the key analysis (`guard.keys`) and the value
+checker (`guard.values.judge_value`). One Report comes out.
+
+A subject with no versions is a visible first registration (KG011, with the near-miss subjects
+and topics that do exist), or, with `require_subject`, a breaking KG015. What the scanned keys
+say about the topic (several schema ids: KG502; ids the subject does not list: KG016) are
+findings with counts, ids and example offsets, never an error that stops the check.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from formats.registry import SchemaVersion
+from formats.schemafile import SchemaText
+from guard.facts import Facts, Registered
+from guard.keys.analyze import analyze_key_change
+from guard.keys.placement import topic_findings
+from guard.keys.side import KeySide
+from guard.plan import TopicPlan
+from guard.realkeys import decoded_examples, real_key_findings
+from guard.report import Finding, Report, Rule
+from guard.rules import (
+    CHECK_RULES,
+    CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
+    KEY_FIRST_VERSION,
+    KEYS_ASSUMED_LATEST,
+    KEYS_UNLISTED_ID,
+    SUBJECT_MISSING,
+)
+from guard.values import judge_value
+
+if TYPE_CHECKING:
+    from guard.topic import TopicFacts
+
+JUDGE_RULES = CHECK_RULES
+
+
+def judge(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
+    """The verdict on `plan` from the gathered facts; never raises for a breaking change.
+
+    Raises a KeyguardError only for a mistake in the input (a side no codec can be built for).
+    """
+    topic = facts.topic
+    notes: list[str] = list(topic.notes) if topic else []
+    if facts.inspected and topic is None:
+        notes.append(f"topic {plan.topic} does not exist yet: no keys to orphan in it"
+                     + _did_you_mean(plan.topic, facts.topic_names, "topics"))
+    key_findings, key_notes = _key_findings(plan, registered, facts)
+    findings, notes = list(key_findings), notes + key_notes
+    checked = [f"{plan.topic}: key {plan.key_format}"]
+    value = registered.value
+    if plan.value_format and plan.candidate_value is not None and value is not None:
+        history = list(value.versions)
+        if not history and plan.require_subject:
+            findings.append(_subject_missing(plan, value.subject, registered, facts))
+        else:
+            level = str(value.level)
+            value_findings = judge_value(value.subject, plan.candidate_value, history, level,
+                                         topic=plan.topic, answer=value.answer,
+                                         registry_name=registered.registry_name)
+            if not history:
+                hint = _near_misses(plan, value.subject, registered, facts)
+                value_findings = [replace(f, message=f.message + hint) for f in value_findings]
+            findings += value_findings
+            checked.append(f"{plan.topic}: value {value.subject} at {level}")
+    return Report.of(findings, checked, notes)
+
+
+def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:
+    close = difflib.get_close_matches(name, [c for c in candidates if c != name], n=3,
+                                      cutoff=0.6)
+    return f"; did you mean {what} {', '.join(close)}?" if close else ""
+
+
+def _near_misses(plan: TopicPlan, subject: str, registered: Registered, facts: Facts) -> str:
+    """"; did you mean ..." with the subjects (and topics) that do exist and look alike."""
+    names: Sequence[str] = registered.subject_names
+    role = subject.rpartition("-")[2]
+    if role in ("key", "value"):  # a key subject's near misses are key subjects
+        names = [n for n in names if not n.endswith(("-key", "-value")) or n.endswith(role)]
+    out = _did_you_mean(subject, names, "subjects")
+    topics = facts.topic_names
+    if topics and plan.topic not in topics:  # a topic that exists is no typo
+        out += _did_you_mean(plan.topic, topics, "topics")
+    return out
+
+
+def _subject_missing(plan: TopicPlan, subject: str, registered: Registered,
+                     facts: Facts) -> Finding:
+    return Finding(SUBJECT_MISSING, "$",
+                   f"{subject} has no versions in {registered.registry_name}, and the subject "
+                   f"is required to exist{_near_misses(plan, subject, registered, facts)}",
+                   topic=plan.topic, subject=subject)
+
+
+def _key_findings(plan: TopicPlan, registered: Registered,
+                  facts: Facts) -> tuple[list[Finding], list[str]]:
+    key, topic = registered.key, facts.topic
+    subject = key.subject
+    history = list(key.versions)
+    candidate = plan.candidate_key
+    if not history:
+        if plan.require_subject:
+            missing = _subject_missing(plan, subject, registered, facts)
+            return [missing, *_topic_findings(plan, None, topic, registered, subject)], []
+        hint = _near_misses(plan, subject, registered, facts)
+        if candidate is None:
+            note = f"{subject} has no versions and no candidate key schema was given" + hint
+            return _topic_findings(plan, None, topic, registered, subject), [note]
+        first = Finding(KEY_FIRST_VERSION, "$", f"first registration: {subject} has no "
+                        f"versions; {candidate.origin} would be version 1{hint}",
+                        topic=plan.topic, subject=subject)
+        new = _new_side(plan, candidate, key.candidate_id, topic)
+        return [first, *_topic_findings(plan, new, topic, registered, subject)], []
+    if candidate is None:
+        assert key.latest is not None, "gather reads the latest version for an unchanged key"
+        candidate = replace(key.latest,
+                            origin=f"{subject} v{history[-1].version} (unchanged)")
+    findings: list[Finding] = []
+    new = _new_side(plan, candidate, key.candidate_id, topic)
+    olds, id_findings = _old_versions(plan, subject, history, topic, new.schema_id)
+    if topic is None and plan.keys_carry_schema_ids(existing=False):
+        findings.append(Finding(
+            KEYS_ASSUMED_LATEST, "$",
+            f"assumed every key carries id {history[-1].schema_id} ({subject} "
+            f"v{history[-1].version}); give --bootstrap to scan the topic",
+            topic=plan.topic, subject=subject))
+    seen: set[tuple[str, str, str]] = set()
+    for version, ids in olds:
+        old = _old_side(plan, version, ids, topic)
+        examples = _examples(old, topic, registered, plan.topic)
+        for f in analyze_key_change(old, new, topic=plan.topic, examples=examples):
+            if id_findings and f.rule is CONFLUENT_KEYS_CARRY_SEVERAL_IDS:
+                continue  # the topic-level KG502 below says it once, with counts and offsets
+            f = f if f.subject else replace(f, subject=subject)
+            sig = (f.rule.id, f.path, f.message)
+            if sig not in seen:
+                seen.add(sig)
+                findings.append(f)
+    topic_level = _topic_findings(plan, new, topic, registered, subject)
+    return findings + id_findings + topic_level, []
+
+
+def _examples(old: KeySide, topic: TopicFacts | None, registered: Registered,
+              name: str) -> list[dict[str, Any]]:
+    """Keys sampled from the topic, decoded: witnesses a reader recognizes as their own data."""
+    if topic is None or not topic.sample_keys:
+        return []
+    return decoded_examples(old, topic.sample_keys, registered.writer_schemas, name)
+
+
+def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | None,
+                    registered: Registered, subject: str) -> list[Finding]:
+    """What the live topic says: its cleanup policy, and its real keys under the candidate."""
+    if topic is None:
+        return []
+    out = topic_findings(topic.cleanup_policy, None, None, topic=plan.topic)
+    if new is not None and topic.sample_keys:
+        out += real_key_findings(new, topic.sample_keys, topic.partitions,
+                                 writer_schemas=registered.writer_schemas, topic=plan.topic,
+                                 subject=subject)
+    return out
+
+
+def _old_versions(
+    plan: TopicPlan, subject: str, history: list[SchemaVersion], topic: TopicFacts | None,
+    new_id: int | None = None,
+) -> tuple[list[tuple[SchemaVersion, tuple[int, ...]]], list[Finding]]:
+    """The registered versions to judge the candidate against, the ids the keys carry, and
+    what the ids say about the topic (KG502 several ids, KG016 ids the subject does not list).
+
+    When the candidate's own id is among the carried ids, only its version is the old side:
+    the keys under the other ids are orphaned already (KG502), not by this change.
+    """
+    if not plan.keys_carry_schema_ids() or topic is None or not topic.key_schema_ids:
+        return [(history[-1], (history[-1].schema_id,))], []
+    by_id = {v.schema_id: v for v in history}
+    carried = tuple(sorted(topic.key_schema_ids))
+    listed = [i for i in carried if i in by_id]
+    unlisted = [i for i in carried if i not in by_id]
+    findings: list[Finding] = []
+    if len(carried) > 1:
+        findings.append(_ids_finding(
+            CONFLUENT_KEYS_CARRY_SEVERAL_IDS, plan, subject,
+            f"the topic's keys carry {len(carried)} schema ids: "
+            + _id_counts(topic, carried, by_id)
+            + (f"; the candidate writes id {new_id}" if new_id is not None else "")
+            + "; keys with any other id than the candidate's are distinct Kafka keys"))
+    if unlisted:
+        findings.append(_ids_finding(
+            KEYS_UNLISTED_ID, plan, subject,
+            f"{sum(topic.key_schema_ids[i] for i in unlisted)} of {topic.keys_scanned} "
+            f"scanned keys carry schema id{'s' if len(unlisted) > 1 else ''} "
+            f"{_id_counts(topic, tuple(unlisted), by_id)}, which {subject} does not list "
+            f"(it lists {', '.join(f'v{v.version}={v.schema_id}' for v in history)}): "
+            "written by another producer (subject name strategy, registry) or under a "
+            "deleted version"))
+    if new_id is not None and new_id in listed:
+        return [(by_id[new_id], carried)], findings
+    if not listed:  # judge against the latest version; the keys' own ids still count
+        return [(history[-1], carried)], findings
+    return [(by_id[i], carried) for i in listed], findings
+
+
+def _id_counts(topic: TopicFacts, ids: tuple[int, ...], by_id: Mapping[int, SchemaVersion]
+               ) -> str:
+    parts = []
+    for i in ids:
+        version = f" ({by_id[i].subject} v{by_id[i].version})" if i in by_id else ""
+        where = topic.key_id_examples.get(i)
+        at = f", e.g. partition {where[0]} offset {where[1]}" if where else ""
+        parts.append(f"id {i}{version}: {topic.key_schema_ids[i]} keys{at}")
+    return "; ".join(parts)
+
+
+def _ids_finding(rule: Rule, plan: TopicPlan, subject: str, message: str) -> Finding:
+    return Finding(rule, "$", message, topic=plan.topic, subject=subject)
+
+
+def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
+              topic: TopicFacts | None) -> KeySide:
+    """The existing keys' side: the plan's existing format with a registered version."""
+    text = SchemaText(version.schema_type, version.schema, f"{version.subject} v{version.version}")
+    return plan.key_side(text, existing=True, schema_id=version.schema_id, key_schema_ids=ids,
+                         partitions=topic.partitions if topic else plan.partitions)
+
+
+def _new_side(plan: TopicPlan, candidate: SchemaText, candidate_id: int | None,
+              topic: TopicFacts | None) -> KeySide:
+    """The candidate's side: the id it has under the key subject, if registered."""
+    return plan.key_side(candidate, existing=False, schema_id=candidate_id,
+                         partitions=plan.partitions or (topic.partitions if topic else None))

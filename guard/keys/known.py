@@ -1,0 +1,79 @@
+"""`KnownSchemas`: a registry made of plain data the guard already holds, for building codecs.
+
+The key analysis encodes and decodes keys with the formats' real codecs. A codec whose format
+frames a schema id asks a registry for that id (encoding) or for a writer schema by id
+(decoding); here the answers come from what the facts step gathered, so the analysis stays
+pure: nothing is opened, fetched or registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from formats.errors import KeyguardError, RegistryError
+from formats.registry import SchemaVersion
+
+
+@dataclass(frozen=True)
+class WriterSchema:
+    """A schema by its global id, standalone (references resolved), as the registry gave it;
+    or the error the registry answered for that id (an id it does not know)."""
+
+    schema_type: str = "AVRO"
+    text: str = ""
+    error: KeyguardError | None = None
+
+
+@dataclass
+class KnownSchemas:
+    """Answers a codec's registry questions from plain data.
+
+    `written` maps a schema text to the id a codec writing it uses; `by_id` holds the writer
+    schemas of ids found in keys.
+    """
+
+    written: Mapping[str, int] = field(default_factory=dict)
+    by_id: Mapping[int, WriterSchema] = field(default_factory=dict)
+    name: str = "keyguard analysis (no registry asked)"
+
+    def _id_of(self, subject: str, schema: str) -> int:
+        if schema not in self.written:
+            raise RegistryError(f"{self.name}: no id known for this schema of subject "
+                                f"'{subject}'", hint="a keyguard bug: please report it")
+        return self.written[schema]
+
+    def subjects(self) -> list[str]:
+        return []
+
+    def versions(self, subject: str) -> list[int]:
+        return []
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        raise RegistryError(f"{self.name}: subject '{subject}' is not known here")
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        return []
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        known = self.by_id.get(schema_id)
+        if known is None:
+            raise RegistryError(f"{self.name}: schema id {schema_id} is not known")
+        if known.error is not None:
+            raise known.error
+        return known.schema_type, known.text
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion:
+        return SchemaVersion(subject, 1, self._id_of(subject, schema), schema, schema_type)
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
+        return self._id_of(subject, schema)
+
+    def compatibility(self, subject: str) -> str:
+        return "NONE"
+
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()) -> None:
+        return None

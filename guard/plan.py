@@ -1,0 +1,150 @@
+"""`TopicPlan`: the guard's one plan of a topic, however the topic was described.
+
+Three sources describe a topic to the guard: a `[[topics]]` entry of the TOML config (and the
+command line, which overlays one), and the Spark writer's resolved `UpsertPlan`. Each has one
+constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard judges one shape.
+`key_side` turns the plan and one key schema (a registered version, or the candidate) into the
+`KeySide` the key analysis compares: the one place that says how a key is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from formats.avro_schema import record_full_name
+from formats.codec import format_factory
+from formats.schemafile import SchemaText
+from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
+from guard.keys.side import KeySide
+
+if TYPE_CHECKING:
+    from formats.plan import UpsertPlan
+    from guard.config import TopicEntry
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    """One topic to judge: its key and value formats, and the candidate schemas.
+
+    Options are the formats' own (Flink names without `key.<format>.`). A candidate left None
+    means "unchanged": placement and topic facts are still checked.
+    """
+
+    topic: str
+    key_format: str = "avro-confluent"
+    value_format: str | None = "avro-confluent"
+    key_options: Mapping[str, Any] = field(default_factory=dict)
+    value_options: Mapping[str, Any] = field(default_factory=dict)
+    candidate_key: SchemaText | None = None
+    candidate_value: SchemaText | None = None
+    key_fields_prefix: str = ""
+    #: Partition count the producer will write to; None: the topic's own.
+    partitions: int | None = None
+    partitioner: str = "murmur2"
+    #: How the existing keys were written, when that differs from the candidate's format.
+    old_key_format: str | None = None
+    old_key_options: Mapping[str, Any] | None = None
+    old_partitioner: str = "murmur2"
+    #: A subject with no versions is breaking (KG015) instead of a first registration (KG011).
+    require_subject: bool = False
+
+    # -- the sources -----------------------------------------------------------------------
+
+    @classmethod
+    def of_entry(
+        cls,
+        entry: TopicEntry,
+        *,
+        candidate_key: SchemaText | None = None,
+        candidate_value: SchemaText | None = None,
+        require_subject: bool = False,
+    ) -> TopicPlan:
+        """The plan of a config file's `[[topics]]` entry (or the command line's topic)."""
+        return cls(
+            topic=entry.name,
+            key_format=entry.key_format,
+            value_format=entry.value_format,
+            key_options=entry.format_options("key", entry.key_format),
+            value_options=entry.format_options("value", entry.value_format),
+            candidate_key=candidate_key,
+            candidate_value=candidate_value,
+            key_fields_prefix=entry.key_fields_prefix,
+            partitions=entry.partitions,
+            partitioner=entry.partitioner,
+            require_subject=require_subject,
+        )
+
+    @classmethod
+    def of_upsert(cls, plan: UpsertPlan, partitions: int | None = None, *,
+                  origin: str = "the Spark DataFrame's") -> TopicPlan:
+        """The plan of a resolved upsert write: the candidates are what its codecs write."""
+        return cls(
+            topic=plan.topic,
+            key_format=plan.key_format,
+            value_format=plan.value_format,
+            key_options=dict(plan.key_options),
+            value_options=dict(plan.value_options),
+            candidate_key=plan.key_codec.written_schema(f"{origin} key ({plan.key_format})"),
+            candidate_value=plan.value_codec.written_schema(
+                f"{origin} value ({plan.value_format})"),
+            key_fields_prefix=plan.layout.key_fields_prefix,
+            partitions=partitions,
+        )
+
+    # -- what follows from it --------------------------------------------------------------
+
+    def subject(self, role: str, schema: SchemaText | None) -> str:
+        """The registry subject of the key or value, by the format's subject options."""
+        opts = self.key_options if role == "key" else self.value_options
+        if opts.get("subject"):
+            return str(opts["subject"])
+        strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
+        record = None
+        if strategy != TOPIC_NAME and schema is not None and schema.schema_type == "AVRO":
+            record = record_full_name(schema.text)
+        return subject_name(strategy, topic=self.topic, role=role, record_name=record)
+
+    @property
+    def existing_key_format(self) -> str:
+        """The format the keys already in the topic were written with."""
+        return self.old_key_format or self.key_format
+
+    def keys_carry_schema_ids(self, *, existing: bool = True) -> bool:
+        """Whether the (existing) keys carry a registry schema id in their frame."""
+        fmt = self.existing_key_format if existing else self.key_format
+        return format_factory(fmt).frame.carries_schema_id
+
+    def key_side(
+        self,
+        schema: SchemaText,
+        *,
+        existing: bool,
+        schema_id: int | None,
+        key_schema_ids: tuple[int, ...] = (),
+        partitions: int | None = None,
+    ) -> KeySide:
+        """How keys under `schema` are written: the existing keys' side (`existing`, a
+        registered version) or the candidate's. `schema` is in standalone form for Avro."""
+        fmt = self.existing_key_format if existing else self.key_format
+        if existing:
+            options = self.old_key_options if self.old_key_options is not None \
+                else self.key_options
+        else:
+            options = self.key_options
+        return KeySide(
+            format=fmt,
+            row_type=schema.row_type(avro_only=True),
+            options=dict(options),
+            avro_schema=schema.standalone if schema.schema_type == "AVRO" else None,
+            schema_id=schema_id,
+            key_schema_ids=key_schema_ids,
+            fields_prefix=self.key_fields_prefix,
+            partitioner=self.old_partitioner if existing else self.partitioner,
+            partitions=partitions,
+        )
+
+
+#: The name the guard has used since its first release; same class.
+TopicCheck = TopicPlan
