@@ -236,6 +236,8 @@ def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = Non
     codec = build_codec(fmt, side.row_type, options,
                         CodecContext(role="key", topic=topic or "keyguard-analysis",
                                      registry=registry))
+    if schema_id is not None:  # the id is given, never asked of a registry
+        codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
     return codec.encode
 
 
