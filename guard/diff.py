@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from formats.errors import SchemaError
-from formats.registry.file import derived_schema_id
+from formats.schema_identity import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide

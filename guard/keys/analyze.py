@@ -16,6 +16,7 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext
 from formats.registry import SchemaVersion
+from formats.schema_identity import derived_schema_id
 from formats.types import avro_only_parts
 from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
 from guard.keys.placement import placement_changes
@@ -208,7 +209,6 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
     side = old if which == "old" else new
     if side.schema_id is not None:
         return side.schema_id
-    from formats.registry.file import derived_schema_id
     from guard.keys.avro import registry_identity
 
     return derived_schema_id(registry_identity(side_schema(side)))
