@@ -236,7 +236,7 @@ def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = Non
     codec = build_codec(fmt, side.row_type, options,
                         CodecContext(role="key", topic=topic or "keyguard-analysis",
                                      registry=registry))
-    if schema_id is not None:  # the id is given, never asked of a registry
+    if registry is not None:  # avro-confluent: the id is given, never asked of a registry
         codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
     return codec.encode
 
