@@ -169,6 +169,9 @@ class AvroConfluentCodec(Codec):
 
     @property
     def registry(self) -> Registry:
+        """The context's registry (a `PinnedRegistry` in Spark tasks), else, for the CLI and
+        the driver, the one `url` names, opened on first use. Decoding and the registration
+        step ask it; encoding never does."""
         if self._registry is None:
             url = str(self.options["url"])
             config = connection_options({**self.options.values, **self.options.extra})

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from formats.errors import KeyguardError, RegistryError
-from formats.registry import SchemaVersion
-from formats.registry.connect import connection_options, open_registry
+from formats.registry import SchemaVersion, connect
 from formats.registry.registration import bind_plan_schema_ids, needs_schema_id
 from formats.schemafile import standalone_versions
 
@@ -95,9 +94,12 @@ class PinnedRegistry:
         """Bind the ids the driver resolved to `plan`'s framed codecs (a task's plan), and pin
         each under its codec's subject and schema text (a task decodes its own records)."""
         for codec, schema_id in ((plan.key_codec, key_id), (plan.value_codec, value_id)):
-            if schema_id is not None and needs_schema_id(codec):
-                codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
-                self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))  # type: ignore[attr-defined]
+            if not needs_schema_id(codec):
+                continue
+            if schema_id is None:  # pinned by other means, else the task fails here
+                schema_id = self._pinned(codec.subject, codec.schema_text).schema_id  # type: ignore[attr-defined]
+            codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
+            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))  # type: ignore[attr-defined]
 
     # -- what a task's codec asks ------------------------------------------------------------
 
@@ -179,8 +181,8 @@ class PinnedRegistry:
     def compatibility(self, subject: str) -> str:
         return self._driver_only(f"the compatibility of {subject}")  # type: ignore[no-any-return]
 
-    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO"
-                            ) -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Any] = ()) -> CompatibilityAnswer | None:
         return self._driver_only(f"a compatibility check in {subject}")  # type: ignore[no-any-return]
 
 
@@ -249,5 +251,6 @@ class _Opener:
     extra: dict[str, Any]
 
     def __call__(self) -> Registry:
-        config = connection_options({**self.values, **self.extra})
-        return open_registry(self.url, {k: v for k, v in config.items() if v is not None})
+        # Through the module, so that what opens registries stays one patchable function.
+        config = connect.connection_options({**self.values, **self.extra})
+        return connect.open_registry(self.url, {k: v for k, v in config.items() if v is not None})

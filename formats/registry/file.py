@@ -47,6 +47,7 @@ from urllib.parse import quote, unquote
 
 from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
 from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from formats.registry.references import parse_references
 
 # Schema identity is pure (`formats.schema_identity`); re-exported for older importers.
 from formats.schema_identity import canonical_form as canonical_form
@@ -328,8 +329,6 @@ class FileRegistry:
         return SchemaVersion(subject, n, schema_id, text, schema_type, refs)
 
     def _references(self, subject: str, n: int) -> tuple[dict[str, object], ...]:
-        from formats.registry.references import parse_references
-
         rel = f"{_subject_dir(subject)}/v{n}.refs.json"
         raw = self._read_json(rel)
         return tuple(r.as_dict() for r in parse_references(raw, self._tree.where(rel)))
