@@ -18,7 +18,6 @@ every subject, as Confluent's. `parsing_canonical_form` and `fingerprint` are Av
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -113,6 +112,8 @@ def same_schema(
 def derived_schema_id(schema: str, schema_type: str = "AVRO",
                       references: Sequence[Mapping[str, object]] = ()) -> int:
     """A positive 31-bit id that depends only on the schema's type and canonical form."""
+    import hashlib  # here, not at the top: OpenSSL's start-up would slow every CLI command
+
     text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type, references=references)}"
     value = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
     return value or 1
