@@ -97,9 +97,9 @@ class PinnedRegistry:
             if not needs_schema_id(codec):
                 continue
             if schema_id is None:  # pinned by other means, else the task fails here
-                schema_id = self._pinned(codec.subject, codec.schema_text).schema_id  # type: ignore[attr-defined]
-            codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
-            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))  # type: ignore[attr-defined]
+                schema_id = self._pinned(codec.subject, codec.schema_text).schema_id
+            codec.bind_schema_id(schema_id)
+            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))
 
     # -- what a task's codec asks ------------------------------------------------------------
 

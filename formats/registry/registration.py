@@ -14,37 +14,63 @@ schema that is not registered stops the write.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
 from formats.codec import format_factory
 from formats.errors import KeyguardError, RegistryError
 
 if TYPE_CHECKING:
-    from formats.avro_confluent_format import AvroConfluentCodec
     from formats.codec import Codec
+    from formats.options import ResolvedOptions
     from formats.plan import UpsertPlan
     from formats.registry import Registry
 
 T = TypeVar("T")
+C = TypeVar("C", bound="FramedCodec")
+
+
+class FramedCodec(Protocol):
+    """A codec whose records carry its schema's registry id (avro-confluent's)."""
+
+    options: ResolvedOptions
+    #: The schema text registered and looked up, and its references as registered.
+    schema_text: str
+    references: tuple[dict[str, object], ...]
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def schema_id(self) -> int: ...
+
+    @property
+    def has_schema_id(self) -> bool: ...
+
+    def bind_schema_id(self, schema_id: int) -> Any: ...
+
+    def describe(self) -> str: ...
 
 #: The option that says whether registering is allowed (`auto.register.schemas`).
 AUTO_REGISTER_KEY = "auto.register.schemas"
 
 
-def needs_schema_id(codec: Codec) -> bool:
+def needs_schema_id(codec: Codec) -> TypeGuard[FramedCodec]:
     """Whether the codec's format frames its records with a registry id it must be given."""
     factory = format_factory(codec.format_name)
     return factory.uses_registry and factory.frame.carries_schema_id
 
 
-def _ask(codec: AvroConfluentCodec, call: Callable[[], T], what: str) -> T:
+def _ask(codec: FramedCodec, call: Callable[[], T], what: str) -> T:
     try:
         return call()
     except KeyguardError as exc:
         raise type(exc)(f"{codec.describe()}: {what}: {exc.message}", hint=exc.hint) from None
 
 
-def resolve_schema_id(codec: AvroConfluentCodec, registry: Registry | None = None, *,
+def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
                       register: bool | None = None) -> int:
     """The registry id of the schema `codec` writes: registered under its subject when
     `register` (default: the codec's `auto.register.schemas`), else looked up there.
@@ -76,8 +102,8 @@ def resolve_schema_id(codec: AvroConfluentCodec, registry: Registry | None = Non
     return int(found.schema_id)
 
 
-def bind_schema_id(codec: AvroConfluentCodec, registry: Registry | None = None, *,
-                   register: bool | None = None) -> AvroConfluentCodec:
+def bind_schema_id(codec: C, registry: Registry | None = None, *,
+                   register: bool | None = None) -> C:
     """Resolve the codec's schema id (`resolve_schema_id`) unless it has one; bind it."""
     if not codec.has_schema_id:
         codec.bind_schema_id(resolve_schema_id(codec, registry, register=register))
@@ -91,7 +117,7 @@ def bind_plan_schema_ids(plan: UpsertPlan, registry: Registry | None = None
     out: list[int | None] = []
     for codec in (plan.key_codec, plan.value_codec):
         if needs_schema_id(codec):
-            out.append(bind_schema_id(codec, registry).schema_id)  # type: ignore[arg-type]
+            out.append(bind_schema_id(codec, registry).schema_id)
         else:
             out.append(None)
     return out[0], out[1]
