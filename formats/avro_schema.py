@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from formats.avro_spec import valid_decimal, validate_avro
-from formats.avro_vocab import NAMED, PRIMITIVES, full_name
+from formats.avro_vocab import NAMED, PRIMITIVES, UNIT_PRECISION, full_name
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.schema_identity import fingerprint as schema_fingerprint
 from formats.schema_identity import parsing_canonical_form
@@ -391,13 +391,10 @@ def _short_json(s: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-_PRECISION = {"millis": 3, "micros": 6, "nanos": 9}
-
-
 def _long_type(logical: str | None, legacy: bool) -> DataType:
     if logical:
         kind, _, unit = logical.rpartition("-")
-        p = _PRECISION.get(unit)
+        p = UNIT_PRECISION.get(unit)
         if p is not None:
             if kind == "time":
                 return TimeType(precision=p, nullable=False)

@@ -36,6 +36,8 @@ TIMESTAMPS = ("timestamp-millis", "timestamp-micros", "timestamp-nanos")
 LOCAL_TIMESTAMPS = ("local-timestamp-millis", "local-timestamp-micros", "local-timestamp-nanos")
 #: Times of day, by unit.
 TIMES = ("time-millis", "time-micros")
+#: The digits of a second each time unit keeps (the suffix of the logical type's name).
+UNIT_PRECISION = {"millis": 3, "micros": 6, "nanos": 9}
 #: Every logical type that counts a time unit (its value changes meaning with the unit).
 TIME_LOGICAL_TYPES = frozenset(TIMESTAMPS + LOCAL_TIMESTAMPS + TIMES)
 
