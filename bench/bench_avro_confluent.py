@@ -82,7 +82,7 @@ def codecs(registry: MockRegistry) -> tuple[AvroConfluentCodec, AvroConfluentCod
     value = AVRO_CONFLUENT_FORMAT.build(LAYOUT.value_type, opts,
                                         CodecContext("value", TOPIC, registry))
     for codec in (key, value):  # registration: the explicit step before the first record
-        bind_schema_id(codec)  # type: ignore[type-var]
+        bind_schema_id(codec)
     return key, value  # type: ignore[return-value]
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from formats.registry import Registry
 
 T = TypeVar("T")
-C = TypeVar("C", bound="FramedCodec")
+C = TypeVar("C", bound="Codec")
 
 
 class FramedCodec(Protocol):
@@ -105,19 +105,24 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
 def bind_schema_id(codec: C, registry: Registry | None = None, *,
                    register: bool | None = None) -> C:
     """Resolve the codec's schema id (`resolve_schema_id`) unless it has one; bind it."""
+    framed: Codec = codec  # narrowed below; `codec` keeps its own type for the caller
+    if not needs_schema_id(framed):
+        raise ValueError(f"{codec.describe()}: the {codec.format_name} format writes no "
+                         "schema id (check needs_schema_id first)")
+    _bind(framed, registry, register)
+    return codec
+
+
+def _bind(codec: FramedCodec, registry: Registry | None, register: bool | None) -> int:
     if not codec.has_schema_id:
         codec.bind_schema_id(resolve_schema_id(codec, registry, register=register))
-    return codec
+    return codec.schema_id
 
 
 def bind_plan_schema_ids(plan: UpsertPlan, registry: Registry | None = None
                          ) -> tuple[int | None, int | None]:
     """The key and value schema ids of `plan`'s framed codecs, resolved and bound once (None
     for a codec whose format carries no id). A registry error stops here, before any record."""
-    out: list[int | None] = []
-    for codec in (plan.key_codec, plan.value_codec):
-        if needs_schema_id(codec):
-            out.append(bind_schema_id(codec, registry).schema_id)
-        else:
-            out.append(None)
-    return out[0], out[1]
+    key, value = plan.key_codec, plan.value_codec
+    return (_bind(key, registry, None) if needs_schema_id(key) else None,
+            _bind(value, registry, None) if needs_schema_id(value) else None)

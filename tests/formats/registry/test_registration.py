@@ -168,6 +168,9 @@ def test_needs_schema_id_is_the_formats_answer(name: str) -> None:
     c = create_codec(name, row_type, opts, CodecContext(role="key", topic="t",
                                                         registry=Recording()))  # type: ignore[arg-type]
     assert needs_schema_id(c) is (name == "avro-confluent")
+    if name != "avro-confluent":
+        with pytest.raises(ValueError, match=f"the {name} format writes no schema id"):
+            bind_schema_id(c)
 
 
 def test_canonical_form_used_by_lookup_is_schema_identity() -> None:
