@@ -29,6 +29,7 @@ from formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCo
 from formats.codec import CodecContext
 from formats.projection import EXCEPT_KEY, project
 from formats.registry.mock import MockRegistry
+from formats.registry.registration import bind_schema_id
 from formats.types import (
     BigIntType,
     BooleanType,
@@ -80,6 +81,8 @@ def codecs(registry: MockRegistry) -> tuple[AvroConfluentCodec, AvroConfluentCod
                                       CodecContext("key", TOPIC, registry))
     value = AVRO_CONFLUENT_FORMAT.build(LAYOUT.value_type, opts,
                                         CodecContext("value", TOPIC, registry))
+    for codec in (key, value):  # registration: the explicit step before the first record
+        bind_schema_id(codec)
     return key, value  # type: ignore[return-value]
 
 

@@ -1,23 +1,25 @@
 """The `avro-confluent` format: Confluent's wire format, as Flink's `avro-confluent` writes it.
 
-A record is the magic byte 0, the schema's registry id as 4 bytes big-endian, then the bare
-Avro binary of the row (`formats.avro_format`). The schema is the `schema` option, or the one
-Flink derives from the row type (with the legacy timestamp mapping: Flink's RegistryAvroFormat
-calls `AvroSchemaConverter.convertToSchema(rowType)`). The id comes from the registry: with
-`auto.register.schemas` (default true, as Flink's sinks register on first write) the schema is
-registered under the subject, otherwise it must already be there. Reading fetches the writer
-schema by the id in the record and resolves it to this row's schema, as Avro readers do.
+A record is the bare Avro binary of the row (`formats.avro_format`) in the CONFLUENT frame
+(`formats.framing`: the magic byte 0, the schema's registry id as 4 bytes big-endian). The
+schema is the `schema` option, or the one Flink derives from the row type (with the legacy
+timestamp mapping: Flink's RegistryAvroFormat calls `AvroSchemaConverter.convertToSchema
+(rowType)`). The id is given from outside (`bind_schema_id`): the edge resolves it once,
+`formats.registry.registration.resolve_schema_id`, registering the schema under the subject
+with `auto.register.schemas` (default true, as Flink's sinks register on first write), else
+looking it up. Encoding never asks a registry. Reading fetches the writer schema by the id in
+the record from the codec's registry and resolves it to this row's schema, as Avro readers do.
 
 The subject is the `subject` option, else the `subject.name.strategy` (default
 TopicNameStrategy: `<topic>-key` / `<topic>-value`, what Flink's Kafka connectors fill in).
-The registry is the caller's (`CodecContext.registry`) or opened from `url` and the connection
-options on first use, so building a codec never touches the network.
+The registry is the caller's (`CodecContext.registry`: a `PinnedRegistry` in Spark tasks), or,
+for the CLI and the driver only, opened from `url` and the connection options on first use;
+building a codec touches the network only to resolve the `references` option.
 """
 
 from __future__ import annotations
 
 import json
-import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +27,8 @@ from formats.avro_format import AvroWriter
 from formats.avro_resolution import as_reader_names
 from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, InvalidOptionError, KeyguardError, RegistryError
-from formats.framing import CONFLUENT
+from formats.errors import EXIT_INTERNAL, DecodeError, InvalidOptionError, KeyguardError
+from formats.framing import CONFLUENT, MAGIC_BYTE
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
 from formats.registry.references import (
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from formats.registry import Registry
-MAGIC_BYTE = 0
 
 URL: Option[str] = Option(
     "url", str, None,
@@ -88,11 +89,18 @@ AVRO_CONFLUENT_OPTIONS = OptionSet(
     passthrough_prefixes=("properties.",),
 )
 
-_HEADER = struct.Struct(">bI")
+
+
+class SchemaIdNotBound(KeyguardError):
+    """An avro-confluent codec asked to encode before anyone gave it its schema id: a bug of
+    the caller, which must resolve the id first (`formats.registry.registration`)."""
+
+    kind = "schema-id-not-bound"
+    exit_code = EXIT_INTERNAL
 
 
 class AvroConfluentCodec(Codec):
-    """Rows as Confluent-framed Avro; the schema id is resolved once, on first encode."""
+    """Rows as Avro bodies in the CONFLUENT frame, with a schema id given from outside."""
 
     format_name = "avro-confluent"
 
@@ -162,6 +170,9 @@ class AvroConfluentCodec(Codec):
 
     @property
     def registry(self) -> Registry:
+        """The context's registry (a `PinnedRegistry` in Spark tasks), else, for the CLI and
+        the driver, the one `url` names, opened on first use. Decoding and the registration
+        step ask it; encoding never does."""
         if self._registry is None:
             url = str(self.options["url"])
             config = connection_options({**self.options.values, **self.options.extra})
@@ -185,29 +196,29 @@ class AvroConfluentCodec(Codec):
 
     @property
     def schema_id(self) -> int:
-        """The registry id of this codec's schema: registered, or looked up, once."""
+        """The registry id of this codec's schema, as bound by `bind_schema_id`."""
         if self._schema_id is None:
-            subject, registry = self.subject, self.registry
-            if self.options["auto.register.schemas"]:
-                schema_id = self._ask(lambda: registry.register(
-                    subject, self.schema_text, "AVRO", self.references) if self.references
-                    else registry.register(subject, self.schema_text),
-                                      f"registering the schema under subject '{subject}'")
-            else:
-                found = self._ask(lambda: registry.lookup(
-                    subject, self.schema_text, "AVRO", self.references) if self.references
-                    else registry.lookup(subject, self.schema_text),
-                                  f"looking up the schema in subject '{subject}'")
-                if found is None:
-                    raise RegistryError(
-                        f"{self.describe()}: the schema is not registered under subject "
-                        f"'{subject}' in {registry.name}, and auto.register.schemas is false",
-                        hint="register it first (keyguard can check it), or set "
-                             "auto.register.schemas=true",
-                    )
-                schema_id = found.schema_id
-            self._schema_id = int(schema_id)
+            raise SchemaIdNotBound(
+                f"{self.describe()}: asked to encode before its schema id was given "
+                "(the registration step did not run)",
+                hint="this is a keyguard bug: resolve and bind the id first "
+                     "(formats.registry.registration.bind_schema_id); report it")
         return self._schema_id
+
+    @property
+    def has_schema_id(self) -> bool:
+        return self._schema_id is not None
+
+    def bind_schema_id(self, schema_id: int) -> AvroConfluentCodec:
+        """Give the codec the registry id of its schema (resolved at the edge); returns self."""
+        if self._schema_id is not None and self._schema_id != int(schema_id):
+            raise SchemaIdNotBound(
+                f"{self.describe()}: schema id {schema_id} given, but the codec already writes "
+                f"id {self._schema_id}",
+                hint="this is a keyguard bug: a codec writes one schema id; report it")
+        self._schema_id = int(schema_id)
+        self._header = CONFLUENT.header_bytes(self._schema_id)
+        return self
 
     def _ask(self, call: Any, what: str) -> Any:
         try:
@@ -218,13 +229,13 @@ class AvroConfluentCodec(Codec):
     def header(self) -> bytes:
         """Magic byte and schema id: the first five bytes of every record."""
         if self._header is None:
-            self._header = _HEADER.pack(MAGIC_BYTE, self.schema_id)
+            self._header = CONFLUENT.header_bytes(self.schema_id)
         return self._header
 
     # -- encoding ------------------------------------------------------------------------
 
     def encode(self, row: Mapping[str, Any]) -> bytes:
-        body = self.writer.encode(row)  # check the row before registering anything
+        body = self.writer.encode(row)  # the row's own errors first, then a missing id
         return self.header() + body
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
@@ -237,15 +248,16 @@ class AvroConfluentCodec(Codec):
     # -- decoding ------------------------------------------------------------------------
 
     def decode(self, data: bytes) -> dict[str, Any]:
-        if len(data) < 5 or data[0] != MAGIC_BYTE:
+        schema_id = CONFLUENT.schema_id(data)
+        if schema_id is None:
             raise DecodeError(
                 f"{self.describe()}: not Confluent-framed Avro: "
-                + ("shorter than the 5-byte header" if len(data) < 5
-                   else f"magic byte is {data[0]}, not 0"),
+                + (f"shorter than the {CONFLUENT.header}-byte header"
+                   if len(data) < CONFLUENT.header
+                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
                 hint="the record was not written by a schema-registry serializer",
             )
-        _, schema_id = _HEADER.unpack_from(data)
-        return self.writer.decode(data[5:], self._writer_schema(schema_id))
+        return self.writer.decode(CONFLUENT.body(data), self._writer_schema(schema_id))
 
     def _writer_schema(self, schema_id: int) -> Any:
         # Ids are immutable in a registry, so caching by id is safe.
@@ -259,7 +271,6 @@ class AvroConfluentCodec(Codec):
             writer = parse_avro(self._standalone_writer(schema_id, text))
             self._writer_schemas[schema_id] = as_reader_names(writer, self.avro_schema)
         return self._writer_schemas[schema_id]
-
 
     def _standalone_writer(self, schema_id: int, text: str) -> str:
         """The writer schema with its references (if the registry tells them) resolved."""

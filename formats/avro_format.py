@@ -23,7 +23,10 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from formats.avro_binary import INT32, INT64, Writer, avro_kind, null_split
 from formats.avro_schema import AvroSchema, parse_avro, to_avro_json, to_avro_schema
+from formats.avro_vector import encode_arrow
+from formats.avro_vocab import TIMESTAMPS
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, SchemaError
 from formats.options import Option, OptionSet, ResolvedOptions
@@ -75,10 +78,6 @@ _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
 _US = dt.timedelta(microseconds=1)
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-_INT32 = (-(1 << 31), (1 << 31) - 1)
-
-Writer = Callable[[bytearray, Any], None]
 # Room for DECIMAL(38) and beyond; HALF_UP as Flink's DecimalData.fromBigDecimal.
 _DEC = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10**6, Emin=-(10**6))
 
@@ -93,30 +92,6 @@ def _expand(schema: AvroSchema) -> AvroSchema:
     from fastavro.schema import expand_schema
 
     return expand_schema(schema)
-
-
-def _null_split(s: AvroSchema, path: str) -> tuple[AvroSchema, int | None, int]:
-    """(non-null branch, index of the null branch or None, index of the non-null branch)."""
-    if not isinstance(s, list):
-        return s, None, 0
-    nulls = [i for i, b in enumerate(s) if b == "null" or (isinstance(b, Mapping)
-                                                            and b.get("type") == "null")]
-    others = [i for i in range(len(s)) if i not in nulls]
-    if len(others) != 1 or len(nulls) > 1:
-        raise SchemaError(
-            f"column '{path}': Avro union {json.dumps(s)} is not a nullable type",
-            hint="unions must be [\"null\", T]; Flink supports no other unions",
-        )
-    return s[others[0]], (nulls[0] if nulls else None), others[0]
-
-
-def _kind(s: AvroSchema) -> tuple[str, str | None, Mapping[str, Any]]:
-    if isinstance(s, str):
-        return s, None, {}
-    typ = s["type"]
-    if isinstance(typ, (dict, list)):
-        return _kind(typ)
-    return typ, s.get("logicalType"), s
 
 
 def _mismatch(path: str, t: DataType, s: AvroSchema) -> SchemaError:
@@ -194,7 +169,7 @@ def _epoch_micros(path: str, v: Any, aware: bool) -> int:
 
 def _compile(t: DataType, s: AvroSchema, path: str) -> Writer:
     """A writer for values of `t` as Avro `s`, nullable unions included."""
-    inner_schema, null_idx, value_idx = _null_split(s, path)
+    inner_schema, null_idx, value_idx = null_split(s, path)
     inner = _compile_value(t, inner_schema, path)
     if null_idx is None:
         def not_null(out: bytearray, v: Any) -> None:
@@ -215,7 +190,7 @@ def _compile(t: DataType, s: AvroSchema, path: str) -> Writer:
 
 
 def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
-    kind, logical, props = _kind(s)
+    kind, logical, props = avro_kind(s)
     if isinstance(t, BooleanType) and kind == "boolean":
         def w_bool(out: bytearray, v: Any) -> None:
             if v is True or v is False or type(v).__name__ == "bool_":
@@ -228,7 +203,7 @@ def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
     ):
         lo, hi = t.min_value, t.max_value
         if kind == "int":
-            lo, hi = max(lo, _INT32[0]), min(hi, _INT32[1])
+            lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
 
         def w_int(out: bytearray, v: Any) -> None:
             if type(v) is not int:
@@ -314,7 +289,7 @@ def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
         return w_time
     if isinstance(t, (TimestampType, TimestampLtzType)) and kind == "long" and (
         logical or ""
-    ).replace("local-", "") in ("timestamp-millis", "timestamp-micros", "timestamp-nanos"):
+    ).replace("local-", "") in TIMESTAMPS:
         aware = isinstance(t, TimestampLtzType)
         unit = str(logical).rsplit("-", 1)[1]
         trunc = 10 ** max(0, 6 - t.precision)
@@ -323,7 +298,7 @@ def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
             us = _epoch_micros(path, v, aware)
             us -= us % trunc
             n = us // 1000 if unit == "millis" else us if unit == "micros" else us * 1000
-            if not _INT64[0] <= n <= _INT64[1]:
+            if not INT64[0] <= n <= INT64[1]:
                 raise _bad(path, v, "is out of range for Avro's long")
             _varint(out, n)
         return w_ts
@@ -535,8 +510,8 @@ class AvroWriter:
         self.where = where
         expanded = _expand(self.schema)
         self._write = _compile(row_type, expanded, "")
-        record, null_idx, value_idx = _null_split(expanded, "(row)")
-        self._row_prefix = b"" if null_idx is None else bytes([value_idx * 2])
+        record, null_idx, value_idx = null_split(expanded, "(row)")
+        self.row_prefix = b"" if null_idx is None else bytes([value_idx * 2])
         #: (field, its Avro schema, its writer), for the column-wise batch encoder.
         self.columns = [
             (f, af["type"], _compile(f.type, af["type"], f.name))
@@ -627,8 +602,6 @@ class AvroWriter:
         Equal to `encode` row by row; columns numpy can write are written vectorized. A
         callable prefix is asked for only once every value has been checked.
         """
-        from formats.avro_vector import encode_arrow
-
         return encode_arrow(self, batch, prefix)
 
 

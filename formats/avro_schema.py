@@ -37,7 +37,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from formats.avro_spec import valid_decimal, validate_avro
+from formats.avro_vocab import NAMED, PRIMITIVES, UNIT_PRECISION, full_name
 from formats.errors import SchemaError, UnsupportedTypeError
+from formats.schema_identity import fingerprint as schema_fingerprint
+from formats.schema_identity import parsing_canonical_form
 from formats.schemajson import check_depth, loads_schema
 from formats.types import (
     ArrayType,
@@ -270,9 +273,6 @@ def _is_null(s: AvroSchema) -> bool:
     return s == "null" or (isinstance(s, dict) and s.get("type") == "null")
 
 
-_PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
-
-
 class _Converter:
     """One conversion: named types seen so far, and the records being converted (recursion)."""
 
@@ -298,7 +298,7 @@ class _Converter:
                 hint="only [\"null\", T] unions map to a nullable column, as in Flink",
             )
         if isinstance(s, str):
-            if s in _PRIMITIVES:
+            if s in PRIMITIVES:
                 s = {"type": s}
             else:
                 return self.reference(s, ns, path)
@@ -308,10 +308,10 @@ class _Converter:
         if isinstance(typ, (list, dict)):
             return self.convert(typ, ns, path)
         logical = s.get("logicalType")
-        if typ in ("record", "enum", "fixed", "error"):
+        if typ in NAMED:
             name = s["name"]
             own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
-            full = name if "." in name or not own_ns else f"{own_ns}.{name}"
+            full = full_name(name, own_ns)
             self.named[full] = s
             if typ in ("record", "error"):
                 self.open.append(full)
@@ -391,13 +391,10 @@ def _short_json(s: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-_PRECISION = {"millis": 3, "micros": 6, "nanos": 9}
-
-
 def _long_type(logical: str | None, legacy: bool) -> DataType:
     if logical:
         kind, _, unit = logical.rpartition("-")
-        p = _PRECISION.get(unit)
+        p = UNIT_PRECISION.get(unit)
         if p is not None:
             if kind == "time":
                 return TimeType(precision=p, nullable=False)
@@ -416,18 +413,12 @@ def _long_type(logical: str | None, legacy: bool) -> DataType:
 
 def canonical_form(schema: str | AvroSchema) -> str:
     """Avro's Parsing Canonical Form: equal for schemas that read and write the same bytes."""
-    import fastavro
-    from fastavro.schema import to_parsing_canonical_form
-
-    data = parse_avro(schema)
-    return str(to_parsing_canonical_form(fastavro.parse_schema(data, _write_hint=False)))
+    return parsing_canonical_form(parse_avro(schema))
 
 
 def fingerprint(schema: str | AvroSchema, algorithm: str = "CRC-64-AVRO") -> str:
     """Hex fingerprint of the canonical form (CRC-64-AVRO, MD5 or SHA-256)."""
-    from fastavro.schema import fingerprint as _fp
-
-    return str(_fp(canonical_form(schema), algorithm))
+    return schema_fingerprint(parse_avro(schema), algorithm)
 
 
 def record_full_name(schema: str | AvroSchema) -> str | None:
@@ -435,8 +426,7 @@ def record_full_name(schema: str | AvroSchema) -> str | None:
     data = parse_avro(schema)
     if isinstance(data, list):
         data = next((b for b in data if isinstance(b, Mapping)), None)
-    if not isinstance(data, Mapping) or data.get("type") not in ("record", "error", "enum",
-                                                                  "fixed"):
+    if not isinstance(data, Mapping) or data.get("type") not in NAMED:
         return None
     name = str(data["name"])
     ns = data.get("namespace")

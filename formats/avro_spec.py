@@ -26,15 +26,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from formats.avro_vocab import KNOWN_TYPES, ORDERS, PRIMITIVES
 from formats.errors import SchemaError
 
-PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-NAMED = frozenset({"record", "error", "enum", "fixed"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ORDERS = ("ascending", "descending", "ignore")
 _INT_RANGE = {"int": 2**31, "long": 2**63}
 _SPECIAL_FLOATS = ("NaN", "Infinity", "-Infinity")
-_KNOWN = PRIMITIVES | NAMED | {"array", "map"}
 
 
 def valid_decimal(s: Mapping[str, Any]) -> bool:
@@ -207,9 +204,9 @@ class _Validator:
             if "type" not in f:
                 raise self.fail(here, f"field {f['name']!r} needs a 'type'")
             ftype = self.schema(f["type"], inner, (*here, "type"))
-            if "order" in f and f["order"] not in _ORDERS:
+            if "order" in f and f["order"] not in ORDERS:
                 raise self.fail((*here, "order"), f"order {f['order']!r} is not one of "
-                                f"{', '.join(_ORDERS)}")
+                                f"{', '.join(ORDERS)}")
             self.aliases(f, here, field=True)
             if "default" in f:
                 problem = self.default_problem(ftype, f["default"], inner)
@@ -341,7 +338,7 @@ class _Validator:
                 s = self.lookup(s, ns, ())
             elif isinstance(s, dict) and isinstance(s.get("type"), (list, dict)):
                 s = s["type"]
-            elif isinstance(s, dict) and s.get("type") not in _KNOWN:
+            elif isinstance(s, dict) and s.get("type") not in KNOWN_TYPES:
                 s = self.lookup(str(s.get("type")), ns, ())
             else:
                 return s

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_format import _INT32, _INT64, AvroWriter, Writer, _kind, _null_split
+from formats.avro_binary import INT32, INT64, ColumnWriters, Writer, avro_kind, null_split
 from formats.avro_schema import AvroSchema
+from formats.avro_vocab import TIMESTAMPS
 from formats.errors import EncodeError
 from formats.types import (
     BooleanType,
@@ -89,8 +90,8 @@ def _column_pieces(
     import pyarrow.compute as pc
 
     n = len(arr)
-    inner, null_idx, value_idx = _null_split(schema, name)
-    kind, logical, props = _kind(inner)
+    inner, null_idx, value_idx = null_split(schema, name)
+    kind, logical, props = avro_kind(inner)
     valid = np.ones(n, dtype=bool) if arr.null_count == 0 else \
         arr.is_valid().to_numpy(zero_copy_only=False)
     if null_idx is None and arr.null_count:
@@ -121,12 +122,12 @@ def _column_pieces(
         kind == "long" or (kind == "int" and t.bits <= 32)
     ):
         if pa.types.is_uint64(at) and pc.max(arr).as_py() is not None and \
-                pc.max(arr).as_py() > _INT64[1]:
+                pc.max(arr).as_py() > INT64[1]:
             raise _Fallback
         v = ints()
         lo, hi = t.min_value, t.max_value
         if kind == "int":
-            lo, hi = max(lo, _INT32[0]), min(hi, _INT32[1])
+            lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
         bad = (v < lo) | (v > hi)
         if (bad & valid).any():
             raise out_of_range(bad, v, f"{t.sql()} ({lo}..{hi})")
@@ -174,8 +175,7 @@ def _column_pieces(
     if isinstance(t, (TimestampType, TimestampLtzType)) and kind == "long" and \
             pa.types.is_timestamp(at) and at.unit != "ns" and \
             (at.tz is not None) == isinstance(t, TimestampLtzType) and \
-            str(logical).replace("local-", "") in ("timestamp-millis", "timestamp-micros",
-                                                   "timestamp-nanos"):
+            str(logical).replace("local-", "") in TIMESTAMPS:
         us = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
         if at.unit != "us":
             # Python datetimes span years 1..9999, so these products cannot overflow int64.
@@ -187,7 +187,7 @@ def _column_pieces(
         if unit == "millis":
             us = us // 1000
         elif unit == "nanos":
-            if ((np.abs(us) > _INT64[1] // 1000) & valid).any():
+            if ((np.abs(us) > INT64[1] // 1000) & valid).any():
                 raise _Fallback
             us = us * 1000
         return varints(us)
@@ -216,7 +216,7 @@ def _column_pieces(
 
 
 def encode_arrow(
-    w: AvroWriter, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes]
+    w: ColumnWriters, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes]
 ) -> pa.Array:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -235,7 +235,7 @@ def encode_arrow(
             parts.extend(_column_pieces(f.type, schema, arr, w.where, f.name))
         except _Fallback:
             parts.append(_column_fallback(arr, write, w.where))
-    head = (prefix() if callable(prefix) else prefix) + w._row_prefix
+    head = (prefix() if callable(prefix) else prefix) + w.row_prefix
     if head:
         parts.insert(0, pa.scalar(head, pa.binary()))
     if not any(isinstance(p, (pa.Array, pa.ChunkedArray)) for p in parts):

@@ -11,7 +11,7 @@ from typing import Any
 
 from formats.codec import format_factory
 from formats.errors import InvalidOptionError, SchemaError
-from formats.registry.file import derived_schema_id
+from formats.schema_identity import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide

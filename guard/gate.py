@@ -16,7 +16,8 @@ from pathlib import Path
 
 from formats.errors import InvalidOptionError
 from formats.registry import Registry
-from formats.registry.file import FileRegistry, canonical_form
+from formats.registry.file import FileRegistry
+from formats.schema_identity import canonical_form
 from formats.schemafile import SchemaText, version_text
 from guard.check import check
 from guard.config import TopicEntry

@@ -32,11 +32,9 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from formats.errors import BrokerUnavailableError, InvalidOptionError
+from formats.framing import CONFLUENT
 from formats.secrets import is_secret_key, redact, register_secrets
 
-#: Confluent's wire format: magic byte 0, a 4-byte big-endian schema id, then the payload.
-MAGIC_BYTE = 0
-_HEADER_LEN = 5
 #: Distinct keys kept from a scan for re-encoding under the candidate.
 SAMPLE_KEYS = 200
 
@@ -112,9 +110,7 @@ class StaticTopicInspector:
 
 def confluent_schema_id(key: bytes | None) -> int | None:
     """The schema id framed into a Confluent wire-format key, or None for any other key."""
-    if key is None or len(key) < _HEADER_LEN or key[0] != MAGIC_BYTE:
-        return None
-    return int.from_bytes(key[1:_HEADER_LEN], "big")
+    return CONFLUENT.schema_id(key)
 
 
 @dataclass

@@ -1,13 +1,14 @@
 """Schema ids resolved once on the driver, and the registry the tasks' codecs get instead.
 
-An avro-confluent codec asks its registry for its schema id (registers or looks it up) on its
-first encode, and for writer schemas by id when it decodes. Left to the Spark tasks, that is a
-registry round trip per task: a registry outage in the middle of a write fails every later
-task after the earlier ones wrote, and a registry only the driver can reach (a `file://`
-directory on the driver, a URL the executors cannot resolve) is opened, or created empty, on
-every executor, which then writes ids of its own. So the driver resolves the ids (the writer
-after the guard passed, the reader every version of its subjects) and every task's codecs get
-a `PinnedRegistry`, which answers from those ids and opens nothing: a codec built in a task can
+An avro-confluent codec is given its schema id from outside (registered or looked up by
+`formats.registry.registration`), and asks its registry for writer schemas by id when it
+decodes. Left to the Spark tasks, that is a registry round trip per task: a registry outage
+in the middle of a write fails every later task after the earlier ones wrote, and a registry
+only the driver can reach (a `file://` directory on the driver, a URL the executors cannot
+resolve) is opened, or created empty, on every executor, which then writes ids of its own.
+So the driver resolves the ids (the writer after the guard passed, the reader every version
+of its subjects), every task's codecs are bound to the writer's ids and get a
+`PinnedRegistry`, which answers from those ids and opens nothing: a codec built in a task can
 no longer reach a registry at all.
 """
 
@@ -18,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from formats.errors import KeyguardError, RegistryError
+from formats.registry import SchemaVersion, connect
+from formats.registry.registration import bind_plan_schema_ids, needs_schema_id
 from formats.schemafile import standalone_versions
 
 if TYPE_CHECKING:
     from formats.plan import UpsertPlan
-    from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
-
-AVRO_CONFLUENT = "avro-confluent"
+    from formats.registry import CompatibilityAnswer, Registry
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,15 @@ class PinnedRegistry:
         self._by_id[p.schema_id] = p
 
     def pin_plan(self, plan: UpsertPlan, key_id: int | None, value_id: int | None) -> None:
-        """The ids the driver resolved for `plan`'s avro-confluent codecs, under the subject
-        and schema text each codec will ask for."""
+        """Bind the ids the driver resolved to `plan`'s framed codecs (a task's plan), and pin
+        each under its codec's subject and schema text (a task decodes its own records)."""
         for codec, schema_id in ((plan.key_codec, key_id), (plan.value_codec, value_id)):
-            if schema_id is not None and getattr(codec, "format_name", "") == AVRO_CONFLUENT:
-                self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))  # type: ignore[attr-defined]
+            if not needs_schema_id(codec):
+                continue
+            if schema_id is None:  # pinned by other means, else the task fails here
+                schema_id = self._pinned(codec.subject, codec.schema_text).schema_id
+            codec.bind_schema_id(schema_id)
+            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))
 
     # -- what a task's codec asks ------------------------------------------------------------
 
@@ -106,8 +111,6 @@ class PinnedRegistry:
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Any] = ()) -> SchemaVersion:
-        from formats.registry import SchemaVersion
-
         p = self._pinned(subject, schema)
         return SchemaVersion(p.subject, 0, p.schema_id, p.schema, p.schema_type)
 
@@ -169,8 +172,6 @@ class PinnedRegistry:
     def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
         r = self._referenced.get((subject, version)) if isinstance(version, int) else None
         if r is not None:
-            from formats.registry import SchemaVersion
-
             return SchemaVersion(r.subject, r.version, 0, r.schema, r.schema_type)
         return self._driver_only(f"version {version} of {subject}")  # type: ignore[no-any-return]
 
@@ -180,8 +181,8 @@ class PinnedRegistry:
     def compatibility(self, subject: str) -> str:
         return self._driver_only(f"the compatibility of {subject}")  # type: ignore[no-any-return]
 
-    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO"
-                            ) -> CompatibilityAnswer | None:
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Any] = ()) -> CompatibilityAnswer | None:
         return self._driver_only(f"a compatibility check in {subject}")  # type: ignore[no-any-return]
 
 
@@ -191,18 +192,14 @@ class PinnedRegistry:
 
 
 def _confluent_codecs(plan: UpsertPlan) -> list[Any]:
-    return [c for c in (plan.key_codec, plan.value_codec)
-            if getattr(c, "format_name", "") == AVRO_CONFLUENT]
+    return [c for c in (plan.key_codec, plan.value_codec) if needs_schema_id(c)]
 
 
 def resolve_write_ids(plan: UpsertPlan) -> tuple[int | None, int | None]:
     """After the guard passed, on the driver: the key and value schema ids, registered
-    (auto.register.schemas) or looked up once; a registry error stops the write before any
-    task starts. None for a format without a registry."""
-    def schema_id(codec: Any) -> int | None:
-        return int(codec.schema_id) if codec in _confluent_codecs(plan) else None
-
-    return schema_id(plan.key_codec), schema_id(plan.value_codec)
+    (auto.register.schemas) or looked up once, and bound to the driver's codecs; a registry
+    error stops the write before any task starts. None for a format without a registry."""
+    return bind_plan_schema_ids(plan)
 
 
 def pinned_references(plan: UpsertPlan) -> tuple[PinnedVersion, ...]:
@@ -254,7 +251,6 @@ class _Opener:
     extra: dict[str, Any]
 
     def __call__(self) -> Registry:
-        from formats.registry.connect import connection_options, open_registry
-
-        config = connection_options({**self.values, **self.extra})
-        return open_registry(self.url, {k: v for k, v in config.items() if v is not None})
+        # Through the module, so that what opens registries stays one patchable function.
+        config = connect.connection_options({**self.values, **self.extra})
+        return connect.open_registry(self.url, {k: v for k, v in config.items() if v is not None})

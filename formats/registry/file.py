@@ -28,134 +28,36 @@ The extension is the schema type. `<subject>` is the subject name percent-encode
 Schema ids matter because avro-confluent keys carry the id in their bytes: the same key
 written with two ids is two different Kafka keys, and compaction never folds them. So an
 export of a real registry pins its real ids in `ids.json`; without a pin, a schema's id is
-derived from its canonical form (31 bits of a SHA-256 of type + canonical text), the same on
-every run and machine, and the same schema gets the same id in every subject, as Confluent's.
-
-The canonical form is not Avro's Parsing Canonical Form: that drops logical types, defaults and
-docs, which would give `decimal(10,2)` and `decimal(12,4)` one id. Here names become full names,
-`{"type": "int"}` becomes `"int"`, object keys are sorted and whitespace dropped; everything
-else is kept. JSON Schemas are compared as sorted, compact JSON; Protobuf by stripped lines.
+derived from its canonical form (`formats.schema_identity.derived_schema_id`: 31 bits of a
+SHA-256 of type + canonical text), the same on every run and machine, and the same schema gets
+the same id in every subject, as Confluent's. What makes two texts one schema is
+`formats.schema_identity.canonical_form` (pure, shared with the analysis).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
-from formats.registry import COMPATIBILITY_LEVELS, SCHEMA_TYPES, CompatibilityAnswer, SchemaVersion
+from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from formats.registry.references import parse_references
+
+# Schema identity is pure (`formats.schema_identity`); re-exported for older importers.
+from formats.schema_identity import canonical_form as canonical_form
+from formats.schema_identity import derived_schema_id as derived_schema_id
+from formats.schema_identity import same_schema as same_schema
 
 DEFAULT_COMPATIBILITY = "BACKWARD"
 EXTENSIONS = {"AVRO": "avsc", "JSON": "json", "PROTOBUF": "proto"}
 _TYPE_OF_EXT = {ext: t for t, ext in EXTENSIONS.items()}
 _VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.(avsc|json|proto)$")
-_AVRO_PRIMITIVES = frozenset(
-    ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
-)
-_NAMED = frozenset(("record", "error", "enum", "fixed"))
-
-
-# --- canonical form and ids --------------------------------------------------------------
-
-
-def _fullname(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
-
-
-def _avro_canonical(node: Any, namespace: str | None) -> Any:
-    if isinstance(node, str):
-        return node if node in _AVRO_PRIMITIVES else _fullname(node, namespace)
-    if isinstance(node, list):
-        return [_avro_canonical(n, namespace) for n in node]
-    if not isinstance(node, dict):
-        raise ValueError(f"unexpected {type(node).__name__} where a type was expected")
-    kind = node.get("type")
-    out = dict(node)
-    if kind in _NAMED:
-        name = _fullname(str(node["name"]), node.get("namespace", namespace))
-        out.pop("namespace", None)
-        out["name"] = name
-        inner_ns = name.rpartition(".")[0] or None
-        if "fields" in node:
-            out["fields"] = [
-                {**f, "type": _avro_canonical(f["type"], inner_ns)} for f in node["fields"]
-            ]
-        return out
-    if kind == "array":
-        out["items"] = _avro_canonical(node["items"], namespace)
-    elif kind == "map":
-        out["values"] = _avro_canonical(node["values"], namespace)
-    elif isinstance(kind, str) and kind in _AVRO_PRIMITIVES and len(node) == 1:
-        return kind
-    else:
-        out["type"] = _avro_canonical(kind, namespace)
-    return out
-
-
-def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "schema",
-                   references: Sequence[Mapping[str, object]] = ()) -> str:
-    """The text two schemas share exactly when a registry would treat them as one schema.
-
-    With `references`, they are appended (two schemas with one text and different references
-    are two schemas), and an Avro schema is not parsed here: its referenced names are unknown
-    until the references are resolved (`formats.registry.references`).
-    """
-    schema_type = schema_type.upper()
-    if references:
-        refs = json.dumps([dict(r) for r in references], sort_keys=True, separators=(",", ":"))
-        return _canonical(schema, schema_type, where, False) + "\0refs" + refs
-    return _canonical(schema, schema_type, where, True)
-
-
-def _canonical(schema: str, schema_type: str, where: str, parse: bool) -> str:
-    if schema_type == "PROTOBUF":
-        return "\n".join(line.strip() for line in schema.strip().splitlines() if line.strip())
-    if schema_type not in SCHEMA_TYPES:
-        raise SchemaError(f"{where}: unknown schema type {schema_type!r}",
-                          hint="use one of " + ", ".join(SCHEMA_TYPES))
-    from formats.schemajson import loads_schema
-
-    parsed = loads_schema(schema, where)  # bad JSON or absurd nesting: a SchemaError naming it
-    if schema_type == "AVRO":
-        import fastavro
-
-        try:
-            if parse:
-                fastavro.parse_schema(parsed, _write_hint=False)
-            parsed = _avro_canonical(parsed, None)
-        except Exception as exc:  # fastavro raises several unrelated types
-            raise SchemaError(f"{where}: not a valid Avro schema: {exc}") from None
-    return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def same_schema(
-    versions: Iterable[SchemaVersion], schema: str, schema_type: str = "AVRO",
-    references: Sequence[Mapping[str, object]] = (),
-) -> SchemaVersion | None:
-    """The first of `versions` that a registry would treat as `schema` (canonical forms equal)."""
-    want = canonical_form(schema, schema_type, references=references)
-    for sv in versions:
-        if sv.schema_type == schema_type.upper() and \
-                canonical_form(sv.schema, sv.schema_type, references=sv.references) == want:
-            return sv
-    return None
-
-
-def derived_schema_id(schema: str, schema_type: str = "AVRO",
-                      references: Sequence[Mapping[str, object]] = ()) -> int:
-    """A positive 31-bit id that depends only on the schema's type and canonical form."""
-    text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type, references=references)}"
-    value = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
-    return value or 1
 
 
 # --- where the files come from -------------------------------------------------------------
@@ -427,8 +329,6 @@ class FileRegistry:
         return SchemaVersion(subject, n, schema_id, text, schema_type, refs)
 
     def _references(self, subject: str, n: int) -> tuple[dict[str, object], ...]:
-        from formats.registry.references import parse_references
-
         rel = f"{_subject_dir(subject)}/v{n}.refs.json"
         raw = self._read_json(rel)
         return tuple(r.as_dict() for r in parse_references(raw, self._tree.where(rel)))

@@ -16,7 +16,8 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from formats.errors import RegistryError
 from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
-from formats.registry.file import DEFAULT_COMPATIBILITY, same_schema
+from formats.registry.file import DEFAULT_COMPATIBILITY
+from formats.schema_identity import same_schema
 
 _LOCK = threading.Lock()
 _SCOPES: dict[str, SchemaRegistryClient] = {}

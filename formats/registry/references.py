@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from formats.avro_vocab import NAMED as _NAMED
+from formats.avro_vocab import PRIMITIVES as _PRIMITIVES
+from formats.avro_vocab import full_name as _fullname
 from formats.errors import RegistryError, SchemaError, UsageError
+from formats.schema_identity import avro_canonical as _avro_canonical
 
 if TYPE_CHECKING:
     from formats.registry import Registry
 
-_PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
-_NAMED = frozenset(("record", "error", "enum", "fixed"))
 _OPTION = re.compile(r"^(?P<name>[^=]+)=(?P<subject>.+):(?P<version>[1-9][0-9]*)$")
 #: Where bundled JSON Schema documents go, one key per reference.
 _BUNDLE = "$defs"
@@ -214,16 +216,8 @@ def standalone(text: str, schema_type: str, resolved: Sequence[ResolvedReference
 # --- Avro ---------------------------------------------------------------------------------------
 
 
-def _fullname(name: str, namespace: str | None) -> str:
-    if "." in name or not namespace:
-        return name
-    return f"{namespace}.{name}"
-
-
 def _avro_definitions(node: Any, ns: str | None = None) -> Iterable[tuple[str, Any]]:
     """(full name, self-contained definition) of every named type defined in `node`."""
-    from formats.registry.file import _avro_canonical
-
     if isinstance(node, list):
         for n in node:
             yield from _avro_definitions(n, ns)

@@ -238,6 +238,7 @@ def encode(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Print the key and value bytes of one row, exactly as Flink would write them."""
+    from formats.registry.registration import bind_plan_schema_ids
     from formats.values import coerce_row
 
     plan = _build_plan(
@@ -250,6 +251,7 @@ def encode(
     if not isinstance(raw, dict):
         raise fail("--row must be a JSON object of column -> value")
     table_row = coerce_row(plan.layout.table, raw, where="--row")
+    bind_plan_schema_ids(plan)  # registration: the explicit step before the first record
     key, value = plan.encode(table_row, where="--row")
     result: dict[str, Any] = {
         "topic": plan.topic,

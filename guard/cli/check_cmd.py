@@ -333,7 +333,7 @@ def diff_cmd(
     shown = {str(f): str(f) for f in files}
     if level is not None:
         from formats.registry import SchemaVersion
-        from formats.registry.file import derived_schema_id
+        from formats.schema_identity import derived_schema_id
         from guard.values import check_value
 
         history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),

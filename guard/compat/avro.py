@@ -18,6 +18,7 @@ import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
 
 from formats.avro_schema import parse_avro
+from formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
 from formats.errors import SchemaError
 from guard.compat.levels import Incompatibility, PairChecker
 
@@ -28,17 +29,8 @@ READER_FIELD_MISSING_DEFAULT_VALUE = "READER_FIELD_MISSING_DEFAULT_VALUE"
 TYPE_MISMATCH = "TYPE_MISMATCH"
 MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 
-PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-NAMED = frozenset({"record", "error", "enum", "fixed"})
-
-#: Writer types each reader type accepts besides its own (the spec's promotions).
-PROMOTIONS: dict[str, frozenset[str]] = {
-    "long": frozenset({"int"}),
-    "float": frozenset({"int", "long"}),
-    "double": frozenset({"int", "long", "float"}),
-    "bytes": frozenset({"string"}),
-    "string": frozenset({"bytes"}),
-}
+# PRIMITIVES, NAMED and PROMOTIONS (writer types each reader type accepts besides its own)
+# are the specification's: `formats.avro_vocab`.
 
 
 @dataclass(frozen=True)

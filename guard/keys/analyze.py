@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from formats.codec import Codec, CodecContext, create_codec
+from formats.schema_identity import derived_schema_id
 from formats.types import avro_only_parts
 from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
 from guard.keys.known import KnownSchemas, WriterSchema
@@ -226,7 +227,6 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
     side = old if which == "old" else new
     if side.schema_id is not None:
         return side.schema_id
-    from formats.registry.file import derived_schema_id
     from guard.keys.avro import registry_identity
 
     return derived_schema_id(registry_identity(side_schema(side)))
@@ -266,7 +266,10 @@ def side_codec(side: KeySide, topic: str | None = None, *, schema_id: int | None
         registry = KnownSchemas(written, writer_schemas or {})
     elif side.is_avro and exact_schema:
         options["schema"] = json.dumps(side_schema(side), separators=(",", ":"))
-    return create_codec(side.format, side.row_type, options,
-                        CodecContext(role="key", topic=topic or "keyguard-analysis",
-                                     registry=registry))
+    codec = create_codec(side.format, side.row_type, options,
+                         CodecContext(role="key", topic=topic or "keyguard-analysis",
+                                      registry=registry))
+    if side.carries_schema_id and schema_id is not None:  # the id is given, never asked for
+        codec.bind_schema_id(schema_id)  # type: ignore[attr-defined]
+    return codec
 

@@ -9,10 +9,13 @@ as a new schema breaks every key, even a FULL-compatible one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
+from formats.schema_identity import canonical_form, derived_schema_id
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from guard.keys.side import Change, KeySide, effective_options, pair_fields
 from guard.rules import (
@@ -40,11 +43,6 @@ from guard.rules import (
     TIME_PRECISION_CHANGED,
 )
 
-PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-NAMED = frozenset({"record", "error", "enum", "fixed"})
-_TIME_LOGICAL = frozenset({"timestamp-millis", "timestamp-micros", "timestamp-nanos",
-                           "local-timestamp-millis", "local-timestamp-micros",
-                           "local-timestamp-nanos", "time-millis", "time-micros"})
 #: Metadata that no Avro binary encoding contains.
 _META = ("doc", "aliases", "default", "order", "namespace", "name")
 
@@ -142,7 +140,7 @@ class AvroWalk:
         if ol == "decimal" or nl == "decimal":
             yield from self._decimal(o, n, path, what)
             return
-        if ol != nl and (ol in _TIME_LOGICAL and nl in _TIME_LOGICAL):
+        if ol != nl and (ol in TIME_LOGICAL_TYPES and nl in TIME_LOGICAL_TYPES):
             if _unit(ol) == _unit(nl) and ok == nk:
                 yield Change(SAME_BYTES_TYPE_CHANGE, path,
                              f"{what}: the same count of {_unit(ol)} since the "
@@ -453,10 +451,6 @@ def registry_identity(schema: Any) -> str:
     JSON key order, `{"type": "int"}` vs `"int"` and full vs namespace-split names collapse;
     doc, defaults, aliases, namespaces and custom properties remain.
     """
-    import json
-
-    from formats.registry.file import canonical_form
-
     return canonical_form(schema if isinstance(schema, str) else json.dumps(schema))
 
 
@@ -474,8 +468,6 @@ class Ids:
 
 def resolve_ids(old: KeySide, new: KeySide) -> Ids:
     """Which ids the keys carry and which the candidate gets (registry dedupe if unknown)."""
-    from formats.registry.file import derived_schema_id
-
     os_, ns = side_schema(old), side_schema(new)
     same = registry_identity(os_) == registry_identity(ns)
     key_ids = old.key_schema_ids or ((old.schema_id,) if old.schema_id is not None else ())

@@ -27,6 +27,7 @@ from formats.errors import (
 )
 from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
 from formats.registry.mock import MockRegistry
+from formats.registry.registration import bind_schema_id
 from formats.subjects import parse_strategy
 from formats.types import (
     BigIntType,
@@ -139,8 +140,8 @@ def mock() -> MockRegistry:
 @given(st.lists(ROWS, min_size=1, max_size=5))
 def test_same_id_and_bytes_as_confluent_serializer(mock: MockRegistry,
                                                    rows: list[dict[str, Any]]) -> None:
-    c = codec(VALUE, mock)
-    k = codec(KEY, mock, role="key")
+    c = bind_schema_id(codec(VALUE, mock))
+    k = bind_schema_id(codec(KEY, mock, role="key"))
     ser = AvroSerializer(mock.client, c.schema_text)
     key_ser = AvroSerializer(mock.client, k.schema_text)
     value_ctx = SerializationContext("orders", MessageField.VALUE)
@@ -161,7 +162,7 @@ def test_same_id_and_bytes_as_confluent_serializer(mock: MockRegistry,
 
 
 def test_wire_format(mock: MockRegistry) -> None:
-    c = codec(KEY, mock, role="key")
+    c = bind_schema_id(codec(KEY, mock, role="key"))
     data = c.encode({"region": "eu", "id": 1})
     assert data[:1] == b"\x00" and int.from_bytes(data[1:5], "big") == c.schema_id
     assert data[5:] == b"\x04eu\x02"
@@ -173,6 +174,7 @@ def test_registers_once_and_caches_writer_schemas() -> None:
     reg = MemoryRegistry()
     c = codec(KEY, reg, role="key")
     assert reg.calls == []  # building a codec touches no registry
+    bind_schema_id(c)  # registration: the explicit step before the first record
     rows = [{"region": "eu", "id": i} for i in range(3)]
     encoded = [c.encode(r) for r in rows] + c.encode_batch(pa.Table.from_pylist(rows))
     assert reg.calls == ["register orders-key", "lookup orders-key"]
@@ -212,13 +214,14 @@ def test_subjects(options: dict[str, str], topic: str | None, subject: str) -> N
     reg = MemoryRegistry()
     c = codec(KEY, reg, topic=topic, **options)
     assert c.subject == subject
-    c.encode({"region": "eu", "id": 1})
+    bind_schema_id(c).encode({"region": "eu", "id": 1})
     assert reg.subjects() == [subject]
 
 
 def test_subject_needs_a_topic() -> None:
     with pytest.raises(InvalidOptionError, match="needs the topic name") as info:
-        codec(KEY, MemoryRegistry(), topic=None).encode({"region": "eu", "id": 1})
+        bind_schema_id(codec(KEY, MemoryRegistry(), topic=None)).encode(
+            {"region": "eu", "id": 1})
     assert info.value.hint and "'subject'" in info.value.hint
     with pytest.raises(InvalidOptionError, match="expected one of TopicNameStrategy"):
         codec(KEY, MemoryRegistry(), **{"subject.name.strategy": "Nope"})
@@ -229,12 +232,12 @@ def test_auto_register_off() -> None:
     reg = MemoryRegistry()
     c = codec(KEY, reg, role="key", **{"auto.register.schemas": "false"})
     with pytest.raises(RegistryError, match="not registered under subject 'orders-key'") as info:
-        c.encode({"region": "eu", "id": 1})
+        bind_schema_id(c).encode({"region": "eu", "id": 1})
     assert info.value.hint and "auto.register.schemas=true" in info.value.hint
     # Registered by someone else, with other formatting: found by canonical form.
     schema_id = reg.register("orders-key", json.dumps(to_avro_schema(KEY), indent=2))
-    data = codec(KEY, reg, role="key", **{"auto.register.schemas": "false"}).encode(
-        {"region": "eu", "id": 1})
+    data = bind_schema_id(codec(KEY, reg, role="key", **{"auto.register.schemas": "false"})
+                          ).encode({"region": "eu", "id": 1})
     assert int.from_bytes(data[1:5], "big") == schema_id
     assert reg.calls[-1] == "lookup orders-key"
 
@@ -245,13 +248,14 @@ def test_reads_older_writer_schemas_by_resolution() -> None:
     old_t = row(("region", StringType().not_null()), ("id", BigIntType().not_null()))
     new_t = row(("region", StringType().not_null()), ("id", BigIntType().not_null()),
                 ("note", StringType()))
-    old = codec(old_t, reg).encode({"region": "eu", "id": 7})
-    new = codec(new_t, reg)
+    old = bind_schema_id(codec(old_t, reg)).encode({"region": "eu", "id": 7})
+    new = bind_schema_id(codec(new_t, reg))
     assert new.decode(old) == {"region": "eu", "id": 7, "note": None}
     assert new.decode(new.encode({"region": "us", "id": 8, "note": "x"}))["note"] == "x"
     assert reg.versions("orders-value") == [1, 2]
     # And a writer schema the reader cannot resolve is a DecodeError, not a crash.
-    incompatible = codec(row(("region", IntType().not_null())), reg, subject="other")
+    incompatible = bind_schema_id(codec(row(("region", IntType().not_null())), reg,
+                                        subject="other"))
     with pytest.raises(DecodeError, match="not a valid Avro record"):
         new.decode(incompatible.encode({"region": 1}))
 
@@ -260,7 +264,7 @@ def test_explicit_schema() -> None:
     reg = MemoryRegistry()
     schema = {"type": "record", "name": "OrderKey", "namespace": "shop", "fields": [
         {"name": "region", "type": "string"}, {"name": "id", "type": "long"}]}
-    c = codec(KEY, reg, role="key", schema=json.dumps(schema))
+    c = bind_schema_id(codec(KEY, reg, role="key", schema=json.dumps(schema)))
     c.encode({"region": "eu", "id": 1})
     assert json.loads(reg.get_version("orders-key").schema) == schema
     with pytest.raises(SchemaError, match="cannot be written as Avro"):
@@ -289,7 +293,7 @@ def test_opens_registry_from_url_and_hides_credentials() -> None:
     })
     c = AVRO_CONFLUENT_FORMAT.build(KEY, resolved, CodecContext(role="key", topic="t"))
     assert "s3cret" not in repr(c) and "tok-123" not in repr(c)
-    c.encode({"region": "eu", "id": 1})
+    bind_schema_id(c).encode({"region": "eu", "id": 1})
     assert MockRegistry(scope).subjects() == ["t-key"]
     with pytest.raises(InvalidOptionError, match="required option 'url'") as info:
         AVRO_CONFLUENT_FORMAT.build(KEY, AVRO_CONFLUENT_FORMAT.options.validate(

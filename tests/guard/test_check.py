@@ -120,11 +120,12 @@ def test_rule_ids_are_unique_and_documented():
 def test_witnesses_are_real_keys_from_the_topic_when_sampled(registry):
     from formats.codec import CodecContext, create_codec
     from formats.partitioner import partition_for
+    from formats.registry.registration import bind_schema_id
 
     key_type = SchemaText("AVRO", KEY_V1, "key").row_type()
     codec = create_codec("avro-confluent", key_type, {"schema": KEY_V1},
                          CodecContext(role="key", topic=TOPIC, registry=registry))
-    real = codec.encode({"user_region": "EMEA"})
+    real = bind_schema_id(codec).encode({"user_region": "EMEA"})
     key_id = registry.get_version(f"{TOPIC}-key").schema_id
     facts = TopicFacts(TOPIC, partitions=6, cleanup_policy="compact",
                        key_schema_ids={key_id: 1}, keys_scanned=1, scan_complete=True,

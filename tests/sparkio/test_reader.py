@@ -20,6 +20,7 @@ from confluent_kafka import Producer
 
 from formats.errors import DecodeError, InvalidOptionError, SchemaError
 from formats.plan import resolve_plan
+from formats.registry.registration import bind_plan_schema_ids
 from formats.sqltypes import parse_columns
 from sparkio.offsets import KafkaRanges, Record
 from sparkio.reader import (
@@ -146,6 +147,7 @@ def produce(bootstrap: str, topic: str, options: Mapping[str, str], cols: str,
             changes: Sequence[Change], **producer: Any) -> None:
     """What the writer does: the plan's bytes, murmur2 partitions, batched sends."""
     plan = _plan(options, cols, spark=True)
+    bind_plan_schema_ids(plan)  # registration, as the writer's driver does before any task
     p = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random",
                   "linger.ms": 20, "log_level": 0, **producer})
     for row, delete in changes:

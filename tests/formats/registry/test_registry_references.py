@@ -21,6 +21,7 @@ from formats.registry.file import FileRegistry
 from formats.registry.http import HttpRegistry
 from formats.registry.mock import MockRegistry
 from formats.registry.references import Reference, resolve
+from formats.registry.registration import bind_schema_id
 from formats.schemafile import SchemaText, read_schema_source
 from formats.types import RowType
 from guard.values import check_value
@@ -128,7 +129,7 @@ def test_avro_confluent_round_trip_matches_confluent_serializer(registry: Regist
                          "subject": "orders-value", "auto.register.schemas": "false"},
                         CodecContext(role="value", topic="orders", registry=registry))
     row = {"id": 7, "ship": {"street": "Main"}, "bill": None}
-    data = codec.encode(row)
+    data = bind_schema_id(codec).encode(row)
     sv = registry.get_version("orders-value")
     assert data[:5] == b"\0" + sv.schema_id.to_bytes(4, "big")
     assert codec.decode(data) == row

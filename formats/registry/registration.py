@@ -1,0 +1,128 @@
+"""Registration: the explicit step that gives a framed codec its schema id.
+
+A codec in the CONFLUENT frame (avro-confluent) writes the registry id of its schema in every
+record, and never asks a registry for it while encoding: the id is given from outside. This
+module is where it comes from, at the edge, once, before the first record: the CLI calls it
+before `keyguard encode` writes, the Spark driver after the guard passed (the tasks receive the
+ids, `sparkio.schema_ids`).
+
+With `auto.register.schemas` (default true, Flink's behavior) the schema is registered under
+the codec's subject (idempotent: an equal schema keeps its id), else looked up there, and a
+schema that is not registered stops the write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
+
+from formats.codec import format_factory
+from formats.errors import KeyguardError, RegistryError
+
+if TYPE_CHECKING:
+    from formats.codec import Codec
+    from formats.options import ResolvedOptions
+    from formats.plan import UpsertPlan
+    from formats.registry import Registry
+
+T = TypeVar("T")
+C = TypeVar("C", bound="Codec")
+
+
+class FramedCodec(Protocol):
+    """A codec whose records carry its schema's registry id (avro-confluent's)."""
+
+    options: ResolvedOptions
+    #: The schema text registered and looked up, and its references as registered.
+    schema_text: str
+    references: tuple[dict[str, object], ...]
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def schema_id(self) -> int: ...
+
+    @property
+    def has_schema_id(self) -> bool: ...
+
+    def bind_schema_id(self, schema_id: int) -> Any: ...
+
+    def describe(self) -> str: ...
+
+#: The option that says whether registering is allowed (`auto.register.schemas`).
+AUTO_REGISTER_KEY = "auto.register.schemas"
+
+
+def needs_schema_id(codec: Codec) -> TypeGuard[FramedCodec]:
+    """Whether the codec's format frames its records with a registry id it must be given."""
+    factory = format_factory(codec.format_name)
+    return factory.uses_registry and factory.frame.carries_schema_id
+
+
+def _ask(codec: FramedCodec, call: Callable[[], T], what: str) -> T:
+    try:
+        return call()
+    except KeyguardError as exc:
+        raise type(exc)(f"{codec.describe()}: {what}: {exc.message}", hint=exc.hint) from None
+
+
+def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
+                      register: bool | None = None) -> int:
+    """The registry id of the schema `codec` writes: registered under its subject when
+    `register` (default: the codec's `auto.register.schemas`), else looked up there.
+
+    `registry` defaults to the codec's own (its context's, else opened from its `url`).
+    Raises RegistryError when looking up finds nothing; does not bind the id (see
+    `bind_schema_id`)."""
+    if register is None:
+        register = bool(codec.options[AUTO_REGISTER_KEY])
+    subject = codec.subject
+    reg = registry if registry is not None else codec.registry
+    text, refs = codec.schema_text, codec.references
+    if register:
+        schema_id: Any = _ask(
+            codec, lambda: reg.register(subject, text, "AVRO", refs) if refs
+            else reg.register(subject, text),
+            f"registering the schema under subject '{subject}'")
+        return int(schema_id)
+    found = _ask(codec, lambda: reg.lookup(subject, text, "AVRO", refs) if refs
+                 else reg.lookup(subject, text),
+                 f"looking up the schema in subject '{subject}'")
+    if found is None:
+        raise RegistryError(
+            f"{codec.describe()}: the schema is not registered under subject "
+            f"'{subject}' in {reg.name}, and auto.register.schemas is false",
+            hint="register it first (keyguard can check it), or set "
+                 "auto.register.schemas=true",
+        )
+    return int(found.schema_id)
+
+
+def bind_schema_id(codec: C, registry: Registry | None = None, *,
+                   register: bool | None = None) -> C:
+    """Resolve the codec's schema id (`resolve_schema_id`) unless it has one; bind it."""
+    framed: Codec = codec  # narrowed below; `codec` keeps its own type for the caller
+    if not needs_schema_id(framed):
+        raise ValueError(f"{codec.describe()}: the {codec.format_name} format writes no "
+                         "schema id (check needs_schema_id first)")
+    _bind(framed, registry, register)
+    return codec
+
+
+def _bind(codec: FramedCodec, registry: Registry | None, register: bool | None) -> int:
+    if not codec.has_schema_id:
+        codec.bind_schema_id(resolve_schema_id(codec, registry, register=register))
+    return codec.schema_id
+
+
+def bind_plan_schema_ids(plan: UpsertPlan, registry: Registry | None = None
+                         ) -> tuple[int | None, int | None]:
+    """The key and value schema ids of `plan`'s framed codecs, resolved and bound once (None
+    for a codec whose format carries no id). A registry error stops here, before any record."""
+    key, value = plan.key_codec, plan.value_codec
+    return (_bind(key, registry, None) if needs_schema_id(key) else None,
+            _bind(value, registry, None) if needs_schema_id(value) else None)
