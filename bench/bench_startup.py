@@ -1,0 +1,115 @@
+"""CLI start-up of one or more keyguard checkouts, side by side, against `python -c pass`.
+
+    python bench/bench_startup.py [--root DIR ...] [--runs 10]
+
+Every contender runs as a fresh process, round-robin (pass, A, B, pass, A, B, ...), so machine
+load hits them alike; the table shows the median wall ms [min-max] and the ratio of the median
+to `python -c pass`. Contenders per root: `keyguard --help`, `keyguard check --help` and a real
+`keyguard check` of one topic against the file registry (schemas/ copied to a temp dir). Then,
+per root, the cumulative import time of `guard.cli` from `python -X importtime` (median of
+--runs) and the heavy packages the CLI imports for `--help` and `check --help`: none of pyspark,
+pyarrow, fastavro, confluent_kafka may be there (main at 3e90b94 imports none of them). Give the
+same --root twice or two checkouts (e.g. a `git archive` of the baseline commit and /work/main)
+to compare before and after. Timing is only printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("pyspark", "pyarrow", "fastavro", "confluent_kafka", "pandas", "numpy", "httpx",
+         "requests")
+TOPIC = "pageviews_per_region"
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root)}
+
+
+def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()}")
+    return elapsed
+
+
+def _importtime(root: Path, args: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """Cumulative microseconds of guard.cli and the heavy top-level packages imported."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "guard.cli", *args],
+                          cwd=cwd, capture_output=True, text=True, env=_env(root))
+    cumulative, heavy = 0, set()
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cum, name = (part.strip() for part in line.split("|"))
+        if name == "guard.cli":
+            cumulative = int(cum)
+        if name.split(".")[0] in HEAVY:
+            heavy.add(name.split(".")[0])
+    return cumulative, heavy
+
+
+def _cell(xs: list[float]) -> str:
+    return f"{statistics.median(xs) * 1000:7.1f} [{min(xs) * 1000:.0f}-{max(xs) * 1000:.0f}]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--root", action="append", type=Path,
+                    help="a keyguard checkout (repeatable; default: this one)")
+    ap.add_argument("--runs", type=int, default=10)
+    args = ap.parse_args()
+    roots = [r.resolve() for r in (args.root or [REPO])]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        shutil.copytree(roots[0] / "schemas", work / "schemas")
+        key = work / f"schemas/subjects/{TOPIC}-key/v1.avsc"
+        value = work / f"schemas/subjects/{TOPIC}-value/v1.avsc"
+        cli = [sys.executable, "-m", "guard.cli"]
+        commands = {
+            "--help": [*cli, "--help"],
+            "check --help": [*cli, "check", "--help"],
+            "check (1 topic, file registry)": [*cli, "check", "--topic", TOPIC, "--key-schema",
+                                               str(key), "--value-schema", str(value)],
+        }
+        base_cmd = [sys.executable, "-c", "pass"]
+        contenders = [(f"{label} @ {root}", cmd, _env(root))
+                      for root in roots for label, cmd in commands.items()]
+        for _, cmd, env in contenders:  # warm the OS file cache and the .pyc files
+            _time(cmd, work, env)
+        times: dict[str, list[float]] = {"python -c pass": []}
+        for _ in range(args.runs):
+            times["python -c pass"].append(_time(base_cmd, work, dict(os.environ)))
+            for name, cmd, env in contenders:
+                times.setdefault(name, []).append(_time(cmd, work, env))
+        base = statistics.median(times["python -c pass"])
+        print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, round-robin; "
+              f"python {sys.version.split()[0]}")
+        print(f"| contender | median ms [min-max] | / python -c pass |\n|---|---|---|")
+        for name, xs in times.items():
+            print(f"| {name} | {_cell(xs)} | {statistics.median(xs) / base:.2f}x |")
+        print()
+        print("| root | guard.cli import µs (check --help, median) | heavy imports: --help |"
+              " check --help |\n|---|---|---|---|")
+        for root in roots:
+            cums = [_importtime(root, ["check", "--help"], work)[0] for _ in range(args.runs)]
+            _, heavy_help = _importtime(root, ["--help"], work)
+            _, heavy_check = _importtime(root, ["check", "--help"], work)
+            print(f"| {root} | {statistics.median(cums):,.0f} | "
+                  f"{', '.join(sorted(heavy_help)) or 'none'} | "
+                  f"{', '.join(sorted(heavy_check)) or 'none'} |")
+
+
+if __name__ == "__main__":
+    main()
