@@ -359,6 +359,7 @@ def test_analysis_finds_each_kind_of_violation(tmp_path):
     assert layer_violations(sites) == ["formats/b.py:3 imports guard.g"]
     assert [s.split(":")[0] for s in network_paths(sites)] == ["guard.g", "guard.t"]
     assert unexplained_local_imports(sites) == ["formats/b.py:5 (formats.a)",
+                                                "guard/g.py:4 (formats.registry)",
                                                 "guard/v.py:2 (formats.registry.connect)"]
     assert registry_openers(sites) == ["guard/v.py:2 imports formats.registry.connect"]
 
