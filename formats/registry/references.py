@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from formats.errors import RegistryError, SchemaError, UsageError
+from formats.schemajson import loads_schema
 
 if TYPE_CHECKING:
     from formats.registry import Registry
@@ -197,8 +198,6 @@ def standalone(text: str, schema_type: str, resolved: Sequence[ResolvedReference
     """`text` with the referenced definitions brought in (see the module doc)."""
     if not resolved:
         return text
-    from formats.schemajson import loads_schema
-
     data = loads_schema(text, origin)
     if schema_type.upper() == "AVRO":
         available: dict[str, Any] = {}

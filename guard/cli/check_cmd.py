@@ -10,6 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
+from formats.registry import SchemaVersion
+from formats.registry.references import parse_reference_option
+from formats.schemafile import read_schema_file, read_schema_source
+from formats.secrets import redact
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
@@ -27,7 +31,7 @@ SchemaTypeOpt = Annotated[
 
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str]) -> None:
-    from formats.secrets import redact
+    # lazy: CLI start-up (the renderers; the catalogue imports every check)
     from guard.render import render
     from guard.rules_catalogue import catalogue
 
@@ -100,9 +104,8 @@ def check_cmd(
     ] = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
-    from formats.registry.references import parse_reference_option
+    # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, load_config
 
     cfg = load_config(config) if config else GuardConfig()
@@ -128,6 +131,7 @@ def check_cmd(
     if against is not None:
         if not against.startswith("git:"):
             raise fail(f"--against must be git:REF, got {against!r}")
+        # lazy: CLI start-up (only --against loads the git gate)
         from guard.gate import candidate_files, gate, registry_at_ref
 
         directory = settings.url.removeprefix("file://")
@@ -141,6 +145,7 @@ def check_cmd(
 
     if not entries:
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
+    # lazy: CLI start-up (the analysis, loaded when there is something to check)
     from guard.check import TopicCheck, check_many
 
     servers = bootstrap or cfg.bootstrap
@@ -179,6 +184,7 @@ def check_cmd(
                 files[spec.subject(role, text)] = src
     inspector = None
     if servers:
+        # lazy: confluent_kafka, only with a bootstrap server
         from guard.topic import KafkaTopicInspector
 
         inspector = KafkaTopicInspector(servers, props)
@@ -208,6 +214,7 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
+    # lazy: CLI start-up (registry settings load the registry backends)
     from formats.registry.settings import REGISTRY_FORMAT, registry_options_of, resolve_registry
 
     url, reg_options, sources = registry_options_of(
@@ -229,6 +236,7 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
 
 def _check_table_options(e: Any) -> None:
     """Reject table options that belong to neither format, naming them."""
+    # lazy: CLI start-up (the format registry and its option declarations)
     from formats.codec import format_factory
 
     prefixes = tuple(f"{r}.{f}." for r, f in (("key", e.key_format), ("value", e.value_format))
@@ -277,8 +285,6 @@ def diff_cmd(
     output: OutputOpt = None,
 ) -> None:
     """Compare schema files directly: --key for key stability, --level for value compatibility."""
-    from formats.schemafile import read_schema_file
-
     if len(files) < 2:
         raise fail("diff needs at least two files: the old schema(s) and the candidate")
     if key == (level is not None):
@@ -296,7 +302,7 @@ def diff_cmd(
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:
-        from formats.registry import SchemaVersion
+        # lazy: CLI start-up (the value compatibility walkers)
         from formats.registry.file import derived_schema_id
         from guard.values import check_value
 
@@ -306,6 +312,7 @@ def diff_cmd(
         report = Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
         _emit(report, fmt, output, shown)
         return
+    # lazy: CLI start-up (the key analysis)
     from guard.diff import diff_keys
 
     report = diff_keys(texts, key_format, parse_kv(option),
@@ -320,6 +327,7 @@ def rules_cmd(
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
 ) -> None:
     """Every guard rule: ID, severity, why it matters and a minimal example."""
+    # lazy: CLI start-up (the catalogue imports every check)
     from guard.rules_catalogue import catalogue
 
     rules = catalogue()
