@@ -96,7 +96,7 @@ def main() -> None:
         base = statistics.median(times["python -c pass"])
         print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, round-robin; "
               f"python {sys.version.split()[0]}")
-        print(f"| contender | median ms [min-max] | / python -c pass |\n|---|---|---|")
+        print("| contender | median ms [min-max] | / python -c pass |\n|---|---|---|")
         for name, xs in times.items():
             print(f"| {name} | {_cell(xs)} | {statistics.median(xs) / base:.2f}x |")
         print()
