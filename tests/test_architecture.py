@@ -43,7 +43,7 @@ HEAVY = ("pyspark", "pyarrow", "fastavro", "confluent_kafka")
 
 @dataclass(frozen=True)
 class ImportSite:
-    """One import statement of a project module, resolved to full module names."""
+    """One import statement in a project module, resolved to full module names."""
 
     module: str
     path: Path
