@@ -3,20 +3,23 @@
     python bench/bench_startup.py [--root DIR ...] [--runs 10]
 
 Every contender runs as a fresh process, round-robin (pass, A, B, pass, A, B, ...), so machine
-load hits them alike; the table shows the median wall ms [min-max] and the ratio of the median
-to `python -c pass`. Contenders per root: `keyguard --help`, `keyguard check --help` and a real
-`keyguard check` of one topic against the file registry (schemas/ copied to a temp dir). Then,
-per root, the cumulative import time of `guard.cli` from `python -X importtime` (median of
---runs) and the heavy packages the CLI imports for `--help` and `check --help`: none of pyspark,
-pyarrow, fastavro, confluent_kafka may be there (main at 3e90b94 imports none of them). Give the
-same --root twice or two checkouts (e.g. a `git archive` of the baseline commit and /work/main)
-to compare before and after. Timing is only printed, never asserted.
+load hits them alike; the table shows the median wall and CPU ms [min-max] of each and the
+ratio of each median to `python -c pass`'s (CPU, user + system, moves less with other load).
+Contenders per root: `keyguard --help`, `keyguard check --help` and a real `keyguard check` of
+one topic against the file registry (schemas/ copied to a temp dir). Then, per root, the
+cumulative import time of `guard.cli` from `python -X importtime` (median of --runs) and the
+heavy packages the CLI imports for `--help` and `check --help`: none of pyspark, pyarrow,
+fastavro, confluent_kafka may be there (main at 3e90b94 imports none of them). Give two
+checkouts (e.g. a `git archive` of the baseline commit and /work/main) to compare before and
+after. keyguard has no `--version`: `--help` is its cheapest command. Timing is only printed,
+never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,13 +38,17 @@ def _env(root: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(root)}
 
 
-def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def _importtime(root: Path, args: list[str], cwd: Path) -> tuple[int, set[str]]:
@@ -89,16 +96,24 @@ def main() -> None:
         for _, cmd, env in contenders:  # warm the OS file cache and the .pyc files
             _time(cmd, work, env)
         times: dict[str, list[float]] = {"python -c pass": []}
+        cpus: dict[str, list[float]] = {"python -c pass": []}
+        load = [os.getloadavg()[0]]
         for _ in range(args.runs):
-            times["python -c pass"].append(_time(base_cmd, work, dict(os.environ)))
-            for name, cmd, env in contenders:
-                times.setdefault(name, []).append(_time(cmd, work, env))
+            for name, cmd, env in [("python -c pass", base_cmd, dict(os.environ)), *contenders]:
+                wall, cpu = _time(cmd, work, env)
+                times.setdefault(name, []).append(wall)
+                cpus.setdefault(name, []).append(cpu)
+        load.append(os.getloadavg()[0])
         base = statistics.median(times["python -c pass"])
-        print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, round-robin; "
-              f"python {sys.version.split()[0]}")
-        print("| contender | median ms [min-max] | / python -c pass |\n|---|---|---|")
+        base_cpu = statistics.median(cpus["python -c pass"])
+        print(f"load average {min(load):.2f}-{max(load):.2f}; {args.runs} runs each, round-robin;"
+              f" python {sys.version.split()[0]}; CPU = user + system of the process (less "
+              "sensitive to other load than wall)")
+        print("| contender | wall ms median [min-max] | / python -c pass | CPU ms median "
+              "[min-max] | / python -c pass |\n|---|---|---|---|---|")
         for name, xs in times.items():
-            print(f"| {name} | {_cell(xs)} | {statistics.median(xs) / base:.2f}x |")
+            print(f"| {name} | {_cell(xs)} | {statistics.median(xs) / base:.2f}x | "
+                  f"{_cell(cpus[name])} | {statistics.median(cpus[name]) / base_cpu:.2f}x |")
         print()
         print("| root | guard.cli import µs (check --help, median) | heavy imports: --help |"
               " check --help |\n|---|---|---|---|")
