@@ -120,8 +120,8 @@ def import_sites(root: Path = REPO, packages: Iterable[str] = PACKAGES) -> list[
                     visit(child, local, tc)
                 return
             inner = local or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            for child in ast.iter_child_nodes(node):
-                visit(child, inner, tc)
+            for sub in ast.iter_child_nodes(node):
+                visit(sub, inner, tc)
 
         visit(tree, False, False)
     return sites
