@@ -10,9 +10,9 @@ one topic against the file registry (schemas/ copied to a temp dir). Then, per r
 cumulative import time of `guard.cli` from `python -X importtime` (median of --runs) and the
 heavy packages the CLI imports for `--help` and `check --help`: none of pyspark, pyarrow,
 fastavro, confluent_kafka may be there (main at 3e90b94 imports none of them). Give two
-checkouts (e.g. a `git archive` of the baseline commit and /work/main) to compare before and
-after. keyguard has no `--version`: `--help` is its cheapest command. Timing is only printed,
-never asserted.
+checkouts to compare before and after, both made alike (e.g. `git archive` of each commit into
+/tmp: a worktree elsewhere measured faster for reasons not found). keyguard has no
+`--version`: `--help` is its cheapest command. Timing is only printed, never asserted.
 """
 
 from __future__ import annotations
