@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from formats.errors import EncodeError, InvalidOptionError
 from formats.framing import BARE, Frame
+from formats.json_schema import to_json_schema
 from formats.options import OptionSet, ResolvedOptions
+from formats.schemafile import SchemaText
 from formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from formats.registry import Registry
-    from formats.schemafile import SchemaText
 
 Role = Literal["key", "value"]
 
@@ -91,9 +92,6 @@ class Codec(ABC):
 
         Avro formats answer with their Avro schema; the others with the row's JSON Schema.
         """
-        from formats.json_schema import to_json_schema  # the text formats' schema, on demand
-        from formats.schemafile import SchemaText
-
         return SchemaText("JSON", json.dumps(to_json_schema(self.row_type)),
                           origin or f"the {self.context.role} ({self.format_name})")
 

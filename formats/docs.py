@@ -11,7 +11,10 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from formats.codec import format_factory, format_names
 from formats.options import OptionSet
+from formats.plan import TABLE_OPTIONS
+from formats.registry.connect import REGISTRY_OPTIONS
 
 _BLOCK = re.compile(
     r"(<!-- options:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /options:(?P=name) -->)",
@@ -21,20 +24,13 @@ _BLOCK = re.compile(
 
 def option_sets() -> dict[str, Callable[[], OptionSet]]:
     """The option sets `formats` declares: each format's, the table's, the registry's."""
-    from formats.codec import format_factory, format_names
-    from formats.plan import TABLE_OPTIONS
-
-    def registry() -> OptionSet:
-        from formats.registry.connect import REGISTRY_OPTIONS
-
-        return REGISTRY_OPTIONS
 
     def of_format(name: str) -> Callable[[], OptionSet]:
         return lambda: format_factory(name).options
 
     out: dict[str, Callable[[], OptionSet]] = {name: of_format(name) for name in format_names()}
     out["table"] = lambda: TABLE_OPTIONS
-    out["registry"] = registry
+    out["registry"] = lambda: REGISTRY_OPTIONS
     return out
 
 

@@ -7,6 +7,8 @@ could hold a secret goes through `formats.secrets.redact` before it reaches a me
 
 from __future__ import annotations
 
+from formats.secrets import redact
+
 # Exit codes shared by every command.
 EXIT_OK = 0
 EXIT_BREAKING = 1
@@ -35,8 +37,6 @@ class KeyguardError(Exception):
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         # Redacted here, once, so that no path (the CLI, a Spark task, a library caller's
         # log) can show a credential that slipped into a message.
-        from formats.secrets import redact
-
         self.message = redact(message)
         self.hint = None if hint is None else redact(hint)
         super().__init__(self.message if self.hint is None else f"{self.message} ({self.hint})")
@@ -76,8 +76,6 @@ class RedactedException(Exception):
 def _safe_link(exc: BaseException | None) -> BaseException | None:
     if exc is None or isinstance(exc, KeyguardError):
         return exc
-    from formats.secrets import redact
-
     text = f"{type(exc).__name__}: {exc}"
     if redact(text) == text:
         return exc

@@ -70,11 +70,11 @@ class SchemaText:
                               hint="an Avro schema or a JSON Schema is JSON text")
         try:
             if self.schema_type == "AVRO":
-                from formats.avro_schema import parse_avro
+                from formats.avro_schema import parse_avro  # lazy: CLI start-up (one parser)
 
                 return parse_avro(self.standalone, origin=self.origin)
             data = loads_schema(self.standalone, self.origin)
-            from formats.json_schema import validate_json_schema
+            from formats.json_schema import validate_json_schema  # lazy: CLI start-up
 
             validate_json_schema(data)
             return data
@@ -106,11 +106,11 @@ class SchemaText:
 
     def _row_type(self, avro_only: bool) -> DataType:
         if self.schema_type == "AVRO":
-            from formats.avro_schema import from_avro_schema
+            from formats.avro_schema import from_avro_schema  # lazy: CLI start-up
 
             return from_avro_schema(self.parsed(), avro_only=avro_only, validated=True)
         if self.schema_type == "JSON":
-            from formats.json_schema import from_json_schema
+            from formats.json_schema import from_json_schema  # lazy: CLI start-up
 
             doc = self.parsed()
             if not isinstance(doc, dict):

@@ -92,17 +92,18 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
     url = url.strip()
     config = dict(config or {})
     if url.startswith("mock://"):
+        # lazy: only the backend the URL names is loaded (mock and http load confluent_kafka)
         from formats.registry.mock import MockRegistry
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
         return MockRegistry(url[len("mock://"):] or "default")
     if url.startswith("file://") or (url and "://" not in url and Path(url).exists()):
-        from formats.registry.file import FileRegistry
+        from formats.registry.file import FileRegistry  # lazy: only the backend the URL names
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
         return FileRegistry(url.removeprefix("file://"))
     if url.startswith(("http://", "https://")):
-        from formats.registry.http import HttpRegistry
+        from formats.registry.http import HttpRegistry  # lazy: only the backend the URL names
 
         settings = http_client_settings(url, config,
                                         os.environ if environ is None else environ)

@@ -28,6 +28,7 @@ from formats.avro_vocab import PRIMITIVES as _PRIMITIVES
 from formats.avro_vocab import full_name as _fullname
 from formats.errors import RegistryError, SchemaError, UsageError
 from formats.schema_identity import avro_canonical as _avro_canonical
+from formats.schemajson import loads_schema
 
 if TYPE_CHECKING:
     from formats.registry import Registry
@@ -199,8 +200,6 @@ def standalone(text: str, schema_type: str, resolved: Sequence[ResolvedReference
     """`text` with the referenced definitions brought in (see the module doc)."""
     if not resolved:
         return text
-    from formats.schemajson import loads_schema
-
     data = loads_schema(text, origin)
     if schema_type.upper() == "AVRO":
         available: dict[str, Any] = {}

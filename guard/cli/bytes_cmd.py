@@ -10,10 +10,12 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import InvalidOptionError
+from formats.partitioner import partition_for
+from formats.registry.references import parse_reference_option
 from formats.schemafile import SchemaText, read_schema_source
 from formats.secrets import redact_url
 from formats.types import Field, RowType
-from formats.values import to_jsonable
+from formats.values import coerce_row, to_jsonable
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, read_json_arg
 
 ColumnsOpt = Annotated[
@@ -74,7 +76,7 @@ def _table_from_sources(
             raise fail("give either --columns with --primary-key, or --key-schema/--value-schema")
         if not primary_key:
             raise fail("--columns needs --primary-key")
-        from formats.sqltypes import parse_columns
+        from formats.sqltypes import parse_columns  # lazy: CLI start-up (the SQL type parser)
 
         return parse_columns(columns), primary_key, "ALL"
     if not (key_schema and value_schema):
@@ -119,8 +121,7 @@ def _build_plan(
     schema_type: str | None,
     reference: list[str] | None = None,
 ) -> Any:
-    from formats.plan import resolve_plan
-    from formats.registry.references import parse_reference_option
+    from formats.plan import resolve_plan  # lazy: CLI start-up (the plan loads the codecs)
 
     if schema_type and not (key_schema or value_schema):
         raise InvalidOptionError(
@@ -130,6 +131,7 @@ def _build_plan(
     if registry:
         _registry_needed(registry, key_format, value_format, key_schema, value_schema)
         # the one settings path: -o key.avro-confluent.timeout=5s reaches it too
+        # lazy: CLI start-up (registry settings load the registry backends)
         from formats.options import strip_prefix
         from formats.registry.settings import registry_options_of, resolve_registry
 
@@ -238,8 +240,8 @@ def encode(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Print the key and value bytes of one row, exactly as Flink would write them."""
+    # lazy: CLI start-up (registration loads the registry backends)
     from formats.registry.registration import bind_plan_schema_ids
-    from formats.values import coerce_row
 
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
@@ -260,8 +262,6 @@ def encode(
                   encoding: _show(value, encoding)},
     }
     if partitions is not None:
-        from formats.partitioner import partition_for
-
         if partitions < 1:
             raise fail("--partitions must be at least 1")
         result["partition"] = partition_for(key, partitions)
@@ -318,6 +318,7 @@ def decode(
 @handles_errors
 def formats_cmd() -> None:
     """List the formats and their options (Flink's names, without the key./value. prefix)."""
+    # lazy: CLI start-up (the format registry and its option declarations)
     from formats.codec import format_factory, format_names
 
     for name in format_names():

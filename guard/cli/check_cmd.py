@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
+from formats.registry import SchemaVersion
+from formats.registry.references import parse_reference_option
+from formats.schemafile import read_schema_file, read_schema_source
+from formats.secrets import redact
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.report import Report, Verdict
@@ -42,7 +46,7 @@ SchemaTypeOpt = Annotated[
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
           selection: RuleSelection | None = None) -> None:
-    from formats.secrets import redact
+    # lazy: CLI start-up (the renderers; the catalogue imports every check)
     from guard.render import render
     from guard.rules_catalogue import catalogue
 
@@ -119,9 +123,8 @@ def check_cmd(
     select: SelectOpt = None,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
-    from formats.registry.references import parse_reference_option
+    # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from formats.schemafile import read_schema_source
     from guard.config import GuardConfig, TopicEntry, load_config
 
     cfg = load_config(config) if config else GuardConfig()
@@ -148,6 +151,7 @@ def check_cmd(
     if against is not None:
         if not against.startswith("git:"):
             raise fail(f"--against must be git:REF, got {against!r}")
+        # lazy: CLI start-up (only --against loads the git gate)
         from guard.gate import candidate_files, gate, registry_at_ref
 
         directory = settings.url.removeprefix("file://")
@@ -161,6 +165,7 @@ def check_cmd(
 
     if not entries:
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
+    # lazy: CLI start-up (the analysis, loaded when there is something to check)
     from guard.check import check_many
     from guard.plan import TopicPlan
 
@@ -195,6 +200,7 @@ def check_cmd(
                 files[spec.subject(role, text)] = src
     inspector = None
     if servers:
+        # lazy: confluent_kafka, only with a bootstrap server
         from guard.topic import KafkaTopicInspector
 
         inspector = KafkaTopicInspector(servers, props)
@@ -238,6 +244,7 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
+    # lazy: CLI start-up (registry settings load the registry backends)
     from formats.codec import format_factory
     from formats.registry.settings import registry_options_of, resolve_registry
 
@@ -260,6 +267,7 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
 
 def _check_table_options(e: Any) -> None:
     """Reject table options that belong to neither format, naming them."""
+    # lazy: CLI start-up (the format registry and its option declarations)
     from formats.codec import format_factory
 
     prefixes = tuple(f"{r}.{f}." for r, f in (("key", e.key_format), ("value", e.value_format))
@@ -310,8 +318,6 @@ def diff_cmd(
     select: SelectOpt = None,
 ) -> None:
     """Compare schema files directly: --key for key stability, --level for value compatibility."""
-    from formats.schemafile import read_schema_file
-
     if len(files) < 2:
         raise fail("diff needs at least two files: the old schema(s) and the candidate")
     if key == (level is not None):
@@ -332,7 +338,7 @@ def diff_cmd(
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:
-        from formats.registry import SchemaVersion
+        # lazy: CLI start-up (the value compatibility walkers)
         from formats.schema_identity import derived_schema_id
         from guard.values import check_value
 
@@ -342,6 +348,7 @@ def diff_cmd(
         report = Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
         _emit(report, fmt, output, shown, selection)
         return
+    # lazy: CLI start-up (the key analysis)
     from guard.diff import diff_keys
 
     report = diff_keys(texts, key_format, parse_kv(option),
@@ -360,9 +367,10 @@ def rules_cmd(
     """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
     import textwrap
 
-    from guard.rules import ALIASES  # lazy: CLI start-up
-    from guard.rules_catalogue import catalogue  # lazy: looked up per call (tests replace it)
-    from guard.selection import selector  # lazy: CLI start-up (dataclasses cost at import)
+    # lazy: CLI start-up (the catalogue imports every check; tests replace it per call)
+    from guard.rules import ALIASES
+    from guard.rules_catalogue import catalogue
+    from guard.selection import selector
 
     rules = catalogue()
     notes: list[str] = []

@@ -91,7 +91,7 @@ def _error_document(kind: str, message: str, code: int, fmt: str | None,
                     output: Path | None) -> None:
     if fmt is None or fmt == "text":
         return
-    from guard.render import render_error
+    from guard.render import render_error  # lazy: CLI start-up (the renderers)
 
     document = render_error(fmt, kind, message, code)
     if document is None:

@@ -20,6 +20,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
+from formats import javatext
 from formats.errors import KeyguardError
 from formats.partitioner import partition_for
 from formats.types import (
@@ -293,8 +294,6 @@ def _cast(v: Any, old: DataType, new: DataType) -> Any:
 
 def _to_string(v: Any, old: DataType) -> str:
     """CAST(x AS STRING), Flink's text for the types a key may hold."""
-    from formats import javatext
-
     if isinstance(v, str):
         return v
     if isinstance(v, bool):
