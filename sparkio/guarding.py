@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from formats.avro_confluent_format import AUTO_REGISTER
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
@@ -25,7 +26,13 @@ from guard.check import TopicCheck, check
 from guard.render import render
 from guard.report import Report, Verdict
 from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, TopicInspector
-from sparkio.options import ConnectorOptions
+from sparkio.options import (
+    ALLOW_BREAKING,
+    GUARD_REGISTRY,
+    REQUIRE_SUBJECT,
+    SCAN_LIMIT,
+    ConnectorOptions,
+)
 
 _LOG = logging.getLogger("keyguard.sparkio")
 
@@ -105,7 +112,7 @@ def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicCheck:
 def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, bool]:
     """The registry holding the registered schemas, and whether guard.registry named it."""
 
-    explicit = conn["guard.registry"]
+    explicit = conn[GUARD_REGISTRY]
     if explicit:  # the one settings path; connection options of a format naming this URL
         from formats.registry.settings import registry_options_of, resolve_registry
 
@@ -119,7 +126,7 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
         return registry, True
     for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
         if fmt == "avro-confluent":
-            if codec.options["auto.register.schemas"]:  # type: ignore[attr-defined]
+            if codec.options[AUTO_REGISTER]:  # type: ignore[attr-defined]
                 getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
             return codec.registry, False  # type: ignore[attr-defined]
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
@@ -139,8 +146,8 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
     """Judge the write; raise GuardBlockedError on a breaking verdict unless overridden."""
     inspector = inspector or inspector_for(conn)
     try:  # also the driver's probe of the brokers, before any task starts
-        facts = inspector.facts(plan.topic, scan_limit=conn["guard.scan-limit"],
-                                scan_schema_ids=conn["guard.scan-limit"] > 0)
+        facts = inspector.facts(plan.topic, scan_limit=conn[SCAN_LIMIT],
+                                scan_schema_ids=conn[SCAN_LIMIT] > 0)
     except BrokerUnavailableError as exc:
         raise BrokerUnavailableError(
             f"topic {plan.topic}: {exc.message}; nothing was written",
@@ -157,12 +164,12 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
         registry, _explicit = guard_registry(plan, conn)
     spec = topic_check(plan, facts.partitions)
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
-                   scan_limit=conn["guard.scan-limit"],
-                   require_subject=conn["guard.require-subject"])
+                   scan_limit=conn[SCAN_LIMIT],
+                   require_subject=conn[REQUIRE_SUBJECT])
     text = redact(render(report, "text"), conn.secrets())
     if report.verdict is Verdict.BREAKING:
         n = len(report.breaking)
-        if not conn["guard.allow-breaking"]:
+        if not conn[ALLOW_BREAKING]:
             raise GuardBlockedError(
                 f"keyguard blocked the write to topic {plan.topic}: {n} breaking "
                 f"finding{'s' if n > 1 else ''}; nothing was written", report=report, text=text)
@@ -184,7 +191,7 @@ def record_success(plan: UpsertPlan, conn: ConnectorOptions) -> None:
     Avro-confluent keys are registered by their codec. For the other formats nothing else
     remembers what the key looked like, so the next write could not be checked.
     """
-    if not conn["guard.registry"] or plan.key_format == "avro-confluent":
+    if not conn[GUARD_REGISTRY] or plan.key_format == "avro-confluent":
         return
     registry, _ = guard_registry(plan, conn)
     spec = topic_check(plan, None)
