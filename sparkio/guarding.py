@@ -20,6 +20,8 @@ from formats.avro_confluent_format import AUTO_REGISTER
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
+from formats.registry.mock import MockRegistry
+from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
 from formats.secrets import redact, redact_url
 from guard.check import TopicCheck, check
@@ -114,8 +116,6 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
 
     explicit = conn[GUARD_REGISTRY]
     if explicit:  # the one settings path; connection options of a format naming this URL
-        from formats.registry.settings import registry_options_of, resolve_registry
-
         _, opts, _ = registry_options_of(
             (f"{role}.avro-confluent.", options) for role, fmt, options in
             (("key", plan.key_format, plan.key_options),
@@ -130,8 +130,6 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
                 getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
             return codec.registry, False  # type: ignore[attr-defined]
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
-    from formats.registry.mock import MockRegistry
-
     return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
 
 

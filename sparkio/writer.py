@@ -43,11 +43,11 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import PlanSpec, UpsertPlan
 from formats.spark_schema import from_spark_schema
 from formats.types import RowType
-from sparkio import guarding
 from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
 from sparkio.options import (
     BUFFER_FLUSH_INTERVAL,
