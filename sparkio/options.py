@@ -20,6 +20,7 @@ from formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions, resolve
 from formats.projection import parse_primary_key
 from formats.registry.settings import resolve_kafka
 from formats.secrets import is_secret_key, register_options
+from guard import options as guard_options
 
 V = TypeVar("V")
 
@@ -142,10 +143,9 @@ ALLOW_BREAKING: Option[bool] = Option(
     "Write even when the guard finds a breaking key or value change; the report is "
     "logged at WARNING. For deliberate migrations only.")
 SCAN_LIMIT: Option[int] = Option(
-    "guard.scan-limit", int, 10_000,
-    "Keys read from the topic to find the schema ids its keys carry (0: no scan).")
+    "guard.scan-limit", int, guard_options.SCAN_LIMIT.default, guard_options.SCAN_LIMIT.description)
 REQUIRE_SUBJECT: Option[bool] = Option(
-    "guard.require-subject", bool, False,
+    "guard.require-subject", bool, guard_options.REQUIRE_SUBJECT.default,
     "Block the write when the key (or value) subject has no versions (KG015) "
     "instead of treating it as a first registration: for topics in production.")
 VALIDATE_PARTITION: Option[bool] = Option(

@@ -12,6 +12,7 @@ import typer
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
+from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
 from guard.report import Report, Verdict
 
 FormatOpt = Annotated[
@@ -59,8 +60,8 @@ def check_cmd(
     value_schema: Annotated[
         str | None, typer.Option("--value-schema", help="Candidate value schema.")
     ] = None,
-    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
-    value_format: Annotated[str, typer.Option("--value-format")] = "avro-confluent",
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default,
+    value_format: Annotated[str, typer.Option("--value-format")] = str(VALUE_FORMAT.default),
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Table option KEY=VALUE, Flink names "
@@ -71,8 +72,8 @@ def check_cmd(
                                  callback=at_least(1, "--partitions"))
     ] = None,
     partitioner: Annotated[
-        str, typer.Option("--partitioner", help="The producer's partitioner.")
-    ] = "murmur2",
+        str, typer.Option("--partitioner", help=PARTITIONER.description)
+    ] = PARTITIONER.default,
     bootstrap: Annotated[
         str | None,
         typer.Option("--bootstrap", help="Kafka bootstrap servers: scan the topic for the key "
@@ -84,7 +85,8 @@ def check_cmd(
                      " sasl.mechanism...). Passwords: KEYGUARD_KAFKA_SASL_PASSWORD."),
     ] = None,
     scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.",
-                                            callback=at_least(1, "--scan-limit"))] = 10000,
+                                            callback=at_least(1, "--scan-limit"))
+                      ] = SCAN_LIMIT.default,
     against: Annotated[
         str | None,
         typer.Option("--against", help="git:REF: compare the file registry with itself as "
@@ -100,6 +102,7 @@ def check_cmd(
     ] = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
+    from formats.plan import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
     from formats.registry.references import parse_reference_option
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.schemafile import read_schema_source
@@ -112,7 +115,8 @@ def check_cmd(
         cli = TopicEntry(
             name=topic, key_format=key_format, value_format=value_format or None,
             key_schema=key_schema, value_schema=value_schema, partitions=partitions,
-            partitioner=partitioner, key_fields_prefix=options.pop("key.fields-prefix", ""),
+            partitioner=partitioner,
+            key_fields_prefix=options.pop(TABLE_KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default),
             options=options)
         found = [e for e in entries if e.name == topic]
         entries = [_overlay(found[0], cli) if found else cli]
@@ -183,7 +187,7 @@ def check_cmd(
 
         inspector = KafkaTopicInspector(servers, props)
     # --scan-limit's default defers to the config file's scan-limit.
-    limit = cfg.scan_limit if scan_limit == 10000 else scan_limit
+    limit = cfg.scan_limit if scan_limit == SCAN_LIMIT.default else scan_limit
     report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
     _emit(report, fmt, output, files)
 
@@ -196,8 +200,9 @@ def _overlay(entry: Any, cli: Any) -> Any:
     for name in ("key_schema", "value_schema", "partitions", "key_fields_prefix"):
         if getattr(cli, name):
             changes[name] = getattr(cli, name)
-    for name, default in (("key_format", "avro-confluent"), ("value_format", "avro-confluent"),
-                          ("partitioner", "murmur2")):
+    for name, default in (("key_format", KEY_FORMAT.default),
+                          ("value_format", VALUE_FORMAT.default),
+                          ("partitioner", PARTITIONER.default)):
         if getattr(cli, name) != default:
             changes[name] = getattr(cli, name)
     return replace(entry, **changes)
@@ -251,7 +256,7 @@ def diff_cmd(
     files: Annotated[list[Path], typer.Argument(help="Schema files, oldest first; the last "
                                                 "one is the candidate.")],
     key: Annotated[bool, typer.Option("--key", help="Judge key stability (bytes, ids).")] = False,
-    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Key format option KEY=VALUE (no prefix), both "
