@@ -24,13 +24,12 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from formats import javatext
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionSet, ResolvedOptions, enum_option
+from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -56,12 +55,12 @@ if TYPE_CHECKING:
 
 FORMAT = "json"
 
-class TimestampStandard(StrEnum):
+class TimestampStandard(OptionEnum):
     SQL = "SQL"
     ISO_8601 = "ISO-8601"
 
 
-class MapNullKeyMode(StrEnum):
+class MapNullKeyMode(OptionEnum):
     FAIL = "FAIL"
     DROP = "DROP"
     LITERAL = "LITERAL"

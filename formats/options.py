@@ -18,7 +18,18 @@ from formats.errors import InvalidOptionError
 from formats.secrets import REDACTED, is_secret_key, register_options
 
 V = TypeVar("V")
-E = TypeVar("E", bound=Enum)
+E = TypeVar("E", bound="OptionEnum")
+
+
+class OptionEnum(str, Enum):
+    """The values of an enum-typed option. A member is its option text: it equals, prints and
+    formats as it (`enum.StrEnum`, which Python 3.10 lacks)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 def _parse_bool(raw: str) -> bool:
@@ -72,6 +83,14 @@ class Option(Generic[V]):
     #: The least value of an int option (durations included): none is negative by default.
     minimum: int | None = None
 
+    @property
+    def default_value(self) -> V:
+        """The default typed as the option's values: for an option whose default is not None
+        (a flag's default on the command line, a config file's default)."""
+        if self.default is None:
+            raise TypeError(f"option '{self.key}' has no default")
+        return self.default
+
     def parse(self, raw: Any, *, where: str) -> V:
         if not isinstance(raw, str):
             if isinstance(raw, self.type) and not (self.type is int and isinstance(raw, bool)):
@@ -112,8 +131,8 @@ def duration_option(key: str, default: int | None, description: str) -> Option[i
 
 
 def enum_option(key: str, enum: type[E], default: E | None, description: str) -> Option[E]:
-    """An option whose values are the members of `enum` (a `StrEnum`: members compare equal to
-    their value), matched case-insensitively and read back as the member."""
+    """An option whose values are the members of `enum` (members equal their option text),
+    matched case-insensitively and read back as the member."""
     return Option(key, enum, default, description,
                   choices=tuple(str(m.value) for m in enum), parser=str)
 

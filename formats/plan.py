@@ -11,19 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from formats.codec import Codec, CodecContext, FormatFactory, format_factory
 from formats.errors import InvalidOptionError
-from formats.options import Option, OptionSet, ResolvedOptions, enum_option, strip_prefix
+from formats.options import (
+    Option,
+    OptionEnum,
+    OptionSet,
+    ResolvedOptions,
+    enum_option,
+    strip_prefix,
+)
 from formats.projection import ALL, EXCEPT_KEY, UpsertLayout, project
 from formats.registry import Registry
 from formats.schemajson import paused_gc
 from formats.types import RowType
 
 
-class FieldsInclude(StrEnum):
+class FieldsInclude(OptionEnum):
     """value.fields-include: which table columns the value carries."""
 
     ALL = ALL

@@ -16,12 +16,11 @@ from __future__ import annotations
 import codecs
 import struct
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any
 
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionSet, ResolvedOptions, enum_option
+from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
 from formats.types import (
     BigIntType,
     BooleanType,
@@ -41,7 +40,7 @@ from formats.values import lone_surrogate
 FORMAT = "raw"
 
 
-class Endianness(StrEnum):
+class Endianness(OptionEnum):
     BIG = "big-endian"
     LITTLE = "little-endian"
 

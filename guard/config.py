@@ -69,13 +69,13 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a t
 @dataclass(frozen=True)
 class TopicEntry:
     name: str
-    key_format: str = KEY_FORMAT.default
-    value_format: str | None = VALUE_FORMAT.default
+    key_format: str = KEY_FORMAT.default_value
+    value_format: str | None = VALUE_FORMAT.default_value
     key_schema: str | None = None
     value_schema: str | None = None
     partitions: int | None = None
-    partitioner: str = PARTITIONER.default
-    key_fields_prefix: str = KEY_FIELDS_PREFIX.default
+    partitioner: str = PARTITIONER.default_value
+    key_fields_prefix: str = KEY_FIELDS_PREFIX.default_value
     options: Mapping[str, Any] = field(default_factory=dict)
     #: None: the config's (or the command line's) choice.
     require_subject: bool | None = None
@@ -89,11 +89,11 @@ class GuardConfig:
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
     registry_options: Mapping[str, Any] = field(default_factory=dict)
-    require_subject: bool = REQUIRE_SUBJECT.default
+    require_subject: bool = REQUIRE_SUBJECT.default_value
     bootstrap: str | None = None
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
-    scan_limit: int = SCAN_LIMIT.default
+    scan_limit: int = SCAN_LIMIT.default_value
     #: Directory the file was read from: relative schema paths resolve against it.
     base: Path = Path(".")
 
@@ -151,23 +151,23 @@ def load_config(path: str | Path) -> GuardConfig:
                                      '"key.json.timestamp-format.standard" = "ISO-8601"')
         topics.append(TopicEntry(
             name=t["name"],
-            key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default),
-            value_format=t.get(VALUE_FORMAT.key, VALUE_FORMAT.default) or None,
+            key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
+            value_format=t.get(VALUE_FORMAT.key, VALUE_FORMAT.default_value) or None,
             key_schema=_resolve(p.parent, t.get("key-schema")),
             value_schema=_resolve(p.parent, t.get("value-schema")),
             partitions=t.get("partitions"),
-            partitioner=t.get(PARTITIONER.key, PARTITIONER.default),
-            key_fields_prefix=t.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default),
+            partitioner=t.get(PARTITIONER.key, PARTITIONER.default_value),
+            key_fields_prefix=t.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
             options=dict(t.get("options", {})),
             require_subject=t.get("require-subject"),
         ))
-    scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default)
+    scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default_value)
     if scan_limit < 0:
         raise InvalidOptionError(f"{p}: scan-limit must not be negative, got {scan_limit}")
     return GuardConfig(
         registry=registry,
         registry_options=registry_options,
-        require_subject=doc.get(REQUIRE_SUBJECT.key, REQUIRE_SUBJECT.default),
+        require_subject=doc.get(REQUIRE_SUBJECT.key, REQUIRE_SUBJECT.default_value),
         bootstrap=doc.get("bootstrap"),
         kafka=kafka,
         topics=tuple(topics),

@@ -12,7 +12,7 @@ from formats.options import Option, OptionSet
 
 KEY_FORMAT: Option[str] = Option(
     "key-format", str, "avro-confluent", "Format of the key (see `keyguard formats`).")
-VALUE_FORMAT: Option[str | None] = Option(
+VALUE_FORMAT: Option[str] = Option(
     "value-format", str, "avro-confluent",
     "Format of the value; false in the config file: the topic's values are not checked.")
 PARTITIONS: Option[int | None] = Option(

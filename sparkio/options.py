@@ -11,11 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, TypeVar, overload
 
 from formats.errors import InvalidOptionError
-from formats.options import Option, OptionSet, ResolvedOptions, duration_option, enum_option
+from formats.options import (
+    Option,
+    OptionEnum,
+    OptionSet,
+    ResolvedOptions,
+    duration_option,
+    enum_option,
+)
 from formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions, resolve_options
 from formats.projection import parse_primary_key
 from formats.registry.settings import resolve_kafka
@@ -25,18 +31,18 @@ from guard import options as guard_options
 V = TypeVar("V")
 
 
-class DeliveryGuarantee(StrEnum):
+class DeliveryGuarantee(OptionEnum):
     NONE = "none"
     AT_LEAST_ONCE = "at-least-once"
     EXACTLY_ONCE = "exactly-once"
 
 
-class ScanMode(StrEnum):
+class ScanMode(OptionEnum):
     TABLE = "table"
     CHANGELOG = "changelog"
 
 
-class ScanFold(StrEnum):
+class ScanFold(OptionEnum):
     """scan.fold: per Kafka partition, or all partitions in one task."""
 
     PARTITION = "partition"

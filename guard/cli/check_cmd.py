@@ -60,8 +60,8 @@ def check_cmd(
     value_schema: Annotated[
         str | None, typer.Option("--value-schema", help="Candidate value schema.")
     ] = None,
-    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default,
-    value_format: Annotated[str, typer.Option("--value-format")] = str(VALUE_FORMAT.default),
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default_value,
+    value_format: Annotated[str, typer.Option("--value-format")] = VALUE_FORMAT.default_value,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Table option KEY=VALUE, Flink names "
@@ -73,7 +73,7 @@ def check_cmd(
     ] = None,
     partitioner: Annotated[
         str, typer.Option("--partitioner", help=PARTITIONER.description)
-    ] = PARTITIONER.default,
+    ] = PARTITIONER.default_value,
     bootstrap: Annotated[
         str | None,
         typer.Option("--bootstrap", help="Kafka bootstrap servers: scan the topic for the key "
@@ -86,7 +86,7 @@ def check_cmd(
     ] = None,
     scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.",
                                             callback=at_least(1, "--scan-limit"))
-                      ] = SCAN_LIMIT.default,
+                      ] = SCAN_LIMIT.default_value,
     against: Annotated[
         str | None,
         typer.Option("--against", help="git:REF: compare the file registry with itself as "
@@ -115,8 +115,8 @@ def check_cmd(
         cli = TopicEntry(
             name=topic, key_format=key_format, value_format=value_format or None,
             key_schema=key_schema, value_schema=value_schema, partitions=partitions,
-            partitioner=partitioner,
-            key_fields_prefix=options.pop(TABLE_KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default),
+            partitioner=partitioner, key_fields_prefix=options.pop(
+                TABLE_KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
             options=options)
         found = [e for e in entries if e.name == topic]
         entries = [_overlay(found[0], cli) if found else cli]
@@ -187,7 +187,7 @@ def check_cmd(
 
         inspector = KafkaTopicInspector(servers, props)
     # --scan-limit's default defers to the config file's scan-limit.
-    limit = cfg.scan_limit if scan_limit == SCAN_LIMIT.default else scan_limit
+    limit = cfg.scan_limit if scan_limit == SCAN_LIMIT.default_value else scan_limit
     report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
     _emit(report, fmt, output, files)
 
@@ -200,9 +200,9 @@ def _overlay(entry: Any, cli: Any) -> Any:
     for name in ("key_schema", "value_schema", "partitions", "key_fields_prefix"):
         if getattr(cli, name):
             changes[name] = getattr(cli, name)
-    for name, default in (("key_format", KEY_FORMAT.default),
-                          ("value_format", VALUE_FORMAT.default),
-                          ("partitioner", PARTITIONER.default)):
+    for name, default in (("key_format", KEY_FORMAT.default_value),
+                          ("value_format", VALUE_FORMAT.default_value),
+                          ("partitioner", PARTITIONER.default_value)):
         if getattr(cli, name) != default:
             changes[name] = getattr(cli, name)
     return replace(entry, **changes)
@@ -256,7 +256,7 @@ def diff_cmd(
     files: Annotated[list[Path], typer.Argument(help="Schema files, oldest first; the last "
                                                 "one is the candidate.")],
     key: Annotated[bool, typer.Option("--key", help="Judge key stability (bytes, ids).")] = False,
-    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default,
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default_value,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Key format option KEY=VALUE (no prefix), both "
