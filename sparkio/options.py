@@ -2,9 +2,12 @@
 
 `formats.plan.TABLE_OPTIONS` declares the table options (topic, primary-key, key.format, ...);
 `CONNECTOR_OPTIONS` here adds the sink, scan and guard options, and `properties.*` passes
-through to librdkafka. `resolve_connector` validates all of them in one pass (via
-`resolve_plan(..., extra=CONNECTOR_OPTIONS)`), then checks the combinations Flink rejects too,
-so an unknown or conflicting option fails before Spark runs anything.
+through to librdkafka. Each option is a constant (`SCAN_LIMIT`, `DELIVERY`, ...) and is read
+back through it (`conn[SCAN_LIMIT]`), typed; enum-like options read back as enum members.
+`resolve_connector` validates all of them once, with both formats' options (via
+`formats.plan.resolve_options`), then checks the combinations Flink rejects too, so an unknown
+or conflicting option fails before Spark runs anything. The result, `ConnectorOptions`, is the
+plan the tasks receive: they never validate again.
 """
 
 from __future__ import annotations
