@@ -8,11 +8,9 @@ Spark connector's and is the README's one command (`python -m sparkio.docs READM
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
-from formats.docs import option_sets, rewrite
+from formats.docs import option_sets
 from formats.docs import render as render_options
 from formats.options import OptionSet
 
@@ -46,12 +44,3 @@ def render(text: str, contributed: Mapping[str, Callable[[], OptionSet]] | None 
     text = _EXIT_BLOCK.sub(lambda m: f"{m.group(1)}{exit_codes_table()}\n{m.group(3)}", text)
     return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
 
-
-def main(argv: list[str]) -> int:
-    """The README without contributed option sets (those come from `python -m sparkio.docs`)."""
-    rewrite(Path(argv[0] if argv else "README.md"), render)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -203,10 +203,11 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
 
 
 def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
-    """The row type of the latest schema registered for `role`, or None for other formats."""
-    if fmt.name != "avro-confluent":
+    """The row type of the latest Avro schema registered for `role`; None for a format that
+    registers none (the format answers, `FormatFactory.uses_registry`)."""
+    if not (fmt.factory.uses_registry and fmt.factory.writes_avro):
         return None
-    where = f"{role} format 'avro-confluent'"
+    where = f"{role} format '{fmt.name}'"
     opts = fmt.resolved
     if not opts[URL]:
         raise InvalidOptionError(f"{where}: required option 'url' is missing",
