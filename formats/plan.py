@@ -5,6 +5,10 @@ The options are Flink's upsert-kafka names: `key.format`, `value.format`, their 
 format options (`key.json.*`, `value.avro-confluent.url`, ...), `key.fields-prefix`,
 `value.fields-include`, plus keyguard's `primary-key` (Spark has no primary-key constraint).
 The CLI and the Spark connector both resolve through here, so they cannot disagree.
+
+Resolution is staged so each step happens once: `resolve_options` validates every option
+(`PlanOptions`), `PlanOptions.project` lays out a table (`PlanSpec`: frozen, picklable, what a
+Spark task receives), and `PlanSpec.build` makes the codecs without validating anything again.
 """
 
 from __future__ import annotations
