@@ -50,7 +50,6 @@ def _step(n: int, text: str) -> None:
 
 @contextmanager
 def _broker(kind: str, workdir: Path) -> Iterator[str]:
-
     started = time.monotonic()
     broker = start_broker(kind, workdir)
     _say(f"   {kind} broker on {broker.bootstrap} (pid {broker.pid}, "
@@ -127,7 +126,6 @@ def run(*, broker: str = "tansu", partitions: int = 6, keep: bool = False) -> in
              "openjdk-17-jre-headless")
         return 2
     logging.basicConfig(level=logging.WARNING, format="   %(levelname)s %(name)s: %(message)s")
-
     work = Path(tempfile.mkdtemp(prefix="keyguard-demo-"))
     registry = work / "schemas"
     if SAMPLE_SCHEMAS.is_dir():
