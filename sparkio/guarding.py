@@ -10,13 +10,13 @@ the rendered report, unless `guard.allow-breaking=true`, which logs the report a
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from formats.avro_confluent_format import AUTO_REGISTER
+from formats.codec import Codec
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
@@ -81,18 +81,10 @@ class GuardOutcome:
         return self.facts.partitions
 
 
-def candidate(codec_format: str, codec: object, row_type: object, role: str) -> SchemaText:
-    """The schema a codec writes: Avro for the Avro formats, else the row's JSON Schema."""
-    from formats.avro_schema import to_avro_json
-    from formats.json_schema import to_json_schema
-
-    origin = f"the Spark DataFrame's {role} ({codec_format})"
-    if codec_format == "avro-confluent":
-        return SchemaText("AVRO", codec.schema_text, origin,  # type: ignore[attr-defined]
-                          codec.resolved_references)  # type: ignore[attr-defined]
-    if codec_format == "avro":
-        return SchemaText("AVRO", to_avro_json(codec.avro_schema), origin)  # type: ignore[attr-defined]
-    return SchemaText("JSON", json.dumps(to_json_schema(row_type)), origin)  # type: ignore[arg-type]
+def candidate(codec_format: str, codec: Codec, row_type: object, role: str) -> SchemaText:
+    """The schema a codec writes, as the codec answers (`Codec.written_schema`): Avro for the
+    Avro formats, else the row's JSON Schema. `row_type` is the codec's own (kept for callers)."""
+    return codec.written_schema(f"the Spark DataFrame's {role} ({codec_format})")
 
 
 def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicCheck:
