@@ -65,28 +65,39 @@ from formats.values import lone_surrogate
 
 FORMAT = "csv"
 
+FIELD_DELIMITER: Option[str] = Option(
+    "field-delimiter", str, ",",
+    "Field delimiter character; Java escapes such as \\t are understood.")
+DISABLE_QUOTE_CHARACTER: Option[bool] = Option(
+    "disable-quote-character", bool, False,
+    "Never quote values; quote-character may then not be set.")
+QUOTE_CHARACTER: Option[str | None] = Option(
+    "quote-character", str, None,
+    'Quote character for values that need quoting (\'"\' when not set).')
+ALLOW_COMMENTS: Option[bool] = Option(
+    "allow-comments", bool, False,
+    "Reading: records starting with '#' are comments (Flink then reads no row).")
+IGNORE_PARSE_ERRORS: Option[bool] = Option(
+    "ignore-parse-errors", bool, False,
+    "Reading: fields that do not parse become null instead of failing.")
+ARRAY_ELEMENT_DELIMITER: Option[str] = Option(
+    "array-element-delimiter", str, ";", "Separator of ARRAY elements.")
+ESCAPE_CHARACTER: Option[str | None] = Option(
+    "escape-character", str, None, "Escape character (disabled by default).")
+NULL_LITERAL: Option[str | None] = Option(
+    "null-literal", str, None,
+    "Text written and read for null (by default null is an empty field).")
+SCIENTIFIC_DECIMALS: Option[bool] = Option(
+    "write-bigdecimal-in-scientific-notation", bool, False,
+    "true: DECIMAL as BigDecimal.stripTrailingZeros().toString() (1E+3, 0, 1E-7); "
+    "absent or false: the plain number with the column's scale (1000.00), as Flink "
+    "2.3 writes it when the option is not set.")
+
 OPTIONS = OptionSet(
     FORMAT,
-    (
-        Option("field-delimiter", str, ",",
-               "Field delimiter character; Java escapes such as \\t are understood."),
-        Option("disable-quote-character", bool, False,
-               "Never quote values; quote-character may then not be set."),
-        Option("quote-character", str, None,
-               'Quote character for values that need quoting (\'"\' when not set).'),
-        Option("allow-comments", bool, False,
-               "Reading: records starting with '#' are comments (Flink then reads no row)."),
-        Option("ignore-parse-errors", bool, False,
-               "Reading: fields that do not parse become null instead of failing."),
-        Option("array-element-delimiter", str, ";", "Separator of ARRAY elements."),
-        Option("escape-character", str, None, "Escape character (disabled by default)."),
-        Option("null-literal", str, None,
-               "Text written and read for null (by default null is an empty field)."),
-        Option("write-bigdecimal-in-scientific-notation", bool, False,
-               "true: DECIMAL as BigDecimal.stripTrailingZeros().toString() (1E+3, 0, 1E-7); "
-               "absent or false: the plain number with the column's scale (1000.00), as Flink "
-               "2.3 writes it when the option is not set."),
-    ),
+    (FIELD_DELIMITER, DISABLE_QUOTE_CHARACTER, QUOTE_CHARACTER, ALLOW_COMMENTS,
+     IGNORE_PARSE_ERRORS, ARRAY_ELEMENT_DELIMITER, ESCAPE_CHARACTER, NULL_LITERAL,
+     SCIENTIFIC_DECIMALS),
 )
 
 #: Jackson's CsvEncoder.MAX_QUOTE_CHECK: longer text values are always quoted.
@@ -131,15 +142,16 @@ def unescape_java(text: str) -> str:
     return "".join(out)
 
 
-def _single_char(options: ResolvedOptions, key: str, *, unescape: bool = False) -> str | None:
-    raw = options[key]
+def _single_char(options: ResolvedOptions, option: Option[Any], *,
+                 unescape: bool = False) -> str | None:
+    raw = options[option]
     if raw is None:
         return None
     value = unescape_java(raw) if unescape else raw
     if len(value) != 1:
         raise InvalidOptionError(
-            f"csv format: option '{key}' must be a single character, got {raw!r}",
-            hint="for a tab write \\t" if key == "field-delimiter" else None,
+            f"csv format: option '{option.key}' must be a single character, got {raw!r}",
+            hint="for a tab write \\t" if option is FIELD_DELIMITER else None,
         )
     return value
 
@@ -175,22 +187,22 @@ class CsvCodec(Codec):
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
         super().__init__(row_type, options, context)
-        if options["disable-quote-character"] and options["quote-character"] is not None:
+        if options[DISABLE_QUOTE_CHARACTER] and options[QUOTE_CHARACTER] is not None:
             raise InvalidOptionError(
                 "csv format: options 'quote-character' and 'disable-quote-character' "
                 "cannot be set at the same time"
             )
-        delimiter = _single_char(options, "field-delimiter", unescape=True)
+        delimiter = _single_char(options, FIELD_DELIMITER, unescape=True)
         assert delimiter is not None
         self.delimiter = delimiter
-        self.quote = None if options["disable-quote-character"] else (
-            _single_char(options, "quote-character") or '"')
-        self.escape = _single_char(options, "escape-character")
-        self.array_delimiter = _single_char(options, "array-element-delimiter") or ";"
-        self.null_literal: str | None = options["null-literal"]
-        self.scientific_decimals: bool = options["write-bigdecimal-in-scientific-notation"]
-        self.ignore_parse_errors: bool = options["ignore-parse-errors"]
-        self.allow_comments: bool = options["allow-comments"]
+        self.quote = None if options[DISABLE_QUOTE_CHARACTER] else (
+            _single_char(options, QUOTE_CHARACTER) or '"')
+        self.escape = _single_char(options, ESCAPE_CHARACTER)
+        self.array_delimiter = _single_char(options, ARRAY_ELEMENT_DELIMITER) or ";"
+        self.null_literal = options[NULL_LITERAL]
+        self.scientific_decimals = options[SCIENTIFIC_DECIMALS]
+        self.ignore_parse_errors = options[IGNORE_PARSE_ERRORS]
+        self.allow_comments = options[ALLOW_COMMENTS]
         check_row_type(row_type, role=context.role)
         # Jackson's _cfgMinSafeChar (the line separator is empty in Flink).
         self._min_safe = max(ord(self.delimiter), ord(self.quote) if self.quote else -1) + 1

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from formats import javatext
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionSet, ResolvedOptions
+from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -55,36 +55,54 @@ if TYPE_CHECKING:
 
 FORMAT = "json"
 
+class TimestampStandard(OptionEnum):
+    SQL = "SQL"
+    ISO_8601 = "ISO-8601"
+
+
+class MapNullKeyMode(OptionEnum):
+    FAIL = "FAIL"
+    DROP = "DROP"
+    LITERAL = "LITERAL"
+
+
+FAIL_ON_MISSING_FIELD: Option[bool] = Option(
+    "fail-on-missing-field", bool, False,
+    "Fail when a field of the row type is missing from the JSON object; by default "
+    "a missing field is null.")
+IGNORE_PARSE_ERRORS: Option[bool] = Option(
+    "ignore-parse-errors", bool, False,
+    "Turn a field that cannot be converted into null and a record that is not JSON "
+    "into None (Flink skips it) instead of failing. Cannot be combined with "
+    "fail-on-missing-field.")
+TIMESTAMP_FORMAT: Option[TimestampStandard] = enum_option(
+    "timestamp-format.standard", TimestampStandard, TimestampStandard.SQL,
+    "Text form of TIMESTAMP and TIMESTAMP_LTZ: SQL (`2024-01-01 12:00:00.5`) or "
+    "ISO-8601 (`2024-01-01T12:00:00.5`); TIMESTAMP_LTZ adds `Z`.")
+MAP_NULL_KEY_MODE: Option[MapNullKeyMode] = enum_option(
+    "map-null-key.mode", MapNullKeyMode, MapNullKeyMode.FAIL,
+    "What to do with a null MAP key when encoding: FAIL, DROP the entry, or write "
+    "it as LITERAL (map-null-key.literal).")
+MAP_NULL_KEY_LITERAL: Option[str] = Option(
+    "map-null-key.literal", str, "null",
+    "The key written for a null MAP key when map-null-key.mode is LITERAL.")
+DECIMAL_AS_PLAIN_NUMBER: Option[bool] = Option(
+    "encode.decimal-as-plain-number", bool, False,
+    "Write DECIMAL as a plain number with the column's scale (`1000.00`) instead of "
+    "Java's stripped form that may use an exponent (`1E+3`).")
+IGNORE_NULL_FIELDS: Option[bool] = Option(
+    "encode.ignore-null-fields", bool, False,
+    "Leave out ROW fields whose value is null instead of writing `\"f\":null` (array "
+    "elements and map values stay null).")
+JSON_PARSER_ENABLED: Option[bool] = Option(
+    "decode.json-parser.enabled", bool, True,
+    "Flink's choice between its JsonParser and JsonNode decoders; accepted for "
+    "compatibility, keyguard always decodes with the JsonParser rules.")
+
 OPTIONS = OptionSet(
     FORMAT,
-    (
-        Option("fail-on-missing-field", bool, False,
-               "Fail when a field of the row type is missing from the JSON object; by default "
-               "a missing field is null."),
-        Option("ignore-parse-errors", bool, False,
-               "Turn a field that cannot be converted into null and a record that is not JSON "
-               "into None (Flink skips it) instead of failing. Cannot be combined with "
-               "fail-on-missing-field."),
-        Option("timestamp-format.standard", str, "SQL",
-               "Text form of TIMESTAMP and TIMESTAMP_LTZ: SQL (`2024-01-01 12:00:00.5`) or "
-               "ISO-8601 (`2024-01-01T12:00:00.5`); TIMESTAMP_LTZ adds `Z`.",
-               choices=("SQL", "ISO-8601")),
-        Option("map-null-key.mode", str, "FAIL",
-               "What to do with a null MAP key when encoding: FAIL, DROP the entry, or write "
-               "it as LITERAL (map-null-key.literal).",
-               choices=("FAIL", "DROP", "LITERAL")),
-        Option("map-null-key.literal", str, "null",
-               "The key written for a null MAP key when map-null-key.mode is LITERAL."),
-        Option("encode.decimal-as-plain-number", bool, False,
-               "Write DECIMAL as a plain number with the column's scale (`1000.00`) instead of "
-               "Java's stripped form that may use an exponent (`1E+3`)."),
-        Option("encode.ignore-null-fields", bool, False,
-               "Leave out ROW fields whose value is null instead of writing `\"f\":null` (array "
-               "elements and map values stay null)."),
-        Option("decode.json-parser.enabled", bool, True,
-               "Flink's choice between its JsonParser and JsonNode decoders; accepted for "
-               "compatibility, keyguard always decodes with the JsonParser rules."),
-    ),
+    (FAIL_ON_MISSING_FIELD, IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, MAP_NULL_KEY_MODE,
+     MAP_NULL_KEY_LITERAL, DECIMAL_AS_PLAIN_NUMBER, IGNORE_NULL_FIELDS, JSON_PARSER_ENABLED),
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -124,13 +142,13 @@ Encoder = Callable[[Any, str], str]
 
 class _Settings:
     def __init__(self, options: ResolvedOptions, where: str) -> None:
-        self.iso = options["timestamp-format.standard"] == "ISO-8601"
-        self.null_key_mode = options["map-null-key.mode"]
-        self.null_key_literal = options["map-null-key.literal"]
-        self.plain_decimals = options["encode.decimal-as-plain-number"]
-        self.ignore_nulls = options["encode.ignore-null-fields"]
-        self.fail_on_missing = options["fail-on-missing-field"]
-        self.ignore_parse_errors = options["ignore-parse-errors"]
+        self.iso = options[TIMESTAMP_FORMAT] == TimestampStandard.ISO_8601
+        self.null_key_mode = options[MAP_NULL_KEY_MODE]
+        self.null_key_literal = options[MAP_NULL_KEY_LITERAL]
+        self.plain_decimals = options[DECIMAL_AS_PLAIN_NUMBER]
+        self.ignore_nulls = options[IGNORE_NULL_FIELDS]
+        self.fail_on_missing = options[FAIL_ON_MISSING_FIELD]
+        self.ignore_parse_errors = options[IGNORE_PARSE_ERRORS]
         self.where = where
 
 
@@ -287,9 +305,9 @@ def _encoder(t: DataType, s: _Settings) -> Encoder:
             out: dict[str, str] = {}  # an ObjectNode: a repeated key keeps its first place
             for k, x in items:
                 if k is None:
-                    if s.null_key_mode == "DROP":
+                    if s.null_key_mode == MapNullKeyMode.DROP:
                         continue
-                    if s.null_key_mode == "FAIL":
+                    if s.null_key_mode == MapNullKeyMode.FAIL:
                         raise EncodeError(
                             f"{s.where}: column '{path}': JSON format doesn't support to "
                             "serialize map data with null keys",
@@ -576,7 +594,7 @@ class JsonCodec(Codec):
         super().__init__(row_type, options, context)
         where = f"{context.role} format '{FORMAT}'" + (f" of topic {context.topic}"
                                                       if context.topic else "")
-        if options["fail-on-missing-field"] and options["ignore-parse-errors"]:
+        if options[FAIL_ON_MISSING_FIELD] and options[IGNORE_PARSE_ERRORS]:
             raise InvalidOptionError(
                 f"{where}: fail-on-missing-field and ignore-parse-errors shouldn't both be true",
                 hint="set at most one of them, as Flink requires",

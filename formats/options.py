@@ -11,12 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from typing import Any, Generic, TypeVar
+from enum import Enum
+from typing import Any, Generic, TypeVar, overload
 
 from formats.errors import InvalidOptionError
 from formats.secrets import REDACTED, is_secret_key, register_options
 
 V = TypeVar("V")
+E = TypeVar("E", bound="OptionEnum")
+
+
+class OptionEnum(str, Enum):
+    """The values of an enum-typed option. A member is its option text: it equals, prints and
+    formats as it (`enum.StrEnum`, which Python 3.10 lacks)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 def _parse_bool(raw: str) -> bool:
@@ -70,6 +83,14 @@ class Option(Generic[V]):
     #: The least value of an int option (durations included): none is negative by default.
     minimum: int | None = None
 
+    @property
+    def default_value(self) -> V:
+        """The default typed as the option's values: for an option whose default is not None
+        (a flag's default on the command line, a config file's default)."""
+        if self.default is None:
+            raise TypeError(f"option '{self.key}' has no default")
+        return self.default
+
     def parse(self, raw: Any, *, where: str) -> V:
         if not isinstance(raw, str):
             if isinstance(raw, self.type) and not (self.type is int and isinstance(raw, bool)):
@@ -100,11 +121,20 @@ class Option(Generic[V]):
                     f"got {value!r}"
                 )
             value = canon[str(value).upper()]
+            if issubclass(self.type, Enum):
+                value = self.type(value)  # an enum-typed option reads back as its member
         return value  # type: ignore[no-any-return]
 
 
 def duration_option(key: str, default: int | None, description: str) -> Option[int]:
     return Option(key, int, default, description, parser=_parse_duration_ms)
+
+
+def enum_option(key: str, enum: type[E], default: E | None, description: str) -> Option[E]:
+    """An option whose values are the members of `enum` (members equal their option text),
+    matched case-insensitively and read back as the member."""
+    return Option(key, enum, default, description,
+                  choices=tuple(str(m.value) for m in enum), parser=str)
 
 
 @dataclass(frozen=True)
@@ -191,8 +221,14 @@ class ResolvedOptions:
     values: Mapping[str, Any]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @overload
+    def __getitem__(self, key: Option[V]) -> V: ...
+    @overload
+    def __getitem__(self, key: str) -> Any: ...
+
     def __getitem__(self, key: str | Option[Any]) -> Any:
-        """The value of an option, read back by its declaration (`opts[URL]`) or its key."""
+        """The value of an option, read back by its declaration (`opts[URL]`), typed as it
+        declares; a string key still works during the transition."""
         return self.values[key.key if isinstance(key, Option) else key]
 
     def __repr__(self) -> str:

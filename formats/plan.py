@@ -5,6 +5,10 @@ The options are Flink's upsert-kafka names: `key.format`, `value.format`, their 
 format options (`key.json.*`, `value.avro-confluent.url`, ...), `key.fields-prefix`,
 `value.fields-include`, plus keyguard's `primary-key` (Spark has no primary-key constraint).
 The CLI and the Spark connector both resolve through here, so they cannot disagree.
+
+Resolution is staged so each step happens once: `resolve_options` validates every option
+(`PlanOptions`), `PlanOptions.project` lays out a table (`PlanSpec`: frozen, picklable, what a
+Spark task receives), and `PlanSpec.build` makes the codecs without validating anything again.
 """
 
 from __future__ import annotations
@@ -13,39 +17,49 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formats.codec import Codec, CodecContext, create_codec, format_factory
+from formats.codec import Codec, CodecContext, FormatFactory, format_factory
 from formats.errors import InvalidOptionError
-from formats.options import Option, OptionSet, ResolvedOptions, strip_prefix
+from formats.options import (
+    Option,
+    OptionEnum,
+    OptionSet,
+    ResolvedOptions,
+    enum_option,
+    strip_prefix,
+)
 from formats.projection import ALL, EXCEPT_KEY, UpsertLayout, project
 from formats.registry import Registry
 from formats.schemajson import paused_gc
 from formats.types import RowType
 
+
+class FieldsInclude(OptionEnum):
+    """value.fields-include: which table columns the value carries."""
+
+    ALL = ALL
+    EXCEPT_KEY = EXCEPT_KEY
+
+
+TOPIC: Option[str] = Option("topic", str, None, "The Kafka topic to write to and read from.",
+                            required=True)
+PRIMARY_KEY: Option[str] = Option(
+    "primary-key", str, None,
+    "Comma-separated primary-key columns in declaration order; they make the key.",
+    required=True)
+KEY_FORMAT: Option[str] = Option("key.format", str, None, "Format of the key: json, csv, raw, "
+                                 "avro, avro-confluent.", required=True)
+VALUE_FORMAT: Option[str] = Option("value.format", str, None, "Format of the value: json, csv, "
+                                   "raw, avro, avro-confluent.", required=True)
+KEY_FIELDS_PREFIX: Option[str] = Option(
+    "key.fields-prefix", str, "", "Prefix of the key columns in the table; the key format sees "
+    "the names without it. Requires value.fields-include=EXCEPT_KEY.")
+VALUE_FIELDS_INCLUDE: Option[FieldsInclude] = enum_option(
+    "value.fields-include", FieldsInclude, FieldsInclude.ALL,
+    "ALL puts every column in the value, key columns too; EXCEPT_KEY leaves them out.")
+
 TABLE_OPTIONS = OptionSet(
     "upsert-kafka",
-    (
-        Option("topic", str, None, "The Kafka topic to write to and read from.", required=True),
-        Option(
-            "primary-key",
-            str,
-            None,
-            "Comma-separated primary-key columns in declaration order; they make the key.",
-            required=True,
-        ),
-        Option("key.format", str, None, "Format of the key: json, csv, raw, avro, "
-               "avro-confluent.", required=True),
-        Option("value.format", str, None, "Format of the value: json, csv, raw, avro, "
-               "avro-confluent.", required=True),
-        Option("key.fields-prefix", str, "", "Prefix of the key columns in the table; the key "
-               "format sees the names without it. Requires value.fields-include=EXCEPT_KEY."),
-        Option(
-            "value.fields-include",
-            str,
-            ALL,
-            "ALL puts every column in the value, key columns too; EXCEPT_KEY leaves them out.",
-            choices=(ALL, EXCEPT_KEY),
-        ),
-    ),
+    (TOPIC, PRIMARY_KEY, KEY_FORMAT, VALUE_FORMAT, KEY_FIELDS_PREFIX, VALUE_FIELDS_INCLUDE),
 )
 
 #: Option-key prefixes handled by the formats (`key.json.*`) rather than the table.
@@ -53,17 +67,102 @@ FORMAT_PREFIXES = ("key.", "value.")
 
 
 @dataclass(frozen=True)
+class FormatOptions:
+    """One side's format: its name, its options as given (prefix removed) and as validated."""
+
+    name: str
+    given: Mapping[str, Any]
+    resolved: ResolvedOptions
+
+    @property
+    def factory(self) -> FormatFactory:
+        return format_factory(self.name)
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Every option of a table, validated once: the table's own (and any `extra` declared
+    with them, e.g. the Spark connector's) and both formats'. Plain values, picklable."""
+
+    table: ResolvedOptions
+    key: FormatOptions
+    value: FormatOptions
+
+    @property
+    def topic(self) -> str:
+        return self.table[TOPIC]
+
+    def project(self, table: RowType) -> PlanSpec:
+        """The layout of `table` under these options (checks the columns, not the options)."""
+        layout = project(
+            table,
+            self.table[PRIMARY_KEY],
+            key_fields_prefix=self.table[KEY_FIELDS_PREFIX],
+            value_fields_include=self.table[VALUE_FIELDS_INCLUDE],
+        )
+        return PlanSpec(self, layout)
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    """The declarative part of an UpsertPlan: validated options and the layout, no codecs.
+
+    Frozen and picklable: resolved once (on the Spark driver), handed to whoever builds the
+    codecs (every task), which then validates nothing again.
+    """
+
+    options: PlanOptions
+    layout: UpsertLayout
+
+    @property
+    def topic(self) -> str:
+        return self.options.topic
+
+    def build(self, registry: Registry | None = None) -> UpsertPlan:
+        """Both codecs, from the options as validated (`FormatFactory.build`, no `validate`)."""
+        layout, opts = self.layout, self.options
+        with paused_gc():  # a wide row builds an encoder per column: no collector rescans
+            key_codec = opts.key.factory.build(
+                layout.key_type, opts.key.resolved,
+                CodecContext(role="key", topic=self.topic, registry=registry))
+            value_codec = opts.value.factory.build(
+                layout.value_type, opts.value.resolved,
+                CodecContext(role="value", topic=self.topic, registry=registry))
+        return UpsertPlan(self, key_codec, value_codec)
+
+
+@dataclass(frozen=True)
 class UpsertPlan:
     """Everything needed to turn table rows into Kafka keys and values, resolved and validated."""
 
-    topic: str
-    layout: UpsertLayout
-    key_format: str
-    value_format: str
-    key_options: Mapping[str, Any]
-    value_options: Mapping[str, Any]
+    spec: PlanSpec
     key_codec: Codec
     value_codec: Codec
+
+    @property
+    def topic(self) -> str:
+        return self.spec.topic
+
+    @property
+    def layout(self) -> UpsertLayout:
+        return self.spec.layout
+
+    @property
+    def key_format(self) -> str:
+        return self.spec.options.key.name
+
+    @property
+    def value_format(self) -> str:
+        return self.spec.options.value.name
+
+    @property
+    def key_options(self) -> Mapping[str, Any]:
+        """The key format's options as given (no `key.<format>.` prefix)."""
+        return self.spec.options.key.given
+
+    @property
+    def value_options(self) -> Mapping[str, Any]:
+        return self.spec.options.value.given
 
     def encode(self, table_row: Mapping[str, Any], *, where: str = "") -> tuple[bytes, bytes]:
         """Key and value bytes of one upsert row."""
@@ -89,14 +188,14 @@ class UpsertPlan:
 def split_options(
     options: Mapping[str, Any], *, extra: OptionSet | None = None
 ) -> tuple[ResolvedOptions, dict[str, Any], dict[str, Any]]:
-    """Table options (validated), key format options and value format options.
+    """Table options (validated), key format options and value format options (as given).
 
     `extra` declares further table-level options (the Spark connector's `sink.*`, ...), so
     one validation pass rejects every unknown key, wherever it belongs.
     """
     table_keys = {o.key for o in TABLE_OPTIONS} | ({o.key for o in extra} if extra else set())
-    key_fmt = options.get("key.format")
-    value_fmt = options.get("value.format")
+    key_fmt = options.get(KEY_FORMAT.key)
+    value_fmt = options.get(VALUE_FORMAT.key)
     key_opts = strip_prefix(options, f"key.{key_fmt}.") if key_fmt else {}
     value_opts = strip_prefix(options, f"value.{value_fmt}.") if value_fmt else {}
     table_raw = {
@@ -113,10 +212,27 @@ def split_options(
         TABLE_OPTIONS.options + (extra.options if extra else ()),
         extra.passthrough_prefixes if extra else (),
     )
-    resolved = declared.validate(table_raw, where=f"table options of {options.get('topic', '?')}")
-    for fmt in (resolved["key.format"], resolved["value.format"]):
+    resolved = declared.validate(
+        table_raw, where=f"table options of {options.get(TOPIC.key, '?')}")
+    for fmt in (resolved[KEY_FORMAT], resolved[VALUE_FORMAT]):
         format_factory(fmt)  # unknown format names fail here, before anything else
     return resolved, key_opts, value_opts
+
+
+def resolve_options(options: Mapping[str, Any], *, extra: OptionSet | None = None
+                    ) -> PlanOptions:
+    """Validate every option once: the table's (with `extra`) and both formats'."""
+    table, key_opts, value_opts = split_options(options, extra=extra)
+    if not table[TOPIC].strip():
+        raise InvalidOptionError("option 'topic' is empty")
+
+    def side(role: str, name: str, given: dict[str, Any]) -> FormatOptions:
+        resolved = format_factory(name).options.validate(
+            given, where=f"{role} format '{name}'")
+        return FormatOptions(name, given, resolved)
+
+    return PlanOptions(table, side("key", table[KEY_FORMAT], key_opts),
+                       side("value", table[VALUE_FORMAT], value_opts))
 
 
 def resolve_plan(
@@ -127,32 +243,4 @@ def resolve_plan(
     extra: OptionSet | None = None,
 ) -> UpsertPlan:
     """Validate every option, project the table and build both codecs, before any row moves."""
-    resolved, key_opts, value_opts = split_options(options, extra=extra)
-    layout = project(
-        table,
-        resolved["primary-key"],
-        key_fields_prefix=resolved["key.fields-prefix"],
-        value_fields_include=resolved["value.fields-include"],
-    )
-    topic = resolved["topic"]
-    if not topic.strip():
-        raise InvalidOptionError("option 'topic' is empty")
-    with paused_gc():  # a wide row builds an encoder per column: no collector rescans
-        key_codec = create_codec(
-            resolved["key.format"], layout.key_type, key_opts,
-            CodecContext(role="key", topic=topic, registry=registry),
-        )
-        value_codec = create_codec(
-            resolved["value.format"], layout.value_type, value_opts,
-            CodecContext(role="value", topic=topic, registry=registry),
-        )
-    return UpsertPlan(
-        topic=topic,
-        layout=layout,
-        key_format=resolved["key.format"],
-        value_format=resolved["value.format"],
-        key_options=key_opts,
-        value_options=value_opts,
-        key_codec=key_codec,
-        value_codec=value_codec,
-    )
+    return resolve_options(options, extra=extra).project(table).build(registry)

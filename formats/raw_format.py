@@ -20,7 +20,7 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionSet, ResolvedOptions
+from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
 from formats.types import (
     BigIntType,
     BooleanType,
@@ -38,20 +38,24 @@ from formats.types import (
 from formats.values import lone_surrogate
 
 FORMAT = "raw"
-BIG_ENDIAN = "big-endian"
-LITTLE_ENDIAN = "little-endian"
 
-OPTIONS = OptionSet(
-    FORMAT,
-    (
-        Option("charset", str, "UTF-8",
-               "Charset of a STRING column (a Java charset name, e.g. UTF-8, UTF-16LE, "
-               "ISO-8859-1)."),
-        Option("endianness", str, BIG_ENDIAN,
-               "Byte order of SMALLINT, INT, BIGINT, FLOAT and DOUBLE columns.",
-               choices=(BIG_ENDIAN, LITTLE_ENDIAN)),
-    ),
-)
+
+class Endianness(OptionEnum):
+    BIG = "big-endian"
+    LITTLE = "little-endian"
+
+
+BIG_ENDIAN = Endianness.BIG
+LITTLE_ENDIAN = Endianness.LITTLE
+
+CHARSET: Option[str] = Option(
+    "charset", str, "UTF-8",
+    "Charset of a STRING column (a Java charset name, e.g. UTF-8, UTF-16LE, ISO-8859-1).")
+ENDIANNESS: Option[Endianness] = enum_option(
+    "endianness", Endianness, BIG_ENDIAN,
+    "Byte order of SMALLINT, INT, BIGINT, FLOAT and DOUBLE columns.")
+
+OPTIONS = OptionSet(FORMAT, (CHARSET, ENDIANNESS))
 
 # struct codes and widths of the fixed-size types, as Flink's MemorySegment writes them.
 _FIXED: dict[type[DataType], tuple[str, int]] = {
@@ -136,8 +140,8 @@ class RawCodec(Codec):
         super().__init__(row_type, options, context)
         self.column = row_type.fields[0].name
         self.type = check_row_type(row_type, role=context.role)
-        self.charset = JavaCharset(options["charset"])
-        order = ">" if options["endianness"] == BIG_ENDIAN else "<"
+        self.charset = JavaCharset(options[CHARSET])
+        order = ">" if options[ENDIANNESS] == BIG_ENDIAN else "<"
         fixed = _FIXED.get(type(self.type))
         self._struct = struct.Struct(order + fixed[0]) if fixed else None
 

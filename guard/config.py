@@ -47,6 +47,14 @@ from typing import Any
 from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
 from formats.secrets import is_secret_key
+from guard.options import (
+    KEY_FIELDS_PREFIX,
+    KEY_FORMAT,
+    PARTITIONER,
+    REQUIRE_SUBJECT,
+    SCAN_LIMIT,
+    VALUE_FORMAT,
+)
 from guard.selection import selectors
 
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
@@ -70,13 +78,13 @@ class TopicEntry:
     once the candidates are read."""
 
     name: str
-    key_format: str = "avro-confluent"
-    value_format: str | None = "avro-confluent"
+    key_format: str = KEY_FORMAT.default_value
+    value_format: str | None = VALUE_FORMAT.default_value
     key_schema: str | None = None
     value_schema: str | None = None
     partitions: int | None = None
-    partitioner: str = "murmur2"
-    key_fields_prefix: str = ""
+    partitioner: str = PARTITIONER.default_value
+    key_fields_prefix: str = KEY_FIELDS_PREFIX.default_value
     options: Mapping[str, Any] = field(default_factory=dict)
     #: None: the config's (or the command line's) choice.
     require_subject: bool | None = None
@@ -92,11 +100,11 @@ class GuardConfig:
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
     registry_options: Mapping[str, Any] = field(default_factory=dict)
-    require_subject: bool = False
+    require_subject: bool = REQUIRE_SUBJECT.default_value
     bootstrap: str | None = None
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
-    scan_limit: int = 10_000
+    scan_limit: int = SCAN_LIMIT.default_value
     #: Rule IDs and categories ignored for every topic (`guard.selection`).
     ignore: tuple[str, ...] = ()
     #: Directory the file was read from: relative schema paths resolve against it.
@@ -156,24 +164,24 @@ def load_config(path: str | Path) -> GuardConfig:
                                      '"key.json.timestamp-format.standard" = "ISO-8601"')
         topics.append(TopicEntry(
             name=t["name"],
-            key_format=t.get("key-format", "avro-confluent"),
-            value_format=t.get("value-format", "avro-confluent") or None,
+            key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
+            value_format=t.get(VALUE_FORMAT.key, VALUE_FORMAT.default_value) or None,
             key_schema=_resolve(p.parent, t.get("key-schema")),
             value_schema=_resolve(p.parent, t.get("value-schema")),
             partitions=t.get("partitions"),
-            partitioner=t.get("partitioner", "murmur2"),
-            key_fields_prefix=t.get("key-fields-prefix", ""),
+            partitioner=t.get(PARTITIONER.key, PARTITIONER.default_value),
+            key_fields_prefix=t.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
             options=dict(t.get("options", {})),
             require_subject=t.get("require-subject"),
             ignore=_ignore(t, where),
         ))
-    scan_limit = doc.get("scan-limit", 10_000)
+    scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default_value)
     if scan_limit < 0:
         raise InvalidOptionError(f"{p}: scan-limit must not be negative, got {scan_limit}")
     return GuardConfig(
         registry=registry,
         registry_options=registry_options,
-        require_subject=doc.get("require-subject", False),
+        require_subject=doc.get(REQUIRE_SUBJECT.key, REQUIRE_SUBJECT.default_value),
         bootstrap=doc.get("bootstrap"),
         kafka=kafka,
         topics=tuple(topics),

@@ -1,17 +1,16 @@
-"""The README's rules table, generated from the rule catalogue (`python -m guard.docs README.md`).
+"""The README's rules and exit-code tables, generated from the rule catalogue and the exit codes.
 
 Renders the block between `<!-- rules -->` and `<!-- /rules -->`, after the option tables
-(`formats.docs`), so one command refreshes every generated part of the README.
+(`formats.docs`) and any option sets a package above guard/ contributes: `sparkio.docs` adds the
+Spark connector's and is the README's one command (`python -m sparkio.docs README.md`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
-from formats.docs import option_sets, rewrite
+from formats.docs import option_sets
 from formats.docs import render as render_options
 from formats.options import OptionSet
 
@@ -38,27 +37,10 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def all_option_sets() -> dict[str, Callable[[], OptionSet]]:
-    """The formats' option sets plus the Spark connector's (writing and reading)."""
-
-    def connector() -> OptionSet:
-        from sparkio.options import CONNECTOR_OPTIONS
-
-        return CONNECTOR_OPTIONS
-
-    return {**option_sets(), "connector": connector}
-
-
-def render(text: str) -> str:
-    text = render_options(text, all_option_sets())
+def render(text: str, contributed: Mapping[str, Callable[[], OptionSet]] | None = None) -> str:
+    """The generated blocks of `text`: the formats' option tables plus the `contributed` sets
+    (by block name), the exit codes and the rules."""
+    text = render_options(text, {**option_sets(), **(contributed or {})})
     text = _EXIT_BLOCK.sub(lambda m: f"{m.group(1)}{exit_codes_table()}\n{m.group(3)}", text)
     return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
 
-
-def main(argv: list[str]) -> int:
-    rewrite(Path(argv[0] if argv else "README.md"), render)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

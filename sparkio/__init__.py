@@ -32,14 +32,14 @@ __all__ = [
 
 def register(spark: SparkSession) -> None:
     """Make `format("upsert-kafka")` available in `spark` (reads, writes, streaming writes)."""
-    from sparkio.source import UpsertKafkaDataSource
+    from sparkio.source import UpsertKafkaDataSource  # lazy: no pyspark on import
 
     spark.dataSource.register(UpsertKafkaDataSource)
 
 
 def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     """Validate, guard, reject null keys, repartition by key and produce; the summary."""
-    from sparkio.writer import write_upsert as run
+    from sparkio.writer import write_upsert as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
@@ -47,33 +47,33 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 def serialize(df: DataFrame, **options: Any) -> DataFrame:
     """key (binary), value (binary, null for tombstones), partition (int) for Spark's Kafka
     sink; the guard and the null-key check run at the call."""
-    from sparkio.writer import serialize as run
+    from sparkio.writer import serialize as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
 
 def prepare(df: DataFrame, **options: Any) -> DataFrame:
     """`df` repartitioned by key and ordered, for `df.write.format("upsert-kafka")`."""
-    from sparkio.writer import prepare as run
+    from sparkio.writer import prepare as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
 
 def __getattr__(name: str) -> Any:
     if name == "WriteSummary":
-        from sparkio.writer import WriteSummary
+        from sparkio.writer import WriteSummary  # lazy: no pyspark on import
 
         return WriteSummary
     if name == "GuardBlockedError":
-        from sparkio.guarding import GuardBlockedError
+        from sparkio.guarding import GuardBlockedError  # lazy: no pyspark on import
 
         return GuardBlockedError
     if name in ("TaskDeliveryError", "ChangelogKindError"):
-        from sparkio import producer
+        from sparkio import producer  # lazy: no pyspark on import
 
         return getattr(producer, name)
     if name == "WorkerSetupError":
-        from sparkio.workers import WorkerSetupError
+        from sparkio.workers import WorkerSetupError  # lazy: no pyspark on import
 
         return WorkerSetupError
     raise AttributeError(name)

@@ -21,7 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sparkio
 from formats.errors import KeyguardError
+from sparkio.embedded import start_broker
+from sparkio.guarding import GuardBlockedError
+from sparkio.workers import point_workers_here
 
 TOPIC = "pageviews_per_region"
 SAMPLE_SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -46,8 +50,6 @@ def _step(n: int, text: str) -> None:
 
 @contextmanager
 def _broker(kind: str, workdir: Path) -> Iterator[str]:
-    from sparkio.embedded import start_broker
-
     started = time.monotonic()
     broker = start_broker(kind, workdir)
     _say(f"   {kind} broker on {broker.bootstrap} (pid {broker.pid}, "
@@ -75,10 +77,7 @@ def _spark() -> Any:
     # Quiet start-up: no loopback-address warning, no pandas-version FutureWarning.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-    from pyspark.sql import SparkSession
-
-    import sparkio
-    from sparkio.workers import point_workers_here
+    from pyspark.sql import SparkSession  # lazy: run() first says when pyspark is missing
 
     # Spark's Python workers run this interpreter (it has keyguard), not `python3` from PATH.
     spark = (point_workers_here(SparkSession.builder).master("local[2]").appName("keyguard demo")
@@ -127,9 +126,6 @@ def run(*, broker: str = "tansu", partitions: int = 6, keep: bool = False) -> in
              "openjdk-17-jre-headless")
         return 2
     logging.basicConfig(level=logging.WARNING, format="   %(levelname)s %(name)s: %(message)s")
-    import sparkio
-    from sparkio.guarding import GuardBlockedError
-
     work = Path(tempfile.mkdtemp(prefix="keyguard-demo-"))
     registry = work / "schemas"
     if SAMPLE_SCHEMAS.is_dir():

@@ -19,6 +19,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from sparkio.parallelism import default_parallelism
+
 # keyguard's packages, the hint to ship them and the message are the shim's: one builder for
 # this probe and for a data-source task on an executor without keyguard (sparkio.shim).
 from sparkio.shim import PACKAGES as PACKAGES
@@ -71,8 +73,6 @@ def _app_id(spark: SparkSession) -> str:
 
 
 def _parallelism(spark: SparkSession) -> int:
-    from sparkio.writer import default_parallelism
-
     return default_parallelism(spark) or 2
 
 

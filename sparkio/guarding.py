@@ -19,6 +19,8 @@ from formats.codec import Codec, format_factory
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
+from formats.registry.mock import MockRegistry
+from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
 from formats.secrets import redact, redact_url
 from guard.check import check
@@ -27,7 +29,14 @@ from guard.render import render
 from guard.report import Report, Verdict
 from guard.selection import RuleSelection
 from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, TopicInspector
-from sparkio.options import ConnectorOptions
+from sparkio.options import (
+    ALLOW_BREAKING,
+    GUARD_IGNORE,
+    GUARD_REGISTRY,
+    REQUIRE_SUBJECT,
+    SCAN_LIMIT,
+    ConnectorOptions,
+)
 
 _LOG = logging.getLogger("keyguard.sparkio")
 
@@ -85,10 +94,8 @@ def topic_check(plan: UpsertPlan, partitions: int | None) -> TopicPlan:
 def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, bool]:
     """The registry holding the registered schemas, and whether guard.registry named it."""
 
-    explicit = conn["guard.registry"]
+    explicit = conn[GUARD_REGISTRY]
     if explicit:  # the one settings path; connection options of a format naming this URL
-        from formats.registry.settings import registry_options_of, resolve_registry
-
         _, opts, _ = registry_options_of(
             (f"{role}.{fmt}.", options) for role, fmt, options in
             (("key", plan.key_format, plan.key_options),
@@ -104,8 +111,6 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
                 getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
             return codec.registry, False  # type: ignore[attr-defined]
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
-    from formats.registry.mock import MockRegistry
-
     return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
 
 
@@ -120,8 +125,8 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
     """Judge the write; raise GuardBlockedError on a breaking verdict unless overridden."""
     inspector = inspector or inspector_for(conn)
     try:  # also the driver's probe of the brokers, before any task starts
-        facts = inspector.facts(plan.topic, scan_limit=conn["guard.scan-limit"],
-                                scan_schema_ids=conn["guard.scan-limit"] > 0)
+        facts = inspector.facts(plan.topic, scan_limit=conn[SCAN_LIMIT],
+                                scan_schema_ids=conn[SCAN_LIMIT] > 0)
     except BrokerUnavailableError as exc:
         raise BrokerUnavailableError(
             f"topic {plan.topic}: {exc.message}; nothing was written",
@@ -138,14 +143,14 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
         registry, _explicit = guard_registry(plan, conn)
     spec = topic_check(plan, facts.partitions)
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
-                   scan_limit=conn["guard.scan-limit"],
-                   require_subject=conn["guard.require-subject"])
+                   scan_limit=conn[SCAN_LIMIT],
+                   require_subject=conn[REQUIRE_SUBJECT])
     # Ignored rules' findings neither block nor warn; the report says what they hid.
-    report = RuleSelection.of(ignore=conn["guard.ignore"], source="guard.ignore").apply(report)
+    report = RuleSelection.of(ignore=conn[GUARD_IGNORE], source="guard.ignore").apply(report)
     text = redact(render(report, "text"), conn.secrets())
     if report.verdict is Verdict.BREAKING:
         n = len(report.breaking)
-        if not conn["guard.allow-breaking"]:
+        if not conn[ALLOW_BREAKING]:
             raise GuardBlockedError(
                 f"keyguard blocked the write to topic {plan.topic}: {n} breaking "
                 f"finding{'s' if n > 1 else ''}; nothing was written", report=report, text=text)
@@ -169,7 +174,7 @@ def register_written_schemas(plan: UpsertPlan, conn: ConnectorOptions) -> None:
     task, when their id was resolved; nothing else remembers what the other formats' keys
     looked like. A failure to register is logged, never raised: the records are written.
     """
-    if not conn["guard.registry"] or format_factory(plan.key_format).uses_registry:
+    if not conn[GUARD_REGISTRY] or format_factory(plan.key_format).uses_registry:
         return
     registry, _ = guard_registry(plan, conn)
     spec = TopicPlan.of_upsert(plan)

@@ -39,27 +39,56 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from formats.codec import format_factory
+from formats.avro_confluent_format import SUBJECT, SUBJECT_STRATEGY, URL
+from formats.avro_schema import from_avro_schema
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
 from formats.options import OptionSet
 from formats.partitioner import partitions_for
-from formats.plan import UpsertPlan, resolve_plan, split_options
-from formats.projection import ALL, project
+from formats.plan import (
+    KEY_FIELDS_PREFIX,
+    PRIMARY_KEY,
+    TOPIC,
+    VALUE_FIELDS_INCLUDE,
+    FormatOptions,
+    PlanOptions,
+    PlanSpec,
+    UpsertPlan,
+    resolve_options,
+)
+from formats.projection import ALL, parse_primary_key, project
+from formats.registry.connect import connection_options, open_registry
 from formats.schemafile import version_text
+from formats.spark_schema import from_spark_schema, to_spark_schema
+from formats.subjects import TOPIC_NAME
 from formats.types import Field, RowType
 from sparkio.offsets import KafkaRanges, OffsetRange, Record
+from sparkio.options import (
+    CAPTURE_TIMEOUT,
+    CHANGELOG,
+    CHANGELOG_COLUMN,
+    CHANGELOG_UPDATE_BEFORE,
+    CHECK_PARTITIONING,
+    CONNECTOR_OPTIONS,
+    GLOBAL,
+    PARTITION,
+    PROPERTIES,
+    SCAN_FOLD,
+    SCAN_MODE,
+    STALL_TIMEOUT,
+    ScanFold,
+    ScanMode,
+)
 from sparkio.schema_ids import (
     PinnedRegistry,
     pinned_references,
     registry_factories,
     resolve_read_schemas,
 )
+from sparkio.workers import for_spark
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql.types import StructType
-
-from sparkio.options import CHANGELOG, CONNECTOR_OPTIONS, GLOBAL, PARTITION
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
 
@@ -74,26 +103,29 @@ def connector_options() -> OptionSet:
 
 @dataclass(frozen=True)
 class ReadSettings:
-    """The reader's validated options: everything a task needs, picklable."""
+    """The reader's options, validated once (table, formats, connector): everything a task
+    needs, picklable."""
 
     options: Mapping[str, Any]
     topic: str
     bootstrap: str
     properties: Mapping[str, Any]
-    mode: str
+    mode: ScanMode
     op_column: str
     update_before: bool
-    fold: str
+    fold: ScanFold
     check_partitioning: bool
     capture_timeout_s: float
     stall_timeout_s: float
+    #: Every option as validated: the plan's codecs are built from these, not re-validated.
+    plan_options: PlanOptions
 
     @staticmethod
     def of(options: Mapping[str, Any]) -> ReadSettings:
         raw = {str(k): v for k, v in options.items()}
-        resolved, _, _ = split_options(raw, extra=connector_options())
-        props = {k[len("properties."):]: v for k, v in raw.items()
-                 if k.startswith("properties.")}
+        plan_options = resolve_options(raw, extra=connector_options())
+        resolved = plan_options.table
+        props = {k[len(PROPERTIES):]: v for k, v in raw.items() if k.startswith(PROPERTIES)}
         bootstrap = props.pop("bootstrap.servers", None)
         if not bootstrap:
             raise InvalidOptionError(
@@ -102,16 +134,17 @@ class ReadSettings:
                      "'broker:9092')")
         return ReadSettings(
             options=raw,
-            topic=resolved["topic"],
+            topic=resolved[TOPIC],
             bootstrap=str(bootstrap),
             properties=props,
-            mode=resolved["scan.mode"],
-            op_column=resolved["changelog.column"] or "op",
-            update_before=resolved["changelog.update-before"],
-            fold=resolved["scan.fold"],
-            check_partitioning=resolved["scan.check-partitioning"],
-            capture_timeout_s=resolved["scan.capture-timeout"] / 1000,
-            stall_timeout_s=resolved["scan.stall-timeout"] / 1000,
+            mode=resolved[SCAN_MODE],
+            op_column=resolved[CHANGELOG_COLUMN] or "op",
+            update_before=resolved[CHANGELOG_UPDATE_BEFORE],
+            fold=resolved[SCAN_FOLD],
+            check_partitioning=resolved[CHECK_PARTITIONING],
+            capture_timeout_s=resolved[CAPTURE_TIMEOUT] / 1000,
+            stall_timeout_s=resolved[STALL_TIMEOUT] / 1000,
+            plan_options=plan_options,
         )
 
     def kafka(self) -> KafkaRanges:
@@ -131,22 +164,20 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
     fields not in the value (named with key.fields-prefix), and in changelog mode the
     change-kind column first. Other formats need `.schema(...)`.
     """
-    from pyspark.sql import types as T
-
-    from formats.spark_schema import to_spark_schema
+    from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
     settings = ReadSettings.of(options)
-    resolved, key_opts, value_opts = split_options(dict(settings.options),
-                                                   extra=connector_options())
-    prefix = resolved["key.fields-prefix"]
-    include = resolved["value.fields-include"]
-    value = _registered_row(resolved["value.format"], value_opts, settings.topic, "value")
-    key = _registered_row(resolved["key.format"], key_opts, settings.topic, "key")
-    pk = [c.strip() for c in str(resolved["primary-key"]).split(",") if c.strip()]
+    plan_options = settings.plan_options
+    resolved = plan_options.table
+    prefix = resolved[KEY_FIELDS_PREFIX]
+    include = resolved[VALUE_FIELDS_INCLUDE]
+    value = _registered_row(plan_options.value, settings.topic, "value")
+    key = _registered_row(plan_options.key, settings.topic, "key")
+    pk = list(parse_primary_key(resolved[PRIMARY_KEY]))
     if value is None or (key is None and not (include == ALL and all(
             c in value.names for c in pk))):
         missing = [r for r, row in (("value", value), ("key", key)) if row is None]
-        fmts = {"key": resolved["key.format"], "value": resolved["value.format"]}
+        fmts = {"key": plan_options.key.name, "value": plan_options.value.name}
         raise SchemaError(
             f"cannot infer the schema of topic {settings.topic!r}: the "
             + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
@@ -171,30 +202,26 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
     return schema
 
 
-def _registered_row(fmt: str, fmt_opts: Mapping[str, Any], topic: str,
-                    role: str) -> RowType | None:
-    """The row type of the latest schema registered for `role`, or None for other formats."""
-    if fmt != "avro-confluent":
+def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
+    """The row type of the latest Avro schema registered for `role`; None for a format that
+    registers none (the format answers, `FormatFactory.uses_registry`)."""
+    if not (fmt.factory.uses_registry and fmt.factory.writes_avro):
         return None
-    from formats.avro_schema import from_avro_schema
-    from formats.registry.connect import connection_options, open_registry
-    from formats.subjects import TOPIC_NAME
-
-    where = f"{role} format 'avro-confluent'"
-    opts = format_factory(fmt).options.validate(fmt_opts, where=where)
-    if not opts["url"]:
+    where = f"{role} format '{fmt.name}'"
+    opts = fmt.resolved
+    if not opts[URL]:
         raise InvalidOptionError(f"{where}: required option 'url' is missing",
                                  hint="set url to the schema registry, e.g. http://host:8081")
-    subject = opts["subject"]
+    subject = opts[SUBJECT]
     if not subject:
-        if opts["subject.name.strategy"] != TOPIC_NAME:
+        if opts[SUBJECT_STRATEGY] != TOPIC_NAME:
             raise InvalidOptionError(
-                f"{where}: the subject of a {opts['subject.name.strategy']} cannot be known "
+                f"{where}: the subject of a {opts[SUBJECT_STRATEGY]} cannot be known "
                 "before reading a record",
                 hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
     config = connection_options({**opts.values, **opts.extra})
-    registry = open_registry(str(opts["url"]),
+    registry = open_registry(str(opts[URL]),
                              {k: v for k, v in config.items() if v is not None})
     try:
         latest = registry.get_version(subject, "latest")
@@ -338,14 +365,17 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         self.settings = ReadSettings.of(options)
         self.schema = schema
         self.table_schema, self.op_index = self._split_schema(schema)
-        plan = self._plan()  # every option and the schema are checked here, before any task
+        # Every option and the schema are checked here, once, before any task.
+        self.spec: PlanSpec = self.settings.plan_options.project(
+            from_spark_schema(self.table_schema))
+        plan = self._plan()
         # The registry is asked here, on the driver, once: the tasks decode with these ids.
         self.schemas = resolve_read_schemas(plan)
         self.references = pinned_references(plan)
         self.fallbacks = registry_factories(plan)
 
     def _split_schema(self, schema: StructType) -> tuple[StructType, int | None]:
-        from pyspark.sql import types as T
+        from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
         if self.settings.mode != CHANGELOG:
             return schema, None
@@ -362,11 +392,8 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         return T.StructType([f for f in schema.fields if f.name != op]), names.index(op)
 
     def _plan(self, registry: PinnedRegistry | None = None) -> UpsertPlan:
-        from formats.spark_schema import from_spark_schema
-
-        table_type = from_spark_schema(self.table_schema)
-        return resolve_plan(table_type, dict(self.settings.options), extra=connector_options(),
-                            registry=registry)
+        """The codecs, built from the options as validated on the driver."""
+        return self.spec.build(registry)
 
     def task_plan(self) -> UpsertPlan:
         """The plan a read task decodes with: writer schemas by id from what the driver
@@ -385,8 +412,6 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         try:
             yield from self._read(partition)
         except KeyguardError as exc:
-            from sparkio.workers import for_spark
-
             raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
     def _read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -417,7 +442,7 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
     def _batches(self, rows: Iterable[tuple[str | None, dict[str, Any]]],
                  ) -> Iterator[pa.RecordBatch]:
         """Rows as record batches of exactly the Arrow schema Spark expects for `schema`."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: pyarrow and pyspark's pandas types inside a task only
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow = to_arrow_schema(self.schema, timezone="UTC")

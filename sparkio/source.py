@@ -42,8 +42,8 @@ def first_in_spark_errors(method: F) -> F:
                 f"the Python that Spark runs for the upsert-kafka data source's "
                 f"{method.__name__}() ({sys.executable}, on the driver's host)")) from None
         except Exception as exc:
-            from formats.errors import KeyguardError
-            from sparkio.workers import for_spark
+            from formats.errors import KeyguardError  # lazy: loads without keyguard (by value)
+            from sparkio.workers import for_spark  # lazy: loads without keyguard (by value)
 
             if isinstance(exc, KeyguardError):
                 raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
@@ -69,13 +69,13 @@ class UpsertKafkaDataSource(DataSource):
 
     @first_in_spark_errors
     def schema(self) -> StructType:
-        from sparkio.reader import infer_schema
+        from sparkio.reader import infer_schema  # lazy: loads without keyguard (by value)
 
         return infer_schema(self._options())
 
     @first_in_spark_errors
     def reader(self, schema: StructType) -> DataSourceReader:
-        from sparkio.reader import UpsertKafkaReader
+        from sparkio.reader import UpsertKafkaReader  # lazy: loads without keyguard (by value)
 
         return ship(UpsertKafkaReader(self._options(), schema))  # type: ignore[no-any-return]
 
@@ -92,9 +92,9 @@ def _create_writer() -> Any:
     """sparkio.writer.create_writer; a missing dependency in Spark's planner Python (it runs
     PYSPARK_PYTHON on the driver host, not the caller's interpreter) says so."""
     try:
-        from sparkio.writer import create_writer
+        from sparkio.writer import create_writer  # lazy: loads without keyguard (by value)
     except ImportError as exc:
-        from sparkio.executors import missing_in_this_process
+        from sparkio.executors import missing_in_this_process  # lazy: as above
 
         raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
                                       ) from None

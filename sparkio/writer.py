@@ -7,9 +7,10 @@ driver, or a Spark Connect client), so nothing they do depends on sharing a disk
 with Spark's driver. Each task serializes and produces its Arrow batches (`sparkio.producer`)
 and returns its `TaskStats`: in a commit message to the data source's commit(), or as a row
 that write_upsert collects; they are summed into a `WriteSummary`. A `WriteJob` is everything
-a task needs, as plain picklable values (options, the table's row type, the partition count,
-the schema ids the driver resolved after the guard passed): the writers hold no other state,
-no client crosses the wire, and a task's codecs never open a registry (`sparkio.schema_ids`).
+a task needs, as plain picklable values (the plan the driver resolved: every option validated
+once, the table's layout; the partition count; the schema ids the driver resolved after the
+guard passed): the writers hold no other state, no client crosses the wire, a task validates
+no option again, and a task's codecs never open a registry (`sparkio.schema_ids`).
 
 Nothing half-written: rows that cannot be written (a null primary-key column, a changelog kind
 that is not +I, +U, -U or -D) fail the write before its first record. write_upsert checks them
@@ -42,11 +43,26 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
-from formats.plan import UpsertPlan, resolve_plan
+from formats.plan import PlanSpec, UpsertPlan
+from formats.spark_schema import from_spark_schema
 from formats.types import RowType
-from sparkio import guarding
-from sparkio.options import CONNECTOR_OPTIONS, EXACTLY_ONCE, ConnectorOptions, resolve_connector
+from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
+from sparkio.options import (
+    BUFFER_FLUSH_INTERVAL,
+    BUFFER_FLUSH_MAX_ROWS,
+    CHANGELOG_COLUMN,
+    DELIVERY,
+    EXACTLY_ONCE,
+    SINK_PARALLELISM,
+    SUMMARY_FILE,
+    TRANSACTIONAL_ID_PREFIX,
+    VALIDATE_PARTITION,
+    ConnectorOptions,
+    resolve_connector,
+)
+from sparkio.parallelism import default_parallelism
 from sparkio.producer import (
     KINDS,
     ChangeEncoder,
@@ -69,7 +85,7 @@ from sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 _LOG = logging.getLogger("keyguard.sparkio")
@@ -179,11 +195,9 @@ def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
 
 def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
     """The table written: the DataFrame's columns without the changelog column."""
-    from pyspark.sql.types import StringType, StructType
+    from pyspark.sql.types import StringType, StructType  # lazy: pyspark.sql.types on use
 
-    from formats.spark_schema import from_spark_schema
-
-    changelog = conn["changelog.column"]
+    changelog = conn[CHANGELOG_COLUMN]
     names = [f.name for f in schema.fields]
     if changelog:
         if changelog not in names:
@@ -202,10 +216,12 @@ def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
 
 @dataclass(frozen=True)
 class WriteJob:
-    """Everything a task needs, as plain values (pickled to the executors)."""
+    """Everything a task needs, as plain values (pickled to the executors): the plan the driver
+    resolved once (`spec`: formats, layout; `conn`: the connector settings), never validated
+    again in a task."""
 
-    options: Mapping[str, str]
-    table: RowType
+    spec: PlanSpec
+    conn: ConnectorOptions
     partitions: int
     #: Seconds the guard took in writer() (for the summary's phases).
     guard_s: float = 0.0
@@ -217,31 +233,32 @@ class WriteJob:
     references: tuple[PinnedVersion, ...] = ()
 
     @property
-    def conn(self) -> ConnectorOptions:
-        return resolve_connector(self.options, require_bootstrap=False)
+    def table(self) -> RowType:
+        return self.spec.layout.table
 
     def plan(self) -> UpsertPlan:
-        """The driver's plan, rebuilt in a task, its codecs answered by the pinned ids."""
+        """The driver's plan, its codecs built in a task from the validated options (nothing
+        validated again) and answered by the pinned ids."""
+        self.conn.register_secrets()
         pinned = PinnedRegistry(references=self.references)
-        plan = resolve_plan(self.table, self.options, extra=CONNECTOR_OPTIONS,
-                            registry=pinned)
+        plan = self.spec.build(pinned)
         pinned.pin_plan(plan, self.key_schema_id, self.value_schema_id)
         return plan
 
     def encoder(self) -> ChangeEncoder:
-        return ChangeEncoder(self.plan(), self.partitions, self.conn["changelog.column"])
+        return ChangeEncoder(self.plan(), self.partitions, self.conn[CHANGELOG_COLUMN])
 
     def producer(self, task: int) -> UpsertProducer:
         conn = self.conn
-        guarantee = conn["sink.delivery-guarantee"]
-        txid = (f"{conn['sink.transactional-id-prefix']}-{task}"
-                if guarantee == EXACTLY_ONCE else None)
+        guarantee = conn[DELIVERY]
+        txid = (f"{conn[TRANSACTIONAL_ID_PREFIX]}-{task}" if guarantee == EXACTLY_ONCE
+                else None)
         return UpsertProducer(
             topic=conn.topic,
-            config=producer_config(conn.producer_properties, guarantee, txid),
+            config=producer_config(conn.producer_properties, guarantee.value, txid),
             task=task,
-            max_rows=conn["sink.buffer-flush.max-rows"],
-            interval_ms=conn["sink.buffer-flush.interval"],
+            max_rows=conn[BUFFER_FLUSH_MAX_ROWS],
+            interval_ms=conn[BUFFER_FLUSH_INTERVAL],
             transactional=txid is not None,
             secrets=conn.secrets(),
         )
@@ -251,7 +268,7 @@ class WriteJob:
         batches; raises (and Spark retries) unless all were delivered."""
         task = _partition_id()
         encoder = self.encoder()
-        if self.conn["sink.validate-partition"]:
+        if self.conn[VALIDATE_PARTITION]:
             outcome = (f"; task {task} produced nothing, but other tasks may have written "
                        "their partitions")
             batches = checked_first(
@@ -302,7 +319,7 @@ def stats_of(rows: list[Any]) -> list[TaskStats]:
 
 
 def _partition_id() -> int:
-    from pyspark import TaskContext
+    from pyspark import TaskContext  # lazy: only inside a Spark task
 
     ctx = TaskContext.get()
     return ctx.partitionId() if ctx is not None else 0
@@ -326,11 +343,12 @@ class Prepared:
 
 def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
                       require_bootstrap: bool = True) -> tuple[ConnectorOptions, UpsertPlan]:
-    """options -> plan, validated, without the network: option errors before Spark runs."""
+    """options -> plan, every option validated once, without the network: option errors
+    before Spark runs."""
     conn = resolve_connector(options, require_bootstrap=require_bootstrap)
-    plan = resolve_plan(table_type(schema, conn), conn.raw, extra=CONNECTOR_OPTIONS)
+    plan = conn.resolved.project(table_type(schema, conn)).build()
     check_value_columns(plan)
-    check_properties(conn.producer_properties, conn["sink.delivery-guarantee"],
+    check_properties(conn.producer_properties, conn[DELIVERY].value,
                      topic=conn.topic, secrets=conn.secrets())
     return conn, plan
 
@@ -358,8 +376,8 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     outcome = guarding.run_guard(plan, conn)
     key_id, value_id = resolve_write_ids(plan)  # once, here: the tasks never ask the registry
     guard_s = time.perf_counter() - clock
-    job = WriteJob(dict(conn.raw), plan.layout.table, outcome.partitions, guard_s,
-                   key_id, value_id, pinned_references(plan))
+    job = WriteJob(plan.spec, conn, outcome.partitions, guard_s, key_id, value_id,
+                   pinned_references(plan))
     return Prepared(conn, plan, job, started, outcome)
 
 
@@ -371,12 +389,12 @@ def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = 
                else max((s.elapsed_s for s in stats), default=0.0))
     summary = WriteSummary.of(conn.topic, stats, elapsed_s=elapsed,
                               topic_partitions=job.partitions,
-                              delivery_guarantee=conn["sink.delivery-guarantee"],
+                              delivery_guarantee=conn[DELIVERY].value,
                               batch_id=batch_id,
                               phases=phases_of(stats, guard_s=job.guard_s, started=started))
     guarding.record_success(plan or job.plan(), conn)
     _LOG.info("%s", summary)
-    path = conn["sink.summary-file"]
+    path = conn[SUMMARY_FILE]
     if path:
         tmp = f"{path}.tmp"
         with open(tmp, "w") as f:
@@ -465,8 +483,6 @@ def create_writer(schema: StructType, options: Mapping[str, Any], overwrite: boo
     try:
         prep = resolve_and_guard(schema, options)
     except ImportError as exc:  # e.g. jsonschema missing in PYSPARK_PYTHON on the driver host
-        from sparkio.executors import missing_in_this_process
-
         raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
                                       ) from None
     if streaming:
@@ -571,7 +587,7 @@ def keyed(df: DataFrame, conn: ConnectorOptions, *, own_shuffle: bool = False) -
     """
     from pyspark.sql import functions as F
 
-    n = conn["sink.parallelism"] or default_parallelism(df.sparkSession)
+    n = conn[SINK_PARALLELISM] or default_parallelism(df.sparkSession)
     pk = [F.col(f"`{c}`") for c in conn.primary_key]
     if own_shuffle:
         pk = [F.struct(*pk)]
@@ -587,30 +603,12 @@ def keyed(df: DataFrame, conn: ConnectorOptions, *, own_shuffle: bool = False) -
             .sortWithinPartitions(ORDER_COLUMN).drop(ORDER_COLUMN))
 
 
-def is_connect(spark: SparkSession) -> bool:
-    """A Spark Connect session (no SparkContext, no JVM in this process)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
-def default_parallelism(spark: SparkSession) -> int | None:
-    """How many write tasks when sink.parallelism is unset: the SparkContext's default
-    parallelism (the cluster's cores); under Spark Connect, which has no SparkContext,
-    spark.default.parallelism when the server sets it, else None (let Spark pick)."""
-    if not is_connect(spark):
-        return int(spark.sparkContext.defaultParallelism)
-    try:
-        value = spark.conf.get("spark.default.parallelism", None)
-    except Exception:  # an unset conf may raise on some Connect servers
-        value = None
-    return int(value) if value else None
-
-
 def prepare(df: DataFrame, **options: Any) -> DataFrame:
     """The DataFrame ready for `.write.format("upsert-kafka")`: null keys rejected (one
     count, unless every key column is NOT NULL), partitioned by key, each partition in input
     order (or sink.order-by)."""
     conn, plan = resolve_plan_only(df.schema, options, require_bootstrap=False)
-    check_rows(df, plan, conn["changelog.column"])
+    check_rows(df, plan, conn[CHANGELOG_COLUMN])
     return keyed(df, conn)
 
 
@@ -625,12 +623,10 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     TaskStats as rows, which are collected here: nothing travels through a file, so the
     driver, the executors and this process need not share a disk.
     """
-    from sparkio.executors import missing_on_workers, probe_workers
-
     clock = time.perf_counter()
     # The shuffle's map stage checks every row (below): the tasks need not hold theirs.
-    prep = resolve_and_guard(df.schema, {**options, "sink.validate-partition": "false"})
-    checked = failing_on_bad_rows(df, prep.plan, prep.conn["changelog.column"])
+    prep = resolve_and_guard(df.schema, {**options, VALIDATE_PARTITION.key: "false"})
+    checked = failing_on_bad_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])
     probe_workers(df.sparkSession)
     produced = keyed(checked, prep.conn, own_shuffle=checked is not df).mapInArrow(
         prep.job.produce_task, STATS_SCHEMA)
@@ -640,7 +636,7 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
         rows = produced.collect()
     except Exception as exc:
         if NULL_KEY_MARK in str(exc) or BAD_KIND_MARK in str(exc):
-            check_rows(df, prep.plan, prep.conn["changelog.column"])  # the count and an example
+            check_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])  # the count and an example
         missing = missing_on_workers(exc)
         if missing is not None:
             raise missing from None
@@ -671,6 +667,6 @@ def serialize(df: DataFrame, **options: Any) -> DataFrame:
     Write with `partition` set, so each record lands where Java and Flink producers put its key.
     """
     prep = resolve_and_guard(df.schema, options)
-    check_rows(df, prep.plan, prep.conn["changelog.column"])
+    check_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])
     return keyed(df, prep.conn).mapInArrow(
         prep.job.serialize_task, "key binary, value binary, partition int")

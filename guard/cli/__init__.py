@@ -6,13 +6,14 @@ so a check of one topic starts fast.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Annotated
 
 import typer
 
 from formats.errors import EXIT_CODES
-from guard.cli import bytes_cmd, check_cmd, demo_cmd
+from guard.cli import bytes_cmd, check_cmd
 from guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
@@ -44,7 +45,14 @@ app.command("formats", epilog=EXIT_CODES_HELP)(bytes_cmd.formats_cmd)
 app.command("check", epilog=EXIT_CODES_HELP)(check_cmd.check_cmd)
 app.command("diff", epilog=EXIT_CODES_HELP)(check_cmd.diff_cmd)
 app.command("rules", epilog=EXIT_CODES_HELP)(check_cmd.rules_cmd)
-app.command("demo", epilog=EXIT_CODES_HELP)(demo_cmd.demo)
+
+#: Commands packages above guard/ contribute (name, "module:function"): loaded by module path,
+#: so guard/ imports nothing of them; each module keeps its heavy imports inside the command.
+PLUGIN_COMMANDS = (("demo", "sparkio.cli:demo"),)
+
+for _name, _path in PLUGIN_COMMANDS:
+    _module, _, _attr = _path.partition(":")
+    app.command(_name, epilog=EXIT_CODES_HELP)(getattr(importlib.import_module(_module), _attr))
 
 
 def main() -> None:

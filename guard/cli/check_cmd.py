@@ -16,6 +16,7 @@ from formats.schemafile import read_schema_file, read_schema_source
 from formats.secrets import redact
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
+from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
 from guard.report import Report, Verdict
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ def check_cmd(
     value_schema: Annotated[
         str | None, typer.Option("--value-schema", help="Candidate value schema.")
     ] = None,
-    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
-    value_format: Annotated[str, typer.Option("--value-format")] = "avro-confluent",
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default_value,
+    value_format: Annotated[str, typer.Option("--value-format")] = VALUE_FORMAT.default_value,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Table option KEY=VALUE, Flink names "
@@ -92,8 +93,8 @@ def check_cmd(
                                  callback=at_least(1, "--partitions"))
     ] = None,
     partitioner: Annotated[
-        str, typer.Option("--partitioner", help="The producer's partitioner.")
-    ] = "murmur2",
+        str, typer.Option("--partitioner", help=PARTITIONER.description)
+    ] = PARTITIONER.default_value,
     bootstrap: Annotated[
         str | None,
         typer.Option("--bootstrap", help="Kafka bootstrap servers: scan the topic for the key "
@@ -105,7 +106,8 @@ def check_cmd(
                      " sasl.mechanism...). Passwords: KEYGUARD_KAFKA_SASL_PASSWORD."),
     ] = None,
     scan_limit: Annotated[int, typer.Option("--scan-limit", help="Keys to scan at most.",
-                                            callback=at_least(1, "--scan-limit"))] = 10000,
+                                            callback=at_least(1, "--scan-limit"))
+                      ] = SCAN_LIMIT.default_value,
     against: Annotated[
         str | None,
         typer.Option("--against", help="git:REF: compare the file registry with itself as "
@@ -124,6 +126,7 @@ def check_cmd(
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
+    from formats.plan import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from guard.config import GuardConfig, TopicEntry, load_config
 
@@ -134,7 +137,8 @@ def check_cmd(
         cli = TopicEntry(
             name=topic, key_format=key_format, value_format=value_format or None,
             key_schema=key_schema, value_schema=value_schema, partitions=partitions,
-            partitioner=partitioner, key_fields_prefix=options.pop("key.fields-prefix", ""),
+            partitioner=partitioner, key_fields_prefix=options.pop(
+                TABLE_KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
             options=options)
         found = [e for e in entries if e.name == topic]
         entries = [_overlay(found[0], cli) if found else cli]
@@ -205,7 +209,7 @@ def check_cmd(
 
         inspector = KafkaTopicInspector(servers, props)
     # --scan-limit's default defers to the config file's scan-limit.
-    limit = cfg.scan_limit if scan_limit == 10000 else scan_limit
+    limit = cfg.scan_limit if scan_limit == SCAN_LIMIT.default_value else scan_limit
     report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
     _emit(report, fmt, output, files, selection)
 
@@ -232,8 +236,9 @@ def _overlay(entry: Any, cli: Any) -> Any:
     for name in ("key_schema", "value_schema", "partitions", "key_fields_prefix"):
         if getattr(cli, name):
             changes[name] = getattr(cli, name)
-    for name, default in (("key_format", "avro-confluent"), ("value_format", "avro-confluent"),
-                          ("partitioner", "murmur2")):
+    for name, default in (("key_format", KEY_FORMAT.default_value),
+                          ("value_format", VALUE_FORMAT.default_value),
+                          ("partitioner", PARTITIONER.default_value)):
         if getattr(cli, name) != default:
             changes[name] = getattr(cli, name)
     return replace(entry, **changes)
@@ -290,7 +295,7 @@ def diff_cmd(
     files: Annotated[list[Path], typer.Argument(help="Schema files, oldest first; the last "
                                                 "one is the candidate.")],
     key: Annotated[bool, typer.Option("--key", help="Judge key stability (bytes, ids).")] = False,
-    key_format: Annotated[str, typer.Option("--key-format")] = "avro-confluent",
+    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default_value,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Key format option KEY=VALUE (no prefix), both "

@@ -60,7 +60,7 @@ def _driver_job(options: dict[str, str]) -> Any:
 
     conn, plan = resolve_plan_only(_schema(), options)
     key_id, value_id = resolve_write_ids(plan)
-    return WriteJob(dict(conn.raw), plan.layout.table, 3, 0.0, key_id, value_id)
+    return WriteJob(plan.spec, conn, 3, 0.0, key_id, value_id)
 
 
 def _ids(encoded: list[bytes]) -> set[int]:

@@ -18,7 +18,6 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from formats.spark_schema import from_spark_schema
 from sparkio.offsets import OffsetRange
 from sparkio.reader import KafkaInputPartition, UpsertKafkaReader
 from sparkio.shim import (
@@ -30,7 +29,12 @@ from sparkio.shim import (
     ship,
 )
 from sparkio.source import UpsertKafkaDataSource
-from sparkio.writer import UpsertKafkaStreamWriter, UpsertKafkaWriter, WriteJob
+from sparkio.writer import (
+    UpsertKafkaStreamWriter,
+    UpsertKafkaWriter,
+    WriteJob,
+    resolve_plan_only,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = StructType([StructField("id", IntegerType()), StructField("v", StringType())])
@@ -75,7 +79,8 @@ print(json.dumps(out))
 
 
 def _job() -> WriteJob:
-    return WriteJob(OPTIONS, from_spark_schema(SCHEMA), 1)
+    conn, plan = resolve_plan_only(SCHEMA, OPTIONS)
+    return WriteJob(plan.spec, conn, 1)
 
 
 def _shipped() -> dict[str, Any]:

@@ -323,7 +323,7 @@ def test_a_task_against_a_dead_broker_fails_with_its_counts() -> None:
     options = {**BASE, "properties.bootstrap.servers": f"127.0.0.1:{free_port()}",
                "properties.message.timeout.ms": "700", "properties.log_level": "0"}
     conn, plan = resolve_plan_only(struct("id int, v string"), options)
-    job = WriteJob(dict(conn.raw), plan.layout.table, 3)
+    job = WriteJob(plan.spec, conn, 3)
     batches = [pa.record_batch({"id": pa.array([i, i + 1], pa.int32()), "v": ["a", "b"]})
                for i in (0, 2, 4)]
     with pytest.raises(TaskDeliveryError) as err:

@@ -1,4 +1,9 @@
-"""`keyguard demo`: the main job on embedded defaults (imports Spark only when it runs)."""
+"""The commands sparkio contributes to the `keyguard` CLI.
+
+guard/ depends on nothing above it: the CLI lists contributed commands by module path
+(`guard.cli.PLUGIN_COMMANDS`) and loads them at start-up. This module imports neither Spark nor
+the embedded broker; a command imports them only when it runs.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,6 @@ def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary registry.")] = False,
 ) -> None:
     """Write a table with Spark, read it back, and watch the guard block a breaking key change."""
-    from sparkio.demo import run
+    from sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
 
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
