@@ -100,7 +100,8 @@ class TaskStats:
     #: Kafka partitions written to.
     partitions: tuple[int, ...] = ()
     elapsed_s: float = 0.0
-    #: Peak resident memory of the Python worker process (it may have run other tasks before).
+    #: Peak resident memory of the Python worker process during this task (its high-water
+    #: mark is reset when the task's producer starts, where the platform allows).
     peak_rss_bytes: int = 0
     #: Where the task's time went: waiting for Spark's batches (shuffle read, sort, Arrow),
     #: encoding them, handing records to librdkafka, and the final flush and acknowledgements.
@@ -113,7 +114,25 @@ class TaskStats:
     ended_at: float = 0.0
 
 
+def reset_peak_rss() -> None:
+    """Start a new high-water mark of this process's memory (Linux: /proc/self/clear_refs),
+    so a reused Python worker reports the peak of the task at hand, not of its lifetime."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass  # not Linux, or not allowed: peak_rss_bytes falls back to the lifetime peak
+
+
 def peak_rss_bytes() -> int:
+    """The process's peak resident memory since the last `reset_peak_rss` (or its start)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
@@ -384,6 +403,7 @@ class UpsertProducer:
     stats: TaskStats = field(default_factory=TaskStats)
 
     def __post_init__(self) -> None:
+        reset_peak_rss()
         self.stats.task = self.task
         self._buffer = ChangeBuffer() if self.max_rows > 0 and self.interval_ms > 0 else None
         self._buffer_since: float | None = None
