@@ -169,6 +169,8 @@ class KafkaTopicInspector:
         register_secrets(self.secrets)
         self.errors: list[KafkaError] = []
         self._topics: list[str] = []
+        #: Records and bytes the last scan fetched (kept or not): what the sample cost.
+        self.last_scan_read: tuple[int, int] = (0, 0)
 
     def topic_names(self) -> list[str]:
         """The topics the last metadata request listed ("did you mean" for a typo)."""
@@ -273,6 +275,7 @@ class KafkaTopicInspector:
             consumer.unassign()
         finally:
             consumer.close()
+        self.last_scan_read = (progress.records, progress.bytes)
         if progress.timed_out and not progress.progressed:
             raise self.unavailable(
                 f"no records and no end of partition from topic {topic!r} within "
@@ -333,14 +336,15 @@ class KafkaTopicInspector:
                     else:
                         self.errors.append(err)
                 else:
+                    key = msg.key()
+                    progress.bytes += len(key or b"") + len(msg)
+                    progress.records += 1
                     offset = msg.offset() or 0  # never None on a record
                     if offset < r.position:
                         continue  # fetched before a seek
                     progress.progressed = True
-                    key = msg.key()
                     if r.take(offset, key) and r.tail and not r.corrected:
                         self._correct_start(consumer, topic, r)
-                    progress.bytes += len(key or b"") + len(msg)
                 if not r.open:
                     waiting.discard(p)
                     consumer.pause([TopicPartition(topic, p)])
@@ -421,6 +425,8 @@ class KafkaTopicInspector:
             "queued.min.messages": self._config.get("queued.min.messages", 2000),
             "queued.max.messages.kbytes": self._config.get("queued.max.messages.kbytes",
                                                            4096),
+            # ...and, once over those thresholds, fetch again soon (the default waits 1 s).
+            "fetch.queue.backoff.ms": self._config.get("fetch.queue.backoff.ms", 5),
         }))
 
     def reason(self, exc: BaseException | KafkaError | None) -> str:
@@ -581,6 +587,7 @@ class _Progress:
     progressed: bool = False
     timed_out: bool = False
     bytes: int = 0
+    records: int = 0
     bytes_out: bool = False
 
     @property

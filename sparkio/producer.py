@@ -151,6 +151,8 @@ class EncodedBatch:
     partitions: np.ndarray
     rows: int
     dropped: int = 0
+    #: Key and value bytes, read off the Arrow columns the codecs built (None: not known).
+    nbytes: int | None = None
 
 
 def _encoded(codec: Any, batch: pa.RecordBatch) -> tuple[list[bytes], pa.Array | None]:
@@ -183,6 +185,19 @@ def arrow_partitions(arr: pa.Array, num_partitions: int) -> np.ndarray:
             else np.zeros(0, dtype=np.uint8))
     hashes = murmur2_offsets(data, offs[:-1], np.diff(offs))
     return ((hashes.view("uint32") & 0x7FFFFFFF) % num_partitions).astype("int32")
+
+
+def binary_nbytes(arr: pa.Array) -> int:
+    """The bytes of a binary column's values, from its offsets: no Python loop over rows."""
+    import numpy as np
+    import pyarrow as pa
+
+    if len(arr) == 0:
+        return 0
+    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    offs = np.frombuffer(arr.buffers()[1], dtype=width, count=len(arr) + 1,
+                         offset=arr.offset * np.dtype(width).itemsize)
+    return int(offs[-1] - offs[0])  # nulls span no bytes
 
 
 @dataclass
@@ -223,8 +238,11 @@ class ChangeEncoder:
         value_batch = pa.RecordBatch.from_arrays(
             [batch.column(c) for c in layout.value_columns], names=list(layout.value_columns))
         values: list[bytes | None]
+        nbytes = None
         if deletes is None or not deletes.any():
-            values = list(_encoded(self.plan.value_codec, value_batch)[0])
+            values, value_arr = _encoded(self.plan.value_codec, value_batch)
+            if key_arr is not None and value_arr is not None:
+                nbytes = binary_nbytes(key_arr) + binary_nbytes(value_arr)
         else:
             values = [None] * batch.num_rows
             live = np.flatnonzero(~deletes)
@@ -233,7 +251,7 @@ class ChangeEncoder:
                     value_batch.filter(pa.array(~deletes)))
                 for i, v in zip(live.tolist(), encoded, strict=False):
                     values[i] = v
-        return EncodedBatch(keys, values, parts, rows, dropped)
+        return EncodedBatch(keys, values, parts, rows, dropped, nbytes)
 
     def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
         """The batch's changelog kinds and keys, without encoding anything."""
@@ -372,6 +390,30 @@ class ChangeBuffer:
 # --------------------------------------------------------------------------------------------
 
 
+def _by_partition(parts: Sequence[int] | np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+    """(partition, positions in input order) per partition; None: all of them (the common
+    case: the writer hands each task its records grouped by partition)."""
+    import numpy as np
+
+    arr = np.asarray(parts)
+    if len(arr) == 0:
+        return []
+    first = int(arr[0])
+    if (arr == first).all():
+        return [(first, None)]
+    order = np.argsort(arr, kind="stable")
+    cuts = np.flatnonzero(np.diff(arr[order])) + 1
+    return [(int(arr[idx[0]]), idx) for idx in np.split(order, cuts)]
+
+
+def _distinct(parts: Sequence[int] | np.ndarray) -> set[int]:
+    if hasattr(parts, "tolist") and hasattr(parts, "dtype"):
+        import numpy as np
+
+        return {int(p) for p in np.unique(parts)}
+    return set(parts)
+
+
 ProducerFactory = Callable[[dict[str, Any]], Any]
 
 
@@ -409,6 +451,8 @@ class UpsertProducer:
         self._buffer_since: float | None = None
         self._errors: list[str] = []
         self._failed = 0
+        #: Records librdkafka would not take at all (never produced, never delivered).
+        self._refused = 0
         self._produced = 0
         self._bytes = 0
         self._parts: set[int] = set()
@@ -442,12 +486,15 @@ class UpsertProducer:
     # -- sending ---------------------------------------------------------------------------
 
     def send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-             partitions: Sequence[int] | np.ndarray) -> None:
-        """Records in order (value None: a tombstone), buffered or straight to the producer."""
-        parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
+             partitions: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
+        """Records in order (value None: a tombstone), buffered or straight to the producer.
+
+        `nbytes`: their key and value bytes when the caller knows them (Arrow columns).
+        """
         if self._buffer is None:
-            self._produce_all(keys, values, parts)
+            self._produce_all(keys, values, partitions, nbytes)
             return
+        parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
         buf = self._buffer
         if self._buffer_since is None and len(keys):
             self._buffer_since = self.clock()
@@ -469,15 +516,38 @@ class UpsertProducer:
         self._buffer_since = None
 
     def _produce_all(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-                     parts: Sequence[int]) -> None:
-        """The hot loop: one produce() per record to its explicit partition, nothing else.
+                     parts: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
+        """Hand records to librdkafka, each to its explicit partition, and count them.
 
-        Counts and bytes are taken per call, not per record; poll(0) runs every POLL_EVERY
-        records to serve error callbacks (successes have none: delivery.report.only.error).
+        With `produce_batch` (confluent-kafka >= 2.12) one call per partition and chunk;
+        otherwise one produce() per record. poll(0) runs every POLL_EVERY records to serve
+        error callbacks (successes have none: delivery.report.only.error).
         """
         n = len(keys)
         if not n:
             return
+        batch = getattr(self._producer, "produce_batch", None)
+        if batch is None:
+            self._produce_each(keys, values, parts.tolist() if hasattr(parts, "tolist")
+                               else list(parts))
+        else:
+            self._produce_by_partition(batch, keys, values, parts)
+        s = self.stats
+        tombstones = values.count(None) if hasattr(values, "count") else \
+            sum(v is None for v in values)
+        s.tombstones += tombstones
+        s.upserts += n - tombstones
+        if nbytes is None:
+            nbytes = sum(map(len, keys)) + (
+                sum(len(v) for v in values if v is not None) if tombstones
+                else sum(map(len, values)))  # type: ignore[arg-type]
+        self._bytes += nbytes
+        self._parts.update(_distinct(parts))
+
+    def _produce_each(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+                      parts: Sequence[int]) -> None:
+        """One produce() per record (a producer without produce_batch)."""
+        n = len(keys)
         produce, topic, done = self._producer.produce, self.topic, self._produced
         for start in range(0, n, POLL_EVERY):
             end = min(start + POLL_EVERY, n)
@@ -492,14 +562,59 @@ class UpsertProducer:
             self._produced = done + end
             self._producer.poll(0)
             self._check_failures()
-        s = self.stats
-        tombstones = values.count(None)
-        s.tombstones += tombstones
-        s.upserts += n - tombstones
-        self._bytes += sum(map(len, keys)) + (
-            sum(len(v) for v in values if v is not None) if tombstones
-            else sum(map(len, values)))  # type: ignore[arg-type]
-        self._parts.update(set(parts))
+
+    def _produce_by_partition(self, batch: Callable[..., int], keys: Sequence[bytes],
+                              values: Sequence[bytes | None],
+                              parts: Sequence[int] | np.ndarray) -> None:
+        """Records grouped by partition, input order kept inside each (the order that
+        matters: a key lives in one partition), then handed over in chunks."""
+        for partition, idx in _by_partition(parts):
+            if idx is None:
+                ks, vs = keys, values
+            else:
+                take = idx.tolist()
+                ks = [keys[i] for i in take]
+                vs = [values[i] for i in take]
+            for start in range(0, len(ks), POLL_EVERY):
+                end = start + POLL_EVERY
+                self._produce_chunk(batch, [{"key": k, "value": v} for k, v in
+                                            zip(ks[start:end], vs[start:end], strict=True)],
+                                    partition)
+                self._producer.poll(0)
+                self._check_failures()
+
+    def _produce_chunk(self, batch: Callable[..., int], messages: list[dict[str, Any]],
+                       partition: int) -> None:
+        """One produce_batch call, repeated for what a full queue refused.
+
+        librdkafka stops at the first record the full queue refuses and refuses every later
+        one too (rd_kafka_produce_batch), so what is left is a suffix, sent again in order
+        once deliveries made room. Any other refusal (a record too large, an unknown
+        partition) fails the task, as produce() would by raising.
+        """
+        from confluent_kafka import KafkaError
+
+        pending = messages
+        while pending:
+            queued = batch(self.topic, pending, partition=partition)
+            self._produced += queued
+            if queued == len(pending):
+                return
+            refused = [m for m in pending if "_error" in m]
+            rest = pending[queued:]
+            if len(refused) != len(rest) or any(
+                    "_error" not in m or m["_error"].code() != KafkaError._QUEUE_FULL
+                    for m in rest):
+                self._refused += len(refused)
+                for m in refused:
+                    if len(self._errors) < 3 and m["_error"].code() != KafkaError._QUEUE_FULL:
+                        self._errors.append(self._reason(m["_error"]))
+                self._fail("librdkafka refused records")
+            for m in rest:
+                del m["_error"]
+            pending = rest
+            self._producer.poll(ROOM_WAIT_S)
+            self._check_failures()
 
     def _produce_when_room(self, key: bytes, value: bytes | None, partition: int) -> None:
         """librdkafka's queue is full: let deliveries drain it, then send the record."""
@@ -568,7 +683,8 @@ class UpsertProducer:
     def _fail(self, what: str) -> None:
         outstanding = len(self._producer)
         failed = self._failed
-        undelivered = failed + outstanding + (len(self._buffer) if self._buffer else 0)
+        undelivered = failed + outstanding + self._refused + (
+            len(self._buffer) if self._buffer else 0)
         delivered = self._produced - failed - outstanding
         if self.transactional:
             delivered = 0  # an aborted transaction delivers nothing visible to read_committed
@@ -658,7 +774,7 @@ def produce_batches(batches: Iterable[pa.RecordBatch], encoder: ChangeEncoder,
             s.encode_s += t2 - t1
             s.rows += enc.rows
             s.dropped += enc.dropped
-            producer.send(enc.keys, enc.values, enc.partitions)
+            producer.send(enc.keys, enc.values, enc.partitions, enc.nbytes)
             s.send_s += clock() - t2
         t3 = clock()
         stats = producer.finish()
