@@ -6,8 +6,12 @@ The sample runs before every write to a non-empty topic, so it must stay cheap: 
 (bench/harness); every run must report the same facts. Prints a markdown table and what the
 last scan fetched (records and bytes, kept or not).
 
+--before PATH adds a contender: the KafkaTopicInspector of another guard/topic.py (e.g. an
+older checkout's), on the same topic in the same run. Its facts may differ (an older scan read
+from the beginning), so its runs carry no digest.
+
 Usage: python bench/bench_guard_sample.py [--records 1000000] [--partitions 3] [--runs 5]
-       [--scan-limit 10000]
+       [--scan-limit 10000] [--before OLD/guard/topic.py]
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scan-limit", type=int, default=10_000)
+    ap.add_argument("--before", type=Path, help="another guard/topic.py to compare with")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
@@ -68,18 +73,29 @@ def main() -> None:
         print(f"produced {args.records:,} records in {time.perf_counter() - start:.1f} s")
         inspector = KafkaTopicInspector(bs)
 
-        def facts(scan: bool) -> Run:
+        def facts(scan: bool, who: object = inspector) -> Run:
             start = time.perf_counter()
-            f = inspector.facts(topic, scan_limit=args.scan_limit, scan_schema_ids=scan)
+            f = who.facts(topic, scan_limit=args.scan_limit,  # type: ignore[attr-defined]
+                          scan_schema_ids=scan)
             secs = time.perf_counter() - start
             assert f is not None
             digest = text_digest(sorted(f.key_schema_ids.items()), f.keys_scanned,
-                                 f.scan_complete) if scan else ""
+                                 f.scan_complete) if scan and who is inspector else ""
             return Run(secs, digest)
 
         contenders = [Contender("facts, no key scan (metadata, configs)", lambda: facts(False)),
                       Contender(f"facts with the {args.scan_limit:,}-key sample",
                                 lambda: facts(True))]
+        if args.before:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location("topic_before", args.before)
+            assert spec is not None and spec.loader is not None
+            old = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(old)
+            before_inspector = old.KafkaTopicInspector(bs)
+            contenders.append(Contender(f"the same, {args.before}",
+                                        lambda: facts(True, before_inspector)))
         before = load_average()
         alternate(contenders, runs=args.runs, warmup=1)
         f = inspector.facts(topic, scan_limit=args.scan_limit)

@@ -4,10 +4,14 @@ which schema ids its keys already carry).
 The analysis never talks to Kafka; it takes a `TopicFacts`. `KafkaTopicInspector` gathers one
 with an AdminClient and a group-less Consumer (assign, never subscribe: no rebalance, no commit).
 
-The scan trusts only what the broker says inside fetch responses: a partition is read until
-librdkafka reports PARTITION_EOF, never up to `get_watermark_offsets(cached=False)`, because
-tansu's ListOffsets answers the last batch's base offset + 1 instead of the high watermark, and
-a compacted or transactional partition has offset gaps and control records anyway.
+The key scan samples the newest records of each partition (where a compacted topic keeps its
+live keys), a fair share each, pausing a partition once it has its share (`PartitionRead`
+holds the pure bookkeeping). It trusts only what the broker says inside fetch responses for
+the end: a partition is read until librdkafka reports PARTITION_EOF, and ListOffsets
+(`get_watermark_offsets(cached=False)`) only places the first read, because tansu answers the
+last batch's base offset + 1 instead of the high watermark; the first fetch's high watermark
+corrects it. A compacted or transactional partition has offset gaps and control records, so
+reads further back widen their window by the gaps seen.
 """
 
 from __future__ import annotations
@@ -297,14 +301,22 @@ class KafkaTopicInspector:
         return _Scan(tally, not unfinished, notes)
 
     def _watermarks(self, consumer: Consumer, topic: str, partition: int) -> tuple[int, int]:
-        """(log start, end) as ListOffsets answers them; the end may be early (tansu)."""
+        """(log start, end) as ListOffsets answers them; the end may be early (tansu).
+
+        Unanswered: (0, 0), so the read starts at the beginning and the first fetch response
+        moves it to the tail; if nothing answers at all, the read's deadline reports it.
+        """
         try:
             low, high = consumer.get_watermark_offsets(
                 TopicPartition(topic, partition), timeout=self.timeout_s, cached=False)
         except KafkaException as exc:
-            raise self.unavailable(
-                f"cannot read the offsets of partition {partition} of topic {topic!r}",
-                exc) from None
+            err = exc.args[0] if exc.args else None
+            if isinstance(err, KafkaError) and (err.fatal() or err.code() in FATAL_CODES):
+                raise self.unavailable(f"cannot read the offsets of topic {topic!r}",
+                                       exc) from None
+            if isinstance(err, KafkaError):
+                self.errors.append(err)
+            return 0, 0
         return max(0, low), max(0, low, high)
 
     def _read_round(self, consumer: Consumer, topic: str, reads: list[PartitionRead],

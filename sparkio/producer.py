@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from formats.errors import DeliveryError, EncodeError, NullKeyError
 from formats.partitioner import partitions_for
@@ -240,7 +240,8 @@ class ChangeEncoder:
         values: list[bytes | None]
         nbytes = None
         if deletes is None or not deletes.any():
-            values, value_arr = _encoded(self.plan.value_codec, value_batch)
+            plain, value_arr = _encoded(self.plan.value_codec, value_batch)
+            values = cast("list[bytes | None]", plain)  # no copy: no tombstones here
             if key_arr is not None and value_arr is not None:
                 nbytes = binary_nbytes(key_arr) + binary_nbytes(value_arr)
         else:

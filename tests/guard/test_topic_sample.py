@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
 from guard.topic import KafkaTopicInspector, PartitionRead, split_evenly
 
@@ -58,6 +58,8 @@ class FakeConsumer:
     #: What ListOffsets answers for the end; None: the truth. tansu: the last batch's base + 1.
     listed_end: dict[int, int] = field(default_factory=dict)
     fetch: int = 100
+    #: ListOffsets times out (a leader moving, a slow broker).
+    offsets_fail: bool = False
     delivered: int = 0
     pos: dict[int, int] = field(default_factory=dict)
     paused: set[int] = field(default_factory=set)
@@ -74,6 +76,8 @@ class FakeConsumer:
         p = tp.partition
         if cached:
             return (0, self.end(p)) if p in self.fetched else (-1001, -1001)
+        if self.offsets_fail:
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT))
         return min(self.logs[p], default=0), self.listed_end.get(p, self.end(p))
 
     def assign(self, tps) -> None:
@@ -151,6 +155,14 @@ def test_tansu_early_end_is_corrected_by_the_first_fetch() -> None:
     assert result.tally.seen == 200
     assert ckey(1, 49_999) in result.tally.samples
     assert fake.delivered <= 200 + 4 * fake.fetch
+
+
+def test_unanswered_list_offsets_still_sample_the_tail() -> None:
+    fake = FakeConsumer({0: dense(20_000), 1: dense(3)}, offsets_fail=True)
+    result = scan(fake, 100)
+    assert result.tally.seen == 100
+    assert ckey(1, 19_999) in result.tally.samples and ckey(1, 19_902) not in result.tally.samples
+    assert fake.delivered <= 100 + 4 * fake.fetch
 
 
 def test_compacted_gaps_are_read_further_back_until_the_budget_is_met() -> None:
