@@ -455,6 +455,8 @@ class UpsertProducer:
         #: Records librdkafka would not take at all (never produced, never delivered).
         self._refused = 0
         self._produced = 0
+        #: librdkafka's queue limit (records), to hand produce_batch no more than fits.
+        self._queue_max = int(self.config.get("queue.buffering.max.messages", 100_000))
         self._bytes = 0
         self._parts: set[int] = set()
         self._started = self.clock()
@@ -597,12 +599,22 @@ class UpsertProducer:
 
         pending = messages
         while pending:
-            queued = batch(self.topic, pending, partition=partition)
+            # Hand over no more than the queue has room for: every refused record costs a
+            # parse on the next try, so refusals should be the exception.
+            room = self._queue_max - len(self._producer)
+            if room <= 0:
+                self._producer.poll(ROOM_WAIT_S)
+                self._check_failures()
+                continue
+            part, later = (pending, []) if room >= len(pending) else \
+                (pending[:room], pending[room:])
+            queued = batch(self.topic, part, partition=partition)
             self._produced += queued
-            if queued == len(pending):
-                return
-            refused = [m for m in pending if "_error" in m]
-            rest = pending[queued:]
+            if queued == len(part):
+                pending = later
+                continue
+            refused = [m for m in part if "_error" in m]
+            rest = part[queued:]
             if len(refused) != len(rest) or any(
                     "_error" not in m or m["_error"].code() != KafkaError._QUEUE_FULL
                     for m in rest):
@@ -613,7 +625,7 @@ class UpsertProducer:
                 self._fail("librdkafka refused records")
             for m in rest:
                 del m["_error"]
-            pending = rest
+            pending = rest + later
             self._producer.poll(ROOM_WAIT_S)
             self._check_failures()
 
