@@ -92,6 +92,7 @@ def main() -> None:
             spec = importlib.util.spec_from_file_location("topic_before", args.before)
             assert spec is not None and spec.loader is not None
             old = importlib.util.module_from_spec(spec)
+            sys.modules["topic_before"] = old  # its dataclasses look themselves up there
             spec.loader.exec_module(old)
             before_inspector = old.KafkaTopicInspector(bs)
             contenders.append(Contender(f"the same, {args.before}",

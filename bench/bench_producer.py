@@ -1,6 +1,6 @@
 """The write task's producing core alone (`UpsertProducer.send` + `finish`, no Spark, no
-encoding): produce_batch per partition vs one produce() per record, on one tansu broker this
-script starts, with the same pre-serialized records.
+encoding): produce_batch per partition (`batched=True`) vs one produce() per record (the
+default), on one tansu broker this script starts, with the same pre-serialized records.
 
 Contenders alternate after the same warm-up (bench/harness); each run writes a new topic,
 which is read back and digested: both must write the same bytes to the same partitions.
@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,20 +28,6 @@ from broker import new_topic, start_broker  # noqa: E402
 from harness import Contender, Run, alternate, load_average, table  # noqa: E402
 
 from sparkio.producer import UpsertProducer, producer_config  # noqa: E402
-
-
-class PerRecord:
-    """A confluent-kafka Producer without produce_batch: the producer's per-record path."""
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        from confluent_kafka import Producer
-
-        self._p = Producer(config)
-        self.produce, self.poll, self.flush = self._p.produce, self._p.poll, self._p.flush
-        self.purge = self._p.purge
-
-    def __len__(self) -> int:
-        return len(self._p)
 
 
 def main() -> None:
@@ -71,24 +56,24 @@ def main() -> None:
 
         cpu: dict[str, list[float]] = {}
 
-        def run(factory: Any) -> Run:
+        def run(batched: bool) -> Run:
             topic = new_topic(bs, args.partitions)
             cpu0 = time.process_time()
             start = time.perf_counter()
-            p = UpsertProducer(topic, config, factory=factory) if factory else \
-                UpsertProducer(topic, config)
+            p = UpsertProducer(topic, config, batched=batched)
             for s in range(0, args.records, args.chunk):
                 p.send(keys[s:s + args.chunk], values[s:s + args.chunk],
                        parts[s:s + args.chunk])
             stats = p.finish()
             secs = time.perf_counter() - start
-            cpu.setdefault("produce_batch" if factory is None else "per record", []).append(
+            cpu.setdefault("produce_batch" if batched else "per record", []).append(
                 time.process_time() - cpu0)
             assert stats.records == args.records
             return Run(secs, topic_digest(bs, topic, args.partitions))
 
-        contenders = [Contender("one produce() per record", lambda: run(PerRecord)),
-                      Contender("produce_batch per partition", lambda: run(None))]
+        contenders = [Contender("one produce() per record", lambda: run(False)),
+                      Contender("produce_batch per partition (batched=True)",
+                                lambda: run(True))]
         before = load_average()
         alternate(contenders, runs=args.runs, warmup=1)
         print(table(contenders, baseline=contenders[0].name, load=(before, load_average()),

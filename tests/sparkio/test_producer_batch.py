@@ -1,6 +1,7 @@
-"""The producer's produce_batch path (confluent-kafka >= 2.12): records grouped by partition in
-input order, a full queue's refused suffix sent again, other refusals failing the task with
-counts, and byte counts read off Arrow columns. The per-record path is in test_producer.py."""
+"""The producer's produce_batch path (`batched=True`, confluent-kafka >= 2.12): records grouped
+by partition in input order, a full queue's refused suffix sent again, other refusals failing
+the task with counts, and byte counts read off Arrow columns. The per-record path is in
+test_producer.py."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def made(**kw: Any) -> tuple[UpsertProducer, BatchProducer]:
         box.append(BatchProducer(config, **kw))
         return box[0]
 
-    return UpsertProducer(topic="t", config={}, factory=factory), box[0]
+    return UpsertProducer(topic="t", config={}, factory=factory, batched=True), box[0]
 
 
 def records(n: int) -> tuple[list[bytes], list[bytes | None], list[int]]:
@@ -138,3 +139,14 @@ def test_encoder_counts_bytes_from_its_arrow_columns() -> None:
     arr = pa.array([b"ab", None, b"cde", b""], pa.binary())
     assert binary_nbytes(arr) == 5 and binary_nbytes(arr.slice(2)) == 3
     assert binary_nbytes(pa.array([b"xy"], pa.large_binary())) == 2
+
+
+def test_batching_is_off_unless_asked_for() -> None:
+    box: list[BatchProducer] = []
+    p = UpsertProducer(topic="t", config={},
+                       factory=lambda c: box.append(BatchProducer(c)) or box[0])
+    box[0].produce = lambda topic, value, key, partition: box[0].sent.append(  # type: ignore
+        (key, value, partition))
+    p.send([b"a", b"b"], [b"1", None], [1, 0])
+    p.finish()
+    assert box[0].calls == [] and box[0].sent == [(b"a", b"1", 1), (b"b", None, 0)]
