@@ -1,11 +1,12 @@
 """Key + value avro-confluent encoding: keyguard's Arrow batch encoder vs confluent-kafka.
 
-    python bench/bench_avro_confluent.py [--rows 1000000] [--batch-rows 65536]
+    python bench/bench_avro_confluent.py [--rows 1000000] [--batch-rows 65536] [--runs 3]
 
 Same rows, same run, same in-process mock registry (so the same schema ids): keyguard encodes
 Arrow record batches with `encode_batch` (list of bytes per row, as a producer needs them);
 confluent-kafka's AvroSerializer encodes the same rows as dicts, one call per key and value.
-A sample of rows is checked to be byte-equal before anything is timed.
+A sample of rows is checked to be byte-equal before anything is timed; the contenders then
+alternate after the same warm-up (bench/harness).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import Contender, Run, alternate, load_average, text_digest
+from harness import table as table_of
 
 from formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCodec
 from formats.codec import CodecContext
@@ -90,6 +95,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--batch-rows", type=int, default=65_536)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -115,35 +121,46 @@ def main() -> None:
     print(f"sample of {len(sample)} rows: key+value bytes differ in {diff} records "
           "(only DECIMALs with unscaled -2^(8k-1) may, where Java and fastavro disagree)")
 
-    t0 = time.perf_counter()
-    total = 0
-    for batch in table.to_batches(max_chunksize=args.batch_rows):
-        total += len(key_codec.encode_batch(batch)) + len(value_codec.encode_batch(batch))
-    ours = time.perf_counter() - t0
+    batches = table.to_batches(max_chunksize=args.batch_rows)
 
-    t0 = time.perf_counter()
-    for k, v in zip(keys, values, strict=True):
-        key_ser(k, kctx)
-        value_ser(v, vctx)
-    theirs = time.perf_counter() - t0
+    def ours() -> Run:
+        t0 = time.perf_counter()
+        out_k, out_v = [], []
+        for batch in batches:
+            out_k += key_codec.encode_batch(batch)
+            out_v += value_codec.encode_batch(batch)
+        secs = time.perf_counter() - t0
+        return Run(secs, text_digest(*out_k[:500], *out_v[:500]))
+
+    def theirs() -> Run:
+        t0 = time.perf_counter()
+        out_k, out_v = [], []
+        for k, v in zip(keys, values, strict=True):
+            out_k.append(key_ser(k, kctx))
+            out_v.append(value_ser(v, vctx))
+        return Run(time.perf_counter() - t0)  # DECIMAL edge cases may differ (see above)
 
     # The Avro writing alone, without the serializer's per-call bookkeeping: a lower bound.
     key_schema = fastavro.parse_schema(key_codec.avro_schema, named_schemas={})
     value_schema = fastavro.parse_schema(value_codec.avro_schema, named_schemas={})
-    t0 = time.perf_counter()
-    for k, v in zip(keys, values, strict=True):
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, key_schema, k)
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, value_schema, v)
-    bare = time.perf_counter() - t0
 
-    n = args.rows
-    print(f"keyguard encode_batch (key+value):   {n / ours:>12,.0f} rows/s  ({ours:.2f}s)")
-    print(f"confluent AvroSerializer:            {n / theirs:>12,.0f} rows/s  ({theirs:.2f}s)")
-    print(f"fastavro.schemaless_writer, no frame: {n / bare:>11,.0f} rows/s  ({bare:.2f}s)")
-    print(f"speed-up vs AvroSerializer: {theirs / ours:.1f}x; vs bare fastavro: {bare / ours:.1f}x")
+    def bare() -> Run:
+        t0 = time.perf_counter()
+        for k, v in zip(keys, values, strict=True):
+            buf = io.BytesIO()
+            fastavro.schemaless_writer(buf, key_schema, k)
+            buf = io.BytesIO()
+            fastavro.schemaless_writer(buf, value_schema, v)
+        return Run(time.perf_counter() - t0)  # no framing: not the same bytes
 
+    contenders = [Contender("confluent AvroSerializer", theirs),
+                  Contender("fastavro.schemaless_writer, no frame", bare),
+                  Contender("keyguard encode_batch (key+value)", ours)]
+    before = load_average()
+    alternate(contenders, runs=args.runs, warmup=1)
+    print(table_of(contenders, baseline=contenders[0].name, load=(before, load_average()),
+                   ratio_label="x AvroSerializer (throughput, goal >= 3x)",
+                   title=f"avro-confluent key+value encoding, {args.rows:,} rows"))
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,8 @@
 
 The json.dumps loop is the naive baseline (and not even Flink-correct: `1e+20`, no Java
 decimals, Python escaping); encode_batch produces Flink's exact bytes. Both run in this process
-over the same rows. Usage: python bench/bench_json.py [--rows N] [--batch N]
+over the same rows, alternated after the same warm-up (bench/harness).
+Usage: python bench/bench_json.py [--rows N] [--batch N] [--runs N]
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pyarrow as pa
+from harness import Contender, Run, alternate, load_average, text_digest
+from harness import table as table_of
 
 from formats.codec import create_codec
 from formats.types import (
@@ -64,6 +68,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--batch", type=int, default=65_536, help="rows per Arrow record batch")
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
 
     rows = make_rows(args.rows)
@@ -71,25 +76,35 @@ def main() -> None:
     batches = table.to_batches(max_chunksize=args.batch)
     codec = create_codec("json", TABLE)
 
-    t0 = time.perf_counter()
-    ours = [b for batch in batches for b in codec.encode_batch(batch)]
-    t_ours = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    naive = [json.dumps(r, separators=(",", ":"), ensure_ascii=False, default=str).encode()
-             for r in rows]
-    t_naive = time.perf_counter() - t0
-
-    assert len(ours) == len(naive) == args.rows
     sample = rows[: min(2000, args.rows)]
-    assert ours[: len(sample)] == [codec.encode(r) for r in sample], "batch != row encoding"
-    print(f"rows: {args.rows:,}  batch: {args.batch:,}  python {sys.version.split()[0]}, "
-          f"pyarrow {pa.__version__}")
-    print(f"keyguard json encode_batch : {args.rows / t_ours:>12,.0f} rows/s  ({t_ours:.2f} s)")
-    print(f"stdlib json.dumps loop     : {args.rows / t_naive:>12,.0f} rows/s  ({t_naive:.2f} s)")
-    print(f"ratio                      : {t_naive / t_ours:>12.2f}x")
-    print(f"example: {ours[0].decode()}")
+    first = [b for batch in table.slice(0, len(sample)).to_batches()
+             for b in codec.encode_batch(batch)]
+    assert first == [codec.encode(r) for r in sample], "batch != row encoding"
 
+    def ours() -> Run:
+        t0 = time.perf_counter()
+        out = [b for batch in batches for b in codec.encode_batch(batch)]
+        secs = time.perf_counter() - t0
+        assert len(out) == args.rows
+        return Run(secs, text_digest(*out[:1000]))  # the same bytes on every run
+
+    def naive() -> Run:
+        t0 = time.perf_counter()
+        out = [json.dumps(r, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+               for r in rows]
+        secs = time.perf_counter() - t0
+        assert len(out) == args.rows
+        return Run(secs)  # not Flink's bytes: nothing to compare
+
+    contenders = [Contender("stdlib json.dumps loop", naive),
+                  Contender("keyguard json encode_batch", ours)]
+    before = load_average()
+    alternate(contenders, runs=args.runs, warmup=1)
+    print(table_of(contenders, baseline=contenders[0].name, load=(before, load_average()),
+                   ratio_label="x json.dumps (throughput, goal >= 2x)",
+                   title=f"json encoding, {args.rows:,} rows, batches of {args.batch:,}, "
+                         f"python {sys.version.split()[0]}, pyarrow {pa.__version__}"))
+    print(f"example: {first[0].decode()}")
 
 if __name__ == "__main__":
     main()

@@ -1,28 +1,32 @@
-"""The upsert-kafka writer against two baselines, on one tansu broker this script starts.
+"""The upsert-kafka writer against a bare producer, on one tansu broker this script starts.
 
-1. bare: one confluent-kafka Producer sending the same records, serialized beforehand (the
-   ceiling of what a Python producer can push to this broker; goal: writer >= 0.5x).
-2. foreachPartition: the hand-written Spark job people write today, confluent-kafka's
-   AvroSerializer row by row (goal: writer >= 3x).
-All three use avro-confluent keys and values, acks=all, idempotence and murmur2_random, and
-write the same rows: `frame()`, spark.range plus column expressions (a pipeline's computed
-DataFrame, not rows shipped from Python lists, so no contender pays for re-serializing Python
-objects). The bare producer gets those rows as Arrow via toArrow() and serializes them with the
-same codecs before its clock starts; the two Spark contenders compute them inside their job.
-The writer's number includes everything it does: the guard (in the data source's writer()),
-the null-key check, the shuffle by key. `id` comes from spark.range and is NOT NULL, so no
-null-key check is needed; --nullable-key makes it nullable (the check then runs in the
-shuffle's map stage). The writer's phase breakdown comes back in its summary. Peak RSS of the
-Python workers comes back in the commit messages: it is bounded by the producer queue and the
-Arrow batch, not by the partition size, so a 10x larger write has about the same peak.
+Contenders (bench/harness: equal warm-up, ABAB... runs, median [min-max], the load average):
+1. bare: one confluent-kafka Producer, in a fresh Python process (bench/bare_producer.py),
+   sending the same records serialized beforehand with the same codecs (the ceiling of what a
+   Python producer can push to this broker; goal: writer >= 0.8x). Its clock covers only the
+   producing, from the first produce() to the last acknowledgement.
+2. writer: `write_upsert` of a computed DataFrame, everything included: the guard, the
+   null-key check, the shuffle by key, encoding, producing.
+3. (--foreach) the hand-written Spark job people write today: confluent-kafka's
+   AvroSerializer row by row in foreachPartition (avro-confluent only; slow).
+All use acks=all, idempotence and murmur2_random and write the same rows: `frame()`,
+spark.range plus column expressions. After every run the topic is read back and digested per
+partition (order-independent: the writer shuffles by key); every contender must write the
+same key and value bytes to the same partitions, or the table says so.
 
-Usage: python bench/bench_writer.py [--rows 1000000] [--partitions 3] [--nullable-key]
+Peak memory: the bare producer's is its own process's (wait4); the writer's is the highest
+per-task peak of its Python workers (each task resets the worker's high-water mark first, so a
+reused worker reports that task's peak, not its lifetime's).
+
+Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
+       [--runs 3] [--partitions 3] [--nullable-key] [--foreach]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,9 +35,19 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.append(str(ROOT / "tests"))
 
 from broker import new_topic, start_broker  # noqa: E402
+from harness import (  # noqa: E402
+    Contender,
+    Run,
+    alternate,
+    child_peak_rss,
+    load_average,
+    records_digest,
+    table,
+)
 
 PRODUCER = {"acks": "all", "enable.idempotence": True, "partitioner": "murmur2_random",
             "linger.ms": 20, "batch.num.messages": 10_000,
@@ -53,16 +67,18 @@ def frame(spark: Any, rows: int, nullable_key: bool = False) -> Any:
         (F.col("id") % 17).cast("int").alias("qty"))
 
 
-def options(bootstrap: str, topic: str, registry: str) -> dict[str, str]:
-    return {"topic": topic, "properties.bootstrap.servers": bootstrap, "primary-key": "id",
-            "key.format": "avro-confluent", "value.format": "avro-confluent",
-            "key.avro-confluent.url": registry, "value.avro-confluent.url": registry}
+def options(bootstrap: str, topic: str, registry: str, fmt: str) -> dict[str, str]:
+    opts = {"topic": topic, "properties.bootstrap.servers": bootstrap, "primary-key": "id",
+            "key.format": fmt, "value.format": fmt}
+    if fmt == "avro-confluent":  # the benchmark's own choice of format, not keyguard logic
+        opts |= {"key.avro-confluent.url": registry, "value.avro-confluent.url": registry}
+    return opts
 
 
-def bare_producer(spark: Any, rows: int, bootstrap: str, topic: str, registry: str,
-                  partitions: int) -> float:
-    """Serialize with the same codecs first (untimed), then time only the producing."""
-    from confluent_kafka import Producer
+def serialized(spark: Any, rows: int, opts: dict[str, str], partitions: int, into: Path) -> Path:
+    """The rows encoded with the writer's own codecs and partitioner, to an Arrow IPC file for
+    the bare producer (untimed)."""
+    import pyarrow as pa
 
     from formats.partitioner import partitions_for
     from formats.plan import resolve_plan
@@ -70,26 +86,45 @@ def bare_producer(spark: Any, rows: int, bootstrap: str, topic: str, registry: s
     from sparkio.options import CONNECTOR_OPTIONS
 
     df = frame(spark, rows)
-    plan = resolve_plan(from_spark_schema(df.schema), options(bootstrap, topic, registry),
-                        extra=CONNECTOR_OPTIONS)
-    table = df.toArrow()
-    keys = plan.key_codec.encode_batch(table.select(["id"]))
-    values = plan.value_codec.encode_batch(table)
-    parts = partitions_for(keys, partitions).tolist()
-    del table
-    p = Producer({"bootstrap.servers": bootstrap, **PRODUCER})
-    start = time.perf_counter()
-    for i, (k, v, part) in enumerate(zip(keys, values, parts, strict=True)):
-        while True:
-            try:
-                p.produce(topic, v, k, partition=part)
-                break
-            except BufferError:
-                p.poll(0.05)
-        if i % 1000 == 0:
-            p.poll(0)
-    assert p.flush(120) == 0
-    return time.perf_counter() - start
+    plan = resolve_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
+    data = df.toArrow()
+    keys = plan.key_codec.encode_batch(data.select(["id"]))
+    values = plan.value_codec.encode_batch(data)
+    parts = partitions_for(keys, partitions)
+    del data
+    records = pa.table({"key": pa.array(keys, pa.binary()), "value": pa.array(values, pa.binary()),
+                        "partition": pa.array(parts, pa.int32())})
+    with pa.OSFile(str(into), "wb") as sink, pa.ipc.new_file(sink, records.schema) as w:
+        w.write_table(records)
+    return into
+
+
+def topic_digest(bootstrap: str, topic: str, partitions: int) -> str:
+    """Every record of `topic`, read to the end of each partition, digested (harness)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-digest",
+                  "enable.auto.commit": False, "enable.partition.eof": True,
+                  "fetch.wait.max.ms": 10, "log_level": 0})
+    c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+    open_ = set(range(partitions))
+    records: list[tuple[int, bytes | None, bytes | None]] = []
+    deadline = time.monotonic() + 300
+    try:
+        while open_ and time.monotonic() < deadline:
+            for m in c.consume(10_000, timeout=0.5):
+                err = m.error()
+                if err is None:
+                    records.append((m.partition(), m.key(), m.value()))
+                elif err.code() == KafkaError._PARTITION_EOF:
+                    open_.discard(m.partition())
+                else:
+                    raise SystemExit(f"reading back {topic}: {err}")
+    finally:
+        c.close()
+    if open_:
+        raise SystemExit(f"reading back {topic}: partitions {sorted(open_)} never ended")
+    return records_digest(records)
 
 
 def foreach_partition_job(bootstrap: str, topic: str) -> Any:
@@ -152,9 +187,14 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--formats", default="avro-confluent,json")
+    ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--nullable-key", action="store_true",
                     help="make id nullable, so the writer checks for null keys")
+    ap.add_argument("--foreach", action="store_true",
+                    help="also the foreachPartition + AvroSerializer job (avro-confluent)")
+    ap.add_argument("--phases", action="store_true", help="print the writer's phases per run")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -179,40 +219,61 @@ def main() -> None:
         sparkio.register(spark)
         registry = f"file://{work / 'schemas'}"
         rows, parts, bs = args.rows, args.partitions, broker.bootstrap
+        tables = []
+        for fmt in args.formats.split(","):
+            # Registers the schemas (ids the bare producer's bytes must carry too).
+            sparkio.write_upsert(frame(spark, 1000), **options(bs, new_topic(bs, parts),
+                                                               registry, fmt))
+            records = serialized(spark, rows, options(bs, "bench", registry, fmt), parts,
+                                 work / f"records-{fmt}.arrow")
+            summaries: list[Any] = []
 
-        # Warm up (worker start, schema registration) and a small write for the memory curve.
-        small = max(rows // 10, 1000)
-        t_small = new_topic(bs, parts)
-        s_small = sparkio.write_upsert(frame(spark, small), **options(bs, t_small, registry))
+            def writer(fmt: str = fmt, summaries: list[Any] = summaries) -> Run:
+                topic = new_topic(bs, parts)
+                start = time.perf_counter()
+                summary = sparkio.write_upsert(frame(spark, rows, args.nullable_key),
+                                               **options(bs, topic, registry, fmt))
+                secs = time.perf_counter() - start
+                summaries.append((summary, secs))
+                return Run(secs, topic_digest(bs, topic, parts), summary.peak_worker_rss_bytes)
 
-        t_writer = new_topic(bs, parts)
-        start = time.perf_counter()
-        summary = sparkio.write_upsert(frame(spark, rows, args.nullable_key),
-                                       **options(bs, t_writer, registry))
-        writer_s = time.perf_counter() - start
+            def bare(records: Path = records) -> Run:
+                topic = new_topic(bs, parts)
+                proc = subprocess.Popen([sys.executable, str(ROOT / "bench/bare_producer.py"),
+                                         str(records), bs, topic], stdout=subprocess.PIPE)
+                assert proc.stdout is not None
+                out = proc.stdout.read()
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                if proc.returncode:
+                    raise SystemExit(f"bare producer failed ({proc.returncode})")
+                import json
 
-        bare_s = bare_producer(spark, rows, bs, new_topic(bs, parts), registry, parts)
+                secs = json.loads(out)["seconds"]
+                return Run(secs, topic_digest(bs, topic, parts), child_peak_rss(usage))
 
-        t_fe = new_topic(bs, parts)
-        start = time.perf_counter()
-        frame(spark, rows).foreachPartition(foreach_partition_job(bs, t_fe))
-        fe_s = time.perf_counter() - start
-
-        mb = summary.bytes / 1e6
-        print(f"\nrows={rows} ({mb:.0f} MB of keys+values), topic partitions={parts}, "
-              "local[2], avro-confluent key and value, tansu")
-        print(f"{'path':<34}{'seconds':>9}{'rows/s':>12}")
-        for name, secs in (("upsert-kafka writer (write_upsert)", writer_s),
-                           ("bare Producer, pre-serialized", bare_s),
-                           ("foreachPartition + AvroSerializer", fe_s)):
-            print(f"{name:<34}{secs:>9.2f}{rows / secs:>12,.0f}")
-        print(f"writer vs bare producer:     {bare_s / writer_s:.2f}x  (goal >= 0.5x)")
-        print(f"writer vs foreachPartition:  {fe_s / writer_s:.2f}x  (goal >= 3x)")
-        print_phases(summary.phases, writer_s, summary.tasks)
-        print(f"peak Python worker RSS: {s_small.peak_worker_rss_bytes / 2**20:.0f} MiB after "
-              f"{small} rows, {summary.peak_worker_rss_bytes / 2**20:.0f} MiB after {rows} rows "
-              f"({mb / 2:.0f} MB per task of records)")
-        print(summary)
+            contenders = [Contender("bare Producer, pre-serialized", bare),
+                          Contender("upsert-kafka writer (write_upsert)", writer)]
+            if args.foreach and fmt == "avro-confluent":
+                def foreach() -> Run:
+                    topic = new_topic(bs, parts)
+                    start = time.perf_counter()
+                    frame(spark, rows).foreachPartition(foreach_partition_job(bs, topic))
+                    return Run(time.perf_counter() - start)
+                contenders.append(Contender("foreachPartition + AvroSerializer", foreach))
+            before = load_average()
+            alternate(contenders, runs=args.runs, warmup=1)
+            after = load_average()
+            summary, _ = summaries[-1]
+            tables.append(table(
+                contenders, baseline="bare Producer, pre-serialized",
+                ratio_label="x bare producer (goal >= 0.8x)", load=(before, after),
+                title=f"{fmt} key and value, {rows:,} rows ({summary.bytes / 1e6:.0f} MB of "
+                      f"keys+values), {parts} topic partitions, local[2], tansu"))
+            if args.phases:
+                for s, secs in summaries[1:]:  # the measured runs
+                    print_phases(s.phases, secs, s.tasks)
+        print("\n\n".join(tables))
         spark.stop()
     finally:
         broker.stop()

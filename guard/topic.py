@@ -4,26 +4,29 @@ which schema ids its keys already carry).
 The analysis never talks to Kafka; it takes a `TopicFacts`. `KafkaTopicInspector` gathers one
 with an AdminClient and a group-less Consumer (assign, never subscribe: no rebalance, no commit).
 
-The scan trusts only what the broker says inside fetch responses: a partition is read until
-librdkafka reports PARTITION_EOF, never up to `get_watermark_offsets(cached=False)`, because
-tansu's ListOffsets answers the last batch's base offset + 1 instead of the high watermark, and
-a compacted or transactional partition has offset gaps and control records anyway.
+The key scan samples the newest records of each partition (where a compacted topic keeps its
+live keys), a fair share each, pausing a partition once it has its share (`PartitionRead`
+holds the pure bookkeeping). It trusts only what the broker says inside fetch responses for
+the end: a partition is read until librdkafka reports PARTITION_EOF, and ListOffsets
+(`get_watermark_offsets(cached=False)`) only places the first read, because tansu answers the
+last batch's base offset + 1 instead of the high watermark; the first fetch's high watermark
+corrects it. A compacted or transactional partition has offset gaps and control records, so
+reads further back widen their window by the gaps seen.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -37,6 +40,8 @@ from formats.secrets import is_secret_key, redact, register_secrets
 
 #: Distinct keys kept from a scan for re-encoding under the candidate.
 SAMPLE_KEYS = 200
+#: Key and value bytes a scan reads at most (the record budget is the scan limit).
+SCAN_BYTES = 64 * 2**20
 
 # Errors after which waiting longer cannot help: the credentials or the ACLs are wrong.
 FATAL_CODES = frozenset({
@@ -152,16 +157,20 @@ class KafkaTopicInspector:
     """
 
     def __init__(self, bootstrap: str, config: Mapping[str, Any] | None = None, *,
-                 timeout_s: float = 10.0, scan_timeout_s: float = 60.0) -> None:
+                 timeout_s: float = 10.0, scan_timeout_s: float = 60.0,
+                 scan_bytes: int = SCAN_BYTES) -> None:
         self.bootstrap = bootstrap
         self.timeout_s = timeout_s
         self.scan_timeout_s = scan_timeout_s
+        self.scan_bytes = scan_bytes
         self._config = dict(config or {})
         self._config.pop("bootstrap.servers", None)
         self.secrets = [str(v) for k, v in self._config.items() if is_secret_key(k) and v]
         register_secrets(self.secrets)
         self.errors: list[KafkaError] = []
         self._topics: list[str] = []
+        #: Records and bytes the last scan fetched (kept or not): what the sample cost.
+        self.last_scan_read: tuple[int, int] = (0, 0)
 
     def topic_names(self) -> list[str]:
         """The topics the last metadata request listed ("did you mean" for a typo)."""
@@ -225,89 +234,148 @@ class KafkaTopicInspector:
         return str(entry.value), ()
 
     def _scan(self, topic: str, partitions: int, scan_limit: int) -> _Scan:
-        """Read keys from the beginning, at most `scan_limit` in all, spread fairly.
+        """The newest keys of every partition, at most `scan_limit` in all, spread fairly.
 
-        Rounds: each open partition may take an equal share of what is left of the budget;
-        a partition that ends early leaves its unused share to the others in the next round.
+        A compacted topic keeps its live keys at the end, so each partition is read from
+        (end - share) to its end; a partition with fewer records than its share leaves the
+        rest to the others, which then read further back, round after round, until the budget
+        is spent or every partition was read from its start. A partition that has what it
+        needs is paused, so librdkafka fetches nothing more for it, and the consumer
+        prefetches little; `scan_bytes` bounds the keys and values read in all.
+
+        Only fetch responses are trusted for the end: tansu's ListOffsets may answer an end
+        too early (the last batch's base offset + 1), so a partition is read to
+        PARTITION_EOF, and a start estimated from a stale end is corrected by the high
+        watermark of the first fetch response.
         """
         consumer = self._consumer()
-        # Learn the leaders first: an offset query for a partition without a known leader
-        # waits for a retry timer (~0.5 s per round); all topics, never one by name.
-        try:
-            consumer.list_topics(timeout=self.timeout_s)
-        except KafkaException:
-            pass  # the scan below reports what is wrong
-        position = dict.fromkeys(range(partitions), OFFSET_BEGINNING)
-        ended: set[int] = set()
-        tally = KeyTally()
         deadline = time.monotonic() + self.scan_timeout_s
-        progressed = timed_out = False
+        reads: dict[int, PartitionRead] = {}
+        progress = _Progress()
         try:
-            while len(ended) < partitions and tally.seen < scan_limit and not timed_out:
-                open_ = [p for p in range(partitions) if p not in ended]
-                share = math.ceil((scan_limit - tally.seen) / len(open_))
-                consumer.assign([TopicPartition(topic, p, position[p]) for p in open_])
-                taken = dict.fromkeys(open_, 0)
-                waiting = set(open_)
-                while waiting and tally.seen < scan_limit:
-                    if time.monotonic() > deadline:
-                        timed_out = True
-                        break
-                    for msg in consumer.consume(500, timeout=0.02):
-                        p = msg.partition()
-                        if p not in waiting:
-                            continue
-                        err = msg.error()
-                        if err is not None:
-                            if err.code() == KafkaError._PARTITION_EOF:
-                                progressed = True
-                                ended.add(p)
-                                waiting.discard(p)
-                            elif err.fatal() or err.code() in FATAL_CODES:
-                                raise self.unavailable(f"cannot read topic {topic!r}", err)
-                            else:
-                                self.errors.append(err)
-                            continue
-                        offset = msg.offset() or 0  # never None on a record
-                        if position[p] >= 0 and offset < position[p]:
-                            continue  # re-fetched after a re-assign
-                        progressed = True
-                        tally.add(msg.key(), p, offset)
-                        taken[p] += 1
-                        position[p] = offset + 1
-                        if taken[p] >= share:
-                            waiting.discard(p)
-                        if tally.seen >= scan_limit:
-                            break
-            # A partition stopped by the budget may have been read to its end anyway.
-            ended.update(p for p in range(partitions) if p not in ended and position[p] >= 0
-                         and self._at_end(consumer, topic, p, position[p] - 1))
+            # Learn the leaders first: an offset query for a partition without a known leader
+            # waits for a retry timer (~0.5 s per round); all topics, never one by name.
+            try:
+                consumer.list_topics(timeout=self.timeout_s)
+            except KafkaException:
+                pass  # the offsets query below reports what is wrong
+            for p in range(partitions):
+                low, high = self._watermarks(consumer, topic, p)
+                reads[p] = PartitionRead(p, low, high)
+            budget = scan_limit
+            while budget > 0 and not progress.stopped:
+                wanting = [r for r in reads.values() if r.unread or r.older]
+                if not wanting:
+                    break
+                for r, share in zip(wanting, split_evenly(budget, len(wanting)), strict=True):
+                    r.begin(share)
+                self._read_round(consumer, topic, [r for r in wanting if r.open], progress,
+                                 deadline)
+                budget = scan_limit - sum(r.kept for r in reads.values())
             consumer.unassign()
         finally:
             consumer.close()
-        if timed_out and not progressed:
+        self.last_scan_read = (progress.records, progress.bytes)
+        if progress.timed_out and not progress.progressed:
             raise self.unavailable(
                 f"no records and no end of partition from topic {topic!r} within "
                 f"{self.scan_timeout_s:g}s", None)
+        tally = KeyTally()
+        for partition, offset, key in interleaved(reads.values()):
+            tally.add(key, partition, offset)
+        unfinished = sorted(p for p, r in reads.items() if not r.complete)
         notes: tuple[str, ...] = ()
-        unfinished = sorted(set(range(partitions)) - ended)
-        if timed_out:
+        if progress.timed_out:
             notes = (f"topic {topic!r}: key scan stopped after {self.scan_timeout_s:g}s with "
+                     f"partitions {unfinished} unfinished",)
+        elif progress.bytes_out:
+            notes = (f"topic {topic!r}: key scan stopped after reading "
+                     f"{self.scan_bytes / 2**20:g} MiB of records (keys and values), with "
                      f"partitions {unfinished} unfinished",)
         elif unfinished:
             notes = (f"topic {topic!r}: key scan stopped at the limit of {scan_limit} keys",)
         return _Scan(tally, not unfinished, notes)
 
-    @staticmethod
-    def _at_end(consumer: Consumer, topic: str, partition: int, offset: int) -> bool:
-        """Whether `offset` is the last record, by the high watermark of the last fetch
-        response (right on tansu, unlike its ListOffsets)."""
+    def _watermarks(self, consumer: Consumer, topic: str, partition: int) -> tuple[int, int]:
+        """(log start, end) as ListOffsets answers them; the end may be early (tansu).
+
+        Unanswered: (0, 0), so the read starts at the beginning and the first fetch response
+        moves it to the tail; if nothing answers at all, the read's deadline reports it.
+        """
         try:
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=self.timeout_s, cached=False)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            if isinstance(err, KafkaError) and (err.fatal() or err.code() in FATAL_CODES):
+                raise self.unavailable(f"cannot read the offsets of topic {topic!r}",
+                                       exc) from None
+            if isinstance(err, KafkaError):
+                self.errors.append(err)
+            return 0, 0
+        return max(0, low), max(0, low, high)
+
+    def _read_round(self, consumer: Consumer, topic: str, reads: list[PartitionRead],
+                    progress: _Progress, deadline: float) -> None:
+        """Read each partition's window: paused once it has it, or at its end."""
+        if not reads:
+            return
+        by_part = {r.partition: r for r in reads}
+        assignment = [TopicPartition(topic, r.partition, r.start) for r in reads]
+        consumer.assign(assignment)
+        consumer.resume(assignment)  # paused when an earlier read ended
+        waiting = set(by_part)
+        while waiting:
+            if time.monotonic() > deadline:
+                progress.timed_out = True
+                return
+            for msg in consumer.consume(500, timeout=0.02):
+                p = msg.partition()
+                if p not in waiting:
+                    continue
+                r = by_part[p]
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        progress.progressed = True
+                        r.at_end()
+                    elif err.fatal() or err.code() in FATAL_CODES:
+                        raise self.unavailable(f"cannot read topic {topic!r}", err)
+                    else:
+                        self.errors.append(err)
+                else:
+                    key = msg.key()
+                    progress.bytes += len(key or b"") + len(msg)
+                    progress.records += 1
+                    offset = msg.offset() or 0  # never None on a record
+                    if offset < r.position:
+                        continue  # fetched before a seek
+                    progress.progressed = True
+                    if r.take(offset, key) and r.tail and not r.corrected:
+                        self._correct_start(consumer, topic, r)
+                if not r.open:
+                    waiting.discard(p)
+                    consumer.pause([TopicPartition(topic, p)])
+                if progress.bytes >= self.scan_bytes:
+                    progress.bytes_out = True
+                    return
+
+    @staticmethod
+    def _correct_start(consumer: Consumer, topic: str, read: PartitionRead) -> None:
+        """After the first fetch, its high watermark is the real end: skip ahead to
+        (end - share) when the ListOffsets answer put the start too early."""
+        read.corrected = True
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, read.partition),
                                                      cached=True)
         except KafkaException:
-            return False
-        return high >= 0 and offset + 1 >= high
+            return
+        target = read.skip_to(high)
+        if target is not None:
+            try:
+                consumer.seek(TopicPartition(topic, read.partition, target))
+            except KafkaException:
+                pass  # records before the target are skipped as they come instead
 
     # -- clients and errors ----------------------------------------------------------------
 
@@ -360,6 +428,13 @@ class KafkaTopicInspector:
             # A scan reads what is there: an empty or caught-up fetch should answer at
             # once, not after the default 500 ms wait for new data.
             "fetch.wait.max.ms": self._config.get("fetch.wait.max.ms", 10),
+            # Prefetch little: a scan wants thousands of records, not librdkafka's default
+            # of 100k records (and 64 MB) per partition queued ahead.
+            "queued.min.messages": self._config.get("queued.min.messages", 2000),
+            "queued.max.messages.kbytes": self._config.get("queued.max.messages.kbytes",
+                                                           4096),
+            # ...and, once over those thresholds, fetch again soon (the default waits 1 s).
+            "fetch.queue.backoff.ms": self._config.get("fetch.queue.backoff.ms", 5),
         }))
 
     def reason(self, exc: BaseException | KafkaError | None) -> str:
@@ -385,6 +460,147 @@ class KafkaTopicInspector:
         where = redact(self.bootstrap, self.secrets)
         msg = f"{what} at {where}" + (f": {detail}" if detail else "")
         return BrokerUnavailableError(msg, hint=_HINT)
+
+
+def split_evenly(budget: int, parts: int) -> list[int]:
+    """`budget` in `parts` shares that differ by at most one and sum to `budget`."""
+    base, extra = divmod(budget, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+@dataclass
+class PartitionRead:
+    """What a scan read of one partition: the pure half of a scan.
+
+    The first read is the tail, (end - share) to the partition's end; later reads take
+    windows further back, [frontier - span, frontier). Each read keeps its newest `share`
+    records, so what is kept is always the suffix [frontier, end) of the partition's log.
+    """
+
+    partition: int
+    low: int
+    high: int
+    #: (offset, key) per read, in the order of the reads (the newest records first read).
+    chunks: list[deque[tuple[int, bytes | None]]] = field(default_factory=list)
+    #: The oldest offset of what was kept: None until the tail was read.
+    frontier: int | None = None
+    #: The current read: where it starts, where it stops (None: at the end), how far it got.
+    start: int = 0
+    stop: int | None = None
+    position: int = 0
+    share: int = 0
+    taken: int = 0
+    tail: bool = False
+    corrected: bool = False
+    open: bool = False
+    ended: bool = False
+    #: Offsets spanned and records seen so far: a compacted log has gaps, so a window read
+    #: further back spans more offsets than the records it should find.
+    spanned: int = 0
+    seen: int = 0
+
+    @property
+    def unread(self) -> bool:
+        return self.frontier is None
+
+    @property
+    def older(self) -> bool:
+        """Records may exist before what was kept."""
+        return self.frontier is not None and self.frontier > self.low
+
+    @property
+    def complete(self) -> bool:
+        return self.ended and not self.older
+
+    @property
+    def kept(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    def begin(self, share: int) -> None:
+        """Start the next read, for at most `share` records (0: no read this round)."""
+        self.open = False
+        if share <= 0:
+            return
+        self.share, self.taken, self.corrected = share, 0, False
+        self.tail = self.frontier is None
+        if self.frontier is None:
+            self.start, self.stop = max(self.low, self.high - share), None
+        else:
+            gaps = min(16, max(1, -(-self.spanned // max(self.seen, 1))))
+            self.start, self.stop = max(self.low, self.frontier - share * gaps), self.frontier
+        self.position = self.start
+        self.chunks.append(deque(maxlen=share))
+        self.open = True
+
+    def take(self, offset: int, key: bytes | None) -> bool:
+        """Keep a record of the current read; True for the read's first record."""
+        if self.stop is not None and offset >= self.stop:
+            self._close()
+            return False
+        first = self.taken == 0
+        self.chunks[-1].append((offset, key))
+        self.taken += 1
+        self.position = offset + 1
+        if self.stop is not None and self.position >= self.stop:
+            self._close()
+        return first
+
+    def at_end(self) -> None:
+        """PARTITION_EOF: everything from the read's start to the end was read."""
+        if self.tail:
+            self.ended = True
+        self._close()
+
+    def skip_to(self, high: int) -> int | None:
+        """Where to seek once the real end `high` is known, if it leaves more than a share
+        between here and there (the tail read then starts over from there)."""
+        target = high - self.share
+        if not self.tail or high < 0 or target <= self.position:
+            return None
+        self.high = high
+        self.chunks[-1].clear()
+        self.taken = 0
+        self.start = self.position = target
+        return target
+
+    def _close(self) -> None:
+        self.open = False
+        chunk = self.chunks[-1]
+        self.frontier = chunk[0][0] if self.taken > len(chunk) else self.start
+        self.spanned += (self.stop if self.stop is not None else self.position) - self.start
+        self.seen += self.taken
+
+    def records(self) -> list[tuple[int, bytes | None]]:
+        """Oldest first: the windows further back were read later."""
+        out: list[tuple[int, bytes | None]] = []
+        for chunk in reversed(self.chunks):
+            out.extend(chunk)
+        return out
+
+
+def interleaved(reads: Iterable[PartitionRead]) -> Iterator[tuple[int, int, bytes | None]]:
+    """(partition, offset, key) of every kept record, partitions taking turns (so a bounded
+    sample of keys comes from all of them), each partition oldest first."""
+    lists = [(r.partition, r.records()) for r in reads]
+    longest = max((len(recs) for _, recs in lists), default=0)
+    for i in range(longest):
+        for partition, recs in lists:
+            if i < len(recs):
+                offset, key = recs[i]
+                yield partition, offset, key
+
+
+@dataclass
+class _Progress:
+    progressed: bool = False
+    timed_out: bool = False
+    bytes: int = 0
+    records: int = 0
+    bytes_out: bool = False
+
+    @property
+    def stopped(self) -> bool:
+        return self.timed_out or self.bytes_out
 
 
 @dataclass(frozen=True)

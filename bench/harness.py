@@ -1,0 +1,176 @@
+"""The one harness every benchmark in bench/ shares, so that its numbers can be trusted.
+
+- Contenders alternate (ABAB...), after the same warm-up each, so that a slow minute of a
+  shared machine hits all of them alike; every contender runs at least three times.
+- Each run reports its wall time, what it wrote (a digest: the same bytes or it does not
+  count) and the peak memory of the fresh process that did the work.
+- The result is a markdown table: median [min-max] per contender, its ratio to the baseline
+  contender, the load average before and after, and whether every digest matched.
+
+The pure half (median, ratio, table, digests) is tested in tests/test_bench_harness.py; the
+runs themselves never are (timing belongs in benchmarks, not in asserts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+#: Fewest measured runs per contender: a median of fewer says nothing about spread.
+MIN_RUNS = 3
+
+
+@dataclass(frozen=True)
+class Run:
+    """One measured run of one contender."""
+
+    seconds: float
+    #: What the run produced (records written, output printed), equal across contenders.
+    digest: str = ""
+    #: Peak resident memory of the fresh process(es) that did the work, in bytes (0: unknown).
+    peak_rss_bytes: int = 0
+
+
+@dataclass
+class Contender:
+    name: str
+    run: Callable[[], Run]
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> list[float]:
+        return [r.seconds for r in self.runs]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """median [min-max] of a sample."""
+
+    median: float
+    low: float
+    high: float
+
+    @staticmethod
+    def of(sample: Sequence[float]) -> Spread:
+        if not sample:
+            raise ValueError("no runs to summarize")
+        return Spread(statistics.median(sample), min(sample), max(sample))
+
+    def show(self, scale: float = 1.0, digits: int = 2) -> str:
+        return (f"{self.median * scale:.{digits}f} "
+                f"[{self.low * scale:.{digits}f}-{self.high * scale:.{digits}f}]")
+
+
+def ratio(baseline_s: float, contender_s: float, *, higher_is_better: bool = True) -> float:
+    """How a contender compares with the baseline, as the README states its goals.
+
+    Throughput goals ("the writer reaches 0.8x of the bare producer") are baseline time over
+    contender time; cost goals ("check takes at most 4x python -c pass") are the inverse.
+    """
+    if baseline_s <= 0 or contender_s <= 0:
+        raise ValueError(f"times must be positive, got {baseline_s} and {contender_s}")
+    return baseline_s / contender_s if higher_is_better else contender_s / baseline_s
+
+
+def alternate(contenders: Sequence[Contender], *, runs: int = MIN_RUNS, warmup: int = 1,
+              between: Callable[[], None] | None = None) -> None:
+    """Warm every contender up alike, then run them ABAB..., `runs` times each."""
+    if runs < MIN_RUNS:
+        raise ValueError(f"at least {MIN_RUNS} runs per contender, got {runs}")
+    for _ in range(warmup):
+        for c in contenders:
+            c.run()
+            if between:
+                between()
+    for _ in range(runs):
+        for c in contenders:
+            c.runs.append(c.run())
+            if between:
+                between()
+
+
+def digests_agree(contenders: Sequence[Contender]) -> bool:
+    """Every run of every contender produced the same digest (runs without one are skipped)."""
+    seen = {r.digest for c in contenders for r in c.runs if r.digest}
+    return len(seen) <= 1
+
+
+def table(contenders: Sequence[Contender], *, baseline: str, title: str = "",
+          higher_is_better: bool = True, load: tuple[Sequence[float], Sequence[float]]
+          | None = None, ratio_label: str = "ratio") -> str:
+    """The markdown table the README quotes, with the load average and the digest verdict."""
+    base = next((c for c in contenders if c.name == baseline), None)
+    if base is None:
+        raise ValueError(f"no contender named {baseline!r}")
+    base_median = Spread.of(base.seconds).median
+    lines = []
+    if title:
+        lines += [f"**{title}**", ""]
+    lines += [f"| contender | seconds, median [min-max] | runs | {ratio_label} | peak RSS |",
+              "|---|---|---|---|---|"]
+    for c in contenders:
+        spread = Spread.of(c.seconds)
+        r = ratio(base_median, spread.median, higher_is_better=higher_is_better)
+        peak = max((x.peak_rss_bytes for x in c.runs), default=0)
+        peak_s = f"{peak / 2**20:.0f} MiB" if peak else "-"
+        lines.append(f"| {c.name} | {spread.show(digits=3)} | {len(c.runs)} | {r:.2f}x | "
+                     f"{peak_s} |")
+    lines.append("")
+    same = digests_agree(contenders)
+    lines.append(f"same output from every run: {'yes' if same else 'NO (see the digests)'}")
+    if load is not None:
+        before, after = load
+        lines.append("load average (1, 5, 15 min): before "
+                     f"{' '.join(f'{x:.2f}' for x in before)}, after "
+                     f"{' '.join(f'{x:.2f}' for x in after)}")
+    return "\n".join(lines)
+
+
+def load_average() -> tuple[float, float, float]:
+    try:
+        return os.getloadavg()
+    except OSError:  # not on every platform
+        return (0.0, 0.0, 0.0)
+
+
+def records_digest(records: Iterable[tuple[int, bytes | None, bytes | None]]) -> str:
+    """An order-independent digest of (partition, key, value) records: two writers that put
+    the same key and value bytes in the same partitions agree, whatever order they sent them
+    in (the writer shuffles by key; a bare producer sends in input order)."""
+    per_part: dict[int, list[int]] = {}
+    for partition, key, value in records:
+        h = hashlib.blake2b(digest_size=8)
+        for part in (key, value):
+            if part is None:
+                h.update(b"\xff")
+            else:
+                h.update(len(part).to_bytes(4, "big"))
+                h.update(part)
+        entry = per_part.setdefault(partition, [0, 0])
+        entry[0] += 1
+        entry[1] = (entry[1] + int.from_bytes(h.digest(), "big")) % 2**64
+    total = hashlib.blake2b(digest_size=12)
+    for partition in sorted(per_part):
+        count, acc = per_part[partition]
+        total.update(f"{partition}:{count}:{acc};".encode())
+    return total.hexdigest()
+
+
+def text_digest(*parts: bytes | str | int) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for p in parts:
+        h.update(str(p).encode() if not isinstance(p, bytes) else p)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def child_peak_rss(rusage: object) -> int:
+    """Peak RSS in bytes from `os.wait4`'s rusage (Linux counts KiB, macOS bytes)."""
+    import sys
+
+    rss = int(getattr(rusage, "ru_maxrss", 0))
+    return rss if sys.platform == "darwin" else rss * 1024
+
