@@ -36,7 +36,8 @@ class CodecContext:
 
     role: Role = "value"
     topic: str | None = None
-    #: A registry to use instead of building one from the options (tests, file registry).
+    #: The registry a registry-using format asks (decoding, references, registration),
+    #: always handed in: the edge opens it (`formats.registry.connect.open_for`); no codec does.
     registry: Registry | None = None
 
 

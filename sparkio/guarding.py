@@ -20,6 +20,7 @@ from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
 from formats.registry.mock import MockRegistry
+from formats.registry.registration import registers, registry_of
 from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
 from formats.secrets import redact, redact_url
@@ -105,11 +106,12 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
         registry = resolve_registry(explicit_url=explicit, explicit_options=opts).open()
         getattr(registry, "create", lambda: None)()  # registered into after the write
         return registry, True
-    for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
-        if format_factory(fmt).uses_registry:
-            if codec.options["auto.register.schemas"]:  # type: ignore[attr-defined]
-                getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
-            return codec.registry, False  # type: ignore[attr-defined]
+    for codec in (plan.key_codec, plan.value_codec):
+        registry = registry_of(codec)
+        if format_factory(codec.format_name).uses_registry and registry is not None:
+            if registers(codec):
+                getattr(registry, "create", lambda: None)()
+            return registry, False
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
     return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
 

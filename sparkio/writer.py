@@ -46,6 +46,7 @@ from pyspark.sql.datasource import (
 import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import PlanSpec, UpsertPlan
+from formats.registry.registration import open_plan_registries
 from formats.spark_schema import from_spark_schema
 from formats.types import RowType
 from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
@@ -344,9 +345,11 @@ class Prepared:
 def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
                       require_bootstrap: bool = True) -> tuple[ConnectorOptions, UpsertPlan]:
     """options -> plan, every option validated once, without the network: option errors
-    before Spark runs."""
+    before Spark runs. The registries the formats name are opened here, at the edge, on
+    first use (`open_plan_registries`), and handed to the codecs."""
     conn = resolve_connector(options, require_bootstrap=require_bootstrap)
-    plan = conn.resolved.project(table_type(schema, conn)).build()
+    plan = conn.resolved.project(table_type(schema, conn)).build(
+        registries=open_plan_registries(conn.resolved))
     check_value_columns(plan)
     check_properties(conn.producer_properties, conn[DELIVERY].value,
                      topic=conn.topic, secrets=conn.secrets())
