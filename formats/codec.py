@@ -138,6 +138,16 @@ BUILTIN_FORMATS = {
     "avro-confluent": "formats.avro_confluent_format",
 }
 
+#: The format a schema registered under a subject is assumed written with, by its schema
+#: type, when nothing names the format (the CI gate's discovered topics): the serializer that
+#: registers schemas of that type. Any other type: the first entry's.
+DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json"}
+
+
+def default_format(schema_type: str | None) -> str:
+    """The format assumed for a registered schema of `schema_type` (`DEFAULT_FORMATS`)."""
+    return DEFAULT_FORMATS.get(str(schema_type or "").upper(), DEFAULT_FORMATS["AVRO"])
+
 
 def format_factory(name: str) -> FormatFactory:
     """The factory of format `name`, importing only that format's module."""

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from formats.errors import InvalidOptionError, RegistryUnavailableError
+from formats.options import ResolvedOptions
 from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
 from formats.registry.options import (  # re-exported: declared with the format's options
     ENV_BEARER_TOKEN,
@@ -79,16 +80,18 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
         hint="use http(s)://HOST:PORT, file://DIR (or an existing directory), or mock://NAME")
 
 
-def open_for(options: Mapping[str, Any], *, environ: Mapping[str, str] | None = None,
-             lazy: bool = True) -> Registry:
+def open_for(options: ResolvedOptions | Mapping[str, Any], *,
+             environ: Mapping[str, str] | None = None, lazy: bool = True) -> Registry:
     """The registry a format's declared options name (`url` and the connection options),
     opened on first use: the edge hands it to the codec (`CodecContext.registry`), and building
     a plan that never asks it (an avro-confluent codec without references) opens nothing.
 
     `options` is a format's options, resolved (`ResolvedOptions`) or as a plain mapping;
     `lazy=False` opens it now (an unsupported URL fails here)."""
-    values = dict(getattr(options, "values", options))
-    values.update(getattr(options, "extra", {}))
+    if isinstance(options, ResolvedOptions):
+        values = {**options.values, **options.extra}
+    else:
+        values = dict(options)
     url = str(values.get("url") or values.get("schema-registry.url") or "")
     config = {k: v for k, v in connection_options(values).items() if v is not None}
     if not lazy:
