@@ -13,18 +13,20 @@ schema that is not registered stops the write.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
 from formats.codec import CodecContext, format_factory
 from formats.errors import KeyguardError, RegistryError
+from formats.options import OptionSet
+from formats.plan import PlanOptions, UpsertPlan, resolve_options
 from formats.registry import Registry
 from formats.registry.connect import open_for
 
 if TYPE_CHECKING:
     from formats.codec import Codec
     from formats.options import ResolvedOptions
-    from formats.plan import PlanOptions, UpsertPlan
+    from formats.types import RowType
 
 T = TypeVar("T")
 C = TypeVar("C", bound="Codec")
@@ -78,6 +80,15 @@ def open_plan_registries(options: PlanOptions) -> dict[str, Registry]:
     return {role: open_for(fmt.resolved)
             for role, fmt in (("key", options.key), ("value", options.value))
             if fmt.factory.uses_registry and fmt.resolved.get("url")}
+
+
+def open_plan(table: RowType, options: Mapping[str, Any], *, registry: Registry | None = None,
+              extra: OptionSet | None = None) -> UpsertPlan:
+    """`formats.plan.resolve_plan` at the edge: validate every option, then build the codecs
+    with `registry`, else the registries the formats' options name (`open_plan_registries`)."""
+    resolved = resolve_options(options, extra=extra)
+    return resolved.project(table).build(
+        registry, registries=None if registry is not None else open_plan_registries(resolved))
 
 
 def needs_schema_id(codec: Codec) -> TypeGuard[FramedCodec]:
