@@ -12,9 +12,10 @@ the record from the codec's registry and resolves it to this row's schema, as Av
 
 The subject is the `subject` option, else the `subject.name.strategy` (default
 TopicNameStrategy: `<topic>-key` / `<topic>-value`, what Flink's Kafka connectors fill in).
-The registry is the caller's (`CodecContext.registry`: a `PinnedRegistry` in Spark tasks), or,
-for the CLI and the driver only, opened from `url` and the connection options on first use;
-building a codec touches the network only to resolve the `references` option.
+The registry is always the caller's (`CodecContext.registry`): the edge opens it from `url` and
+the connection options (`formats.registry.connect.open_for`, on first use), a Spark task gets a
+`PinnedRegistry`; the codec never opens one. Building a codec asks it only to resolve the
+`references` option.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import EXIT_INTERNAL, DecodeError, InvalidOptionError, KeyguardError
 from formats.framing import CONFLUENT, MAGIC_BYTE
 from formats.options import Option, OptionSet, ResolvedOptions, merge
-from formats.registry.connect import REGISTRY_OPTIONS, connection_options, open_registry
+from formats.registry.options import REGISTRY_OPTIONS
 from formats.registry.references import (
     Reference,
     ResolvedReference,
@@ -96,6 +97,14 @@ class SchemaIdNotBound(KeyguardError):
     the caller, which must resolve the id first (`formats.registry.registration`)."""
 
     kind = "schema-id-not-bound"
+    exit_code = EXIT_INTERNAL
+
+
+class RegistryNotGiven(KeyguardError):
+    """An avro-confluent codec asked its registry when its caller handed it none: a bug of the
+    caller, which opens the registry at the edge (`formats.registry.connect.open_for`)."""
+
+    kind = "registry-not-given"
     exit_code = EXIT_INTERNAL
 
 
@@ -170,14 +179,15 @@ class AvroConfluentCodec(Codec):
 
     @property
     def registry(self) -> Registry:
-        """The context's registry (a `PinnedRegistry` in Spark tasks), else, for the CLI and
-        the driver, the one `url` names, opened on first use. Decoding and the registration
+        """The registry handed in (`CodecContext.registry`). Decoding and the registration
         step ask it; encoding never does."""
         if self._registry is None:
-            url = str(self.options["url"])
-            config = connection_options({**self.options.values, **self.options.extra})
-            config = {k: v for k, v in config.items() if v is not None}
-            self._registry = open_registry(url, config)
+            raise RegistryNotGiven(
+                f"{self.describe()}: no schema registry was handed to the codec "
+                f"(url {redact_url(str(self.options['url']))})",
+                hint="this is a keyguard bug: the caller opens the registry "
+                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
+                     "report it")
         return self._registry
 
     @property

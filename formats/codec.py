@@ -36,7 +36,8 @@ class CodecContext:
 
     role: Role = "value"
     topic: str | None = None
-    #: A registry to use instead of building one from the options (tests, file registry).
+    #: The registry a registry-using format asks (decoding, references, registration),
+    #: always handed in: the edge opens it (`formats.registry.connect.open_for`); no codec does.
     registry: Registry | None = None
 
 
@@ -136,6 +137,16 @@ BUILTIN_FORMATS = {
     "avro": "formats.avro_format",
     "avro-confluent": "formats.avro_confluent_format",
 }
+
+#: The format a schema registered under a subject is assumed written with, by its schema
+#: type, when nothing names the format (the CI gate's discovered topics): the serializer that
+#: registers schemas of that type. Any other type: the first entry's.
+DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json"}
+
+
+def default_format(schema_type: str | None) -> str:
+    """The format assumed for a registered schema of `schema_type` (`DEFAULT_FORMATS`)."""
+    return DEFAULT_FORMATS.get(str(schema_type or "").upper(), DEFAULT_FORMATS["AVRO"])
 
 
 def format_factory(name: str) -> FormatFactory:

@@ -118,16 +118,23 @@ class PlanSpec:
     def topic(self) -> str:
         return self.options.topic
 
-    def build(self, registry: Registry | None = None) -> UpsertPlan:
-        """Both codecs, from the options as validated (`FormatFactory.build`, no `validate`)."""
+    def build(self, registry: Registry | None = None, *,
+              registries: Mapping[str, Registry] | None = None) -> UpsertPlan:
+        """Both codecs, from the options as validated (`FormatFactory.build`, no `validate`).
+
+        The codecs get `registry`, or their role's in `registries` (the edge opens them from
+        the options: `formats.registry.registration.open_plan_registries`); none opens one."""
         layout, opts = self.layout, self.options
+        by_role = registries or {}
         with paused_gc():  # a wide row builds an encoder per column: no collector rescans
             key_codec = opts.key.factory.build(
                 layout.key_type, opts.key.resolved,
-                CodecContext(role="key", topic=self.topic, registry=registry))
+                CodecContext(role="key", topic=self.topic,
+                             registry=registry or by_role.get("key")))
             value_codec = opts.value.factory.build(
                 layout.value_type, opts.value.resolved,
-                CodecContext(role="value", topic=self.topic, registry=registry))
+                CodecContext(role="value", topic=self.topic,
+                             registry=registry or by_role.get("value")))
         return UpsertPlan(self, key_codec, value_codec)
 
 
@@ -240,7 +247,11 @@ def resolve_plan(
     options: Mapping[str, Any],
     *,
     registry: Registry | None = None,
+    registries: Mapping[str, Registry] | None = None,
     extra: OptionSet | None = None,
 ) -> UpsertPlan:
-    """Validate every option, project the table and build both codecs, before any row moves."""
-    return resolve_options(options, extra=extra).project(table).build(registry)
+    """Validate every option, project the table and build both codecs, before any row moves.
+
+    A format that uses a registry is handed `registry`, else its role's in `registries`."""
+    return resolve_options(options, extra=extra).project(table).build(
+        registry, registries=registries)

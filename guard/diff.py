@@ -11,6 +11,7 @@ from typing import Any
 
 from formats.codec import format_factory
 from formats.errors import InvalidOptionError, SchemaError
+from formats.registry.options import is_registry_option
 from formats.schema_identity import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
@@ -62,8 +63,6 @@ def diff_keys(
 
 def _no_registry_options(key_format: str, options: Mapping[str, Any]) -> None:
     """diff reads no registry: a registry option given to it would be accepted and ignored."""
-    from formats.registry.settings import is_registry_option
-
     registers = format_factory(key_format).uses_registry
     unused = sorted(k for k in options if k == "url" or (registers and is_registry_option(k)))
     if unused:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from formats.codec import default_format
 from formats.errors import InvalidOptionError
 from formats.registry import Registry
 from formats.registry.file import FileRegistry
@@ -23,9 +24,6 @@ from guard.check import check
 from guard.config import TopicEntry
 from guard.plan import TopicPlan
 from guard.report import Report
-
-#: Key format a topic is assumed to use when no config names one, by the key schema's type.
-_DEFAULT_FORMAT = {"AVRO": "avro-confluent", "JSON": "json"}
 
 
 def registry_at_ref(directory: str | Path, ref: str) -> FileRegistry:
@@ -58,8 +56,9 @@ def discover_topics(registry: Registry) -> list[TopicEntry]:
                       if f"{topic}-value" in subjects else None)
         out.append(TopicEntry(
             name=topic,
-            key_format=_DEFAULT_FORMAT.get(key_type, "avro-confluent"),
-            value_format=_DEFAULT_FORMAT.get(value_type, "avro-confluent") if value_type else None,
+            # The formats answer which one registers a schema of that type.
+            key_format=default_format(key_type),
+            value_format=default_format(value_type) if value_type else None,
         ))
     return out
 

@@ -20,6 +20,7 @@ from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
 from formats.registry.mock import MockRegistry
+from formats.registry.registration import registers, registry_of
 from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
 from formats.secrets import redact, redact_url
@@ -103,13 +104,14 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
             if format_factory(fmt).uses_registry
             and str(options.get("url") or "").strip() == explicit)
         registry = resolve_registry(explicit_url=explicit, explicit_options=opts).open()
-        getattr(registry, "create", lambda: None)()  # registered into after the write
+        getattr(registry, "create", lambda: None)()  # registered into before the first task
         return registry, True
-    for fmt, codec in ((plan.key_format, plan.key_codec), (plan.value_format, plan.value_codec)):
-        if format_factory(fmt).uses_registry:
-            if codec.options["auto.register.schemas"]:  # type: ignore[attr-defined]
-                getattr(codec.registry, "create", lambda: None)()  # type: ignore[attr-defined]
-            return codec.registry, False  # type: ignore[attr-defined]
+    for codec in (plan.key_codec, plan.value_codec):
+        given = registry_of(codec)
+        if format_factory(codec.format_name).uses_registry and given is not None:
+            if registers(codec):
+                getattr(given, "create", lambda: None)()
+            return given, False
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
     return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
 
@@ -167,12 +169,14 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
 
 
 def register_written_schemas(plan: UpsertPlan, conn: ConnectorOptions) -> None:
-    """The registration step after a successful write: a json/csv/raw key's (and value's) JSON
-    Schema goes into guard.registry, so the next write of the topic can be checked.
+    """The registration step of guard.registry, on the driver after the guard passed and
+    before the first task: a json/csv/raw key's (and value's) JSON Schema goes into
+    guard.registry, so the next write of the topic is checked against it.
 
-    Formats that register their own schema (avro-confluent) were registered before the first
-    task, when their id was resolved; nothing else remembers what the other formats' keys
-    looked like. A failure to register is logged, never raised: the records are written.
+    Formats that register their own schema (avro-confluent) are registered in the same step,
+    when their id is resolved (`formats.registry.registration`); nothing else remembers what
+    the other formats' keys looked like. A failure to register is logged, never raised: it
+    only means the next write has no previous key to be checked against.
     """
     if not conn[GUARD_REGISTRY] or format_factory(plan.key_format).uses_registry:
         return
@@ -189,6 +193,3 @@ def register_written_schemas(plan: UpsertPlan, conn: ConnectorOptions) -> None:
             _LOG.warning("keyguard: could not register the %s schema of topic %s under %s: %s",
                          role, plan.topic, subject, exc.message)
 
-
-#: The name the writer has called the registration step by (`register_written_schemas`).
-record_success = register_written_schemas

@@ -56,7 +56,8 @@ from formats.plan import (
     resolve_options,
 )
 from formats.projection import ALL, parse_primary_key, project
-from formats.registry.connect import connection_options, open_registry
+from formats.registry.connect import open_for
+from formats.registry.registration import open_plan_registries
 from formats.schemafile import version_text
 from formats.spark_schema import from_spark_schema, to_spark_schema
 from formats.subjects import TOPIC_NAME
@@ -220,9 +221,7 @@ def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None
                 "before reading a record",
                 hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
-    config = connection_options({**opts.values, **opts.extra})
-    registry = open_registry(str(opts[URL]),
-                             {k: v for k, v in config.items() if v is not None})
+    registry = open_for(opts, lazy=False)
     try:
         latest = registry.get_version(subject, "latest")
         text = version_text(registry, latest).standalone  # its references resolved into it
@@ -368,8 +367,9 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         # Every option and the schema are checked here, once, before any task.
         self.spec: PlanSpec = self.settings.plan_options.project(
             from_spark_schema(self.table_schema))
-        plan = self._plan()
-        # The registry is asked here, on the driver, once: the tasks decode with these ids.
+        # The registry is opened and asked here, on the driver, once: the tasks decode with
+        # these ids.
+        plan = self.spec.build(registries=open_plan_registries(self.settings.plan_options))
         self.schemas = resolve_read_schemas(plan)
         self.references = pinned_references(plan)
         self.fallbacks = registry_factories(plan)

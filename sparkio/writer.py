@@ -46,6 +46,7 @@ from pyspark.sql.datasource import (
 import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import PlanSpec, UpsertPlan
+from formats.registry.registration import open_plan_registries
 from formats.spark_schema import from_spark_schema
 from formats.types import RowType
 from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
@@ -344,9 +345,11 @@ class Prepared:
 def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
                       require_bootstrap: bool = True) -> tuple[ConnectorOptions, UpsertPlan]:
     """options -> plan, every option validated once, without the network: option errors
-    before Spark runs."""
+    before Spark runs. The registries the formats name are opened here, at the edge, on
+    first use (`open_plan_registries`), and handed to the codecs."""
     conn = resolve_connector(options, require_bootstrap=require_bootstrap)
-    plan = conn.resolved.project(table_type(schema, conn)).build()
+    plan = conn.resolved.project(table_type(schema, conn)).build(
+        registries=open_plan_registries(conn.resolved))
     check_value_columns(plan)
     check_properties(conn.producer_properties, conn[DELIVERY].value,
                      topic=conn.topic, secrets=conn.secrets())
@@ -369,12 +372,18 @@ def check_value_columns(plan: UpsertPlan) -> None:
 
 
 def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepared:
-    """options -> plan -> guard verdict -> schema ids: everything before the first record."""
+    """options -> plan -> guard verdict -> registration: everything before the first record.
+
+    Registration is one explicit step, here on the driver after the guard passed: the
+    avro-confluent schema ids (the tasks never ask the registry), and a json/csv/raw key's
+    and value's JSON Schema into guard.registry, so the next write of the topic is checked
+    against this one (`guarding.register_written_schemas`; its failure is logged)."""
     started = time.time()
     conn, plan = resolve_plan_only(schema, options)
     clock = time.perf_counter()
     outcome = guarding.run_guard(plan, conn)
     key_id, value_id = resolve_write_ids(plan)  # once, here: the tasks never ask the registry
+    guarding.register_written_schemas(plan, conn)
     guard_s = time.perf_counter() - clock
     job = WriteJob(plan.spec, conn, outcome.partitions, guard_s, key_id, value_id,
                    pinned_references(plan))
@@ -382,8 +391,9 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
 
 
 def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = None,
-              batch_id: int | None = None, plan: UpsertPlan | None = None) -> WriteSummary:
-    """The summary of a finished write (logged at INFO); remembers a json/csv/raw key."""
+              batch_id: int | None = None) -> WriteSummary:
+    """The summary of a finished write (logged at INFO, and written to sink.summary-file as
+    JSON). Registers nothing: that happened before the first task (`resolve_and_guard`)."""
     conn = job.conn
     elapsed = (time.time() - started if started is not None
                else max((s.elapsed_s for s in stats), default=0.0))
@@ -392,7 +402,6 @@ def summarize(job: WriteJob, stats: list[TaskStats], *, started: float | None = 
                               delivery_guarantee=conn[DELIVERY].value,
                               batch_id=batch_id,
                               phases=phases_of(stats, guard_s=job.guard_s, started=started))
-    guarding.record_success(plan or job.plan(), conn)
     _LOG.info("%s", summary)
     path = conn[SUMMARY_FILE]
     if path:
@@ -645,7 +654,7 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
             raise error from None
         raise
     stats = stats_of(rows)
-    summary = summarize(prep.job, stats, started=prep.started, plan=prep.plan)
+    summary = summarize(prep.job, stats, started=prep.started)
     # driver: options, plan, executor probe (the guard has its own phase); then Spark's job
     # (input, the shuffle's map stage) until the first write task starts.
     phases = {"driver": round(max(0.0, driver_s - prep.job.guard_s), 4), **summary.phases,

@@ -274,9 +274,6 @@ PENDING_CYCLES = ("formats.avro_format <-> formats.avro_vector, "
                   "formats.registry.file <-> formats.registry.references, "
                   "sparkio.executors <-> sparkio.writer")
 PENDING_LAYERS = "guard/docs.py imports sparkio.options; guard/cli/demo_cmd.py imports sparkio.demo"
-PENDING_OPENERS = ("formats/avro_confluent_format.py opens its registry (registry.connect); "
-                   "guard/diff.py, guard/keys/analyze.py and guard/keys/avro.py import "
-                   "registry.file (schema identity) or registry.settings")
 PENDING_LOCAL = ("70 function-local project imports without a `# lazy:` reason: formats/ "
                  "(avro_format, options, registry/file, registry/references), guard/ (check, "
                  "config, diff, docs, cli/demo_cmd, keys/analyze, keys/avro, keys/side, "
@@ -305,7 +302,6 @@ def test_pure_core_imports_no_network_client():
     assert network_paths(SITES) == []
 
 
-@pytest.mark.xfail(strict=False, reason=f"issue 10 in progress: {PENDING_OPENERS}")
 def test_pure_core_opens_no_registry():
     assert registry_openers(SITES) == []
 

@@ -22,68 +22,27 @@ import re
 import secrets as _secrets
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from formats.errors import InvalidOptionError, RegistryUnavailableError
-from formats.options import Option, OptionSet, duration_option
-from formats.registry import Registry
-from formats.secrets import is_secret_key, redact_url, register_secrets
-
-ENV_USER_INFO = "KEYGUARD_REGISTRY_USER_INFO"
-ENV_BEARER_TOKEN = "KEYGUARD_REGISTRY_BEARER_TOKEN"
-
-REGISTRY_OPTIONS = OptionSet(
-    "schema registry",
-    (
-        Option("basic-auth.credentials-source", str, None,
-               "Where basic-auth credentials come from: USER_INFO (basic-auth.user-info or "
-               f"{ENV_USER_INFO}), URL (user:password@ in the URL), SASL_INHERIT "
-               "(properties.sasl.jaas.config, or properties.sasl.username/sasl.password).",
-               choices=("USER_INFO", "URL", "SASL_INHERIT")),
-        Option("basic-auth.user-info", str, None,
-               f"`user:password` for basic auth; or set {ENV_USER_INFO}."),
-        Option("bearer-auth.credentials-source", str, None,
-               "STATIC_TOKEN (bearer-auth.token or "
-               f"{ENV_BEARER_TOKEN}), OAUTHBEARER or OAUTHBEARER_AZURE_IMDS (their settings "
-               "as properties.bearer.auth.*).",
-               choices=("STATIC_TOKEN", "OAUTHBEARER", "OAUTHBEARER_AZURE_IMDS",
-                        "SASL_OAUTHBEARER_INHERIT", "CUSTOM")),
-        Option("bearer-auth.token", str, None,
-               f"A static bearer token; or set {ENV_BEARER_TOKEN}."),
-        Option("ssl.keystore.location", str, None,
-               "Client certificate and key for mutual TLS: a PEM file (certificate + key) or a "
-               "PKCS12 keystore. JKS is not readable from Python: export PKCS12 or PEM."),
-        Option("ssl.keystore.password", str, None,
-               "Password of the PKCS12 keystore, or of the PEM private key."),
-        Option("ssl.truststore.location", str, None,
-               "CA certificates to trust: a PEM file or a PKCS12 truststore (not JKS)."),
-        Option("ssl.truststore.password", str, None, "Password of the PKCS12 truststore."),
-        duration_option("timeout", 10_000,
-                        "Timeout of one HTTP request to the registry, e.g. 10s, 500ms."),
-        Option("retries", int, 3,
-               "Retries of a request that failed to connect, timed out, or got HTTP 408, "
-               "429 or 5xx; then the registry counts as unavailable (exit code 3)."),
-        duration_option("retry-backoff", 1000,
-                        "Wait before the first retry; doubles each time, with full jitter."),
-        duration_option("retry-backoff-max", 20_000, "Longest wait between two retries."),
-    ),
-    passthrough_prefixes=("properties.",),
+from formats.options import ResolvedOptions
+from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+from formats.registry.options import (  # re-exported: declared with the format's options
+    ENV_BEARER_TOKEN,
+    ENV_USER_INFO,
+    REGISTRY_OPTIONS,
+    connection_options,
 )
+from formats.secrets import is_secret_key, redact_url, register_secrets
 
 # confluent-kafka's numeric settings: values from a DDL or a CLI arrive as strings.
 _NUMERIC_PROPERTIES = ("max.retries", "retries.wait.ms", "retries.max.wait.ms",
                        "cache.capacity", "cache.latest.ttl.sec", "timeout")
 _JAAS_FIELD = r'{}\s*=\s*"((?:[^"\\]|\\.)*)"'
-
-
-def connection_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The registry-connection options out of a format's option map (url, subject dropped)."""
-    declared = set(REGISTRY_OPTIONS.keys())
-    return {k: v for k, v in options.items() if k in declared or k.startswith("properties.")}
 
 
 def open_registry(url: str, config: Mapping[str, Any] | None = None,
@@ -119,6 +78,84 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
     raise InvalidOptionError(
         f"schema registry URL {redact_url(url)!r} is not supported",
         hint="use http(s)://HOST:PORT, file://DIR (or an existing directory), or mock://NAME")
+
+
+def open_for(options: ResolvedOptions | Mapping[str, Any], *,
+             environ: Mapping[str, str] | None = None, lazy: bool = True) -> Registry:
+    """The registry a format's declared options name (`url` and the connection options),
+    opened on first use: the edge hands it to the codec (`CodecContext.registry`), and building
+    a plan that never asks it (an avro-confluent codec without references) opens nothing.
+
+    `options` is a format's options, resolved (`ResolvedOptions`) or as a plain mapping;
+    `lazy=False` opens it now (an unsupported URL fails here)."""
+    if isinstance(options, ResolvedOptions):
+        values = {**options.values, **options.extra}
+    else:
+        values = dict(options)
+    url = str(values.get("url") or values.get("schema-registry.url") or "")
+    config = {k: v for k, v in connection_options(values).items() if v is not None}
+    if not lazy:
+        return open_registry(url, config, environ=environ)
+    return OnFirstUse(url, config, environ)
+
+
+class OnFirstUse:
+    """A `Registry` opened (`open_registry`) the first time it is asked something."""
+
+    def __init__(self, url: str, config: Mapping[str, Any],
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.config = dict(config)
+        self.environ = environ
+        self.name = redact_url(url)
+        self._opened: Registry | None = None
+
+    def __repr__(self) -> str:
+        return f"OnFirstUse({self.name!r})"
+
+    @property
+    def opened(self) -> Registry:
+        if self._opened is None:
+            # Through the module global, so a test's patch of open_registry applies here too.
+            self._opened = open_registry(self.url, self.config, environ=self.environ)
+            self.name = self._opened.name
+        return self._opened
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        return getattr(self.opened, attr)
+
+    def subjects(self) -> list[str]:
+        return self.opened.subjects()
+
+    def versions(self, subject: str) -> list[int]:
+        return self.opened.versions(subject)
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        return self.opened.get_version(subject, version)
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        return self.opened.all_versions(subject)
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        return self.opened.get_by_id(schema_id)
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
+        return self.opened.lookup(subject, schema, schema_type, references)
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
+        return self.opened.register(subject, schema, schema_type, references)
+
+    def compatibility(self, subject: str) -> str:
+        return self.opened.compatibility(subject)
+
+    def check_compatibility(self, subject: str, schema: str, schema_type: str = "AVRO",
+                            references: Sequence[Mapping[str, object]] = ()
+                            ) -> CompatibilityAnswer | None:
+        return self.opened.check_compatibility(subject, schema, schema_type, references)
 
 
 @dataclass

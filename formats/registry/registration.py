@@ -13,17 +13,20 @@ schema that is not registered stops the write.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
-from formats.codec import format_factory
+from formats.codec import CodecContext, format_factory
 from formats.errors import KeyguardError, RegistryError
+from formats.options import OptionSet
+from formats.plan import PlanOptions, UpsertPlan, resolve_options
+from formats.registry import Registry
+from formats.registry.connect import open_for
 
 if TYPE_CHECKING:
     from formats.codec import Codec
     from formats.options import ResolvedOptions
-    from formats.plan import UpsertPlan
-    from formats.registry import Registry
+    from formats.types import RowType
 
 T = TypeVar("T")
 C = TypeVar("C", bound="Codec")
@@ -33,6 +36,7 @@ class FramedCodec(Protocol):
     """A codec whose records carry its schema's registry id (avro-confluent's)."""
 
     options: ResolvedOptions
+    context: CodecContext
     #: The schema text registered and looked up, and its references as registered.
     schema_text: str
     references: tuple[dict[str, object], ...]
@@ -57,6 +61,36 @@ class FramedCodec(Protocol):
 AUTO_REGISTER_KEY = "auto.register.schemas"
 
 
+def registers(codec: Codec) -> bool:
+    """Whether writing with `codec` registers its schema under its subject: its format uses a
+    registry and its `auto.register.schemas` is on (Flink's default)."""
+    return (format_factory(codec.format_name).uses_registry
+            and bool(codec.options.get(AUTO_REGISTER_KEY)))
+
+
+def registry_of(codec: Codec) -> Registry | None:
+    """The registry `codec` was built with (`CodecContext.registry`), None when handed none."""
+    return codec.context.registry
+
+
+def open_plan_registries(options: PlanOptions) -> dict[str, Registry]:
+    """At the edge, before building a plan: for each side ("key", "value") whose format uses
+    a registry, the one its options name (`open_for`, opened on first use). Pass the result
+    to `PlanSpec.build(registries=...)`; the codecs never open one themselves."""
+    return {role: open_for(fmt.resolved)
+            for role, fmt in (("key", options.key), ("value", options.value))
+            if fmt.factory.uses_registry and fmt.resolved.get("url")}
+
+
+def open_plan(table: RowType, options: Mapping[str, Any], *, registry: Registry | None = None,
+              extra: OptionSet | None = None) -> UpsertPlan:
+    """`formats.plan.resolve_plan` at the edge: validate every option, then build the codecs
+    with `registry`, else the registries the formats' options name (`open_plan_registries`)."""
+    resolved = resolve_options(options, extra=extra)
+    return resolved.project(table).build(
+        registry, registries=None if registry is not None else open_plan_registries(resolved))
+
+
 def needs_schema_id(codec: Codec) -> TypeGuard[FramedCodec]:
     """Whether the codec's format frames its records with a registry id it must be given."""
     factory = format_factory(codec.format_name)
@@ -75,13 +109,16 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
     """The registry id of the schema `codec` writes: registered under its subject when
     `register` (default: the codec's `auto.register.schemas`), else looked up there.
 
-    `registry` defaults to the codec's own (its context's, else opened from its `url`).
+    `registry` defaults to the one the codec was handed, else the one its options name
+    (opened here, at the edge: `open_for`).
     Raises RegistryError when looking up finds nothing; does not bind the id (see
     `bind_schema_id`)."""
     if register is None:
         register = bool(codec.options[AUTO_REGISTER_KEY])
     subject = codec.subject
-    reg = registry if registry is not None else codec.registry
+    reg = registry if registry is not None else (
+        codec.context.registry if codec.context.registry is not None
+        else open_for(codec.options))
     text, refs = codec.schema_text, codec.references
     if register:
         schema_id: Any = _ask(

@@ -29,6 +29,7 @@ from typing import Any
 from formats.errors import InvalidOptionError
 from formats.registry import Registry
 from formats.registry.connect import REGISTRY_OPTIONS, open_registry
+from formats.registry.options import is_registry_option  # re-exported: declared there
 from formats.secrets import is_secret_key, redact_url
 
 #: librdkafka properties may come from KEYGUARD_KAFKA_<NAME> (dots -> underscores).
@@ -49,11 +50,6 @@ class RegistrySettings:
 
     def open(self, environ: Mapping[str, str] | None = None) -> Registry:
         return open_registry(self.url, self.options, environ=environ)
-
-
-def is_registry_option(key: str) -> bool:
-    """An avro-confluent option that is about reaching the registry (not the schema)."""
-    return key in REGISTRY_OPTIONS.keys() or key.startswith("properties.")
 
 
 def registry_options_of(format_options: Iterable[tuple[str, Mapping[str, Any]]]

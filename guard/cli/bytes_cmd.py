@@ -121,7 +121,8 @@ def _build_plan(
     schema_type: str | None,
     reference: list[str] | None = None,
 ) -> Any:
-    from formats.plan import resolve_plan  # lazy: CLI start-up (the plan loads the codecs)
+    # lazy: CLI start-up (the plan loads the codecs, registration the registry backends)
+    from formats.registry.registration import open_plan
 
     if schema_type and not (key_schema or value_schema):
         raise InvalidOptionError(
@@ -161,7 +162,8 @@ def _build_plan(
     options.update(parse_kv(option))
     _explicit_schema_option(options, "key", key_format, ks)
     _explicit_schema_option(options, "value", value_format, vs)
-    return resolve_plan(table, options, registry=reg)
+    # The edge opens the registries the formats' options name; the codecs are handed them.
+    return open_plan(table, options, registry=reg)
 
 
 ReferenceOpt = Annotated[list[str] | None, typer.Option(

@@ -37,7 +37,6 @@ def no_registry_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         raise RegistryUnavailableError(f"{url} is not reachable from this task")
 
     monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
-    monkeypatch.setattr("formats.avro_confluent_format.open_registry", refuse)
     return opened
 
 
@@ -77,9 +76,8 @@ def test_tasks_encode_with_the_driver_ids_and_open_no_registry(
     assert key_id > 4 and value_id > 4  # not ids an empty registry of its own would give
 
     opened: list[str] = []
-    for where in ("formats.registry.connect", "formats.avro_confluent_format"):
-        monkeypatch.setattr(f"{where}.open_registry",
-                            lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
+    monkeypatch.setattr("formats.registry.connect.open_registry",  # the one opener
+                        lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
     batch = pa.record_batch({"id": pa.array([1, 2], pa.int32()), "v": ["a", None]})
     enc = job.encoder().encode(batch)  # what a task does
     assert _ids(enc.keys) == {key_id} and _ids(enc.values) == {value_id}  # type: ignore[arg-type]
@@ -134,7 +132,6 @@ def test_the_reader_resolves_every_version_on_the_driver(
         raise RegistryUnavailableError(f"{url} is not reachable from this task")
 
     monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
-    monkeypatch.setattr("formats.avro_confluent_format.open_registry", refuse)
     plan = reader.task_plan()
     body = plan.value_codec.writer.encode({"id": 7, "v": "x"})  # type: ignore[attr-defined]
     row = plan.value_codec.decode(struct.pack(">bI", 0, value_id) + body)

@@ -17,6 +17,7 @@ from broker import new_topic
 from formats.errors import NullKeyError
 from formats.partitioner import partition_for
 from formats.plan import resolve_plan
+from formats.registry.registration import open_plan
 from formats.spark_schema import from_spark_schema
 from sparkio.options import CONNECTOR_OPTIONS
 
@@ -45,7 +46,7 @@ def topic_table(reader: Any, spark: Any, topic: str, ddl: str, options: dict[str
 
     schema = StructType.fromDDL(ddl)
     table_type = from_spark_schema(StructType([f for f in schema.fields if f.name != "op"]))
-    plan = resolve_plan(table_type, options, extra=CONNECTOR_OPTIONS)
+    plan = open_plan(table_type, options, extra=CONNECTOR_OPTIONS)  # the registry, at the edge
     records = reader.records(topic)
     parts = len({p for p, *_ in records}) and max(p for p, *_ in records) + 1
     for p, _, key, _ in records:

@@ -11,19 +11,24 @@ import pytest
 from formats.avro_confluent_format import (
     AVRO_CONFLUENT_FORMAT,
     AvroConfluentCodec,
+    RegistryNotGiven,
     SchemaIdNotBound,
 )
 from formats.avro_format import AvroWriter
-from formats.codec import CodecContext, create_codec
+from formats.codec import CodecContext, create_codec, default_format, format_factory
 from formats.errors import EXIT_INTERNAL, RegistryError, RegistryUnavailableError
 from formats.framing import CONFLUENT
-from formats.plan import resolve_plan
+from formats.plan import resolve_options, resolve_plan
 from formats.registry import SchemaVersion
+from formats.registry.connect import open_registry
 from formats.registry.mock import MockRegistry
 from formats.registry.registration import (
     bind_plan_schema_ids,
     bind_schema_id,
     needs_schema_id,
+    open_plan_registries,
+    registers,
+    registry_of,
     resolve_schema_id,
 )
 from formats.schema_identity import canonical_form
@@ -177,3 +182,45 @@ def test_canonical_form_used_by_lookup_is_schema_identity() -> None:
     c = codec(Recording())
     assert canonical_form(c.schema_text) == canonical_form(
         json.dumps(json.loads(c.schema_text), indent=4))
+
+
+def test_the_codec_never_opens_a_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr("formats.registry.connect.open_registry",
+                        lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
+    c = AVRO_CONFLUENT_FORMAT.build(KEY, AVRO_CONFLUENT_FORMAT.options.validate(
+        {"url": "mock://never"}), CodecContext(role="key", topic="orders"))
+    with pytest.raises(RegistryNotGiven, match="no schema registry was handed") as err:
+        c.decode(b"\x00\x00\x00\x00\x01\x02")
+    assert err.value.exit_code == EXIT_INTERNAL and opened == []
+
+
+def test_the_edge_opens_each_sides_registry_on_first_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    scope = f"edge-{uuid.uuid4().hex}"
+    opened: list[str] = []
+    real = open_registry
+    monkeypatch.setattr("formats.registry.connect.open_registry",
+                        lambda url, *a, **k: opened.append(url) or real(url, *a, **k))
+    options = resolve_options({
+        "topic": "orders", "primary-key": "id", "key.format": "json",
+        "value.format": "avro-confluent", "value.avro-confluent.url": f"mock://{scope}"})
+    registries = open_plan_registries(options)
+    assert sorted(registries) == ["value"] and opened == []  # nothing opened yet
+    plan = options.project(parse_columns("id BIGINT NOT NULL, v STRING")).build(
+        registries=registries)
+    assert registry_of(plan.value_codec) is registries["value"]
+    assert registry_of(plan.key_codec) is None and opened == []
+    assert registers(plan.value_codec) and not registers(plan.key_codec)
+    _, value_id = bind_plan_schema_ids(plan)  # the registration step opens it, once
+    assert opened == [f"mock://{scope}"]
+    assert MockRegistry(scope).get_version("orders-value").schema_id == value_id
+    MockRegistry.drop_scope(scope)
+
+
+@pytest.mark.parametrize(("schema_type", "name"),
+                         [("AVRO", "avro-confluent"), ("JSON", "json"), ("json", "json"),
+                          ("PROTOBUF", "avro-confluent")])
+def test_the_default_format_of_a_registered_schema_type(schema_type: str, name: str) -> None:
+    assert default_format(schema_type) == name
+    assert format_factory(name).schema_type == ("JSON" if name == "json" else "AVRO")
