@@ -14,10 +14,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from formats.avro_format import AvroWriter
 from formats.codec import Codec, CodecContext, create_codec
 from formats.schema_identity import derived_schema_id
 from formats.types import avro_only_parts
-from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
+from guard.keys.avro import (
+    avro_changes,
+    battery_hints,
+    confluent_changes,
+    registry_identity,
+    resolve_ids,
+    side_schema,
+)
 from guard.keys.known import KnownSchemas, WriterSchema
 from guard.keys.placement import placement_changes
 from guard.keys.raw import raw_changes
@@ -227,7 +235,6 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
     side = old if which == "old" else new
     if side.schema_id is not None:
         return side.schema_id
-    from guard.keys.avro import registry_identity
 
     return derived_schema_id(registry_identity(side_schema(side)))
 
@@ -237,7 +244,6 @@ def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = Non
     f = factory(side.format)
     if f.writes_avro and not side.carries_schema_id and side.avro_schema is not None and \
             effective_options(side).get("encoding", "binary") == "binary":
-        from formats.avro_format import AvroWriter
 
         return AvroWriter(side.row_type, side_schema(side), where="avro key format").encode
     if side.carries_schema_id and schema_id is None:

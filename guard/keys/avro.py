@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from formats.avro_schema import parse_avro, to_avro_schema
 from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
 from formats.schema_identity import canonical_form, derived_schema_id
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
@@ -49,7 +50,6 @@ _META = ("doc", "aliases", "default", "order", "namespace", "name")
 
 def side_schema(side: KeySide) -> Any:
     """The exact Avro schema a side writes with: given, the `schema` option, or Flink's."""
-    from formats.avro_schema import parse_avro, to_avro_schema
 
     if side.avro_schema is not None:
         return parse_avro(side.avro_schema)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from formats.avro_schema import from_avro_schema
+from formats.codec import format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
 from guard.report import Rule
@@ -105,7 +107,6 @@ class KeySide:
     @classmethod
     def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
         """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
-        from formats.avro_schema import from_avro_schema
 
         parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema
         rt = from_avro_schema(parsed)
@@ -210,6 +211,5 @@ def effective_options(side: KeySide) -> dict[str, Any]:
 
 def factory(format_name: str) -> Any:
     """The format's factory (`formats.codec.format_factory` imports only that format)."""
-    from formats.codec import format_factory
 
     return format_factory(format_name)
