@@ -8,7 +8,7 @@ options, a registry or a topic scan is the caller's job (the imperative shell).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,3 +213,19 @@ def factory(format_name: str) -> Any:
     """The format's factory (`formats.codec.format_factory` imports only that format)."""
 
     return format_factory(format_name)
+
+
+@dataclass(frozen=True)
+class FamilyContext:
+    """What a key family's rules get besides the two sides (see `FamilyRules`)."""
+
+    topic: str | None
+    #: False when only the schemas can be judged (a key with no row type): no example keys.
+    by_example: bool
+    #: Judges an option without a specific rule by encoding example keys with only it changed:
+    #: (old side, option, old value, new value) -> the change.
+    battery_option: Callable[[KeySide, str, Any, Any], Change]
+
+
+#: A key family's rules: `family_changes(old, new, ctx)` in `guard/keys/<family>.py`.
+FamilyRules = Callable[[KeySide, KeySide, FamilyContext], Iterator[Change]]

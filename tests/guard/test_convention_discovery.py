@@ -1,0 +1,110 @@
+"""Schema types, key families and compatibility checkers are found by convention (issue 10):
+a new one is a new module, and no dispatch table in formats/schemafile.py, guard/keys/analyze.py
+or guard/compat/__init__.py changes. Test-only modules registered here prove each path."""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from formats import codec
+from formats.codec import format_factory, register_format
+from formats.errors import InvalidOptionError, SchemaError
+from formats.schema_types import SchemaType, register_schema_type, schema_module, schema_type
+from formats.schemafile import SchemaText
+from formats.types import BigIntType, Field, RowType
+from guard.compat import check_reader_writer, checked_types
+from guard.compat.levels import PairChecker
+from guard.keys import KeySide, analyze_key_change
+from guard.keys.analyze import family_rules
+from guard.keys.side import Change, FamilyContext
+from guard.keys.text import text_family_changes
+from guard.rules import FORMAT_OPTION_CHANGED
+
+ROW = RowType(fields=(Field("id", BigIntType(nullable=False)),))
+
+
+def test_builtin_schema_types_come_from_their_modules():
+    assert schema_module("AVRO") == "formats.avro_schema"
+    assert schema_type("AVRO") is sys.modules["formats.avro_schema"].SCHEMA_TYPE
+    assert schema_type("JSON") is sys.modules["formats.json_schema"].SCHEMA_TYPE
+    assert schema_type("PROTOBUF") is None  # no module declares it: kept as text
+    assert SchemaText("PROTOBUF", "syntax = 'proto3';", "k.proto").text == "syntax = 'proto3';"
+    assert schema_type("../etc") is None
+
+
+def test_a_schema_type_module_found_by_convention_parses_and_types_schemas(monkeypatch):
+    seen = []
+
+    def parse(text: str, origin: str) -> object:
+        seen.append(origin)
+        if text == "bad":
+            raise SchemaError("not a kgtest schema")
+        return {"fields": text.split(",")}
+
+    module = types.ModuleType("formats.kgtest_schema")
+    monkeypatch.setitem(sys.modules, "formats.kgtest_schema", module)
+    monkeypatch.setattr("formats.schema_types._TYPES", {})
+
+    def load() -> None:  # what importing the module does
+        module.SCHEMA_TYPE = register_schema_type(SchemaType(  # type: ignore[attr-defined]
+            "KGTEST", parse,
+            lambda data, avro_only: RowType(fields=tuple(Field(n, BigIntType(nullable=False))
+                                                  for n in data["fields"]))))  # type: ignore[index]
+
+    monkeypatch.setattr("importlib.import_module",
+                        lambda name: (load(), module)[1] if name == "formats.kgtest_schema"
+                        else sys.modules[name])
+    text = SchemaText("KGTEST", "a,b", origin="k.kg")
+    assert text.parsed() == {"fields": ["a", "b"]} and seen == ["k.kg"]
+    assert text.row_type().names == ["a", "b"]
+    with pytest.raises(SchemaError, match=r"^bad.kg: not a kgtest schema"):
+        SchemaText("KGTEST", "bad", origin="bad.kg")
+
+
+def test_builtin_key_families_come_from_their_modules():
+    assert family_rules("json") is text_family_changes
+    assert family_rules("csv") is text_family_changes
+    assert family_rules("avro") is sys.modules["guard.keys.avro"].family_changes
+    assert family_rules("raw") is sys.modules["guard.keys.raw"].family_changes
+    assert family_rules("nosuchfamily") is None
+    assert family_rules("Bad.Name") is None
+
+
+def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
+    calls = []
+
+    def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
+        calls.append((old.format, new.format, ctx.topic, ctx.by_example))
+        yield Change(FORMAT_OPTION_CHANGED, "$", "the kgtest family judged this change")
+
+    module = types.ModuleType("guard.keys.kgtest")
+    module.family_changes = family_changes  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "guard.keys.kgtest", module)
+    monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
+    register_format(replace(format_factory("json"), name="kgtest-json", key_family="kgtest"))
+    side = KeySide("kgtest-json", ROW)
+    findings = analyze_key_change(side, side, topic="t")
+    assert calls == [("kgtest-json", "kgtest-json", "t", True)]
+    judged = [f.message for f in findings if f.rule == FORMAT_OPTION_CHANGED]
+    assert len(judged) == 1 and judged[0].startswith("the kgtest family judged this change")
+
+
+def test_a_compatibility_checker_module_found_by_convention_is_used(monkeypatch):
+    assert checked_types() == ["AVRO", "JSON"]
+    module = types.ModuleType("guard.compat.kgtest")
+    module.CHECKER = PairChecker(  # type: ignore[attr-defined]
+        parse=lambda s: s, check=lambda reader, writer: ["differs"] if reader != writer else [])
+    monkeypatch.setitem(sys.modules, "guard.compat.kgtest", module)
+    assert check_reader_writer("KGTEST", "a", "a") == []
+    assert check_reader_writer("kgtest", "a", "b") == ["differs"]
+    with pytest.raises(InvalidOptionError, match="no compatibility checker for schema type "
+                       "'PROTOBUF'") as caught:
+        check_reader_writer("PROTOBUF", "a", "b")
+    assert caught.value.hint == "use one of AVRO, JSON"
+    with pytest.raises(InvalidOptionError):
+        check_reader_writer("levels", "a", "b")
