@@ -11,10 +11,11 @@ from dataclasses import replace
 
 import pytest
 
+import formats
 from formats import codec
 from formats.codec import format_factory, register_format
 from formats.errors import InvalidOptionError, SchemaError
-from formats.schema_types import SchemaType, register_schema_type, schema_module, schema_type
+from formats.schema_types import schema_module, schema_type
 from formats.schemafile import SchemaText
 from formats.types import BigIntType, Field, RowType
 from guard.compat import check_reader_writer, checked_types
@@ -37,33 +38,35 @@ def test_builtin_schema_types_come_from_their_modules():
     assert schema_type("../etc") is None
 
 
-def test_a_schema_type_module_found_by_convention_parses_and_types_schemas(monkeypatch):
-    seen = []
-
-    def parse(text: str, origin: str) -> object:
-        seen.append(origin)
-        if text == "bad":
-            raise SchemaError("not a kgtest schema")
-        return {"fields": text.split(",")}
-
-    module = types.ModuleType("formats.kgtest_schema")
-    monkeypatch.setitem(sys.modules, "formats.kgtest_schema", module)
+def test_a_schema_type_module_found_by_convention_parses_and_types_schemas(
+        monkeypatch, tmp_path):
+    # A real module file, formats/kgtest_schema.py, imported by schema_type("KGTEST") itself.
+    (tmp_path / "kgtest_schema.py").write_text(
+        "from formats.errors import SchemaError\n"
+        "from formats.schema_types import SchemaType, register_schema_type\n"
+        "from formats.types import BigIntType, Field, RowType\n"
+        "SEEN = []\n"
+        "def parse(text, origin):\n"
+        "    SEEN.append(origin)\n"
+        "    if text == 'bad':\n"
+        "        raise SchemaError('not a kgtest schema')\n"
+        "    return {'fields': text.split(',')}\n"
+        "def row_type(data, avro_only):\n"
+        "    return RowType(fields=tuple(Field(n, BigIntType(nullable=False))\n"
+        "                                for n in data['fields']))\n"
+        "SCHEMA_TYPE = register_schema_type(SchemaType('KGTEST', parse, row_type))\n")
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(tmp_path)])
     monkeypatch.setattr("formats.schema_types._TYPES", {})
-
-    def load() -> None:  # what importing the module does
-        module.SCHEMA_TYPE = register_schema_type(SchemaType(  # type: ignore[attr-defined]
-            "KGTEST", parse,
-            lambda data, avro_only: RowType(fields=tuple(Field(n, BigIntType(nullable=False))
-                                                  for n in data["fields"]))))  # type: ignore[index]
-
-    monkeypatch.setattr("importlib.import_module",
-                        lambda name: (load(), module)[1] if name == "formats.kgtest_schema"
-                        else sys.modules[name])
-    text = SchemaText("KGTEST", "a,b", origin="k.kg")
-    assert text.parsed() == {"fields": ["a", "b"]} and seen == ["k.kg"]
-    assert text.row_type().names == ["a", "b"]
-    with pytest.raises(SchemaError, match=r"^bad.kg: not a kgtest schema"):
-        SchemaText("KGTEST", "bad", origin="bad.kg")
+    monkeypatch.delitem(sys.modules, "formats.kgtest_schema", raising=False)
+    try:
+        text = SchemaText("KGTEST", "a,b", origin="k.kg")
+        assert sys.modules["formats.kgtest_schema"].SEEN == ["k.kg"]
+        assert text.parsed() == {"fields": ["a", "b"]}
+        assert text.row_type().names == ["a", "b"]
+        with pytest.raises(SchemaError, match=r"^bad.kg: not a kgtest schema"):
+            SchemaText("KGTEST", "bad", origin="bad.kg")
+    finally:
+        sys.modules.pop("formats.kgtest_schema", None)
 
 
 def test_builtin_key_families_come_from_their_modules():
