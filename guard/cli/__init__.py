@@ -7,7 +7,6 @@ so a check of one topic starts fast.
 from __future__ import annotations
 
 import sys
-from importlib.metadata import entry_points
 from typing import Annotated
 
 import typer
@@ -36,6 +35,9 @@ class _Commands(TyperGroup):
         if self._contributed_loaded:
             return
         self._contributed_loaded = True
+        # lazy: importlib.metadata costs ~10 ms (email, zipfile); a check never needs it
+        from importlib.metadata import entry_points
+
         for point in entry_points(group=COMMANDS_GROUP):
             if point.name in self.commands:
                 continue
