@@ -10,7 +10,6 @@ schema reads new data). Pure functions, no registry access.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +42,8 @@ def checker_module(schema_type: str) -> str:
 
 def checked_types() -> list[str]:
     """The schema types that have a checker module here (for messages)."""
+    import pkgutil  # lazy: only an error message needs it
+
     return sorted(m.name.upper() for m in pkgutil.iter_modules(__path__)
                   if not m.ispkg and m.name not in _NOT_CHECKERS)
 
