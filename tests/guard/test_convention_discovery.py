@@ -111,3 +111,33 @@ def test_a_compatibility_checker_module_found_by_convention_is_used(monkeypatch)
     assert caught.value.hint == "use one of AVRO, JSON"
     with pytest.raises(InvalidOptionError):
         check_reader_writer("levels", "a", "b")
+
+
+def kgtest_command(name: str = "world") -> None:
+    """A test-only contributed command."""
+    print(f"kgtest says hello to {name}")
+
+
+def test_contributed_commands_come_from_the_entry_point_group(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from typer.testing import CliRunner
+
+    from guard.cli import COMMANDS_GROUP, app
+
+    asked = []
+
+    def entry_points(*, group: str) -> list[EntryPoint]:
+        asked.append(group)
+        return [EntryPoint("kgtest", f"{__name__}:kgtest_command", group)]
+
+    monkeypatch.setattr("importlib.metadata.entry_points", entry_points)
+    runner = CliRunner()
+    assert runner.invoke(app, ["rules", "KG101"]).exit_code == 0
+    assert asked == []  # a built-in command never reads the installed packages' metadata
+    done = runner.invoke(app, ["kgtest", "--name", "keyguard"])
+    assert done.exit_code == 0, done.output
+    assert "kgtest says hello to keyguard" in done.output and asked == [COMMANDS_GROUP]
+    shown = runner.invoke(app, ["--help"])
+    assert "kgtest" in shown.output and "A test-only contributed command." in shown.output
+    assert "Exit codes: 0" in runner.invoke(app, ["kgtest", "--help"]).output
