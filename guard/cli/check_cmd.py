@@ -12,7 +12,6 @@ import typer
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
 from formats.registry import SchemaVersion
 from formats.registry.references import parse_reference_option
-from formats.schema_identity import derived_schema_id
 from formats.schemafile import read_schema_file, read_schema_source
 from formats.secrets import redact
 from guard import rules_catalogue
@@ -22,7 +21,6 @@ from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT
 from guard.report import Report, Verdict
 from guard.rules import ALIASES
 from guard.selection import RuleSelection, selector
-from guard.values import check_value
 
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
@@ -339,6 +337,9 @@ def diff_cmd(
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:
+        # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
+        from formats.schema_identity import derived_schema_id
+        from guard.values import check_value
 
         history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
                                  t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
