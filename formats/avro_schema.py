@@ -41,6 +41,7 @@ from formats.avro_vocab import NAMED, PRIMITIVES, UNIT_PRECISION, full_name
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.schema_identity import fingerprint as schema_fingerprint
 from formats.schema_identity import parsing_canonical_form
+from formats.schema_types import SchemaType, register_schema_type
 from formats.schemajson import check_depth, loads_schema
 from formats.types import (
     ArrayType,
@@ -431,3 +432,12 @@ def record_full_name(schema: str | AvroSchema) -> str | None:
     name = str(data["name"])
     ns = data.get("namespace")
     return name if "." in name or not ns else f"{ns}.{name}"
+
+
+def _row_type(data: object, avro_only: bool) -> DataType:
+    return from_avro_schema(data, avro_only=avro_only, validated=True)  # type: ignore[arg-type]
+
+
+#: Found by `formats.schema_types.schema_type("AVRO")` (this module's name is the convention).
+SCHEMA_TYPE = register_schema_type(SchemaType(
+    "AVRO", lambda text, origin: parse_avro(text, origin=origin), _row_type))

@@ -106,14 +106,16 @@ class FormatFactory:
     build: Callable[[RowType, ResolvedOptions, CodecContext], Codec]
     #: One line for `keyguard formats` and the README.
     summary: str = ""
-    #: The type of the schema the format writes, as a registry names it: AVRO or JSON.
+    #: The type of the schema the format writes, as a registry names it: AVRO or JSON. Its
+    #: parser is `formats/<type>_schema.py` (`formats.schema_types`, found by convention).
     schema_type: str = "JSON"
     #: How a record's body is framed (`formats.framing`): BARE, or CONFLUENT with a schema id.
     frame: Frame = BARE
     #: The format registers its schema under a registry subject and writes the id it gets.
     uses_registry: bool = False
-    #: Which key rules judge a change of this format's keys (`guard.keys`): the byte encoding
-    #: family, "avro", "json", "csv" or "raw". Formats of one family encode a key body alike.
+    #: Which key rules judge a change of this format's keys: the byte encoding family, "avro",
+    #: "json", "csv" or "raw", whose rules the guard finds by convention in its module of that
+    #: name (guard/keys/<family>.py). Formats of one family encode a key body alike.
     key_family: str = ""
 
     @property

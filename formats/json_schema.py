@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from formats.errors import SchemaError, UnsupportedTypeError
+from formats.schema_types import SchemaType, register_schema_type
+from formats.schemajson import loads_schema
 from formats.sqltypes import parse_type
 from formats.types import (
     ArrayType,
@@ -385,3 +387,21 @@ class _Reader:
             fields.append(Field(name, t.with_nullable(optional),
                                 description if isinstance(description, str) else None))
         return RowType(fields=tuple(fields), nullable=False)
+
+
+def _parse(text: str, origin: str) -> object:
+    data = loads_schema(text, origin)
+    validate_json_schema(data)
+    return data
+
+
+def _row_type(doc: object, avro_only: bool) -> DataType:
+    if not isinstance(doc, dict):
+        raise SchemaError("a JSON Schema for a key or value must be an object",
+                          hint="describe the key or value as {\"type\": \"object\", "
+                          "\"properties\": {...}}")
+    return from_json_schema(doc)
+
+
+#: Found by `formats.schema_types.schema_type("JSON")` (this module's name is the convention).
+SCHEMA_TYPE = register_schema_type(SchemaType("JSON", _parse, _row_type))

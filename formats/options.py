@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any, Generic, TypeVar, overload
 
 from formats.errors import InvalidOptionError
-from formats.secrets import REDACTED, is_secret_key, register_options
+from formats.secrets import REDACTED, is_secret_key, redact_options, register_options
 
 V = TypeVar("V")
 E = TypeVar("E", bound="OptionEnum")
@@ -233,7 +233,6 @@ class ResolvedOptions:
 
     def __repr__(self) -> str:
         # Options hold credentials (basic-auth.user-info, sasl.password): never print them.
-        from formats.secrets import redact_options
 
         return (f"ResolvedOptions({self.owner!r}, {redact_options(self.values)!r}, "
                 f"{redact_options(self.extra)!r})")

@@ -22,6 +22,7 @@ from formats.registry.references import (
     sidecar_references,
     standalone,
 )
+from formats.schema_types import schema_type
 from formats.schemajson import loads_schema, paused_gc
 from formats.types import DataType, RowType
 
@@ -59,7 +60,7 @@ class SchemaText:
         return tuple(r.reference.as_dict() for r in self.references)
 
     def __post_init__(self) -> None:
-        if self.schema_type in ("AVRO", "JSON"):
+        if schema_type(self.schema_type) is not None:
             # Frozen: the parsed data is cached beside the fields, not as one of them.
             with paused_gc():
                 self.__dict__["_data"] = self._validated()
@@ -68,16 +69,10 @@ class SchemaText:
         if not self.text.strip():
             raise SchemaError(f"{self.origin}: the schema is empty",
                               hint="an Avro schema or a JSON Schema is JSON text")
+        declared = schema_type(self.schema_type)
+        assert declared is not None  # __post_init__ parses declared types only
         try:
-            if self.schema_type == "AVRO":
-                from formats.avro_schema import parse_avro  # lazy: CLI start-up (one parser)
-
-                return parse_avro(self.standalone, origin=self.origin)
-            data = loads_schema(self.standalone, self.origin)
-            from formats.json_schema import validate_json_schema  # lazy: CLI start-up
-
-            validate_json_schema(data)
-            return data
+            return declared.parse(self.standalone, self.origin)
         except SchemaError as exc:
             raise _located(exc, self.origin) from None
 
@@ -105,19 +100,9 @@ class SchemaText:
         return t.not_null()
 
     def _row_type(self, avro_only: bool) -> DataType:
-        if self.schema_type == "AVRO":
-            from formats.avro_schema import from_avro_schema  # lazy: CLI start-up
-
-            return from_avro_schema(self.parsed(), avro_only=avro_only, validated=True)
-        if self.schema_type == "JSON":
-            from formats.json_schema import from_json_schema  # lazy: CLI start-up
-
-            doc = self.parsed()
-            if not isinstance(doc, dict):
-                raise SchemaError("a JSON Schema for a key or value must be an object",
-                                  hint="describe the key or value as {\"type\": \"object\", "
-                                  "\"properties\": {...}}")
-            return from_json_schema(doc)
+        declared = schema_type(self.schema_type)
+        if declared is not None:
+            return declared.row_type(self.parsed(), avro_only)
         raise SchemaError(f"schema type {self.schema_type} is not supported",
                           hint="keyguard reads AVRO and JSON schemas")
 

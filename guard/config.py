@@ -46,6 +46,8 @@ from typing import Any
 
 from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
+from formats.registry.connect import REGISTRY_OPTIONS
+from formats.registry.settings import resolve_kafka
 from formats.secrets import is_secret_key
 from guard.options import (
     KEY_FIELDS_PREFIX,
@@ -227,7 +229,6 @@ def _registry(value: Any, p: Path) -> tuple[str | None, dict[str, Any]]:
     """`registry = "URL"`, or a [registry] table: url plus connection options (no secrets)."""
     if value is None or isinstance(value, str):
         return value, {}
-    from formats.registry.connect import REGISTRY_OPTIONS
 
     options = dict(value)
     url = options.pop("url", None)
@@ -255,6 +256,5 @@ def kafka_properties(
 ) -> dict[str, Any]:
     """librdkafka properties of a config file, with KEYGUARD_KAFKA_* below them (see
     `formats.registry.settings.resolve_kafka`, the one path)."""
-    from formats.registry.settings import resolve_kafka
 
     return resolve_kafka(configured=configured, environ=environ)

@@ -12,7 +12,9 @@ from collections.abc import Callable, Mapping
 
 from formats.docs import option_sets
 from formats.docs import render as render_options
+from formats.errors import EXIT_CODES
 from formats.options import OptionSet
+from guard.rules_catalogue import catalogue
 
 _BLOCK = re.compile(r"(<!-- rules -->\n)(?P<body>.*?)(<!-- /rules -->)", re.DOTALL)
 _EXIT_BLOCK = re.compile(r"(<!-- exit-codes -->\n)(?P<body>.*?)(<!-- /exit-codes -->)", re.DOTALL)
@@ -20,7 +22,6 @@ _EXIT_BLOCK = re.compile(r"(<!-- exit-codes -->\n)(?P<body>.*?)(<!-- /exit-codes
 
 def exit_codes_table() -> str:
     """From `formats.errors.EXIT_CODES`, the same lines `--help` shows."""
-    from formats.errors import EXIT_CODES
 
     lines = ["| code | meaning |", "|---|---|"]
     lines += [f"| {code} | {text} |" for code, text in EXIT_CODES.items()]
@@ -28,7 +29,6 @@ def exit_codes_table() -> str:
 
 
 def rules_table() -> str:
-    from guard.rules_catalogue import catalogue
 
     lines = ["| ID | name | severity | what it catches |", "|---|---|---|---|"]
     for r in catalogue():

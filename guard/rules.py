@@ -246,7 +246,7 @@ KEY_FIELDS_PREFIX_CHANGED = Rule(
     "The key format sees the table's key columns without the prefix; a new prefix renames"
     " the key fields, which json writes into every key." + _ORPHAN,
     "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=("json",),
-    checks=_checks("keys.analyze._changes"),
+    checks=_checks("keys.text.text_family_changes"),
 )
 
 FORMAT_OPTION_CHANGED = Rule(
@@ -255,7 +255,7 @@ FORMAT_OPTION_CHANGED = Rule(
     "keyguard has no specific rule for this option, but encoding representative keys with"
     " the old and the new option gave different bytes." + _ORPHAN,
     formats=_ALL,
-    checks=_checks("keys.analyze._changes", "keys.analyze._battery_option"),
+    checks=_checks("keys.avro.family_changes", "keys.analyze._battery_option"),
 )
 
 # --- KG4xx: Avro binary encoding ----------------------------------------------------
@@ -445,7 +445,8 @@ FORMAT_OPTION_NO_KEY_EFFECT = Rule(
     formats=_ALL,
     checks=_checks(
         "keys.text._option_change",
-        "keys.analyze._changes",
+        "keys.text.text_family_changes",
+        "keys.avro.family_changes",
         "keys.analyze._battery_option",
         "keys.raw.raw_changes",
     ),

@@ -1,7 +1,8 @@
 """The commands sparkio contributes to the `keyguard` CLI.
 
-guard/ depends on nothing above it: the CLI lists contributed commands by module path
-(`guard.cli.PLUGIN_COMMANDS`) and loads them at start-up. This module imports neither Spark nor
+guard/ depends on nothing above it: these commands are registered in pyproject.toml's
+`keyguard.commands` entry-point group, which `guard.cli` reads only when a command is not built in
+or help is printed. This module imports neither Spark nor
 the embedded broker; a command imports them only when it runs.
 """
 

@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from formats.errors import DeliveryError, EncodeError, NullKeyError
-from formats.partitioner import partitions_for
+from formats.codec import Codec
+from formats.errors import DeliveryError, EncodeError, InvalidOptionError, NullKeyError
+from formats.partitioner import murmur2_offsets, partitions_for
 from formats.secrets import redact
 
 if TYPE_CHECKING:
@@ -157,7 +158,6 @@ class EncodedBatch:
 
 def _encoded(codec: Any, batch: pa.RecordBatch) -> tuple[list[bytes], pa.Array | None]:
     """The rows' bytes, and the Arrow binary column when the codec builds one natively."""
-    from formats.codec import Codec
 
     if type(codec).encode_arrow is Codec.encode_arrow:
         return codec.encode_batch(batch), None
@@ -170,7 +170,6 @@ def arrow_partitions(arr: pa.Array, num_partitions: int) -> np.ndarray:
     import numpy as np
     import pyarrow as pa
 
-    from formats.partitioner import murmur2_offsets
 
     if num_partitions < 1:
         raise ValueError(f"a topic has at least one partition, got {num_partitions}")
@@ -733,8 +732,6 @@ def check_properties(properties: Mapping[str, Any], guarantee: str, *, topic: st
     """librdkafka's verdict on the producer settings, on the driver before anything runs: a
     producer handle without brokers is built and dropped (it connects to nothing)."""
     from confluent_kafka import KafkaException, Producer
-
-    from formats.errors import InvalidOptionError
 
     config = {k: v for k, v in producer_config(properties, guarantee).items()
               if k != "bootstrap.servers"}

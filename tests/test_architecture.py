@@ -4,7 +4,7 @@ The import graph is read with `ast` from formats/, guard/ and sparkio/ (nothing 
 counting imports at every level: module level, inside functions, inside `try`. Imports under
 `if TYPE_CHECKING:` never run, so they are not edges of a cycle; they still count for the layer
 rule (a type is a dependency too). `python tests/test_architecture.py` lists what still
-violates each rule, including those marked xfail while issue 10 lands.
+violates each rule.
 """
 
 from __future__ import annotations
@@ -268,20 +268,8 @@ def layer_violations(sites: list[ImportSite]) -> list[str]:
 
 SITES = import_sites()
 
-#: What still violates on main at 3e90b94 (other helpers are fixing it in their branches); the
-#: lead removes these marks once everyone is merged and the tests pass.
-PENDING_CYCLES = ("formats.avro_format <-> formats.avro_vector, "
-                  "formats.registry.file <-> formats.registry.references, "
-                  "sparkio.executors <-> sparkio.writer")
-PENDING_LAYERS = "guard/docs.py imports sparkio.options; guard/cli/demo_cmd.py imports sparkio.demo"
-PENDING_LOCAL = ("70 function-local project imports without a `# lazy:` reason: formats/ "
-                 "(avro_format, options, registry/file, registry/references), guard/ (check, "
-                 "config, diff, docs, cli/demo_cmd, keys/analyze, keys/avro, keys/side, "
-                 "rules_catalogue) and sparkio/ (__init__, demo, executors, guarding, options, "
-                 "producer, reader, schema_ids, source, writer)")
 
 
-@pytest.mark.xfail(strict=False, reason=f"issue 10 in progress: {PENDING_CYCLES}")
 def test_no_import_cycles():
     found = cycles(runtime_edges(SITES))
     edges = runtime_edges(SITES)
@@ -293,9 +281,35 @@ def test_no_import_cycles():
     assert not found, "import cycles (function-local imports count):\n" + "\n".join(described)
 
 
-@pytest.mark.xfail(strict=False, reason=f"issue 10 in progress: {PENDING_LAYERS}")
 def test_layers_formats_then_guard_then_sparkio():
     assert layer_violations(SITES) == []
+
+
+def _code_strings(path: Path) -> Iterable[tuple[int, str]]:
+    """The string constants of a module that are not docstrings."""
+    tree = ast.parse(path.read_text())
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
+def test_guard_names_no_package_above_it_even_by_string():
+    """Commands of packages above guard/ come through the `keyguard.commands` entry points,
+    not a module path written in guard/ (an import by string is still a dependency)."""
+    named = [f"{path.relative_to(REPO)}:{line}"
+             for mod, path in project_modules(REPO, ["guard"]).items()
+             for line, text in _code_strings(path) if re.search(r"\bsparkio\b", text)]
+    assert named == []
+
+
+def test_contributed_commands_are_entry_points():
+    text = (REPO / "pyproject.toml").read_text()
+    assert '[project.entry-points."keyguard.commands"]' in text
+    assert 'demo = "sparkio.cli:demo"' in text
 
 
 def test_pure_core_imports_no_network_client():
@@ -306,7 +320,6 @@ def test_pure_core_opens_no_registry():
     assert registry_openers(SITES) == []
 
 
-@pytest.mark.xfail(strict=False, reason=f"issue 10 in progress: {PENDING_LOCAL}")
 def test_function_local_project_imports_say_why():
     bad = unexplained_local_imports(SITES)
     assert not bad, (f"{len(bad)} function-local imports of project modules give no reason; "
@@ -382,12 +395,6 @@ def test_every_module_is_in_architecture_md():
     assert missing == [], f"add these modules to the module list of {ARCHITECTURE.name}"
 
 
-#: Modules ARCHITECTURE.md names for the shape after issue 10 that other branches are building.
-PLANNED = sorted(documented_modules(ARCHITECTURE.read_text()) - set(project_modules(REPO)))
-
-
-@pytest.mark.xfail(strict=False, reason=f"issue 10 in progress: {', '.join(PLANNED)} are built "
-                   "on other branches; the lead adjusts names after merging")
 def test_architecture_md_lists_only_modules_that_exist():
     extra = sorted(documented_modules(ARCHITECTURE.read_text()) - set(project_modules(REPO)))
     assert extra == [], f"{ARCHITECTURE.name} lists modules that do not exist"

@@ -6,11 +6,12 @@ so a check of one topic starts fast.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Annotated
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from formats.errors import EXIT_CODES
 from guard.cli import bytes_cmd, check_cmd
@@ -18,7 +19,46 @@ from guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
 
+#: The entry-point group through which packages above guard/ (e.g. `demo`) contribute
+#: commands; guard/ names none of them. Each value is "module:function", a typer command.
+COMMANDS_GROUP = "keyguard.commands"
+
+
+class _Commands(TyperGroup):
+    """The built-in commands, plus those of the `keyguard.commands` entry points: discovered
+    only when a name is not built in or the command list is printed (help), so a check starts
+    without reading the installed packages' metadata."""
+
+    _contributed_loaded = False
+
+    def _load_contributed(self) -> None:
+        if self._contributed_loaded:
+            return
+        self._contributed_loaded = True
+        # lazy: importlib.metadata costs ~10 ms (email, zipfile); a check never needs it
+        from importlib.metadata import entry_points
+
+        for point in entry_points(group=COMMANDS_GROUP):
+            if point.name in self.commands:
+                continue
+            one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+            one.command(point.name, epilog=EXIT_CODES_HELP)(point.load())
+            self.add_command(typer.main.get_command(one), point.name)
+
+    def list_commands(self, ctx):  # type: ignore[no-untyped-def]
+        self._load_contributed()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, cmd_name):  # type: ignore[no-untyped-def]
+        found = super().get_command(ctx, cmd_name)
+        if found is None:
+            self._load_contributed()
+            found = super().get_command(ctx, cmd_name)
+        return found
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="keyguard",
     help="Byte-exact keys for compacted Kafka topics: encode, decode, and guard key schemas.\n\n"
     + EXIT_CODES_HELP,
@@ -45,14 +85,6 @@ app.command("formats", epilog=EXIT_CODES_HELP)(bytes_cmd.formats_cmd)
 app.command("check", epilog=EXIT_CODES_HELP)(check_cmd.check_cmd)
 app.command("diff", epilog=EXIT_CODES_HELP)(check_cmd.diff_cmd)
 app.command("rules", epilog=EXIT_CODES_HELP)(check_cmd.rules_cmd)
-
-#: Commands packages above guard/ contribute (name, "module:function"): loaded by module path,
-#: so guard/ imports nothing of them; each module keeps its heavy imports inside the command.
-PLUGIN_COMMANDS = (("demo", "sparkio.cli:demo"),)
-
-for _name, _path in PLUGIN_COMMANDS:
-    _module, _, _attr = _path.partition(":")
-    app.command(_name, epilog=EXIT_CODES_HELP)(getattr(importlib.import_module(_module), _attr))
 
 
 def main() -> None:

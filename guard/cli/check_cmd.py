@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -14,13 +14,13 @@ from formats.registry import SchemaVersion
 from formats.registry.references import parse_reference_option
 from formats.schemafile import read_schema_file, read_schema_source
 from formats.secrets import redact
+from guard import rules_catalogue
 from guard.cli.bytes_cmd import ReferenceOpt
 from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
 from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
 from guard.report import Report, Verdict
-
-if TYPE_CHECKING:
-    from guard.selection import RuleSelection
+from guard.rules import ALIASES
+from guard.selection import RuleSelection, selector
 
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
@@ -47,14 +47,12 @@ SchemaTypeOpt = Annotated[
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
           selection: RuleSelection | None = None) -> None:
-    # lazy: CLI start-up (the renderers; the catalogue imports every check)
-    from guard.render import render
-    from guard.rules_catalogue import catalogue
+    from guard.render import render  # lazy: CLI start-up (the renderers, ~9 ms)
 
     if selection is not None:  # ignored findings leave the verdict (and the exit code)
         report = selection.apply(report)
     # Renderers redact their free text; this catches a credential in any other field too.
-    text = redact(render(report, fmt, files=files, rules=catalogue()))
+    text = redact(render(report, fmt, files=files, rules=rules_catalogue.catalogue()))
     if output is not None:
         write_output(output, text)
         typer.echo(f"keyguard: {report.verdict.value}: report written to {output}", err=True)
@@ -218,8 +216,6 @@ def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
                entries: list[Any], config: Path | None) -> RuleSelection:
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
     the file was read), for the topics this run checks."""
-    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
-
     selection = RuleSelection.of(ignore=ignore, select=select)
     where = f"{config}" if config else "config file"
     selection = selection.plus(RuleSelection.of(ignore=cfg.ignore, source=where))
@@ -337,13 +333,11 @@ def diff_cmd(
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
-    from guard.selection import RuleSelection  # lazy: CLI start-up (dataclasses cost at import)
-
     selection = RuleSelection.of(ignore=ignore, select=select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:
-        # lazy: CLI start-up (the value compatibility walkers)
+        # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
         from formats.schema_identity import derived_schema_id
         from guard.values import check_value
 
@@ -372,12 +366,8 @@ def rules_cmd(
     """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
     import textwrap
 
-    # lazy: CLI start-up (the catalogue imports every check; tests replace it per call)
-    from guard.rules import ALIASES
-    from guard.rules_catalogue import catalogue
-    from guard.selection import selector
 
-    rules = catalogue()
+    rules = rules_catalogue.catalogue()  # tests replace it per call
     notes: list[str] = []
     one = False
     if rule_id:

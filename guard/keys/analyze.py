@@ -9,20 +9,33 @@ silently wrong.
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from formats.avro_format import AvroWriter
 from formats.codec import Codec, CodecContext, create_codec
 from formats.schema_identity import derived_schema_id
 from formats.types import avro_only_parts
-from guard.keys.avro import avro_changes, battery_hints, confluent_changes, resolve_ids, side_schema
+from guard.keys.avro import (
+    battery_hints,
+    registry_identity,
+    resolve_ids,
+    side_schema,
+)
 from guard.keys.known import KnownSchemas, WriterSchema
 from guard.keys.placement import placement_changes
-from guard.keys.raw import raw_changes
-from guard.keys.side import Change, KeySide, effective_options, factory
-from guard.keys.text import TextRules, fields_changes, option_changes
+from guard.keys.side import (
+    Change,
+    FamilyContext,
+    FamilyRules,
+    KeySide,
+    effective_options,
+    factory,
+)
 from guard.keys.witness import Encoder, Trial, WitnessSearch, place
 from guard.report import Finding, Severity, Witness
 from guard.rules import (
@@ -31,20 +44,9 @@ from guard.rules import (
     FORMAT_OPTION_NO_KEY_EFFECT,
     KEY_BYTES_DIFFER,
     KEY_FIELD_NOT_NULL,
-    KEY_FIELDS_PREFIX_CHANGED,
     KEY_TYPE_NARROWED,
     PARTITIONER_NOT_MURMUR2,
 )
-
-#: Options of an Avro key format with no effect on key bytes, or whose effect the schema walk
-#: already judges. For a format that registers its schema, every option except the schema is
-#: about the registry connection (`_quiet_options`).
-_AVRO_NO_KEY_EFFECT = frozenset({"codec", "open.fastread", "timestamp_mapping.legacy"})
-
-
-def _quiet_options(side: KeySide) -> frozenset[str] | None:
-    """The options that cannot change the side's key bytes; None: all of them."""
-    return None if factory(side.format).uses_registry else _AVRO_NO_KEY_EFFECT
 
 
 def analyze_key_change(
@@ -97,50 +99,27 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
     yield from placement_changes(old, new)
     if old.format != new.format:
         return
-    family = new.key_family
-    if family in ("json", "csv"):
-        yield from fields_changes(TextRules.of(old, new), old.row_type, new.row_type)
-        for key, a, b, change in option_changes(old, new):
-            yield change or _battery_option(old, key, a, b, topic)
-        if old.fields_prefix != new.fields_prefix:
-            what = f"key.fields-prefix {old.fields_prefix!r} -> {new.fields_prefix!r}"
-            if family == "json" and old.row_type.names != new.row_type.names:
-                yield Change(KEY_FIELDS_PREFIX_CHANGED,
-                             "key.fields-prefix", f"{what}: the key format sees the "
-                             f"fields as {', '.join(new.row_type.names)} instead of "
-                             f"{', '.join(old.row_type.names)}")
-            else:
-                yield Change(FORMAT_OPTION_NO_KEY_EFFECT,
-                             "key.fields-prefix", f"{what}: the key format sees the same "
-                             "field names" if family == "json" else f"{what}: csv writes no names")
-    elif family == "raw":
-        yield from raw_changes(old, new)
-    elif family == "avro":
-        encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
-        if "json" in encodings:
-            # Avro's JSON encoding writes names and symbols, not indexes: judged by example.
-            yield Change(FORMAT_OPTION_CHANGED,
-                         "$", "Avro JSON encoding (encoding=json): keyguard judges "
-                         "schema changes under it by example keys only", by_example=True)
-        else:
-            yield from avro_changes(old, new)
-        if new.carries_schema_id:
-            yield from confluent_changes(old, new)
-        oo, no = effective_options(old), effective_options(new)
-        quiet = _quiet_options(new)
-        for key in sorted(set(oo) | set(no)):
-            a, b = oo.get(key), no.get(key)
-            if a == b:
-                continue
-            if quiet is None or key in quiet:
-                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
-                             f"option '{key}' changed: no effect on key bytes "
-                             "beyond the schema, which is checked field by field")
-            elif by_example:
-                yield _battery_option(old, key, a, b, topic)
-            else:
-                yield Change(FORMAT_OPTION_CHANGED, key,
-                             f"option '{key}' {a!r} -> {b!r}: not judged")
+    rules = family_rules(new.key_family)
+    if rules is not None:
+        yield from rules(old, new, FamilyContext(
+            topic, by_example,
+            lambda side, key, a, b: _battery_option(side, key, a, b, topic)))
+
+
+def family_rules(family: str) -> FamilyRules | None:
+    """The key-byte rules of a key family, by convention `guard/keys/<family>.py`'s
+    `family_changes`, imported on first use; None when no module declares the family."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", family):
+        return None
+    module = f"{__package__}.{family}"
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
+    rules: FamilyRules | None = getattr(found, "family_changes", None)
+    return rules
 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:
@@ -227,7 +206,6 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
     side = old if which == "old" else new
     if side.schema_id is not None:
         return side.schema_id
-    from guard.keys.avro import registry_identity
 
     return derived_schema_id(registry_identity(side_schema(side)))
 
@@ -237,7 +215,6 @@ def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = Non
     f = factory(side.format)
     if f.writes_avro and not side.carries_schema_id and side.avro_schema is not None and \
             effective_options(side).get("encoding", "binary") == "binary":
-        from formats.avro_format import AvroWriter
 
         return AvroWriter(side.row_type, side_schema(side), where="avro key format").encode
     if side.carries_schema_id and schema_id is None:

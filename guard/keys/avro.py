@@ -14,10 +14,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from formats.avro_schema import parse_avro, to_avro_schema
 from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
 from formats.schema_identity import canonical_form, derived_schema_id
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
-from guard.keys.side import Change, KeySide, effective_options, pair_fields
+from guard.keys.side import (
+    Change,
+    FamilyContext,
+    KeySide,
+    effective_options,
+    factory,
+    pair_fields,
+)
 from guard.rules import (
     AVRO_ENUM_SYMBOLS_APPENDED,
     AVRO_ENUM_SYMBOLS_CHANGED,
@@ -33,6 +41,8 @@ from guard.rules import (
     DECIMAL_SCALE_CHANGED,
     FIELD_RENAMED_POSITIONAL,
     FLOAT_DOUBLE_CHANGED,
+    FORMAT_OPTION_CHANGED,
+    FORMAT_OPTION_NO_KEY_EFFECT,
     INTEGER_WIDENED,
     KEY_FIELD_ADDED,
     KEY_FIELD_REMOVED,
@@ -49,7 +59,6 @@ _META = ("doc", "aliases", "default", "order", "namespace", "name")
 
 def side_schema(side: KeySide) -> Any:
     """The exact Avro schema a side writes with: given, the `schema` option, or Flink's."""
-    from formats.avro_schema import parse_avro, to_avro_schema
 
     if side.avro_schema is not None:
         return parse_avro(side.avro_schema)
@@ -504,3 +513,43 @@ def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     yield Change(CONFLUENT_SCHEMA_ID_CHANGED,
                  "$", f"existing keys carry schema id {carried}, the candidate key "
                  f"schema gets {new_id}{detail}: the id is in the first five bytes of every key")
+
+
+#: Options of an Avro key format with no effect on key bytes, or whose effect the schema walk
+#: already judges. For a format that registers its schema, every option except the schema is
+#: about the registry connection (`_quiet_options`).
+_AVRO_NO_KEY_EFFECT = frozenset({"codec", "open.fastread", "timestamp_mapping.legacy"})
+
+
+def _quiet_options(side: KeySide) -> frozenset[str] | None:
+    """The options that cannot change the side's key bytes; None: all of them."""
+    return None if factory(side.format).uses_registry else _AVRO_NO_KEY_EFFECT
+
+
+def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
+    """The avro key family's rules (found by convention: `guard.keys.analyze.family_rules`)."""
+    encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
+    if "json" in encodings:
+        # Avro's JSON encoding writes names and symbols, not indexes: judged by example.
+        yield Change(FORMAT_OPTION_CHANGED,
+                     "$", "Avro JSON encoding (encoding=json): keyguard judges "
+                     "schema changes under it by example keys only", by_example=True)
+    else:
+        yield from avro_changes(old, new)
+    if new.carries_schema_id:
+        yield from confluent_changes(old, new)
+    oo, no = effective_options(old), effective_options(new)
+    quiet = _quiet_options(new)
+    for key in sorted(set(oo) | set(no)):
+        a, b = oo.get(key), no.get(key)
+        if a == b:
+            continue
+        if quiet is None or key in quiet:
+            yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
+                         f"option '{key}' changed: no effect on key bytes "
+                         "beyond the schema, which is checked field by field")
+        elif ctx.by_example:
+            yield ctx.battery_option(old, key, a, b)
+        else:
+            yield Change(FORMAT_OPTION_CHANGED, key,
+                         f"option '{key}' {a!r} -> {b!r}: not judged")

@@ -19,7 +19,7 @@ from formats.types import (
     StringType,
     TinyIntType,
 )
-from guard.keys.side import Change, KeySide, effective_options
+from guard.keys.side import Change, FamilyContext, KeySide, effective_options
 from guard.rules import (
     FIELD_BECAME_NULLABLE,
     FIELD_RENAMED_POSITIONAL,
@@ -107,3 +107,8 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
             else:
                 yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
                              f"{what}: no effect on a {nt.sql()} key")
+
+
+def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
+    """The raw key family's rules (found by convention: `guard.keys.analyze.family_rules`)."""
+    yield from raw_changes(old, new)

@@ -8,10 +8,12 @@ options, a registry or a topic scan is the caller's job (the imperative shell).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from formats.avro_schema import from_avro_schema
+from formats.codec import format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
 from guard.report import Rule
@@ -105,7 +107,6 @@ class KeySide:
     @classmethod
     def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
         """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
-        from formats.avro_schema import from_avro_schema
 
         parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema
         rt = from_avro_schema(parsed)
@@ -210,6 +211,21 @@ def effective_options(side: KeySide) -> dict[str, Any]:
 
 def factory(format_name: str) -> Any:
     """The format's factory (`formats.codec.format_factory` imports only that format)."""
-    from formats.codec import format_factory
 
     return format_factory(format_name)
+
+
+@dataclass(frozen=True)
+class FamilyContext:
+    """What a key family's rules get besides the two sides (see `FamilyRules`)."""
+
+    topic: str | None
+    #: False when only the schemas can be judged (a key with no row type): no example keys.
+    by_example: bool
+    #: Judges an option without a specific rule by encoding example keys with only it changed:
+    #: (old side, option, old value, new value) -> the change.
+    battery_option: Callable[[KeySide, str, Any, Any], Change]
+
+
+#: A key family's rules: `family_changes(old, new, ctx)` in `guard/keys/<family>.py`.
+FamilyRules = Callable[[KeySide, KeySide, FamilyContext], Iterator[Change]]

@@ -29,7 +29,14 @@ from formats.types import (
     TimeType,
     walk,
 )
-from guard.keys.side import Change, KeySide, effective_options, pair_fields, reordered
+from guard.keys.side import (
+    Change,
+    FamilyContext,
+    KeySide,
+    effective_options,
+    pair_fields,
+    reordered,
+)
 from guard.rules import (
     CSV_FIELD_DELIMITER_CHANGED,
     CSV_NULL_LITERAL_CHANGED,
@@ -50,6 +57,7 @@ from guard.rules import (
     KEY_FIELD_NOT_NULL,
     KEY_FIELD_REMOVED,
     KEY_FIELD_RENAMED,
+    KEY_FIELDS_PREFIX_CHANGED,
     KEY_FIELDS_REORDERED,
     KEY_TYPE_CHANGED,
     KEY_TYPE_NARROWED,
@@ -366,3 +374,22 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
         if key == "array-element-delimiter":  # joins ARRAY elements and nested ROW fields
             return None if has(ArrayType, RowType) else info
     return None
+
+
+def text_family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
+    """The rules of the json and csv key families (`guard/keys/json.py`, `guard/keys/csv.py`)."""
+    family = new.key_family
+    yield from fields_changes(TextRules.of(old, new), old.row_type, new.row_type)
+    for key, a, b, change in option_changes(old, new):
+        yield change or ctx.battery_option(old, key, a, b)
+    if old.fields_prefix != new.fields_prefix:
+        what = f"key.fields-prefix {old.fields_prefix!r} -> {new.fields_prefix!r}"
+        if family == "json" and old.row_type.names != new.row_type.names:
+            yield Change(KEY_FIELDS_PREFIX_CHANGED,
+                         "key.fields-prefix", f"{what}: the key format sees the "
+                         f"fields as {', '.join(new.row_type.names)} instead of "
+                         f"{', '.join(old.row_type.names)}")
+        else:
+            yield Change(FORMAT_OPTION_NO_KEY_EFFECT,
+                         "key.fields-prefix", f"{what}: the key format sees the same "
+                         "field names" if family == "json" else f"{what}: csv writes no names")
