@@ -88,6 +88,7 @@ def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
     module = types.ModuleType("guard.keys.kgtest")
     module.family_changes = family_changes  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "guard.keys.kgtest", module)
+    codec.format_names()  # every built-in registered first: the copy below is thrown away
     monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
     register_format(replace(format_factory("json"), name="kgtest-json", key_family="kgtest"))
     side = KeySide("kgtest-json", ROW)
