@@ -18,6 +18,7 @@ from formats.codec import format_factory
 from formats.schemafile import SchemaText
 from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
 from guard.keys.side import KeySide
+from guard.options import KEY_FORMAT, VALUE_FORMAT
 
 if TYPE_CHECKING:
     from formats.plan import UpsertPlan
@@ -33,8 +34,8 @@ class TopicPlan:
     """
 
     topic: str
-    key_format: str = "avro-confluent"
-    value_format: str | None = "avro-confluent"
+    key_format: str = KEY_FORMAT.default_value
+    value_format: str | None = VALUE_FORMAT.default_value
     key_options: Mapping[str, Any] = field(default_factory=dict)
     value_options: Mapping[str, Any] = field(default_factory=dict)
     candidate_key: SchemaText | None = None

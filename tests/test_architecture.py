@@ -312,6 +312,43 @@ def test_contributed_commands_are_entry_points():
     assert 'demo = "sparkio.cli:demo"' in text
 
 
+def format_name_switches(root: Path = REPO) -> list[str]:
+    """Comparisons of a format's name outside formats/: `fmt == "avro-confluent"`,
+    `side.format in ("avro", ...)`. A format answers for itself (`format_factory(name)`:
+    `uses_registry`, `frame`, `schema_type`, `key_family`), so nothing else asks its name."""
+    found = []
+    for package in ("guard", "sparkio"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if not isinstance(node, ast.Compare):
+                    continue
+                sides = [node.left, *node.comparators]
+                names = [n.attr if isinstance(n, ast.Attribute) else
+                         n.id if isinstance(n, ast.Name) else "" for n in sides]
+                texts = [c.value for n in sides for c in
+                         ([n] if isinstance(n, ast.Constant) else
+                          n.elts if isinstance(n, (ast.Tuple, ast.List, ast.Set)) else [])
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                by_name = any(x in ("format", "key_format", "value_format", "format_name")
+                              for x in names) and texts
+                if "avro-confluent" in texts or by_name:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_no_format_name_switches_outside_formats():
+    assert format_name_switches() == []
+
+
+def test_format_name_switches_are_found(tmp_path):
+    (tmp_path / "guard").mkdir()
+    (tmp_path / "sparkio").mkdir()
+    (tmp_path / "guard" / "a.py").write_text(
+        'if fmt == "avro-confluent":\n    pass\nif side.format in ("avro", "csv"):\n    pass\n'
+        'if family == "json":\n    pass\n')
+    assert format_name_switches(tmp_path) == ["guard/a.py:1", "guard/a.py:3"]
+
+
 def test_pure_core_imports_no_network_client():
     assert network_paths(SITES) == []
 

@@ -101,10 +101,23 @@ def _explicit_schema_option(
 
     Plain avro has no schema option (as in Flink): its bytes follow the table's columns,
     which come from the same schema in the same order."""
-    if schema and schema.schema_type == "AVRO" and fmt == "avro-confluent":
+    from formats.codec import format_factory  # lazy: CLI start-up (the format table)
+
+    f = format_factory(fmt)
+    if schema and f.uses_registry and schema.schema_type == f.schema_type:
         options.setdefault(f"{role}.{fmt}.schema", schema.text)
         if schema.references:
             options.setdefault(f"{role}.{fmt}.references", json.dumps(schema.reference_list))
+
+
+def _uses_registry(name: str | None) -> bool:
+    """Whether format `name` reads a registry; an unknown name is reported where it is built."""
+    from formats.codec import format_factory  # lazy: CLI start-up (the format table)
+
+    try:
+        return bool(name) and format_factory(str(name)).uses_registry
+    except InvalidOptionError:
+        return False
 
 
 def _build_plan(
@@ -178,7 +191,7 @@ def _registry_needed(registry: str, key_format: str, value_format: str,
     encode/decode read a registry for the avro-confluent format and for subject: schema
     sources; with neither, the user likely meant another format or a subject source.
     """
-    if "avro-confluent" in (key_format, value_format) or any(
+    if any(_uses_registry(f) for f in (key_format, value_format)) or any(
             s and s.startswith("subject:") for s in sources):
         return
     raise InvalidOptionError(

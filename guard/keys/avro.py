@@ -65,9 +65,8 @@ def side_schema(side: KeySide) -> Any:
     given = side.options.get("schema") or side.options.get("schema-registry.schema")
     if given:
         return parse_avro(given)
-    legacy = True
-    if side.format == "avro":
-        legacy = bool(effective_options(side).get("timestamp_mapping.legacy", True))
+    # Formats without the option (avro-confluent) always write the legacy mapping.
+    legacy = bool(effective_options(side).get("timestamp_mapping.legacy", True))
     return to_avro_schema(side.row_type, legacy_timestamp_mapping=legacy)
 
 

@@ -84,8 +84,8 @@ class TextRules:
     @classmethod
     def of(cls, old: KeySide, new: KeySide) -> TextRules:
         oo, no = effective_options(old), effective_options(new)
-        if new.format != "json":
-            return cls(new.format)
+        if new.key_family != "json":
+            return cls(new.key_family)
         return cls(
             "json",
             ignore_nulls=bool(no.get("encode.ignore-null-fields")),
