@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from formats.avro_format import AvroWriter
-from formats.avro_resolution import as_reader_names
 from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import EXIT_INTERNAL, DecodeError, InvalidOptionError, KeyguardError
@@ -279,6 +278,9 @@ class AvroConfluentCodec(Codec):
                     f"{self.describe()}: schema id {schema_id} is a {schema_type} schema, "
                     "not Avro")
             writer = parse_avro(self._standalone_writer(schema_id, text))
+            # lazy: CLI start-up (name resolution, for decoding only)
+            from formats.avro_resolution import as_reader_names
+
             self._writer_schemas[schema_id] = as_reader_names(writer, self.avro_schema)
         return self._writer_schemas[schema_id]
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from formats.avro_binary import INT32, INT64, Writer, avro_kind, null_split
 from formats.avro_schema import AvroSchema, parse_avro, to_avro_json, to_avro_schema
-from formats.avro_vector import encode_arrow
 from formats.avro_vocab import TIMESTAMPS
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
 from formats.errors import DecodeError, EncodeError, SchemaError
@@ -602,6 +601,9 @@ class AvroWriter:
         Equal to `encode` row by row; columns numpy can write are written vectorized. A
         callable prefix is asked for only once every value has been checked.
         """
+        # lazy: CLI start-up (the column-wise encoder, for Arrow batches only)
+        from formats.avro_vector import encode_arrow
+
         return encode_arrow(self, batch, prefix)
 
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from formats.errors import EncodeError, InvalidOptionError
 from formats.framing import BARE, Frame
-from formats.json_schema import to_json_schema
 from formats.options import OptionSet, ResolvedOptions
 from formats.schemafile import SchemaText
 from formats.types import RowType
@@ -93,6 +92,9 @@ class Codec(ABC):
 
         Avro formats answer with their Avro schema; the others with the row's JSON Schema.
         """
+        # lazy: CLI start-up (JSON Schema derivation, only for a text format's written schema)
+        from formats.json_schema import to_json_schema
+
         return SchemaText("JSON", json.dumps(to_json_schema(self.row_type)),
                           origin or f"the {self.context.role} ({self.format_name})")
 

@@ -19,51 +19,22 @@ from typing import Any
 
 from formats.codec import Codec, CodecContext, FormatFactory, format_factory
 from formats.errors import InvalidOptionError
-from formats.options import (
-    Option,
-    OptionEnum,
-    OptionSet,
-    ResolvedOptions,
-    enum_option,
-    strip_prefix,
-)
-from formats.projection import ALL, EXCEPT_KEY, UpsertLayout, project
+from formats.options import OptionSet, ResolvedOptions, strip_prefix
+from formats.projection import UpsertLayout, project
 from formats.registry import Registry
 from formats.schemajson import paused_gc
-from formats.types import RowType
-
-
-class FieldsInclude(OptionEnum):
-    """value.fields-include: which table columns the value carries."""
-
-    ALL = ALL
-    EXCEPT_KEY = EXCEPT_KEY
-
-
-TOPIC: Option[str] = Option("topic", str, None, "The Kafka topic to write to and read from.",
-                            required=True)
-PRIMARY_KEY: Option[str] = Option(
-    "primary-key", str, None,
-    "Comma-separated primary-key columns in declaration order; they make the key.",
-    required=True)
-KEY_FORMAT: Option[str] = Option("key.format", str, None, "Format of the key: json, csv, raw, "
-                                 "avro, avro-confluent.", required=True)
-VALUE_FORMAT: Option[str] = Option("value.format", str, None, "Format of the value: json, csv, "
-                                   "raw, avro, avro-confluent.", required=True)
-KEY_FIELDS_PREFIX: Option[str] = Option(
-    "key.fields-prefix", str, "", "Prefix of the key columns in the table; the key format sees "
-    "the names without it. Requires value.fields-include=EXCEPT_KEY.")
-VALUE_FIELDS_INCLUDE: Option[FieldsInclude] = enum_option(
-    "value.fields-include", FieldsInclude, FieldsInclude.ALL,
-    "ALL puts every column in the value, key columns too; EXCEPT_KEY leaves them out.")
-
-TABLE_OPTIONS = OptionSet(
-    "upsert-kafka",
-    (TOPIC, PRIMARY_KEY, KEY_FORMAT, VALUE_FORMAT, KEY_FIELDS_PREFIX, VALUE_FIELDS_INCLUDE),
+from formats.table_options import (  # noqa: F401 (the table options, declared there)
+    FORMAT_PREFIXES,
+    KEY_FIELDS_PREFIX,
+    KEY_FORMAT,
+    PRIMARY_KEY,
+    TABLE_OPTIONS,
+    TOPIC,
+    VALUE_FIELDS_INCLUDE,
+    VALUE_FORMAT,
+    FieldsInclude,
 )
-
-#: Option-key prefixes handled by the formats (`key.json.*`) rather than the table.
-FORMAT_PREFIXES = ("key.", "value.")
+from formats.types import RowType
 
 
 @dataclass(frozen=True)

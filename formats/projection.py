@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from formats.errors import InvalidOptionError, NullKeyError, SchemaError
+from formats.table_options import ALL, EXCEPT_KEY
 from formats.types import Field, RowType
-
-ALL = "ALL"
-EXCEPT_KEY = "EXCEPT_KEY"
 
 
 def parse_primary_key(spec: str | Sequence[str]) -> tuple[str, ...]:

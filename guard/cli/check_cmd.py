@@ -124,8 +124,8 @@ def check_cmd(
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
-    from formats.plan import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
+    from formats.table_options import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
     from guard.config import GuardConfig, TopicEntry, load_config
 
     cfg = load_config(config) if config else GuardConfig()
