@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import typer
 
 from formats.errors import InvalidOptionError
-from formats.partitioner import partition_for
 from formats.registry.references import parse_reference_option
 from formats.schemafile import SchemaText, read_schema_source
 from formats.secrets import redact_url
@@ -279,6 +278,8 @@ def encode(
     if partitions is not None:
         if partitions < 1:
             raise fail("--partitions must be at least 1")
+        from formats.partitioner import partition_for  # lazy: CLI start-up (--partitions only)
+
         result["partition"] = partition_for(key, partitions)
         result["partitions"] = partitions
     if as_json:
