@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from broker import BrokerMissing, BrokerPool
+
+from formats.options import OptionSet
 
 _BROKER_FIXTURES = {"kafka_bootstrap", "kafka_brokers"}
 
@@ -34,3 +37,17 @@ def kafka_bootstrap(kafka_brokers: BrokerPool) -> str:
         return kafka_brokers.bootstrap()
     except BrokerMissing as e:
         pytest.skip(str(e))
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The owner of every OptionSet.validate call, in order (options validated once)."""
+    calls: list[str] = []
+    real = OptionSet.validate
+
+    def counting(self: OptionSet, raw: Any, *, where: str | None = None) -> Any:
+        calls.append(self.owner)
+        return real(self, raw, where=where)
+
+    monkeypatch.setattr(OptionSet, "validate", counting)
+    yield calls

@@ -4,14 +4,11 @@ from it validate nothing again and write the same bytes."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from formats.errors import InvalidOptionError
 from formats.json_format import TIMESTAMP_FORMAT, TimestampStandard
-from formats.options import OptionSet
 from formats.plan import (
     KEY_FORMAT,
     TOPIC,
@@ -28,20 +25,6 @@ OPTIONS = {"topic": "t", "primary-key": "region, id", "key.format": "json",
            "value.format": "csv", "value.fields-include": "except_key",
            "key.json.timestamp-format.standard": "iso-8601", "value.csv.field-delimiter": "\\t"}
 ROW = {"id": 7, "region": "EMEA", "ts": None, "v": "x"}
-
-
-@pytest.fixture
-def validations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The owner of every OptionSet.validate call, in order."""
-    calls: list[str] = []
-    real = OptionSet.validate
-
-    def counting(self: OptionSet, raw: Any, *, where: str | None = None) -> Any:
-        calls.append(self.owner)
-        return real(self, raw, where=where)
-
-    monkeypatch.setattr(OptionSet, "validate", counting)
-    yield calls
 
 
 def test_options_are_validated_once_each(validations: list[str]) -> None:

@@ -4,7 +4,6 @@ which build their codecs from it and validate nothing again."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -12,7 +11,6 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from formats.options import OptionSet
 from sparkio.options import (
     DELIVERY,
     SCAN_FOLD,
@@ -32,19 +30,6 @@ OPTIONS = {"topic": "t", "properties.bootstrap.servers": "127.0.0.1:9", "primary
            "guard.scan-limit": "5"}
 #: One validation per option set: the table's with the connector's, then each format's.
 ONCE = ["upsert-kafka", "json", "csv"]
-
-
-@pytest.fixture
-def validations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    calls: list[str] = []
-    real = OptionSet.validate
-
-    def counting(self: OptionSet, raw: Any, *, where: str | None = None) -> Any:
-        calls.append(self.owner)
-        return real(self, raw, where=where)
-
-    monkeypatch.setattr(OptionSet, "validate", counting)
-    yield calls
 
 
 def _batch() -> pa.RecordBatch:
