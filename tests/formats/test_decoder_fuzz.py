@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
@@ -213,6 +213,22 @@ def test_random_bytes_decode_or_raise_a_typed_error(name: str, blob: bytes) -> N
     _decodes_or_rejects(_codec(name)[1], blob)
 
 
+def _nested_text_has(row: dict[str, Any], char: str) -> bool:
+    """Whether a string inside an ARRAY, MAP or ROW column contains `char`."""
+    def texts(v: Any) -> Any:
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield from texts(k)
+                yield from texts(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                yield from texts(x)
+    return any(char in t for v in row.values() if isinstance(v, (dict, list, tuple))
+               for t in texts(v))
+
+
 @pytest.mark.parametrize("name", sorted(CODECS))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -220,6 +236,9 @@ def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
     """The control: unmutated bytes that the codec wrote decode to a row."""
     row, codec = _codec(name)
     value = data.draw(values(row))
+    # Flink's csv writes a nested element holding the element delimiter unescaped, so neither
+    # Flink nor keyguard can read it back (README, csv format): not a valid encoding to test.
+    assume(not (name == "csv" and _nested_text_has(value, ";")))
     try:
         encoded = codec.encode(value)
     except KeyguardError:
