@@ -34,7 +34,7 @@ def test_a_syntax_error_names_origin_line_and_column():
 
 
 def test_a_missing_import_is_an_error_not_a_crash():
-    with pytest.raises(SchemaError, match="missing.proto"):
+    with pytest.raises(SchemaError, match=r"missing\.proto"):
         parse_proto('syntax = "proto3";\nimport "missing.proto";\nmessage K { int32 a = 1; }\n')
 
 
