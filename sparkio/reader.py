@@ -2,7 +2,7 @@
 
 The plan is the writer's (`formats.plan.resolve_plan` with the same options), so a topic reads
 back with the codecs that wrote it. The driver captures each partition's end offset once
-(`sparkio.offsets`); one Spark task per Kafka partition reads from the beginning up to it, so
+(`guard.offsets`); one Spark task per Kafka partition reads from the beginning up to it, so
 a read ends while producers keep writing, and yields Arrow record batches.
 
 Two views (`scan.mode`):
@@ -62,7 +62,7 @@ from formats.schemafile import version_text
 from formats.spark_schema import from_spark_schema, to_spark_schema
 from formats.subjects import TOPIC_NAME
 from formats.types import Field, RowType
-from sparkio.offsets import KafkaRanges, OffsetRange, Record
+from guard.offsets import KafkaRanges, OffsetRange, Record
 from sparkio.options import (
     CAPTURE_TIMEOUT,
     CHANGELOG,

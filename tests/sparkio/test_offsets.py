@@ -1,4 +1,4 @@
-"""sparkio.offsets: end offsets from fetch answers (right on tansu too), bounded range reads."""
+"""guard.offsets: end offsets from fetch answers (right on tansu too), bounded range reads."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 
 from formats.errors import BrokerUnavailableError, InvalidOptionError
 from formats.partitioner import partition_for
-from sparkio.offsets import KafkaRanges, OffsetRange
+from guard.offsets import KafkaRanges, OffsetRange
 
 
 @pytest.fixture(params=["tansu", "noida"])

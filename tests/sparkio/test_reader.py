@@ -22,7 +22,7 @@ from formats.errors import DecodeError, InvalidOptionError, SchemaError
 from formats.plan import resolve_plan
 from formats.registry.registration import bind_plan_schema_ids
 from formats.sqltypes import parse_columns
-from sparkio.offsets import KafkaRanges, Record
+from guard.offsets import KafkaRanges, Record
 from sparkio.reader import (
     UpsertKafkaReader,
     changelog,

@@ -14,7 +14,7 @@ from confluent_kafka import Producer
 from formats.errors import DecodeError
 from formats.plan import resolve_plan
 from formats.sqltypes import parse_columns
-from sparkio.offsets import Record
+from guard.offsets import Record
 from sparkio.reader import connector_options, decode_events
 
 if TYPE_CHECKING:

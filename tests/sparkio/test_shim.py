@@ -18,7 +18,7 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from sparkio.offsets import OffsetRange
+from guard.offsets import OffsetRange
 from sparkio.reader import KafkaInputPartition, UpsertKafkaReader
 from sparkio.shim import (
     KeyguardMissingError,
