@@ -51,9 +51,16 @@ def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
     return elapsed, cpu
 
 
+def _script(root: Path) -> str:
+    """The module the `keyguard` script runs in checkout `root` (`sparkio.cli` since it
+    assembles guard's and sparkio's commands; `guard.cli` before)."""
+    cli = (root / "sparkio" / "cli.py")
+    return "sparkio.cli" if cli.exists() and "def main" in cli.read_text() else "guard.cli"
+
+
 def _importtime(root: Path, args: list[str], cwd: Path) -> tuple[int, set[str]]:
     """Cumulative microseconds of guard.cli and the heavy top-level packages imported."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "guard.cli", *args],
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", _script(root), *args],
                           cwd=cwd, capture_output=True, text=True, env=_env(root))
     cumulative, heavy = 0, set()
     for line in done.stderr.splitlines():
@@ -83,16 +90,20 @@ def main() -> None:
         shutil.copytree(roots[0] / "schemas", work / "schemas")
         key = work / f"schemas/subjects/{TOPIC}-key/v1.avsc"
         value = work / f"schemas/subjects/{TOPIC}-value/v1.avsc"
-        cli = [sys.executable, "-m", "guard.cli"]
-        commands = {
-            "--help": [*cli, "--help"],
-            "check --help": [*cli, "check", "--help"],
-            "check (1 topic, file registry)": [*cli, "check", "--topic", TOPIC, "--key-schema",
-                                               str(key), "--value-schema", str(value)],
-        }
+
+        def commands(root: Path) -> dict[str, list[str]]:
+            cli = [sys.executable, "-m", _script(root)]
+            return {
+                "--help": [*cli, "--help"],
+                "check --help": [*cli, "check", "--help"],
+                "check (1 topic, file registry)": [*cli, "check", "--topic", TOPIC,
+                                                   "--key-schema", str(key),
+                                                   "--value-schema", str(value)],
+            }
+
         base_cmd = [sys.executable, "-c", "pass"]
         contenders = [(f"{label} @ {root}", cmd, _env(root))
-                      for root in roots for label, cmd in commands.items()]
+                      for root in roots for label, cmd in commands(root).items()]
         for _, cmd, env in contenders:  # warm the OS file cache and the .pyc files
             _time(cmd, work, env)
         times: dict[str, list[float]] = {"python -c pass": []}

@@ -21,13 +21,14 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import html
 import json
-import logging
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 from urllib.parse import quote, quote_plus, unquote
 
 # Option keys whose values are secrets, whatever prefix they carry
@@ -180,6 +181,8 @@ def _b64_forms(data: bytes) -> set[str]:
 
 def forms(secret: str) -> set[str]:
     """Every spelling of `secret` that `redact` removes (besides the line-wrapped base64)."""
+    import html  # lazy: CLI start-up (html.entities, ~2 ms; only when a secret is registered)
+
     data = secret.encode("utf-8")
     out = {secret, quote(secret), quote(secret, safe=""), quote_plus(secret),
            json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
@@ -272,8 +275,9 @@ def _filter() -> RedactingFilter:
     return RedactingFilter()
 
 
-class RedactingFilter(logging.Filter):
-    """Redacts a log record's message (its arguments merged in) before any handler sees it."""
+class RedactingFilter:
+    """Redacts a log record's message (its arguments merged in) before any handler sees it
+    (a logging filter: any object with `filter(record)`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -282,16 +286,26 @@ class RedactingFilter(logging.Filter):
             return True
         record.msg, record.args = redact(message), ()
         if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            import logging  # lazy: loaded already by whoever logged
+
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         return True
 
 
 def install_log_filter(names: Iterable[str] = LOGGERS) -> None:
     """Put the redacting filter on keyguard's loggers (idempotent)."""
+    import logging  # lazy: CLI start-up (~3 ms; a run that logs nothing never loads it)
+
     for name in names:
-        logger = logging.getLogger(name)
-        if _filter() not in logger.filters:
-            logger.addFilter(_filter())
+        one = logging.getLogger(name)
+        if _filter() not in one.filters:
+            one.addFilter(_filter())
 
 
-install_log_filter()
+def redacting_logger(name: str) -> logging.Logger:
+    """keyguard's logger `name`, its records redacted: every module that logs gets its logger
+    here, so the filter is on all of keyguard's loggers before the first record."""
+    import logging  # lazy: see install_log_filter
+
+    install_log_filter((*LOGGERS, name))
+    return logging.getLogger(name)

@@ -57,7 +57,6 @@ from guard.options import (
     SCAN_LIMIT,
     VALUE_FORMAT,
 )
-from guard.selection import selectors
 
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
 _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
@@ -222,6 +221,10 @@ def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
     if not all(isinstance(n, str) for n in names):
         raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}",
                                  hint='e.g. ignore = ["KG701", "key-placement"]')
+    if not names:
+        return ()
+    from guard.selection import selectors  # lazy: CLI start-up (~2.5 ms; only when ignoring)
+
     return tuple(s.token for s in selectors(names, where=f"{where}: ignore"))
 
 

@@ -36,7 +36,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from formats.errors import BrokerUnavailableError, InvalidOptionError
 from formats.framing import CONFLUENT
-from formats.secrets import is_secret_key, redact, register_secrets
+from formats.secrets import is_secret_key, redact, redacting_logger, register_secrets
 
 #: Distinct keys kept from a scan for re-encoding under the candidate.
 SAMPLE_KEYS = 200
@@ -53,7 +53,7 @@ FATAL_CODES = frozenset({
     KafkaError.CLUSTER_AUTHORIZATION_FAILED,
 })
 # librdkafka logs every failed reconnect to stderr; route it to Python logging instead.
-_LOG = logging.getLogger("keyguard.kafka")
+_LOG = redacting_logger("keyguard.kafka")
 _LOG.addHandler(logging.NullHandler())
 _CONFIG_HINT = ("check the Kafka properties (--kafka-config, the config file's [kafka], "
                 "KEYGUARD_KAFKA_*, or properties.* in Spark) against librdkafka's "

@@ -1,9 +1,10 @@
-"""The commands sparkio contributes to the `keyguard` CLI.
+"""The `keyguard` console script: guard's commands plus those sparkio contributes.
 
-guard/ depends on nothing above it: these commands are registered in pyproject.toml's
-`keyguard.commands` entry-point group, which `guard.cli` reads only when a command is not built in
-or help is printed. This module imports neither Spark nor
-the embedded broker; a command imports them only when it runs.
+guard/ depends on nothing above it, so the script is assembled here, above both: `main` adds
+sparkio's commands to `guard.cli.app` and runs it, and `keyguard --help` lists them without
+reading any package metadata. They are also in pyproject.toml's `keyguard.commands`
+entry-point group, which `python -m guard.cli` looks up when a name is not registered. This
+module imports neither Spark nor the embedded broker; a command imports them only when it runs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from guard import cli as guard_cli
 from guard.cli.common import handles_errors
 
 
@@ -26,3 +28,18 @@ def demo(
     from sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
 
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
+
+
+#: sparkio's commands, as `keyguard <name>`.
+COMMANDS = {"demo": demo}
+
+
+def main() -> None:
+    """The `keyguard` console script."""
+    for name, command in COMMANDS.items():
+        guard_cli.app.command(name, epilog=guard_cli.EXIT_CODES_HELP)(command)
+    guard_cli.main()
+
+
+if __name__ == "__main__":
+    main()

@@ -23,7 +23,7 @@ from formats.registry.mock import MockRegistry
 from formats.registry.registration import registers, registry_of
 from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
-from formats.secrets import redact, redact_url
+from formats.secrets import redact, redact_url, redacting_logger
 from guard.check import check
 from guard.plan import TopicPlan
 from guard.render import render
@@ -39,7 +39,7 @@ from sparkio.options import (
     ConnectorOptions,
 )
 
-_LOG = logging.getLogger("keyguard.sparkio")
+_LOG = redacting_logger("keyguard.sparkio")
 
 
 class GuardBlockedError(KeyguardError):

@@ -16,7 +16,6 @@ a task after `properties.message.timeout.ms` (30 s by default, not librdkafka's 
 
 from __future__ import annotations
 
-import logging
 import resource
 import sys
 import time
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 from formats.codec import Codec
 from formats.errors import DeliveryError, EncodeError, InvalidOptionError, NullKeyError
 from formats.partitioner import murmur2_offsets, partitions_for
-from formats.secrets import redact
+from formats.secrets import redact, redacting_logger
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 
     from formats.plan import UpsertPlan
 
-_LOG = logging.getLogger("keyguard.sparkio")
+_LOG = redacting_logger("keyguard.sparkio")
 
 #: Records handed to librdkafka between two poll(0) calls (which serve error callbacks).
 POLL_EVERY = 5000

@@ -47,6 +47,7 @@ import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import PlanSpec, UpsertPlan
 from formats.registry.registration import open_plan_registries
+from formats.secrets import redacting_logger
 from formats.spark_schema import from_spark_schema
 from formats.types import RowType
 from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
@@ -89,7 +90,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-_LOG = logging.getLogger("keyguard.sparkio")
+_LOG = redacting_logger("keyguard.sparkio")
 
 #: The input-order column `prepare` adds before the shuffle and drops after the sort.
 ORDER_COLUMN = "__keyguard_input_order"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets as _secrets
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -494,7 +493,9 @@ def _pem_keystore(path: Path, password: str | None, temp: _TempDir,
         raise InvalidOptionError(f"{where}: keystore {path} holds no private key and certificate")
     chain = [store.cert.certificate, *(c.certificate for c in store.additional_certs)]
     # The key never touches disk unencrypted: it is re-encrypted with a one-off password.
-    one_off = _secrets.token_urlsafe(24)
+    import secrets  # lazy: CLI start-up (hmac, _hashlib: ~4 ms; only for a keystore)
+
+    one_off = secrets.token_urlsafe(24)
     key = store.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
                                   BestAvailableEncryption(one_off.encode()))
     return (temp.write("client.pem", b"".join(c.public_bytes(Encoding.PEM) for c in chain)),

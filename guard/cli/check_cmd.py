@@ -47,14 +47,18 @@ SchemaTypeOpt = Annotated[
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
           selection: RuleSelection | None = None) -> None:
-    # lazy: CLI start-up (the renderers ~9 ms; the catalogue imports every rule ~8 ms)
-    from guard import rules_catalogue
-    from guard.render import render
+    # The catalogue imports every rule (~8 ms); only SARIF and JUnit describe every rule.
+    from guard.render import render, uses_catalogue  # lazy: CLI start-up (when rendering)
 
     if selection is not None:  # ignored findings leave the verdict (and the exit code)
         report = selection.apply(report)
+    rules: tuple[Any, ...] = ()
+    if uses_catalogue(fmt):
+        from guard import rules_catalogue  # lazy: CLI start-up (see above)
+
+        rules = tuple(rules_catalogue.catalogue())
     # Renderers redact their free text; this catches a credential in any other field too.
-    text = redact(render(report, fmt, files=files, rules=rules_catalogue.catalogue()))
+    text = redact(render(report, fmt, files=files, rules=rules))
     if output is not None:
         write_output(output, text)
         typer.echo(f"keyguard: {report.verdict.value}: report written to {output}", err=True)
@@ -215,9 +219,11 @@ def check_cmd(
 
 
 def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
-               entries: list[Any], config: Path | None) -> RuleSelection:
+               entries: list[Any], config: Path | None) -> RuleSelection | None:
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
-    the file was read), for the topics this run checks."""
+    the file was read), for the topics this run checks; None when nothing is ignored."""
+    if not (ignore or select or cfg.ignore or any(e.ignore for e in entries)):
+        return None
     from guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when checking)
 
     selection = RuleSelection.of(ignore=ignore, select=select)
@@ -337,9 +343,11 @@ def diff_cmd(
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
-    from guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when diffing)
+    selection = None
+    if ignore or select:
+        from guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when ignoring)
 
-    selection = RuleSelection.of(ignore=ignore, select=select)
+        selection = RuleSelection.of(ignore=ignore, select=select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in files}
     if level is not None:

@@ -15,46 +15,48 @@ the report never mistakes a failure for an empty, passing one.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
 
 from formats.errors import InvalidOptionError
-from guard.render import github, json, junit, sarif, text
 from guard.report import Report, Rule
 
 Renderer = Callable[..., str]
-
-RENDERERS: dict[str, Renderer] = {
-    "text": text.render,
-    "json": json.render,
-    "junit": junit.render,
-    "sarif": sarif.render,
-    "github": github.render,
-}
-FORMATS = tuple(RENDERERS)
-
 ErrorRenderer = Callable[[str, str, int], str]
 
+#: Every report format; each is the module `guard/render/<name>.py`, imported when it is asked
+#: for (a text report never loads the XML of junit).
+FORMATS = ("text", "json", "junit", "sarif", "github")
 #: The formats whose errors are documents on stdout (text errors stay one line on stderr).
-ERROR_RENDERERS: dict[str, ErrorRenderer] = {
-    "json": json.render_error,
-    "junit": junit.render_error,
-    "sarif": sarif.render_error,
-    "github": github.render_error,
-}
-MACHINE_FORMATS = tuple(ERROR_RENDERERS)
+MACHINE_FORMATS = ("json", "junit", "sarif", "github")
+
+
+def _module(fmt: str):  # type: ignore[no-untyped-def]
+    # lazy: CLI start-up (only the renderer asked for)
+    return importlib.import_module(f"guard.render.{fmt}")
+
+
+def renderer(fmt: str) -> Renderer:
+    """The `render` function of report format `fmt` (InvalidOptionError when unknown)."""
+    if fmt not in FORMATS:
+        raise InvalidOptionError(f"unknown report format {fmt!r}",
+                                 hint=f"use one of {', '.join(FORMATS)}")
+    return _module(fmt).render  # type: ignore[no-any-return]
+
+
+def uses_catalogue(fmt: str) -> bool:
+    """Whether format `fmt` describes every rule (SARIF's rule list, JUnit's passing cases), so
+    the caller must hand it the whole catalogue (`USES_CATALOGUE` in the renderer's module)."""
+    return fmt in FORMATS and bool(getattr(_module(fmt), "USES_CATALOGUE", False))
 
 
 def render(report: Report, fmt: str, *, files: Mapping[str, str] | None = None,
            rules: Iterable[Rule] = ()) -> str:
-    try:
-        renderer = RENDERERS[fmt]
-    except KeyError:
-        raise InvalidOptionError(f"unknown report format {fmt!r}",
-                                 hint=f"use one of {', '.join(FORMATS)}") from None
-    return renderer(report, files=files, rules=tuple(rules))
+    return renderer(fmt)(report, files=files, rules=tuple(rules))
 
 
 def render_error(fmt: str, kind: str, message: str, exit_code: int) -> str | None:
     """The error document of a machine format; None for text (and unknown formats)."""
-    renderer = ERROR_RENDERERS.get(fmt)
-    return None if renderer is None else renderer(kind, message, exit_code)
+    if fmt not in MACHINE_FORMATS:
+        return None
+    return _module(fmt).render_error(kind, message, exit_code)  # type: ignore[no-any-return]

@@ -16,6 +16,9 @@ from guard.render import text
 from guard.render.common import catalogue, file_for, ignored_line, ordered, safe
 from guard.report import Finding, Ignored, Report, Rule, Severity
 
+#: It describes every rule, so the caller hands it the whole catalogue.
+USES_CATALOGUE = True
+
 #: The suite of findings that name no topic.
 DEFAULT_SUITE = "keyguard"
 # Characters XML 1.0 cannot carry at all, even escaped.

@@ -32,6 +32,9 @@ from guard.render.common import (
 )
 from guard.report import Finding, Report, Rule, Severity
 
+#: It describes every rule, so the caller hands it the whole catalogue.
+USES_CATALOGUE = True
+
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
