@@ -77,7 +77,7 @@ def main() -> None:
         shutil.copytree(REPO / "schemas", work / "schemas")
         key = work / "schemas/subjects/pageviews_per_region-key/v1.avsc"
         value = work / "schemas/subjects/pageviews_per_region-value/v1.avsc"
-        check = [sys.executable, "-m", "guard.cli", "check", "--topic", "pageviews_per_region",
+        check = [sys.executable, "-m", "sparkio.cli", "check", "--topic", "pageviews_per_region",
                  "--key-schema", str(key), "--value-schema", str(value)]
         baseline = [sys.executable, "-c", "pass"]
         tables = []
