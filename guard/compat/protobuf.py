@@ -256,10 +256,11 @@ class _Diff:
         if self.original.package != self.update.package:
             self.add(PACKAGE_CHANGED, f"package {self.original.package or '(none)'} became "
                      f"{self.update.package or '(none)'}")
-        self.scope(self.original.file, self.update.file, "")
+        self.scope(self.original.file, self.update.file, self.original.package)
 
     def scope(self, original: Any, update: Any, name: str) -> None:
-        """Messages and enums declared in one scope (a file or a message), by name."""
+        """Messages and enums declared in one scope (a file or a message), by name; `name` is
+        the scope's full name (for messages), the path holds what Confluent's holds."""
         o_messages = _messages(original)
         u_messages = _messages(update)
         o_index = {m.name: i for i, m in enumerate(o_messages)}
@@ -458,7 +459,7 @@ class _Diff:
         if o_info.origin is not None and o_info.origin == u_info.origin:
             return  # the same import on both sides
         sub = self.sub(o_local)
-        sub.message(o_info.proto, u_info.proto, o_local)
+        sub.message(o_info.proto, u_info.proto, o_info.full_name)
         self.found.extend(sub.found)
         if any(not d.compatible for d in sub.found):
             self.add(FIELD_NAMED_TYPE_CHANGED, f"{where}: its message type {o_local} (imported) "
