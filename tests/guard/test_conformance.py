@@ -2,9 +2,9 @@
 
 The shared vectors live beside the repository (../shared/conformance, or
 KEYGUARD_CONFORMANCE_DIR); Confluent's own JSON Schema expectations (its SchemaDiffTest
-resources, with provenance per case) and the Protobuf vectors of Confluent and Karapace live in
-tests/guard/data. A known difference must still differ, so a stale entry fails as loudly as a
-regression.
+resources, with provenance per case) and the Protobuf vectors of Confluent, Karapace and
+Apicurio live in tests/guard/data. A known difference must still differ, so a stale entry fails
+as loudly as a regression.
 """
 
 from __future__ import annotations
@@ -111,10 +111,11 @@ def test_confluent_vectors_carry_provenance() -> None:
 def test_protobuf_vectors_carry_provenance() -> None:
     records = [c.values[0] for c in _read(OWN_FILES["protobuf_conformance.json"],
                                           "protobuf_conformance.json")]
-    assert {r["source"] for r in records} == {"confluent", "karapace"}
+    assert {r["source"] for r in records} == {"confluent", "karapace", "apicurio"}
     for record in records:
         provenance = record["provenance"]
-        assert provenance["repo"] in ("confluentinc/schema-registry", "Aiven-Open/karapace")
+        assert provenance["repo"] in ("confluentinc/schema-registry", "Aiven-Open/karapace",
+                                      "Apicurio/apicurio-registry")
         assert len(provenance["commit"]) == 40 and provenance["path"], record["id"]
         assert provenance["test"] and provenance["description"], record["id"]
         assert record["schema_type"] == "PROTOBUF"
