@@ -35,6 +35,7 @@ its members' numbers), and its message names the message, field and number invol
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -147,7 +148,7 @@ class ProtobufSchema:
 
     @property
     def package(self) -> str:
-        return str(self.schema.file.package)
+        return str(self.file.package)
 
 
 def parse(schema: Any) -> ProtobufSchema:
@@ -165,7 +166,8 @@ def parse(schema: Any) -> ProtobufSchema:
             raise SchemaError(f"invalid Protobuf schema: {detail}", hint=exc.hint) from None
     types: dict[str, _TypeInfo] = {}
     for dependency in schema.dependencies:
-        origin = (str(dependency.name), dependency.SerializeToString(deterministic=True).hex())  # type: ignore[attr-defined]
+        body = dependency.SerializeToString(deterministic=True)  # type: ignore[attr-defined]
+        origin = (str(dependency.name), hashlib.sha256(body).hexdigest())  # type: ignore[attr-defined]
         _collect(types, dependency, origin)
     _collect(types, schema.file, None)
     return ProtobufSchema(schema=schema, types=types, source=source)
@@ -325,8 +327,8 @@ class _Diff:
         u_top = {f.number: f for f in u_fields if f.oneof is None}
         o_all = {f.number: f for f in o_fields}
         u_all = {f.number: f for f in u_fields}
-        o_oneofs = _oneofs(original, o_fields)
-        u_oneofs = _oneofs(update, u_fields)
+        o_oneofs = _oneofs(o_fields)
+        u_oneofs = _oneofs(u_fields)
         o_in_oneof = {f.number for f in o_fields if f.oneof is not None}
         for oneof, members in u_oneofs.items():
             with self.at(oneof):
@@ -533,8 +535,9 @@ def _is_map_entry(message: Any, type_name: str) -> bool:
     return any(n.name == short and n.options.map_entry for n in message.nested_type)
 
 
-def _oneofs(message: Any, fields: list[_Field]) -> dict[str, list[_Field]]:
-    """Real oneofs by name, in declaration order (proto3 `optional`'s synthetic ones left out)."""
+def _oneofs(fields: list[_Field]) -> dict[str, list[_Field]]:
+    """Real oneofs by name, members in field order (proto3 `optional`'s synthetic ones have no
+    members here: `_fields` keeps those fields at the top level)."""
     out: dict[str, list[_Field]] = {}
     for f in fields:
         if f.oneof is not None:
