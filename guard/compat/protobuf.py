@@ -180,11 +180,14 @@ def _text_and_references(schema: Any) -> tuple[str, dict[str, str] | None]:
         return schema, None
     if isinstance(schema, Mapping) and isinstance(schema.get("schema"), str):
         refs = schema.get("references") or {}
-        if isinstance(refs, Mapping):
-            return schema["schema"], {str(k): str(v) for k, v in refs.items()}
-        if isinstance(refs, list):
-            return schema["schema"], {str(r["name"]): str(r.get("schema", r.get("dependency")))
-                                      for r in refs}
+        if isinstance(refs, list):  # [{"name": ..., "schema": text}], as a registry lists them
+            refs = {r.get("name"): r.get("schema") for r in refs if isinstance(r, Mapping)}
+        if isinstance(refs, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                             for k, v in refs.items()):
+            return schema["schema"], dict(refs)
+        raise SchemaError("invalid Protobuf schema: its references are not import names "
+                          "mapped to .proto text",
+                          hint='give {"schema": text, "references": {"dep.proto": text}}')
     raise SchemaError(
         f"invalid Protobuf schema: expected .proto text, got {type(schema).__name__}",
         hint="give the schema as the .proto text a registry stores")

@@ -243,3 +243,26 @@ def test_the_differences_are_confluents(case: dict[str, Any]) -> None:
     """Not just the verdict: every Difference Confluent's SchemaDiffTest lists, at its path."""
     found = differences(parse(case["writer_or_old"]), parse(case["reader_or_new"]))
     assert sorted(f"{d.type} #{d.path}" for d in found) == sorted(case["changes"])
+
+
+@pytest.mark.parametrize("schema", [
+    {"schema": IMPORTING, "references": [{"name": "dep.proto", "schema": DEP_INT}]},
+    {"schema": IMPORTING, "references": {"dep.proto": DEP_INT}},
+    IMPORTING.encode(),
+])
+def test_schema_forms(schema: Any) -> None:
+    if isinstance(schema, bytes):
+        with pytest.raises(SchemaError, match=r"dep\.proto"):
+            parse(schema)
+    else:
+        assert "dep.D" in parse(schema).types
+
+
+@pytest.mark.parametrize("schema", [
+    {"schema": IMPORTING, "references": {"dep.proto": 1}},
+    {"schema": IMPORTING, "references": "dep.proto"},
+    42,
+])
+def test_malformed_schema_input_is_a_schema_error(schema: Any) -> None:
+    with pytest.raises(SchemaError, match="invalid Protobuf schema"):
+        parse(schema)
