@@ -266,3 +266,33 @@ def test_schema_forms(schema: Any) -> None:
 def test_malformed_schema_input_is_a_schema_error(schema: Any) -> None:
     with pytest.raises(SchemaError, match="invalid Protobuf schema"):
         parse(schema)
+
+
+# --- oneof membership (Confluent's by-number comparison across oneofs) ------------------------
+
+
+def test_a_renamed_oneof_still_compares_its_members() -> None:
+    old = msg("  oneof before { int32 a = 1; string b = 2; }\n")
+    new = msg("  oneof after { int32 a = 1; double b = 2; }\n")
+    found = {(d.type, d.path) for d in differences(parse(old), parse(new))}
+    assert {("ONEOF_REMOVED", "/M/before"), ("ONEOF_ADDED", "/M/after"),
+            ("FIELD_SCALAR_KIND_CHANGED", "/M/2")} == found
+
+
+def test_a_field_moved_out_of_its_oneof_is_not_removed() -> None:
+    old = msg("  oneof o { int32 a = 1; string b = 2; }\n")
+    new = msg("  int32 a = 1;\n  oneof o { string b = 2; }\n")
+    # A new top-level number for Confluent (FIELD_ADDED), no ONEOF_FIELD_REMOVED: compatible.
+    assert [(d.type, d.path) for d in differences(parse(old), parse(new))] == [
+        ("FIELD_ADDED", "/M/1")]
+    (inc,) = check_reader_writer("PROTOBUF", msg("  sint32 a = 1;\n  oneof o { string b = 2; }\n"),
+                                 old)
+    assert (inc.kind, inc.path) == ("FIELD_SCALAR_KIND_CHANGED", "/M/1")
+
+
+def test_every_vector_schema_is_compatible_with_itself() -> None:
+    schemas = [s for c in VECTORS["cases"] for s in (c["reader_or_new"],
+               *(c["writer_or_old"] if c.get("old_is_history") else [c["writer_or_old"]]))]
+    for schema in schemas:
+        parsed = parse(schema)
+        assert differences(parsed, parsed) == [], schema
