@@ -265,7 +265,7 @@ def test_registry_version_numbers_are_reported() -> None:
 
 @pytest.mark.parametrize(
     ("schema_type", "level", "versions"),
-    [("AVRO", "SIDEWAYS", None), ("PROTOBUF", "BACKWARD", None), ("AVRO", "BACKWARD", [1, 2])],
+    [("AVRO", "SIDEWAYS", None), ("XSD", "BACKWARD", None), ("AVRO", "BACKWARD", [1, 2])],
     ids=["unknown level", "unsupported type", "versions do not match history"],
 )
 def test_bad_arguments_are_option_errors(

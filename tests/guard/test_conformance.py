@@ -2,8 +2,9 @@
 
 The shared vectors live beside the repository (../shared/conformance, or
 KEYGUARD_CONFORMANCE_DIR); Confluent's own JSON Schema expectations (its SchemaDiffTest
-resources, with provenance per case) live in tests/guard/data. A known difference must still
-differ, so a stale entry fails as loudly as a regression.
+resources, with provenance per case) and the Protobuf vectors of Confluent, Karapace and
+Apicurio live in tests/guard/data. A known difference must still differ, so a stale entry fails
+as loudly as a regression.
 """
 
 from __future__ import annotations
@@ -31,16 +32,19 @@ OWN_FILES = {
     "confluent_jsonschema.jsonl": Path(__file__).parent / "data",
     "apicurio_jsonschema.jsonl": Path(__file__).parent / "data",
     "redpanda_jsonschema.jsonl": Path(__file__).parent / "data",
+    "protobuf_conformance.json": Path(__file__).parent / "data",
 }
 
 
 def _read(directory: Path, name: str) -> list[Any]:
+    """A `.jsonl` file (one case a line) or a `.json` document (its "cases" list)."""
+    text = (directory / name).read_text()
+    records = json.loads(text)["cases"] if name.endswith(".json") else \
+        [json.loads(line) for line in text.splitlines() if line.strip()]
     cases = []
-    for line in (directory / name).read_text().splitlines():
-        if line.strip():
-            case = json.loads(line)
-            case["file"] = name
-            cases.append(pytest.param(case, id=case["id"]))
+    for case in records:
+        case["file"] = name
+        cases.append(pytest.param(case, id=case["id"]))
     return cases
 
 
@@ -104,11 +108,27 @@ def test_confluent_vectors_carry_provenance() -> None:
         assert record["schema_type"] == "JSON" and record["level"] == "BACKWARD"
 
 
+def test_protobuf_vectors_carry_provenance() -> None:
+    records = [c.values[0] for c in _read(OWN_FILES["protobuf_conformance.json"],
+                                          "protobuf_conformance.json")]
+    assert {r["source"] for r in records} == {"confluent", "karapace", "apicurio"}
+    for record in records:
+        provenance = record["provenance"]
+        assert provenance["repo"] in ("confluentinc/schema-registry", "Aiven-Open/karapace",
+                                      "Apicurio/apicurio-registry")
+        assert len(provenance["commit"]) == 40 and provenance["path"], record["id"]
+        assert provenance["test"] and provenance["description"], record["id"]
+        assert record["schema_type"] == "PROTOBUF"
+
+
 def test_never_compatible_where_confluent_says_incompatible() -> None:
     """The gate's worst error: a change keyguard passes that Confluent's own tests reject."""
+    confluent = [case for name in ("confluent_jsonschema.jsonl", "protobuf_conformance.json")
+                 for case in _read(OWN_FILES[name], name)
+                 if case.values[0]["source"] == "confluent"]
     passed_wrongly = [
         case.values[0]["id"]
-        for case in _read(OWN_FILES["confluent_jsonschema.jsonl"], "confluent_jsonschema.jsonl")
+        for case in confluent
         if not case.values[0]["expected_compatible"]
         and _verdict(case.values[0]) is True
         and case.values[0]["id"] not in KNOWN_DIFFERENCES

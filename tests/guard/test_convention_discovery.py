@@ -99,7 +99,7 @@ def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
 
 
 def test_a_compatibility_checker_module_found_by_convention_is_used(monkeypatch):
-    assert checked_types() == ["AVRO", "JSON"]
+    assert checked_types() == ["AVRO", "JSON", "PROTOBUF"]
     module = types.ModuleType("guard.compat.kgtest")
     module.CHECKER = PairChecker(  # type: ignore[attr-defined]
         parse=lambda s: s, check=lambda reader, writer: ["differs"] if reader != writer else [])
@@ -107,9 +107,9 @@ def test_a_compatibility_checker_module_found_by_convention_is_used(monkeypatch)
     assert check_reader_writer("KGTEST", "a", "a") == []
     assert check_reader_writer("kgtest", "a", "b") == ["differs"]
     with pytest.raises(InvalidOptionError, match="no compatibility checker for schema type "
-                       "'PROTOBUF'") as caught:
-        check_reader_writer("PROTOBUF", "a", "b")
-    assert caught.value.hint == "use one of AVRO, JSON"
+                       "'XSD'") as caught:
+        check_reader_writer("XSD", "a", "b")
+    assert caught.value.hint == "use one of AVRO, JSON, PROTOBUF"
     with pytest.raises(InvalidOptionError):
         check_reader_writer("levels", "a", "b")
 
