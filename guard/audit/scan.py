@@ -188,7 +188,7 @@ def _one(consumer: Consumer, inspector: KafkaTopicInspector, plan: UpsertPlan, t
         if key is not None:
             try:
                 row = plan.key_codec.decode(key)
-            except Exception:  # noqa: BLE001 (shown without its decoded key)
+            except Exception:  # shown without its decoded key
                 row = None
         return Shown(key, row)
     return Shown(None, None)

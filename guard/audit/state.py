@@ -235,7 +235,7 @@ class Folder:
             row = self.plan.key_codec.decode(r.key)
             if row is None:
                 why = "key skipped by the key format (ignore-parse-errors)"
-        except Exception as exc:  # noqa: BLE001 (a codec's failure on foreign bytes)
+        except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
         if why is not None:
             s.undecodable_keys += 1
@@ -253,7 +253,7 @@ class Folder:
         try:
             if self.plan.value_codec.decode(r.value) is None:
                 why = "value skipped by the value format (ignore-parse-errors)"
-        except Exception as exc:  # noqa: BLE001 (a codec's failure on foreign bytes)
+        except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
         if why is not None:
             s.undecodable_values += 1
