@@ -11,10 +11,10 @@ them exactly as the command does (`guard.audit.scan.conclude`), so the report is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import KeyguardError
+from formats.errors import InvalidOptionError, KeyguardError
 from formats.registry.registration import open_plan_registries
 from guard.audit.judge import AuditResult
 from guard.audit.scan import conclude, sampled
@@ -44,7 +44,10 @@ def audit(spark: SparkSession, *, topic: str | None = None,
         struct = infer_schema(opts)
     elif isinstance(schema, str):
         parsed = StructType.fromDDL(schema)
-        struct = parsed if isinstance(parsed, StructType) else StructType([parsed])
+        if not isinstance(parsed, StructType):
+            raise InvalidOptionError(f"schema {schema!r} is not a list of columns",
+                                     hint="give columns: 'id BIGINT, name STRING'")
+        struct = parsed
     else:
         struct = schema
     reader = UpsertKafkaReader(opts, struct)
@@ -54,7 +57,7 @@ def audit(spark: SparkSession, *, topic: str | None = None,
     chosen = [r for r in sampled(ranges, sample) if not r.empty]
     captured = sum(0 if r.empty else r.end - max(r.start, 0) for r in ranges)
 
-    def fold_partition(items: Iterator[OffsetRange]) -> Iterator[AuditState]:
+    def fold_partition(items: Iterable[OffsetRange]) -> Iterator[AuditState]:
         try:
             folder = Folder(reader.task_plan(), partitions, limit=limit)
             kafka = settings.kafka()

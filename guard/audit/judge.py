@@ -159,8 +159,8 @@ def misplaced_findings(state: AuditState, facts: AuditFacts,
         s = shown.get((first.partition, first.offset))
         witness = Witness(dict(s.row) if s and s.row else {}, first.key, first.key,
                           old_partition=first.partition, new_partition=first.expected)
-    examples = "; ".join(f"partition {x.partition} offset {x.offset}: {x.what}"
-                         for x in state.misplaced)
+    examples = "; ".join(f"partition {x.partition} offset {x.offset} (murmur2: {x.expected})"
+                         for x in state.misplaced[:3])
     return [Finding(
         MISPLACED_KEY, "partitioner",
         f"{total} record{_s(total)} {'sits' if total == 1 else 'sit'} where murmur2 does not "

@@ -19,7 +19,6 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from formats.codec import Codec
 from formats.errors import KeyguardError
 from formats.plan import UpsertPlan
 from formats.registry import Registry
@@ -137,8 +136,9 @@ def listed_ids(plan: UpsertPlan, registry: Registry | None
     return out, notes
 
 
-def _subject(codec: Codec) -> str:
-    return str(codec.subject)  # type: ignore[attr-defined]  (a framed codec's)
+def _subject(codec: Any) -> str:
+    """A framed codec's subject (`FramedCodec.subject`; may need a record to know it)."""
+    return str(codec.subject)
 
 
 def fetch_examples(inspector: KafkaTopicInspector, plan: UpsertPlan, topic: str,

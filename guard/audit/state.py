@@ -151,13 +151,13 @@ class AuditState:
             out.stats[p] = self.stats.get(p, PartitionStats()).merge(
                 other.stats.get(p, PartitionStats()))
         out.entries = dict(self.entries)
-        for k, e in other.entries.items():
-            mine = out.entries.get(k)
+        for slot, e in other.entries.items():
+            mine = out.entries.get(slot)
             if mine is None or e.offset > mine.offset:
-                out.entries[k] = e
+                out.entries[slot] = e
         out.ids = {k: list(v) for k, v in self.ids.items()}
-        for k, (n, first, last) in other.ids.items():
-            span = out.ids.setdefault(k, [0, first, last])
+        for where, (n, first, last) in other.ids.items():
+            span = out.ids.setdefault(where, [0, first, last])
             span[0] += n
             span[1], span[2] = min(span[1], first), max(span[2], last)
         for name in ("undecodable", "null_keys", "misplaced"):
@@ -230,14 +230,13 @@ class Folder:
 
     def _logical(self, r: RecordLike, s: PartitionStats) -> bytes | None:
         assert r.key is not None
-        why = None
+        row = None
+        why = "key skipped by the key format (ignore-parse-errors)"
         try:
             row = self.plan.key_codec.decode(r.key)
-            if row is None:
-                why = "key skipped by the key format (ignore-parse-errors)"
         except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
-        if why is not None:
+        if row is None:
             s.undecodable_keys += 1
             self._example(self.state.undecodable, Located(
                 r.partition, r.offset, f"key: {why}", r.key[:SHOWN_BYTES]))
