@@ -129,6 +129,7 @@ def test_avro_confluent_key_v1_then_v2_phantoms_by_schema_id(kafka_bootstrap: st
     records = [p1.encode({"id": i, "n": "a"}) for i in range(12)]
     records += [p2.encode({"id": i, "n": "b"}) for i in range(4)]
     records += [(p2.encode({"id": 11, "n": "x"})[0], None)]  # a v2 delete: misses v1's key
+    records += [(b"\x00\x00\x0f\x42\x3f\x02", b'{"n":"?"}')]  # id 999999: no such schema
     _produce(kafka_bootstrap, topic, records)  # type: ignore[arg-type]
 
     reader = open_plan(parse_columns("id BIGINT, n STRING"), {
@@ -140,8 +141,12 @@ def test_avro_confluent_key_v1_then_v2_phantoms_by_schema_id(kafka_bootstrap: st
     per_id: dict[int, int] = {}
     for s in result.data["schema_ids"]["key"]:
         per_id[s["schema_id"]] = per_id.get(s["schema_id"], 0) + s["records"]
-        assert s["listed"] is True
-    assert per_id == {id1: 12, id2: 5}
+        assert s["listed"] is (s["schema_id"] != 999999)
+    assert per_id == {id1: 12, id2: 5, 999999: 1}
+    assert result.undecodable == 1
+    (unlisted,) = [f for f in result.report.findings if f.rule.name == "audit-unlisted-schema-id"]
+    assert "schema id 999999 (1 records)" in unlisted.message
+    assert f"{topic}-key" in unlisted.message
     f = result.report.findings[0]
     assert f.rule.name == "phantom-key"
     assert f"schema id {id1}" in f.message and f"schema id {id2}" in f.message
@@ -211,11 +216,27 @@ def test_bad_input_exits_2_with_a_clear_message(args: list[str], says: str) -> N
     r = runner.invoke(app, ["audit", "--topic", "t", "--bootstrap", "127.0.0.1:1", *args])
     assert r.exit_code == EXIT_INVALID, r.output
     assert says in r.output and "Traceback" not in r.output
+    assert "keyguard: error (" in r.output
 
 
 def test_missing_bootstrap_exits_2() -> None:
     r = runner.invoke(app, ["audit", "--topic", "t", *_JSON_ARGS])
     assert r.exit_code == EXIT_INVALID and "--bootstrap" in r.output
+
+
+def test_registry_down_exits_3(kafka_bootstrap: str) -> None:
+    topic = new_topic(kafka_bootstrap, 1)
+    _produce(kafka_bootstrap, topic, [(b"\x00\x00\x00\x00\x01\x02", b'{"n":"a"}')])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = runner.invoke(app, ["audit", "--topic", topic, "--bootstrap", kafka_bootstrap,
+                            "--registry", f"http://127.0.0.1:{port}", "--key-format",
+                            "avro-confluent", "--value-format", "json", "--columns",
+                            "id BIGINT, n STRING", "--primary-key", "id",
+                            "-o", "key.avro-confluent.timeout=2s"])
+    assert r.exit_code == EXIT_UNREACHABLE, r.output
+    assert "keyguard: error (registry-unavailable)" in r.output
 
 
 def test_broker_down_exits_3() -> None:
