@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,6 +24,10 @@ from guard.cli.bytes_cmd import (
 from guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
 from guard.cli.common import at_least, fail, handles_errors, parse_kv
 from guard.options import KEY_FORMAT, VALUE_FORMAT
+
+if TYPE_CHECKING:
+    from formats.plan import UpsertPlan
+    from guard.selection import RuleSelection
 
 #: The report formats of `keyguard audit`.
 AUDIT_FORMATS = ("text", "json", "sarif")
@@ -65,9 +71,8 @@ def audit_cmd(
     puts them), undecodable records, null keys and compaction settings.
 
     Exit 1 when phantom or misplaced keys exist, 0 when the topic is clean."""
-    # lazy: CLI start-up (the audit loads confluent_kafka and the codecs)
+    # lazy: CLI start-up (registry and Kafka settings)
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from guard.audit.scan import audit_topic
     from guard.selection import RuleSelection
 
     explicit = parse_kv(kafka_config, what="--kafka-config")
@@ -81,12 +86,26 @@ def audit_cmd(
     if not servers:
         raise fail("--bootstrap is required: the audit reads the topic from the brokers")
     selection = RuleSelection.of(ignore=ignore, select=select)
+    # The table options (topic, primary-key, formats and their options) resolved into the
+    # plan as `encode` does; a Flink DDL gives the same table and options mapping, and
+    # `formats.registry.registration.open_plan(table, options)` the same plan.
     plan = _build_plan(columns=columns, primary_key=primary_key, key_schema=key_schema,
                        value_schema=value_schema, topic=topic, key_format=key_format,
                        value_format=value_format, option=option, registry=registry,
                        schema_type=schema_type, reference=reference)
-    result = audit_topic(topic, plan, bootstrap=servers, properties=props, sample=sample,
-                         progress=progress_line())
+    run_audit(plan, servers, props, sample=sample, fmt=fmt, output=output,
+              selection=selection)
+
+
+def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *,
+              sample: int | None, fmt: str, output: Path | None,
+              selection: RuleSelection | None = None) -> None:
+    """Audit the topic `plan` names, render the report and exit (1 phantom or misplaced keys,
+    else 0): what `keyguard audit` runs once it has a plan, however the plan was declared."""
+    from guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
+
+    result = audit_topic(plan.topic, plan, bootstrap=bootstrap, properties=properties,
+                         sample=sample, progress=progress_line())
     _emit(result.report, fmt, output, {}, selection)
 
 
@@ -117,4 +136,4 @@ class ProgressLine:
         sys.stderr.flush()
 
 
-__all__ = ["AUDIT_FORMATS", "audit_cmd"]
+__all__ = ["AUDIT_FORMATS", "audit_cmd", "run_audit"]
