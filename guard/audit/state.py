@@ -141,37 +141,45 @@ class AuditState:
     # -- merging -----------------------------------------------------------------------------
 
     def merge(self, other: AuditState) -> AuditState:
-        """The state of both inputs' records (of different partitions, or any split of one
-        partition's records in offset order: the later entry of a key wins by offset)."""
+        """The state of both inputs' records, when they hold different partitions (the unit a
+        Spark task folds); commutative and associative."""
+        out = AuditState(self.partitions, self.limit)
+        out.absorb(self)
+        out.absorb(other)
+        return out
+
+    def absorb(self, other: AuditState) -> None:
+        """`merge`, in place: `other`'s records folded into this state (`other` unchanged)."""
         if other.partitions != self.partitions:
             raise ValueError(f"states of {self.partitions} and {other.partitions} partitions "
                              "do not merge: the topic's partition count changed between reads")
-        out = AuditState(self.partitions, max(self.limit, other.limit))
-        for p in sorted(set(self.stats) | set(other.stats)):
-            out.stats[p] = self.stats.get(p, PartitionStats()).merge(
-                other.stats.get(p, PartitionStats()))
-        out.entries = dict(self.entries)
+        self.limit = max(self.limit, other.limit)
+        for p, stats in other.stats.items():
+            mine = self.stats.get(p)
+            self.stats[p] = stats.merge(PartitionStats()) if mine is None else mine.merge(stats)
         for slot, e in other.entries.items():
-            mine = out.entries.get(slot)
-            if mine is None or e.offset > mine.offset:
-                out.entries[slot] = e
-        out.ids = {k: list(v) for k, v in self.ids.items()}
+            had = self.entries.get(slot)
+            if had is None or e.offset > had.offset:
+                self.entries[slot] = e
         for where, (n, first, last) in other.ids.items():
-            span = out.ids.setdefault(where, [0, first, last])
-            span[0] += n
-            span[1], span[2] = min(span[1], first), max(span[2], last)
+            span = self.ids.get(where)
+            if span is None:
+                self.ids[where] = [n, first, last]
+            else:
+                span[0] += n
+                span[1], span[2] = min(span[1], first), max(span[2], last)
         for name in ("undecodable", "null_keys", "misplaced"):
             both = sorted([*getattr(self, name), *getattr(other, name)],
                           key=lambda x: (x.partition, x.offset))
-            setattr(out, name, both[:out.limit])
-        return out
+            setattr(self, name, both[:self.limit])
 
     @staticmethod
     def merge_all(states: Iterable[AuditState], partitions: int,
                   limit: int = EXAMPLES) -> AuditState:
+        """The merge of many states, each absorbed once (no copy per state)."""
         out = AuditState(partitions, limit)
         for s in states:
-            out = out.merge(s)
+            out.absorb(s)
         return out
 
 
