@@ -49,8 +49,9 @@ class AuditFacts:
     value_format: str
     #: The topic's configs as the broker reported them (None: DescribeConfigs failed).
     configs: Mapping[str, str] | None = None
-    #: Per role of a framed format: (subject, the schema ids it lists); absent: no registry.
-    listed: Mapping[str, tuple[str, frozenset[int]]] = field(default_factory=dict)
+    #: Per role of a framed format: (subject, {schema id: version} it lists); absent: no
+    #: registry to ask.
+    listed: Mapping[str, tuple[str, Mapping[int, int]]] = field(default_factory=dict)
     #: Records each partition held when the read started (end - start offsets).
     captured: int = 0
     #: `--sample N`: at most N records were read, from the start of each partition.
@@ -243,7 +244,9 @@ def id_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
                 f"{_s(len(unlisted))} " + ", ".join(f"{i} ({n} records)" for i, n in
                                                     sorted(unlisted.items()))
                 + f", which subject {subject} does not list (it lists "
-                + (", ".join(map(str, sorted(listed))) or "none") + ")",
+                + (", ".join(f"v{v}={i}" for i, v in sorted(listed.items(),
+                                                            key=lambda x: x[1])) or "none")
+                + ")",
                 subject=subject, topic=facts.topic))
     return out
 
@@ -367,7 +370,12 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
 
 
 def _encoding(e: Encoding, facts: AuditFacts) -> str:
-    wrote = f"schema id {e.schema_id}" if e.schema_id is not None else facts.key_format
+    wrote = facts.key_format
+    if e.schema_id is not None:
+        subject, listed = facts.listed.get("key", ("", {}))
+        version = listed.get(e.schema_id)
+        wrote = f"schema id {e.schema_id}" + (f", {subject} v{version}" if version else
+                                              ", not in the subject" if subject else "")
     return f"partition {e.partition} offset {e.offset} ({wrote})"
 
 

@@ -112,9 +112,10 @@ def topic_configs(inspector: KafkaTopicInspector, topic: str) -> dict[str, str] 
 
 
 def listed_ids(plan: UpsertPlan, registry: Registry | None
-               ) -> tuple[dict[str, tuple[str, frozenset[int]]], list[str]]:
-    """Per role of a framed format, its subject and the ids it lists (needs a registry)."""
-    out: dict[str, tuple[str, frozenset[int]]] = {}
+               ) -> tuple[dict[str, tuple[str, dict[int, int]]], list[str]]:
+    """Per role of a framed format, its subject and the ids it lists with their versions
+    (needs a registry)."""
+    out: dict[str, tuple[str, dict[int, int]]] = {}
     notes: list[str] = []
     for role, codec in (("key", plan.key_codec), ("value", plan.value_codec)):
         if not needs_schema_id(codec):
@@ -132,7 +133,7 @@ def listed_ids(plan: UpsertPlan, registry: Registry | None
                 raise
             notes.append(f"the {role} subject's ids could not be listed: {exc.message}")
             continue
-        out[role] = (subject, frozenset(v.schema_id for v in versions))
+        out[role] = (subject, {v.schema_id: v.version for v in versions})
     return out, notes
 
 

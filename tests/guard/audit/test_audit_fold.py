@@ -164,10 +164,11 @@ def test_undecodable_records_and_null_keys_by_offset() -> None:
 def test_schema_ids_of_framed_records_and_unlisted_ids() -> None:
     state = AuditState(PARTITIONS)
     state.ids = {("key", 1, 0): [3, 0, 5], ("key", 2, 0): [2, 6, 9], ("key", 2, 1): [1, 4, 4]}
-    facts = _facts(listed={"key": ("orders-key", frozenset({1}))})
+    facts = _facts(listed={"key": ("orders-key", {1: 1})})
     result = judge(state, facts, phantoms(state), {})
     (f,) = [f for f in result.report.findings if f.rule is AUDIT_UNLISTED_ID]
     assert "3 keys carry schema id 2 (3 records)" in f.message and f.subject == "orders-key"
+    assert "(it lists v1=1)" in f.message
     spans = result.data["schema_ids"]["key"]
     assert {(s["schema_id"], s["partition"], s["records"], s["first_offset"], s["last_offset"],
              s["listed"]) for s in spans} == {(1, 0, 3, 0, 5, True), (2, 0, 2, 6, 9, False),

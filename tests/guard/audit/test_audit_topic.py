@@ -149,7 +149,8 @@ def test_avro_confluent_key_v1_then_v2_phantoms_by_schema_id(kafka_bootstrap: st
     assert f"{topic}-key" in unlisted.message
     f = result.report.findings[0]
     assert f.rule.name == "phantom-key"
-    assert f"schema id {id1}" in f.message and f"schema id {id2}" in f.message
+    assert f"schema id {id1}, {topic}-key v1" in f.message
+    assert f"schema id {id2}, {topic}-key v2" in f.message
     assert f.witness is not None and f.witness.key == {"id": f.witness.key["id"]}
     assert {f.witness.old_bytes[1:5], f.witness.new_bytes[1:5]} == {  # type: ignore[index]
         id1.to_bytes(4, "big"), id2.to_bytes(4, "big")}
