@@ -6,7 +6,7 @@ and the Spark writer raises with it. Nothing here may hold a credential.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -31,6 +31,8 @@ class Category(str, Enum):
     KEY_PLACEMENT = "key-placement"
     TOPIC = "topic"
     VALUE_COMPATIBILITY = "value-compatibility"
+    #: What `keyguard audit` finds in a topic's bytes (guard/audit).
+    AUDIT = "audit"
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,16 @@ class Ignored:
 
 
 @dataclass(frozen=True)
+class Section:
+    """Numbers a command adds to its report beyond findings (`keyguard audit`'s): `lines` for
+    the text report, `data` (JSON values only) for the json and sarif reports under `name`."""
+
+    name: str
+    lines: tuple[str, ...]
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything found for one check (one topic, or several from a config file)."""
 
@@ -129,6 +141,8 @@ class Report:
     notes: tuple[str, ...] = field(default=())
     #: Rules ignored by the user and the findings they hid (not in `findings`, never counted).
     ignored: tuple[Ignored, ...] = ()
+    #: Extra sections (the audit's numbers); renderers show them after the findings.
+    sections: tuple[Section, ...] = ()
 
     @property
     def suppressed(self) -> tuple[Finding, ...]:
@@ -150,7 +164,8 @@ class Report:
 
     def merged(self, other: Report) -> Report:
         return Report(self.findings + other.findings, self.checked + other.checked,
-                      self.notes + other.notes, self.ignored + other.ignored)
+                      self.notes + other.notes, self.ignored + other.ignored,
+                      self.sections + other.sections)
 
     @staticmethod
     def of(findings: Iterable[Finding], checked: Iterable[str] = (),

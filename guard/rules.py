@@ -9,8 +9,9 @@ IDs are stable: users select and ignore rules by ID or category, reports and CI 
 cite them. Ranges: KG0xx what the check itself knows, KG1xx key fields, KG2xx column types,
 KG3xx format options, KG4xx Avro binary encoding, KG5xx Confluent schema ids, KG6xx key
 placement, KG7xx topic settings, KG8xx value compatibility, KG9xx safe changes explained
-(INFO). A new rule takes a new ID; an ID is never reused. A rule that is renamed or merged
-into another keeps its old ID working through `ALIASES`.
+(INFO), KG95x the audit of a topic's bytes. A new rule takes a new ID; an ID is never
+reused. A rule that is renamed or merged into another keeps its old ID working through
+`ALIASES`.
 """
 
 from __future__ import annotations
@@ -609,6 +610,95 @@ VALUE_FIRST_VERSION = Rule(
     checks=_checks("values.judge_value"),
 )
 
+# --- KG95x: the audit (`keyguard audit`): what a topic's bytes show -------------------
+
+PHANTOM_KEY = Rule(
+    id="KG951",
+    name="phantom-key",
+    category=Category.AUDIT,
+    severity=Severity.BREAKING,
+    summary="A logical key is live in the topic under two or more byte encodings.",
+    why="The key's columns decode to equal values, but its records carry different key bytes "
+    "(another schema id, another field order, another format option). Compaction and every "
+    "consumer see distinct keys: the older encoding is never overwritten or deleted, so the "
+    "table holds a phantom row, and deletes written under the new encoding miss it. "
+    "`keyguard migrate` rewrites the live rows under one encoding and tombstones the others.",
+    example_old='key 00 00 00 00 01 02 (id 1) {"id": 1}, live',
+    example_new='key 00 00 00 00 02 02 (id 2) {"id": 1}, live',
+    checks=_checks("audit.judge.phantom_findings"),
+)
+
+MISPLACED_KEY = Rule(
+    id="KG952",
+    name="misplaced-key",
+    category=Category.AUDIT,
+    severity=Severity.BREAKING,
+    summary="Records sit on a partition murmur2 does not pick for their key bytes.",
+    why="Flink, the Java client and keyguard write a key to murmur2(key bytes) mod partitions. "
+    "A record elsewhere was written by another partitioner (librdkafka's default is "
+    "consistent_random, a CRC32) or before partitions were added: the next murmur2 write of "
+    "that key goes to another partition, compaction never folds the two, and a delete misses.",
+    example_old="librdkafka producer, partitioner=consistent_random",
+    example_new="Flink upsert-kafka (murmur2)",
+    checks=_checks("audit.judge.misplaced_findings"),
+)
+
+UNDECODABLE_RECORD = Rule(
+    id="KG953",
+    name="undecodable-record",
+    category=Category.AUDIT,
+    severity=Severity.WARNING,
+    summary="Keys or values in the topic do not decode under the declared formats.",
+    why="A record the declared key or value format cannot read was written by another producer "
+    "or format, or is corrupt. Flink's upsert-kafka source fails on it (or skips it with "
+    "ignore-parse-errors), so readers of the table disagree about what it holds.",
+    example_old="key.format=json",
+    example_new="a key written as avro bytes",
+    checks=_checks("audit.judge.record_findings"),
+)
+
+NULL_KEY = Rule(
+    id="KG954",
+    name="null-key",
+    category=Category.AUDIT,
+    severity=Severity.WARNING,
+    summary="Records in a compacted topic have no key.",
+    why="Compaction rejects (or drops) records without a key, and Flink's upsert-kafka source "
+    "drops them: their values never reach the table.",
+    example_old="producer.produce(topic, key=None, value=...)",
+    example_new="every record keyed by its primary key",
+    checks=_checks("audit.judge.record_findings"),
+)
+
+COMPACTION_DEFEATED = Rule(
+    id="KG955",
+    name="compaction-config",
+    category=Category.AUDIT,
+    severity=Severity.WARNING,
+    summary="A topic setting keeps compaction from folding the topic to its live keys.",
+    why="An upsert topic relies on compaction: cleanup.policy without compact never folds "
+    "(and delete retention drops live keys), a long min.compaction.lag.ms or large segments "
+    "keep superseded records for that long, and a short delete.retention.ms removes tombstones "
+    "before lagging consumers read them, so their deletes are missed.",
+    example_old="cleanup.policy=delete",
+    example_new="cleanup.policy=compact",
+    checks=_checks("audit.judge.config_findings"),
+)
+
+AUDIT_UNLISTED_ID = Rule(
+    id="KG956",
+    name="audit-unlisted-schema-id",
+    category=Category.AUDIT,
+    severity=Severity.WARNING,
+    summary="Records carry a schema id that their subject does not list.",
+    why="A framed record (avro-confluent) carries its schema id. An id the subject does not "
+    "list was written by another producer (subject name strategy, registry) or under a "
+    "deleted version; the declared writer never writes it, so those keys are distinct keys.",
+    example_old="key id 424577, not in orders-key",
+    example_new="orders-key v1 (id 100017)",
+    checks=_checks("audit.judge.id_findings"),
+)
+
 # --- The registry ---------------------------------------------------------------------
 
 #: The key analysis's rules (guard/keys): structural rules, the witness search, placement.
@@ -635,10 +725,14 @@ CHECK_RULES: tuple[Rule, ...] = (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, SUBJECT
 REAL_KEY_RULES: tuple[Rule, ...] = (REAL_KEY_CHANGES, REAL_KEY_MISPLACED)
 #: Value schemas against the subject's compatibility level (guard/values.py).
 VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
+#: What `keyguard audit` finds in a topic's bytes (guard/audit).
+AUDIT_RULES: tuple[Rule, ...] = (PHANTOM_KEY, MISPLACED_KEY, UNDECODABLE_RECORD, NULL_KEY,
+                                 COMPACTION_DEFEATED, AUDIT_UNLISTED_ID)
 
 #: Every rule, by ID, in ID order: what `keyguard rules` lists and SARIF declares.
 ALL_RULES: dict[str, Rule] = {r.id: r for r in sorted(
-    (*KEY_RULES, *CHECK_RULES, *REAL_KEY_RULES, *VALUE_RULES), key=lambda r: r.id)}
+    (*KEY_RULES, *CHECK_RULES, *REAL_KEY_RULES, *VALUE_RULES,
+     *AUDIT_RULES), key=lambda r: r.id)}
 
 #: The key analysis's rules by ID (guard/keys); `ALL_RULES` has every rule.
 RULES: dict[str, Rule] = {r.id: r for r in KEY_RULES}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from guard.audit.judge import AuditResult
     from sparkio.writer import WriteSummary
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "TaskDeliveryError",
     "WorkerSetupError",
     "WriteSummary",
+    "audit",
     "prepare",
     "register",
     "serialize",
@@ -57,6 +59,13 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
     from sparkio.writer import prepare as run  # lazy: no pyspark on import
 
     return run(df, **options)
+
+
+def audit(spark: SparkSession, **options: Any) -> AuditResult:
+    """`keyguard audit` as a Spark job: one task per Kafka partition, the same report."""
+    from sparkio.auditing import audit as run  # lazy: no pyspark on import
+
+    return run(spark, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -29,7 +29,7 @@ NETWORK = ("confluent_kafka", "requests", "httpx", "httpx2", "urllib.request", "
 #: The edge of guard/: the modules that gather facts (registry, broker, git) and the shell that
 #: drives them. Everything else in guard/, and formats/ outside formats/registry/, is the core.
 GUARD_EDGE = ("guard.check", "guard.facts", "guard.topic", "guard.offsets", "guard.realkeys",
-              "guard.config", "guard.gate", "guard.cli", "guard.docs")
+              "guard.config", "guard.gate", "guard.cli", "guard.docs", "guard.audit.scan")
 #: formats/docs.py generates the README's option tables: tooling, like guard/docs.py.
 FORMATS_EDGE = ("formats.registry", "formats.docs")
 #: The registry backends and their opener: the core gets a `Registry` (formats.registry, the

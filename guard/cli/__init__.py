@@ -14,7 +14,7 @@ import typer.main
 from typer.core import TyperGroup
 
 from formats.errors import EXIT_CODES
-from guard.cli import bytes_cmd, check_cmd
+from guard.cli import audit_cmd, bytes_cmd, check_cmd
 from guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
@@ -83,6 +83,7 @@ app.command("formats", epilog=EXIT_CODES_HELP)(bytes_cmd.formats_cmd)
 app.command("check", epilog=EXIT_CODES_HELP)(check_cmd.check_cmd)
 app.command("diff", epilog=EXIT_CODES_HELP)(check_cmd.diff_cmd)
 app.command("rules", epilog=EXIT_CODES_HELP)(check_cmd.rules_cmd)
+app.command("audit", epilog=EXIT_CODES_HELP)(audit_cmd.audit_cmd)
 
 
 def main() -> None:

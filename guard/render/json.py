@@ -31,6 +31,7 @@
         "count": int,                    # findings hidden in all
         "findings": [...]                # the hidden findings, shaped as above
       }],
+      "audit": {...},                    # only in `keyguard audit`'s report: its numbers
       "error": null                      # always null in a report
     }
 
@@ -78,6 +79,8 @@ def document(report: Report, *, files: Mapping[str, str] | None = None) -> dict[
         "ignored": [{**ignored_dict(i),
                      "findings": [finding_dict(f, file_for(f, files)) for f in i.findings]}
                     for i in report.ignored],
+        # Extra sections (`keyguard audit`'s numbers) only when the report has them.
+        **{s.name: s.data for s in report.sections},
         "error": None,
     }
 

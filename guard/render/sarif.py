@@ -65,6 +65,7 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
                 "checked": [safe(c) for c in report.checked],
                 "notes": [safe(n) for n in report.notes],
                 "ignored": [ignored_dict(i) for i in report.ignored],
+                **{s.name: s.data for s in report.sections},
             },
         }],
     }

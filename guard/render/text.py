@@ -38,6 +38,9 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
     for f in ordered(report):
         lines.append("")
         lines += finding_lines(f, file_for(f, files))
+    for section in report.sections:
+        lines.append("")
+        lines += [safe(x) for x in section.lines]
     if report.notes:
         lines.append("")
         lines += [f"note: {safe(n)}" for n in report.notes]

@@ -1,0 +1,421 @@
+"""The audit's verdict: a folded `AuditState` and the topic's facts in, findings and numbers out.
+
+Pure. Phantom keys are found on the merged state (`phantoms`): logical keys live under two or
+more key byte strings. Their examples need the key bytes, which the state never keeps: the
+edge fetches the few example records again by offset and hands them in (`Shown`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from guard.audit.state import SHOWN_BYTES, AuditState, Entry, Located, logical_key
+from guard.report import Finding, Report, Section, Witness
+from guard.rules import (
+    AUDIT_UNLISTED_ID,
+    COMPACTION_DEFEATED,
+    MISPLACED_KEY,
+    NULL_KEY,
+    PHANTOM_KEY,
+    UNDECODABLE_RECORD,
+)
+
+#: Settings that keep compaction from folding a topic, judged by `config_findings`.
+MIN_COMPACTION_LAG_MS = "min.compaction.lag.ms"
+DELETE_RETENTION_MS = "delete.retention.ms"
+SEGMENT_MS = "segment.ms"
+SEGMENT_BYTES = "segment.bytes"
+CLEANUP_POLICY = "cleanup.policy"
+CONFIG_NAMES = (CLEANUP_POLICY, MIN_COMPACTION_LAG_MS, DELETE_RETENTION_MS, SEGMENT_MS,
+                SEGMENT_BYTES)
+_DAY_MS = 86_400_000
+#: Above these, superseded records stay uncompacted for longer than Kafka's defaults allow.
+LONG_LAG_MS = 7 * _DAY_MS
+LONG_SEGMENT_MS = 7 * _DAY_MS
+LARGE_SEGMENT_BYTES = 2**30
+#: Below this, a consumer an hour behind misses tombstones (Kafka's default is one day).
+SHORT_DELETE_RETENTION_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class AuditFacts:
+    """What the edge learned besides the records: plain data."""
+
+    topic: str
+    partitions: int
+    key_format: str
+    value_format: str
+    #: The topic's configs as the broker reported them (None: DescribeConfigs failed).
+    configs: Mapping[str, str] | None = None
+    #: Per role of a framed format: (subject, {schema id: version} it lists); absent: no
+    #: registry to ask.
+    listed: Mapping[str, tuple[str, Mapping[int, int]]] = field(default_factory=dict)
+    #: Records each partition held when the read started (end - start offsets).
+    captured: int = 0
+    #: `--sample N`: at most N records were read, from the start of each partition.
+    sample: int | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """One live key byte string of a phantom key: where its last record is, its schema id."""
+
+    partition: int
+    offset: int
+    schema_id: int | None
+
+
+@dataclass(frozen=True)
+class Phantoms:
+    """Logical keys live under >= 2 key byte strings: how many, the records they orphan (every
+    encoding but one per key), and the first `limit` as examples."""
+
+    keys: int = 0
+    orphaned: int = 0
+    examples: tuple[tuple[Encoding, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An example record fetched again by the edge: its key bytes and the decoded key."""
+
+    key: bytes | None
+    row: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit of one topic: the report (findings and the numbers section) and its counts."""
+
+    report: Report
+    topic: str
+    phantom_keys: int
+    orphaned_records: int
+    misplaced_keys: int
+    undecodable: int
+    null_keys: int
+    records: int
+    data: Mapping[str, Any]
+
+    @property
+    def clean(self) -> bool:
+        return self.phantom_keys == 0 and self.misplaced_keys == 0
+
+
+def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
+    """The phantom keys of a (merged) state; examples ordered by partition and offset."""
+    by_logical: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
+    for (kf, p), e in state.entries.items():
+        if e.live and e.logical is not None:
+            by_logical.setdefault(e.logical, []).append((kf, p, e))
+    keys = orphaned = 0
+    found: list[tuple[Encoding, ...]] = []
+    for group in by_logical.values():
+        if len({kf for kf, _, _ in group}) < 2:
+            continue  # one byte string (on one or more partitions: a misplaced key, not this)
+        keys += 1
+        orphaned += len(group) - 1
+        found.append(tuple(sorted((Encoding(p, e.offset, e.schema_id) for _, p, e in group),
+                                  key=lambda x: (x.partition, x.offset))))
+    found.sort(key=lambda g: (g[0].partition, g[0].offset))
+    n = state.limit if limit is None else limit
+    return Phantoms(keys, orphaned, tuple(found[:n]))
+
+
+def phantom_findings(facts: AuditFacts, found: Phantoms,
+                     shown: Mapping[tuple[int, int], Shown]) -> list[Finding]:
+    """One finding per example phantom key, each with its two first encodings as a witness."""
+    out = []
+    for i, group in enumerate(found.examples):
+        a, b = group[0], group[1]
+        sa, sb = shown.get((a.partition, a.offset)), shown.get((b.partition, b.offset))
+        row = next((s.row for s in (sa, sb) if s is not None and s.row is not None), None)
+        more = f" (and {len(group) - 2} more)" if len(group) > 2 else ""
+        out.append(Finding(
+            PHANTOM_KEY, "$",
+            f"phantom key {i + 1} of {found.keys} ({found.orphaned} orphaned record"
+            f"{_s(found.orphaned)} in all): the logical key "
+            f"{_row_text(row)} is live under {len(group)} key byte strings: "
+            f"{_encoding(a, facts)} and {_encoding(b, facts)}{more}",
+            witness=Witness(dict(row or {}), sa.key, sb.key, old_partition=a.partition,
+                            new_partition=b.partition)
+            if sa is not None and sb is not None and sa.key is not None and sb.key is not None
+            else None,
+            topic=facts.topic))
+    return out
+
+
+def misplaced_findings(state: AuditState, facts: AuditFacts,
+                       shown: Mapping[tuple[int, int], Shown]) -> list[Finding]:
+    per = {p: s.misplaced for p, s in sorted(state.stats.items()) if s.misplaced}
+    if not per:
+        return []
+    total = sum(per.values())
+    first = state.misplaced[0] if state.misplaced else None
+    witness = None
+    if first is not None and first.key is not None:
+        s = shown.get((first.partition, first.offset))
+        witness = Witness(dict(s.row) if s and s.row else {}, first.key, first.key,
+                          old_partition=first.partition, new_partition=first.expected)
+    examples = "; ".join(f"partition {x.partition} offset {x.offset} (murmur2: {x.expected})"
+                         for x in state.misplaced[:3])
+    return [Finding(
+        MISPLACED_KEY, "partitioner",
+        f"{total} record{_s(total)} {'sits' if total == 1 else 'sit'} where murmur2 does not "
+        f"put {'its' if total == 1 else 'their'} key bytes among {facts.partitions} partitions "
+        "(per partition: "
+        + ", ".join(f"{p}: {n}" for p, n in per.items()) + f"); e.g. {examples}",
+        witness=witness, topic=facts.topic)]
+
+
+def record_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
+    """Undecodable keys and values, null keys: counts and the first records, by offset."""
+    out = []
+    keys = sum(s.undecodable_keys for s in state.stats.values())
+    values = sum(s.undecodable_values for s in state.stats.values())
+    if keys or values:
+        parts = [f"{n} {what}{_s(n)}" for n, what in ((keys, "key"), (values, "value")) if n]
+        out.append(Finding(
+            UNDECODABLE_RECORD, "records",
+            f"{' and '.join(parts)} do not decode under key.format={facts.key_format}, "
+            f"value.format={facts.value_format}: "
+            + "; ".join(f"partition {x.partition} offset {x.offset}: {x.what}"
+                        for x in state.undecodable),
+            topic=facts.topic))
+    nulls = sum(s.null_keys for s in state.stats.values())
+    if nulls:
+        out.append(Finding(
+            NULL_KEY, "key",
+            f"{nulls} record{_s(nulls)} without a key, first at "
+            + ", ".join(f"partition {x.partition} offset {x.offset}" for x in state.null_keys),
+            topic=facts.topic))
+    return out
+
+
+def config_findings(facts: AuditFacts) -> list[Finding]:
+    """Settings that defeat compaction; a setting the broker did not report is not judged."""
+    c = facts.configs or {}
+    out = []
+
+    def warn(path: str, message: str) -> None:
+        out.append(Finding(COMPACTION_DEFEATED, path, message, topic=facts.topic))
+
+    policy = c.get(CLEANUP_POLICY)
+    if policy is not None:
+        kinds = {p.strip() for p in policy.split(",")}
+        if "compact" not in kinds:
+            warn(CLEANUP_POLICY, f"cleanup.policy={policy}: the topic is never compacted; "
+                 "superseded records and phantom keys stay, and retention drops live keys")
+        elif "delete" in kinds:
+            warn(CLEANUP_POLICY, f"cleanup.policy={policy}: retention deletes live keys that "
+                 "were not rewritten within retention.ms")
+    lag = _int(c.get(MIN_COMPACTION_LAG_MS))
+    if lag is not None and lag > LONG_LAG_MS:
+        warn(MIN_COMPACTION_LAG_MS, f"min.compaction.lag.ms={lag} ({_days(lag)}): superseded "
+             "records stay uncompacted at least that long")
+    retention = _int(c.get(DELETE_RETENTION_MS))
+    if retention is not None and retention < SHORT_DELETE_RETENTION_MS:
+        warn(DELETE_RETENTION_MS, f"delete.retention.ms={retention}: compaction removes "
+             "tombstones after that, so a consumer further behind never sees the delete")
+    seg_ms = _int(c.get(SEGMENT_MS))
+    if seg_ms is not None and seg_ms > LONG_SEGMENT_MS:
+        warn(SEGMENT_MS, f"segment.ms={seg_ms} ({_days(seg_ms)}): the active segment is "
+             "never compacted, so its records stay until it rolls")
+    seg_bytes = _int(c.get(SEGMENT_BYTES))
+    if seg_bytes is not None and seg_bytes > LARGE_SEGMENT_BYTES:
+        warn(SEGMENT_BYTES, f"segment.bytes={seg_bytes}: the active segment is never "
+             "compacted, and a large one rolls late")
+    return out
+
+
+def id_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
+    """Schema ids records carry that their subject does not list (a registry was given)."""
+    out = []
+    for role, (subject, listed) in sorted(facts.listed.items()):
+        carried = _id_counts(state, role)
+        unlisted = {i: n for i, n in carried.items() if i not in listed}
+        if unlisted:
+            out.append(Finding(
+                AUDIT_UNLISTED_ID, f"{role} schema id",
+                f"{sum(unlisted.values())} {role}{_s(sum(unlisted.values()))} carry schema id"
+                f"{_s(len(unlisted))} " + ", ".join(f"{i} ({n} records)" for i, n in
+                                                    sorted(unlisted.items()))
+                + f", which subject {subject} does not list (it lists "
+                + (", ".join(f"v{v}={i}" for i, v in sorted(listed.items(),
+                                                            key=lambda x: x[1])) or "none")
+                + ")",
+                subject=subject, topic=facts.topic))
+    return out
+
+
+def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
+          shown: Mapping[tuple[int, int], Shown]) -> AuditResult:
+    """Findings and the numbers section of one topic's audit."""
+    findings = [*phantom_findings(facts, found, shown), *misplaced_findings(state, facts, shown),
+                *record_findings(state, facts), *id_findings(state, facts),
+                *config_findings(facts)]
+    data = summary(state, facts, found)
+    read = (f"the first {facts.sample} records" if facts.sample is not None
+            else "every record up to the end offsets captured at start")
+    checked = (f"topic {facts.topic}: {read}; key.format={facts.key_format}, "
+               f"value.format={facts.value_format}",)
+    notes = list(facts.notes)
+    if facts.configs is None:
+        notes.append(f"topic {facts.topic!r}: its configuration could not be read; "
+                     "compaction settings were not judged")
+    report = Report(tuple(findings), checked, tuple(notes),
+                    sections=(Section("audit", tuple(summary_lines(data)), data),))
+    totals = data["totals"]
+    return AuditResult(report, facts.topic, found.keys, found.orphaned, totals["misplaced"],
+                       totals["undecodable_keys"] + totals["undecodable_values"],
+                       totals["null_keys"], totals["records"], data)
+
+
+# -- the numbers ---------------------------------------------------------------------------
+
+
+def summary(state: AuditState, facts: AuditFacts, found: Phantoms) -> dict[str, Any]:
+    """The audit's numbers as JSON values: per partition, totals, schema ids, memory held."""
+    live: dict[int, int] = {}
+    distinct: dict[int, int] = {}
+    keys: set[bytes] = set()
+    for (kf, p), e in state.entries.items():
+        distinct[p] = distinct.get(p, 0) + 1
+        live[p] = live.get(p, 0) + e.live
+        keys.add(kf)
+    rows = []
+    for p in range(facts.partitions):
+        s = state.stats.get(p)
+        rows.append({
+            "partition": p,
+            "records": s.records if s else 0,
+            "tombstones": s.tombstones if s else 0,
+            "null_keys": s.null_keys if s else 0,
+            "distinct_keys": distinct.get(p, 0),
+            "live_keys": live.get(p, 0),
+            "bytes": (s.key_bytes + s.value_bytes) if s else 0,
+            "misplaced": s.misplaced if s else 0,
+            "undecodable_keys": s.undecodable_keys if s else 0,
+            "undecodable_values": s.undecodable_values if s else 0,
+            "first_offset": s.first_offset if s and s.records else None,
+            "last_offset": s.last_offset if s and s.records else None,
+        })
+    numeric = ("records", "tombstones", "null_keys", "live_keys", "bytes", "misplaced",
+               "undecodable_keys", "undecodable_values")
+    totals: dict[str, Any] = {k: sum(r[k] for r in rows) for k in numeric}
+    totals["distinct_keys"] = len(keys)
+    totals["phantom_keys"] = found.keys
+    totals["orphaned_records"] = found.orphaned
+    ids: dict[str, list[dict[str, Any]]] = {}
+    for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
+        listed = facts.listed.get(role)
+        ids.setdefault(role, []).append({
+            "schema_id": schema_id, "partition": p, "records": n, "first_offset": first,
+            "last_offset": last, "listed": None if listed is None else schema_id in listed[1]})
+    return {
+        "topic": facts.topic,
+        "partitions": facts.partitions,
+        "sample": facts.sample,
+        "captured_records": facts.captured,
+        "per_partition": rows,
+        "totals": totals,
+        "schema_ids": ids,
+        "configs": dict(facts.configs) if facts.configs is not None else None,
+        "held": {"entries": len(state.entries), "bytes": state.held_bytes()},
+    }
+
+
+def summary_lines(data: Mapping[str, Any]) -> list[str]:
+    """The numbers as the text report's table."""
+    t = data["totals"]
+    read = (f"sample of the first {data['sample']} records" if data["sample"] is not None
+            else "read to the end offsets captured at start")
+    lines = [f"audit of topic {data['topic']} ({data['partitions']} partitions, {read}):"]
+    head = ("partition", "records", "tombstones", "keys", "live", "bytes", "misplaced",
+            "undecodable", "null keys")
+    table = [head]
+    for r in data["per_partition"]:
+        table.append((str(r["partition"]), str(r["records"]), str(r["tombstones"]),
+                      str(r["distinct_keys"]), str(r["live_keys"]), _size(r["bytes"]),
+                      str(r["misplaced"]), str(r["undecodable_keys"] + r["undecodable_values"]),
+                      str(r["null_keys"])))
+    table.append(("total", str(t["records"]), str(t["tombstones"]), str(t["distinct_keys"]),
+                  str(t["live_keys"]), _size(t["bytes"]), str(t["misplaced"]),
+                  str(t["undecodable_keys"] + t["undecodable_values"]), str(t["null_keys"])))
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+              for row in table]
+    lines.append(f"  phantom keys: {t['phantom_keys']} ({t['orphaned_records']} orphaned "
+                 f"record{_s(t['orphaned_records'])}); misplaced records: {t['misplaced']}")
+    for role, spans in data["schema_ids"].items():
+        per_id: dict[int, list[dict[str, Any]]] = {}
+        for s in spans:
+            per_id.setdefault(s["schema_id"], []).append(s)
+        for schema_id, rows in per_id.items():
+            listed = rows[0]["listed"]
+            mark = "" if listed is None else (" (listed)" if listed else " (NOT listed)")
+            lines.append(
+                f"  {role} schema id {schema_id}{mark}: {sum(r['records'] for r in rows)} records"
+                " (" + ", ".join(f"p{r['partition']} offsets {r['first_offset']}.."
+                                 f"{r['last_offset']}" for r in rows) + ")")
+    held = data["held"]
+    lines.append(f"  held: {held['entries']} key fingerprint entries, ~{_size(held['bytes'])}")
+    return lines
+
+
+# -- text helpers --------------------------------------------------------------------------
+
+
+def _encoding(e: Encoding, facts: AuditFacts) -> str:
+    wrote = facts.key_format
+    if e.schema_id is not None:
+        subject, listed = facts.listed.get("key", ("", {}))
+        version = listed.get(e.schema_id)
+        wrote = f"schema id {e.schema_id}" + (f", {subject} v{version}" if version else
+                                              ", not in the subject" if subject else "")
+    return f"partition {e.partition} offset {e.offset} ({wrote})"
+
+
+def _row_text(row: Mapping[str, Any] | None) -> str:
+    if row is None:
+        return "(not fetched)"
+    text = logical_key(row)
+    return text if len(text) <= 2 * SHOWN_BYTES else text[:2 * SHOWN_BYTES] + "..."
+
+
+def _id_counts(state: AuditState, role: str) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for (r, schema_id, _), (n, _, _) in state.ids.items():
+        if r == role:
+            out[schema_id] = out.get(schema_id, 0) + n
+    return out
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return None if v is None else int(str(v).strip())
+    except ValueError:
+        return None
+
+
+def _days(ms: int) -> str:
+    return f"{ms / _DAY_MS:g} days"
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+__all__ = ["AuditFacts", "AuditResult", "Encoding", "Located", "Phantoms", "Shown", "judge",
+           "phantoms"]

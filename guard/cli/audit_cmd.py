@@ -1,0 +1,139 @@
+"""`keyguard audit`: a compacted topic's health from its bytes, on the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from guard.cli.bytes_cmd import (
+    ColumnsOpt,
+    KeySchemaOpt,
+    OptionOpt,
+    PkOpt,
+    ReferenceOpt,
+    RegistryOpt,
+    SchemaTypeOpt,
+    ValueSchemaOpt,
+    _build_plan,
+)
+from guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
+from guard.cli.common import at_least, fail, handles_errors, parse_kv
+from guard.options import KEY_FORMAT, VALUE_FORMAT
+
+if TYPE_CHECKING:
+    from formats.plan import UpsertPlan
+    from guard.selection import RuleSelection
+
+#: The report formats of `keyguard audit`.
+AUDIT_FORMATS = ("text", "json", "sarif")
+
+
+@handles_errors(formats=AUDIT_FORMATS)
+def audit_cmd(
+    topic: Annotated[str, typer.Option("--topic", help="The topic to audit.")],
+    bootstrap: Annotated[str | None, typer.Option(
+        "--bootstrap", help="Kafka bootstrap servers (host:port,...).")] = None,
+    registry: RegistryOpt = None,
+    columns: ColumnsOpt = None,
+    primary_key: PkOpt = None,
+    key_schema: KeySchemaOpt = None,
+    value_schema: ValueSchemaOpt = None,
+    key_format: Annotated[str, typer.Option(
+        "--key-format", help="json, csv, raw, avro or avro-confluent.")
+    ] = KEY_FORMAT.default_value,
+    value_format: Annotated[str, typer.Option(
+        "--value-format", help="json, csv, raw, avro or avro-confluent.")
+    ] = VALUE_FORMAT.default_value,
+    option: OptionOpt = None,
+    schema_type: SchemaTypeOpt = None,
+    reference: ReferenceOpt = None,
+    kafka_config: Annotated[
+        list[str] | None,
+        typer.Option("--kafka-config", help="librdkafka property KEY=VALUE (security.protocol,"
+                     " sasl.mechanism...). Passwords: KEYGUARD_KAFKA_SASL_PASSWORD."),
+    ] = None,
+    sample: Annotated[int | None, typer.Option(
+        "--sample", help="Read at most N records (the first of each partition, a fair share "
+        "each) for a bounded look; default: the whole topic.",
+        callback=at_least(1, "--sample"))] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or sarif.")] = "text",
+    output: OutputOpt = None,
+    ignore: IgnoreOpt = None,
+    select: SelectOpt = None,
+) -> None:
+    """Audit a compacted topic: records, tombstones, live keys, schema ids, phantom keys
+    (one logical key live under several byte encodings), misplaced keys (not where murmur2
+    puts them), undecodable records, null keys and compaction settings.
+
+    Exit 1 when phantom or misplaced keys exist, 0 when the topic is clean."""
+    # lazy: CLI start-up (registry and Kafka settings)
+    from formats.registry.settings import reject_unused_kafka, resolve_kafka
+    from guard.selection import RuleSelection
+
+    explicit = parse_kv(kafka_config, what="--kafka-config")
+    props = resolve_kafka(explicit=explicit)
+    reject_unused_kafka(explicit, props)
+    in_props = props.pop("bootstrap.servers", None)
+    if in_props and bootstrap and str(in_props) != bootstrap:
+        raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: "
+                   "give the servers once")
+    servers = bootstrap or (str(in_props) if in_props else None)
+    if not servers:
+        raise fail("--bootstrap is required: the audit reads the topic from the brokers")
+    selection = RuleSelection.of(ignore=ignore, select=select)
+    # The table options (topic, primary-key, formats and their options) resolved into the
+    # plan as `encode` does; a Flink DDL gives the same table and options mapping, and
+    # `formats.registry.registration.open_plan(table, options)` the same plan.
+    plan = _build_plan(columns=columns, primary_key=primary_key, key_schema=key_schema,
+                       value_schema=value_schema, topic=topic, key_format=key_format,
+                       value_format=value_format, option=option, registry=registry,
+                       schema_type=schema_type, reference=reference)
+    run_audit(plan, servers, props, sample=sample, fmt=fmt, output=output,
+              selection=selection)
+
+
+def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *,
+              sample: int | None, fmt: str, output: Path | None,
+              selection: RuleSelection | None = None) -> None:
+    """Audit the topic `plan` names, render the report and exit (1 phantom or misplaced keys,
+    else 0): what `keyguard audit` runs once it has a plan, however the plan was declared."""
+    from guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
+
+    result = audit_topic(plan.topic, plan, bootstrap=bootstrap, properties=properties,
+                         sample=sample, progress=progress_line())
+    _emit(result.report, fmt, output, {}, selection)
+
+
+def progress_line() -> ProgressLine | None:
+    """A progress line on stderr when it is a terminal and not CI; None (silent) otherwise."""
+    if os.environ.get("CI", "").lower() in ("true", "1") or not sys.stderr.isatty():
+        return None
+    return ProgressLine()
+
+
+class ProgressLine:
+    """`records read, rate, time left`, redrawn in place at most ten times a second."""
+
+    def __init__(self) -> None:
+        self._shown = -1.0
+
+    def __call__(self, read: int, total: int, elapsed: float) -> None:
+        if elapsed - self._shown < 0.1 and read < total:
+            return
+        self._shown = elapsed
+        rate = read / elapsed if elapsed > 0 else 0.0
+        left = (total - read) / rate if rate > 0 else 0.0
+        pct = f" ({100 * read // total}%)" if total else ""
+        sys.stderr.write(f"\rkeyguard audit: {read:,}/{total:,} records{pct}, "
+                         f"{rate:,.0f} records/s, {left:,.0f}s left   ")
+        if read >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+__all__ = ["AUDIT_FORMATS", "audit_cmd", "run_audit"]
