@@ -113,6 +113,12 @@ class FlinkTable:
         return self.options[VALUE_FORMAT.key]
 
     @property
+    def producer_partitioner(self) -> str:
+        """keyguard's name of the partitioner: Flink's 'default' is Kafka's, murmur2 of the
+        key bytes (guard/keys/side.py PARTITIONER_FAMILIES)."""
+        return "murmur2" if self.partitioner == "default" else self.partitioner
+
+    @property
     def key_fields_prefix(self) -> str:
         return self.options.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default or "")
 
@@ -579,11 +585,26 @@ class _Statement:
         table[PRIMARY_KEY.key] = ",".join(key_cols)
         rows = tuple(replace(f, type=f.type.not_null()) if pk is not None and f.name in key_cols
                      else f for f, _ in fields)  # Flink: primary-key columns are NOT NULL
+        row = RowType(fields=rows, nullable=False)
+        self.resolves(table, row, with_pos)
         return FlinkTable(
             origin=self.origin, name=name, connector=connector,
-            columns=RowType(fields=rows, nullable=False), primary_key=tuple(key_cols),
+            columns=row, primary_key=tuple(key_cols),
             options=table, properties=properties, connector_options=connector_opts,
             partitioner=partitioner, ignored=tuple(self.ignored))
+
+    def resolves(self, options: Mapping[str, str], columns: RowType, with_pos: int) -> None:
+        """The options as a whole (a format's required option, key.fields-prefix with
+        value.fields-include) and the table's layout, as the plan will check them."""
+        # lazy: the plan loads both formats (the parser alone is light)
+        from formats.plan import resolve_options
+
+        try:
+            resolve_options(options).project(columns)
+        except (InvalidOptionError, SchemaError) as exc:
+            plain = (InvalidOptionError, SchemaError, UnsupportedTypeError)
+            self.fail(exc.message, with_pos, hint=exc.hint,
+                      error=type(exc) if type(exc) in plain else SchemaError)
 
     def key_columns(self, connector: str, given: dict[str, tuple[str, int, int]],
                     pk: tuple[tuple[str, int], ...] | None, pk_pos: int, columns: set[str],

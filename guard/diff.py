@@ -46,8 +46,8 @@ class KeyWriting:
         bytes, and diff reads no registry: they are left out."""
         options = {k: v for k, v in table.format_options("key").items()
                    if not _registry_option(table.key_format, k)}
-        return cls(table.key_format, options, table.key_fields_prefix, table.partitioner,
-                   partitions)
+        return cls(table.key_format, options, table.key_fields_prefix,
+                   table.producer_partitioner, partitions)
 
     def side(self, text: SchemaText, *, existing: bool,
              key_schema_ids: tuple[int, ...] = ()) -> KeySide:

@@ -123,6 +123,13 @@ def check_cmd(
     ] = False,
     ignore: IgnoreOpt = None,
     select: SelectOpt = None,
+    flink_ddl: Annotated[
+        Path | None,
+        typer.Option("--flink-ddl", help="The topic as a Flink CREATE TABLE (.sql): topic, "
+                     "formats and options, key.fields-prefix, sink.partitioner, and the key "
+                     "and value schemas its columns write (the candidates, unless --key-schema"
+                     "/--value-schema). -o options go on top."),
+    ] = None,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
@@ -133,7 +140,13 @@ def check_cmd(
     cfg = load_config(config) if config else GuardConfig()
     options = parse_kv(option)
     entries = list(cfg.topics)
-    if topic:
+    if flink_ddl is not None:
+        topic = _ddl_entry(flink_ddl, topic, entries, options,
+                           registry_given=bool(registry or cfg.registry), key_format=key_format,
+                           value_format=value_format, partitioner=partitioner,
+                           key_schema=key_schema, value_schema=value_schema,
+                           partitions=partitions)
+    elif topic:
         cli = TopicEntry(
             name=topic, key_format=key_format, value_format=value_format or None,
             key_schema=key_schema, value_schema=value_schema, partitions=partitions,
@@ -196,10 +209,15 @@ def check_cmd(
                                 references=refs) if e.value_schema and e.value_format else None
         required = require_subject or (e.require_subject if e.require_subject is not None
                                        else cfg.require_subject)
+        if e.flink_table is not None:  # the DDL's columns write the other candidates
+            ddl_key, ddl_value = e.flink_table.written_schemas()
+            ks = ks or ddl_key
+            vs = vs or (ddl_value if e.value_format else None)
         spec = TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
                                   require_subject=required)
         specs.append(spec)
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
+            src = src or (e.flink_table.origin if e.flink_table is not None else None)
             if src and text and not src.startswith("subject:"):
                 files[spec.subject(role, text)] = src
     inspector = None
@@ -212,6 +230,36 @@ def check_cmd(
     limit = cfg.scan_limit if scan_limit == SCAN_LIMIT.default_value else scan_limit
     report = check_many(specs, registry=reg, inspector=inspector, scan_limit=limit)
     _emit(report, fmt, output, files, selection)
+
+
+def _ddl_entry(path: Path, topic: str | None, entries: list[Any], options: dict[str, Any], *,
+               registry_given: bool, key_format: str, value_format: str, partitioner: str,
+               key_schema: str | None, value_schema: str | None, partitions: int | None) -> str:
+    """`check --flink-ddl`: the DDL's topic replaces (or overlays) the entries' one; returns
+    its name. What the DDL says cannot be given again by a flag."""
+    from dataclasses import replace
+
+    # lazy: CLI start-up (the config module, only with a DDL)
+    from guard.config import entry_of_flink_table
+
+    table = _flink_table(path)
+    clash = [flag for flag, value, default in (
+        ("--key-format", key_format, KEY_FORMAT.default_value),
+        ("--value-format", value_format, VALUE_FORMAT.default_value),
+        ("--partitioner", partitioner, PARTITIONER.default_value)) if value != default]
+    if clash:
+        raise fail(f"--flink-ddl says how the topic is written: drop {', '.join(clash)}, or "
+                   "change the DDL", kind="invalid-option")
+    if topic and topic != table.topic:
+        raise fail(f"--topic {topic} is not the DDL's topic {table.topic!r}: drop --topic",
+                   kind="invalid-option")
+    entry = entry_of_flink_table(table, options=options, registry_given=registry_given,
+                                 key_schema=key_schema,
+                                 value_schema=value_schema, partitions=partitions)
+    found = [e for e in entries if e.name == table.topic]  # keeps its ignore, require-subject
+    entries[:] = [replace(entry, ignore=found[0].ignore, require_subject=found[0].require_subject)
+                  if found else entry]
+    return table.topic
 
 
 def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
