@@ -600,7 +600,7 @@ class _Statement:
         from formats.plan import resolve_options
 
         try:
-            resolve_options(options).project(columns)
+            resolve_options(options).project(columns).build()  # builds no registry
         except (InvalidOptionError, SchemaError) as exc:
             plain = (InvalidOptionError, SchemaError, UnsupportedTypeError)
             self.fail(exc.message, with_pos, hint=exc.hint,
