@@ -198,7 +198,7 @@ def with_flink_ddl(options: Mapping[str, Any]) -> dict[str, Any]:
     ddl = raw.pop(FLINK_DDL.key, None)
     if ddl is None:
         return raw
-    table = read_flink_ddl(str(ddl), f"option '{FLINK_DDL.key}'")
+    table = read_flink_ddl(str(ddl), FLINK_DDL.key)
     if table.producer_partitioner != "murmur2":
         raise InvalidOptionError(
             f"option '{FLINK_DDL.key}': sink.partitioner '{table.partitioner}' puts keys where "

@@ -173,7 +173,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
     ddl = options.get(FLINK_DDL.key)
     if ddl is not None:  # the table as Flink declares it: its physical columns
         return _with_op_column(
-            to_spark_schema(read_flink_ddl(str(ddl), f"option '{FLINK_DDL.key}'").columns),
+            to_spark_schema(read_flink_ddl(str(ddl), FLINK_DDL.key).columns),
             settings)
     plan_options = settings.plan_options
     resolved = plan_options.table
