@@ -7,8 +7,11 @@ same key and value bytes.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +19,7 @@ import pytest
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError, UnsupportedTypeError
 from formats.flink_ddl import FlinkDdlError, load_flink_ddl, read_flink_ddl
 from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
+from formats.sqltypes import parse_columns, parse_type
 
 # --- DDLs from Flink's documentation -------------------------------------------------------
 
@@ -41,7 +44,7 @@ PAGEVIEWS = """
 CREATE TABLE pageviews (
   user_id BIGINT,
   page_id BIGINT,
-  viewtime TIMESTAMP,
+  viewtime TIMESTAMP(3),
   user_region STRING,
   WATERMARK FOR viewtime AS viewtime - INTERVAL '2' SECOND
 ) WITH (
@@ -401,3 +404,42 @@ def test_a_ddl_and_its_options_write_the_same_bytes(ddl: str, options: dict[str,
     from_options = resolve_plan(parse_columns(columns), options).encode(row)
     assert from_ddl == from_options
     assert all(from_ddl)
+
+
+# --- what Flink 2.3 itself makes of these statements (data/flink_ddl/describe.json) -----------
+
+FLINK_DESCRIBE = json.loads((Path(__file__).parent / "data" / "flink_ddl" / "describe.json")
+                            .read_text(encoding="utf-8"))
+#: Statements Flink accepts and keyguard refuses on purpose.
+REFUSED = {"PAGEVIEWS": "writes no key"}
+
+
+def test_every_statement_here_was_shown_to_flink() -> None:
+    names = [n for n, v in globals().items()
+             if n.isupper() and isinstance(v, str) and re.search(r"CREATE (TEMPORARY )?TABLE", v)]
+    assert sorted(names) == sorted(FLINK_DESCRIBE)
+    assert all(isinstance(rows, list) for rows in FLINK_DESCRIBE.values())  # Flink took each
+
+
+@pytest.mark.parametrize("name", sorted(FLINK_DESCRIBE))
+def test_columns_are_flinks(name: str) -> None:
+    """Physical columns with Flink's types and nullability (primary-key columns NOT NULL);
+    metadata and computed columns are the ones listed as ignored."""
+    rows = FLINK_DESCRIBE[name]
+    ddl = globals()[name]
+    if name in REFUSED:
+        with pytest.raises(KeyguardError, match=REFUSED[name]):
+            read_flink_ddl(ddl)
+        return
+    t = read_flink_ddl(ddl)
+    physical = [r for r in rows if r[4] is None]
+    assert list(t.columns.names) == [r[0] for r in physical]
+    for r in physical:
+        flink_type = parse_type(r[1].replace(" *ROWTIME*", "")).with_nullable(r[2] == "True")
+        field = t.columns.field(r[0])
+        assert field.type == flink_type, r
+        assert field.description == (r[6] if len(r) > 6 and r[6] != "None" else None), r
+    ignored = {i.name for i in t.ignored if i.what != "watermark"}
+    assert ignored == {r[0] for r in rows if r[4] is not None}
+    assert {i.name for i in t.ignored if i.what == "watermark"} == \
+        {f"for {r[0]}" for r in rows if r[5] is not None}
