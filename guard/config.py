@@ -73,7 +73,7 @@ _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
     "key-fields-prefix": (str,), "require-subject": (bool,), "ignore": (list,),
     "flink-ddl": (str,)}
 #: What a topic's Flink DDL says: an entry giving these too would say it twice.
-_FROM_DDL = ("key-format", "value-format", "key-fields-prefix", "partitioner")
+_FROM_DDL = (KEY_FORMAT.key, VALUE_FORMAT.key, KEY_FIELDS_PREFIX.key, PARTITIONER.key)
 _TOP_KEYS: dict[str, tuple[type, ...]] = {
     "registry": (str, dict), "bootstrap": (str,), "kafka": (dict,), "topics": (list,),
     "scan-limit": (int,), "require-subject": (bool,), "ignore": (list,)}
@@ -165,7 +165,7 @@ def load_config(path: str | Path) -> GuardConfig:
         _check_keys(t, _TOPIC_KEYS, where)
         if "flink-ddl" not in t and ("name" not in t or not t["name"].strip()):
             raise InvalidOptionError(f"{where}: every topic needs a name",
-                                     hint='add name = "the-topic"')
+                                     hint='add name = "the-topic" (or flink-ddl = "table.sql")')
         if t.get("value-format") is True:
             raise InvalidOptionError(f"{where}: value-format must be a format name, or false "
                                      "for none")
