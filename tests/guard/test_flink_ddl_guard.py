@@ -182,3 +182,49 @@ def test_diff_flags_cannot_say_what_the_ddl_says(workdir: Path) -> None:
     r = run("diff", "--key", "--old-flink-ddl", "pv.sql", str(old), str(old))
     assert r.exit_code == 2
     assert "at most the candidate schema file" in r.output
+
+
+ORDERS = """CREATE TABLE orders (
+  region STRING,
+  id BIGINT,
+  amount DECIMAL(10, 2),
+  ts TIMESTAMP(3),
+  note AS UPPER(region),
+  PRIMARY KEY (region, id) NOT ENFORCED
+) WITH (
+  'connector' = 'upsert-kafka',
+  'topic' = 'orders',
+  'key.format' = 'csv',
+  'key.csv.field-delimiter' = '|',
+  'value.format' = 'json',
+  'value.json.timestamp-format.standard' = 'ISO-8601'
+)
+"""
+ROW = '{"region": "eu", "id": 3, "amount": "1000.00", "ts": "2024-01-01 00:00:00.12"}'
+
+
+def test_encode_and_decode_with_a_ddl_equal_its_options(workdir: Path) -> None:
+    (workdir / "orders.sql").write_text(ORDERS)
+    by_ddl = run("encode", "--flink-ddl", "orders.sql", "--row", ROW, "--json")
+    by_options = run("encode", "--topic", "orders", "--columns",
+                     "region STRING NOT NULL, id BIGINT NOT NULL, amount DECIMAL(10, 2), "
+                     "ts TIMESTAMP(3)", "--primary-key", "region,id", "--key-format", "csv",
+                     "--value-format", "json", "-o", "key.csv.field-delimiter=|",
+                     "-o", "value.json.timestamp-format.standard=ISO-8601", "--row", ROW,
+                     "--json")
+    assert by_ddl.exit_code == by_options.exit_code == 0, by_ddl.output
+    assert json.loads(by_ddl.stdout) == json.loads(by_options.stdout)
+    encoded = json.loads(by_ddl.stdout)
+    assert bytes.fromhex(encoded["key"]["hex"]).endswith(b"|3")  # the DDL's delimiter
+    assert "note: orders.sql:6:3: computed column note ignored" in by_ddl.stderr
+    back = run("decode", "--flink-ddl", "orders.sql", "--key", encoded["key"]["hex"],
+               "--value", encoded["value"]["hex"])
+    assert back.exit_code == 0, back.output
+    assert json.loads(back.stdout)["row"]["amount"] == "1000.00"
+
+
+def test_encode_flags_cannot_say_what_the_ddl_says(workdir: Path) -> None:
+    (workdir / "orders.sql").write_text(ORDERS)
+    r = run("encode", "--flink-ddl", "orders.sql", "--row", ROW, "--key-format", "raw")
+    assert r.exit_code == 2
+    assert "drop --key-format" in r.output
