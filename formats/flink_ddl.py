@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from formats.errors import InvalidOptionError, SchemaError, UnsupportedTypeError
 from formats.schemafile import SchemaText
+from formats.secrets import holds_secret, register_options, register_url_credentials
 from formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
 from formats.table_options import (
     KEY_FIELDS_PREFIX,
@@ -207,9 +208,26 @@ class _Statement:
     def __init__(self, text: str, origin: str) -> None:
         self.text = text
         self.origin = origin
+        self.masked = text
         self.toks, self.clean = self._tokenize()
         self.i = 0
         self.ignored: list[Ignored] = []
+        self._register_secrets(self.toks)
+
+    def _register_secrets(self, t: list[_Tok]) -> None:
+        """Credentials among the WITH options ('properties.sasl.jaas.config', a registry's
+        user-info, a URL's user:password), before any error can quote their line: registered
+        (`formats.secrets`) and masked in the text errors show."""
+        masked = list(self.text)
+        for a, eq, b in zip(t, t[1:], t[2:], strict=False):
+            if a.kind == "string" and eq.is_punct("=") and b.kind == "string":
+                register_options({a.string_value: b.string_value})
+                register_url_credentials(b.string_value)
+                spans = [(1, len(b.text) - 1)] if holds_secret(a.string_value) else [
+                    m.span(1) for m in re.finditer(r"://([^/@\s'\"]+)@", b.text)]
+                for start, end in spans:  # as long as the secret: the caret stays in place
+                    masked[b.pos + start: b.pos + end] = "*" * (end - start)
+        self.masked = "".join(masked)
 
     # -- location and errors ---------------------------------------------------------------
 
@@ -221,7 +239,7 @@ class _Statement:
         line, col = self.where(pos)
         start = self.text.rfind("\n", 0, pos) + 1
         end = self.text.find("\n", pos)
-        shown = self.text[start: None if end < 0 else end].replace("\t", " ")
+        shown = self.masked[start: None if end < 0 else end].replace("\t", " ")
         return f"{self.origin}:{line}:{col}: {message}\n  {shown}\n  {' ' * (col - 1)}^"
 
     def fail(self, message: str, pos: int | None = None, *, hint: str | None = None,
@@ -239,6 +257,7 @@ class _Statement:
                 ch = text[pos]
                 what = {"`": "unterminated `identifier`", "'": "unterminated 'string'",
                         "/": "unterminated /* comment"}.get(ch, f"unexpected character {ch!r}")
+                self._register_secrets(toks)  # those before the error
                 raise FlinkDdlError(self.located(what, pos))
             kind = m.lastgroup or ""
             if kind == "comment":  # blanked, so a type's text can be cut out as written

@@ -443,3 +443,29 @@ def test_columns_are_flinks(name: str) -> None:
     assert ignored == {r[0] for r in rows if r[4] is not None}
     assert {i.name for i in t.ignored if i.what == "watermark"} == \
         {f"for {r[0]}" for r in rows if r[5] is not None}
+
+
+def test_an_error_never_shows_a_credential_of_the_statement() -> None:
+    ddl = ("CREATE TABLE t (a INT, PRIMARY KEY (a) NOT ENFORCED) WITH ('connector' = "
+           "'upsert-kafka', 'topic' = 't', 'value.format' = 'json', 'key.format' = "
+           "'avro-confluent', 'key.avro-confluent.url' = 'https://bob:url-pw-1234@sr:8081',\n"
+           "'key.avro-confluent.basic-auth.user-info' = 'alice:s3cret-pw', "
+           "'key.avro-confluent.bogus' = 'x')")
+    with pytest.raises(InvalidOptionError) as info:
+        read_flink_ddl(ddl, "t.sql")
+    shown = str(info.value)
+    assert "t.sql:2:64: option 'key.avro-confluent.bogus'" in shown
+    assert "s3cret-pw" not in shown and "url-pw-1234" not in shown
+    line, caret = info.value.message.splitlines()[1:3]
+    assert line == "  'key.avro-confluent.basic-auth.user-info' = '***************', " \
+        "'key.avro-confluent.bogus' = 'x')"  # the line is shown, its secret is not
+    assert caret.index("^") == 2 + 63
+
+
+def test_a_syntax_error_after_a_credential_does_not_show_it() -> None:
+    ddl = ("CREATE TABLE t (a INT) WITH ('properties.sasl.jaas.config' = 'x password=\"pw-98765\";'"
+           ", 'topic' = 'never closed)")
+    with pytest.raises(FlinkDdlError) as info:
+        read_flink_ddl(ddl, "t.sql")
+    assert "unterminated 'string'" in str(info.value)
+    assert "pw-98765" not in str(info.value)
