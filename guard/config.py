@@ -27,6 +27,9 @@ require-subject = false            # optional: this topic's own choice
 ignore = ["key-placement"]         # optional: ignored for this topic only (on top of the global)
 [topics.options]                   # format options, Flink's table option names
 "key.json.timestamp-format.standard" = "ISO-8601"
+
+[[topics]]                         # or the table as Flink declares it: name, formats, options,
+flink-ddl = "flink/orders.sql"     # key.fields-prefix, partitioner and candidates from the DDL
 ```
 
 Secrets do not belong here: SASL passwords and registry credentials come from the environment
@@ -42,11 +45,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
 from formats.registry.connect import REGISTRY_OPTIONS
+from formats.registry.options import is_registry_option
 from formats.registry.settings import resolve_kafka
 from formats.secrets import is_secret_key
 from guard.options import (
@@ -58,11 +62,17 @@ from guard.options import (
     VALUE_FORMAT,
 )
 
+if TYPE_CHECKING:
+    from formats.flink_ddl import FlinkTable
+
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
 _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
     "name": (str,), "key-format": (str,), "value-format": (str, bool), "key-schema": (str,),
     "value-schema": (str,), "partitions": (int,), "partitioner": (str,), "options": (dict,),
-    "key-fields-prefix": (str,), "require-subject": (bool,), "ignore": (list,)}
+    "key-fields-prefix": (str,), "require-subject": (bool,), "ignore": (list,),
+    "flink-ddl": (str,)}
+#: What a topic's Flink DDL says: an entry giving these too would say it twice.
+_FROM_DDL = (KEY_FORMAT.key, VALUE_FORMAT.key, KEY_FIELDS_PREFIX.key, PARTITIONER.key)
 _TOP_KEYS: dict[str, tuple[type, ...]] = {
     "registry": (str, dict), "bootstrap": (str,), "kafka": (dict,), "topics": (list,),
     "scan-limit": (int,), "require-subject": (bool,), "ignore": (list,)}
@@ -91,6 +101,9 @@ class TopicEntry:
     require_subject: bool | None = None
     #: Rule IDs and categories ignored for this topic only (`guard.selection`).
     ignore: tuple[str, ...] = ()
+    #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
+    #: schemas are the candidates unless key-schema / value-schema name others.
+    flink_table: FlinkTable | None = None
 
     def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
@@ -149,9 +162,9 @@ def load_config(path: str | Path) -> GuardConfig:
         if not isinstance(t, dict):
             raise InvalidOptionError(f"{where} must be a table", hint="write [[topics]]")
         _check_keys(t, _TOPIC_KEYS, where)
-        if "name" not in t or not t["name"].strip():
+        if "flink-ddl" not in t and ("name" not in t or not t["name"].strip()):
             raise InvalidOptionError(f"{where}: every topic needs a name",
-                                     hint='add name = "the-topic"')
+                                     hint='add name = "the-topic" (or flink-ddl = "table.sql")')
         if t.get("value-format") is True:
             raise InvalidOptionError(f"{where}: value-format must be a format name, or false "
                                      "for none")
@@ -163,6 +176,9 @@ def load_config(path: str | Path) -> GuardConfig:
             raise InvalidOptionError(f"{where}: options {', '.join(bad_opts)} must be strings, "
                                      "numbers or booleans", hint="quote dotted option names: "
                                      '"key.json.timestamp-format.standard" = "ISO-8601"')
+        if "flink-ddl" in t:
+            topics.append(_flink_entry(t, p, where, registry_given="registry" in doc))
+            continue
         topics.append(TopicEntry(
             name=t["name"],
             key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
@@ -190,6 +206,56 @@ def load_config(path: str | Path) -> GuardConfig:
         ignore=_ignore(doc, str(p)),
         base=p.parent,
     )
+
+
+def entry_of_flink_table(table: FlinkTable, *, name: str | None = None,
+                         options: Mapping[str, Any] | None = None,
+                         registry_given: bool = False, **fields: Any) -> TopicEntry:
+    """The topic entry a Flink table describes (the TOML's `flink-ddl`, `check --flink-ddl`,
+    and whoever else takes a DDL: audit, migrate). `options` (Flink names) go on top of the
+    DDL's format options; `fields` are the entry's other settings (partitions, key_schema...).
+
+    `registry_given`: the run names its registry itself (--registry, the config's registry),
+    so the DDL's registry connection options (its url, the production registry) are left out:
+    they say where Flink looks schemas up, not how bytes are written."""
+    ddl_options = {f"{role}.{fmt}.{k}": v
+                   for role, fmt in (("key", table.key_format), ("value", table.value_format))
+                   for k, v in table.format_options(role).items()
+                   if not (registry_given and (k == "url" or is_registry_option(k)))}
+    return TopicEntry(
+        name=name or table.topic,
+        key_format=table.key_format,
+        value_format=table.value_format,
+        key_fields_prefix=table.key_fields_prefix,
+        partitioner=table.producer_partitioner,
+        options={**ddl_options, **(options or {})},
+        flink_table=table,
+        **fields,
+    )
+
+
+def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: bool
+                 ) -> TopicEntry:
+    """A `[[topics]]` entry with `flink-ddl`: the DDL's table, the entry's other settings."""
+    from formats.flink_ddl import load_flink_ddl  # lazy: only configs with a Flink DDL
+
+    twice = [k for k in _FROM_DDL if k in t]
+    if twice:
+        raise InvalidOptionError(
+            f"{where}: {', '.join(twice)} and flink-ddl both say how the topic is written",
+            hint="drop them: the DDL's WITH options say it (override a format option in "
+                 "[topics.options])")
+    table = load_flink_ddl(_resolve(p.parent, t["flink-ddl"]) or t["flink-ddl"])
+    if "name" in t and t["name"] != table.topic:
+        raise InvalidOptionError(
+            f"{where}: name {t['name']!r} is not the DDL's topic {table.topic!r}",
+            hint="drop name: the DDL's 'topic' option names the topic")
+    return entry_of_flink_table(
+        table, options=dict(t.get("options", {})), registry_given=registry_given,
+        key_schema=_resolve(p.parent, t.get("key-schema")),
+        value_schema=_resolve(p.parent, t.get("value-schema")),
+        partitions=t.get("partitions"), require_subject=t.get("require-subject"),
+        ignore=_ignore(t, where))
 
 
 def _check_keys(table: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]],

@@ -1,5 +1,9 @@
 """`keyguard diff --key`: key stability between schema files, with no registry and no topic.
 
+Each side is a key schema plus how it is written (`KeyWriting`: key format and its options,
+key.fields-prefix, the producer's partitioner, the partition count), so every key rule can be
+reached from the command line. A Flink DDL can give a side whole (`KeyWriting.of_flink`).
+
 Without a registry, avro-confluent ids are simulated the way a registry assigns them: the
 same canonical schema gets the same id, any other schema a new one (`derived_schema_id`).
 """
@@ -7,7 +11,8 @@ same canonical schema gets the same id, any other schema a new one (`derived_sch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from formats.codec import format_factory
 from formats.errors import InvalidOptionError, SchemaError
@@ -16,29 +21,77 @@ from formats.schema_identity import derived_schema_id
 from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
+from guard.options import KEY_FORMAT, PARTITIONER
 from guard.plan import TopicPlan
 from guard.report import Report
+
+if TYPE_CHECKING:
+    from formats.flink_ddl import FlinkTable
+
+
+@dataclass(frozen=True)
+class KeyWriting:
+    """How one side writes its keys, all but the schema: what `diff --key`'s flags say."""
+
+    format: str = KEY_FORMAT.default_value
+    #: The key format's own options (Flink names without `key.<format>.`).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    fields_prefix: str = ""
+    partitioner: str = PARTITIONER.default_value
+    partitions: int | None = None
+
+    @classmethod
+    def of_flink(cls, table: FlinkTable, partitions: int | None = None) -> KeyWriting:
+        """The side a Flink table writes. Registry connection options (its url) decide no
+        bytes, and diff reads no registry: they are left out."""
+        options = {k: v for k, v in table.format_options("key").items()
+                   if not _registry_option(table.key_format, k)}
+        return cls(table.key_format, options, table.key_fields_prefix,
+                   table.producer_partitioner, partitions)
+
+    def side(self, text: SchemaText, *, existing: bool,
+             key_schema_ids: tuple[int, ...] = ()) -> KeySide:
+        """The `KeySide` of `text` written this way, through `TopicPlan.key_side` (the one place
+        that says how a key is written); `existing` keys carry the (simulated) ids."""
+        schema_id = derived_schema_id(text.text, text.schema_type)  # what a registry assigns
+        plan = TopicPlan("", key_format=self.format, key_options=dict(self.options),
+                         key_fields_prefix=self.fields_prefix, partitioner=self.partitioner,
+                         old_partitioner=self.partitioner)
+        try:
+            return plan.key_side(text, existing=existing, schema_id=schema_id,
+                                 key_schema_ids=(key_schema_ids or (schema_id,)) if existing
+                                 else (), partitions=self.partitions)
+        except SchemaError as exc:
+            prefix = f"{text.origin}: "
+            if exc.message.startswith(prefix):
+                raise
+            raise type(exc)(prefix + exc.message, hint=exc.hint) from None
 
 
 def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
              partitions: int | None, *, existing: bool) -> KeySide:
     """A side for a schema file; `existing` keys carry its (simulated) id."""
-    return _side(TopicPlan("", key_format=key_format, key_options=dict(options)), text,
-                 partitions, existing=existing)
+    return KeyWriting(key_format, dict(options), partitions=partitions).side(
+        text, existing=existing)
 
 
-def _side(plan: TopicPlan, text: SchemaText, partitions: int | None, *,
-          existing: bool) -> KeySide:
-    schema_id = derived_schema_id(text.text, text.schema_type)  # what a registry would assign
-    try:
-        return plan.key_side(text, existing=existing, schema_id=schema_id,
-                             key_schema_ids=(schema_id,) if existing else (),
-                             partitions=partitions)
-    except SchemaError as exc:
-        prefix = f"{text.origin}: "
-        if exc.message.startswith(prefix):
-            raise
-        raise type(exc)(prefix + exc.message, hint=exc.hint) from None
+def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWriting,
+               new: KeyWriting, *, all_old_ids: bool = False) -> Report:
+    """The candidate against the keys in the topic today, written by the last of `old_texts`
+    (or, `all_old_ids`, by each of them: their keys carry every old id, KG502)."""
+    if not old_texts:
+        raise InvalidOptionError("diff --key needs the old key schema", hint="give the old "
+                                 "schema file, or the old table with --old-flink-ddl")
+    for w in (old, new):
+        _no_registry_options(w.format, w.options)
+    ids = tuple(dict.fromkeys(derived_schema_id(t.text, t.schema_type) for t in old_texts)) \
+        if all_old_ids else ()
+    last = old_texts[-1]
+    old_side = old.side(last, existing=True, key_schema_ids=ids)
+    new_side = new.side(new_text, existing=False)
+    findings = analyze_key_change(old_side, new_side)
+    fmt = old.format if old.format == new.format else f"{old.format} -> {new.format}"
+    return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"])
 
 
 def diff_keys(
@@ -50,21 +103,20 @@ def diff_keys(
     partitions: int | None = None,
     new_partitions: int | None = None,
 ) -> Report:
-    """The candidate (last) against the version before it: the keys in the topic today."""
-    _no_registry_options(key_format, {**old_options, **new_options})
-    old, new = texts[-2], texts[-1]
-    plan = TopicPlan("", key_format=key_format, key_options=dict(new_options),
-                     old_key_options=dict(old_options))
-    old_side = _side(plan, old, partitions, existing=True)
-    new_side = _side(plan, new, new_partitions or partitions, existing=False)
-    findings = analyze_key_change(old_side, new_side)
-    return Report.of(findings, [f"key {key_format}: {old.origin} -> {new.origin}"])
+    """The candidate (last) against the version before it, both written by `key_format`."""
+    return diff_sides(texts[:-1], texts[-1],
+                      KeyWriting(key_format, dict(old_options), partitions=partitions),
+                      KeyWriting(key_format, dict(new_options),
+                                 partitions=new_partitions or partitions))
+
+
+def _registry_option(key_format: str, key: str) -> bool:
+    return key == "url" or (format_factory(key_format).uses_registry and is_registry_option(key))
 
 
 def _no_registry_options(key_format: str, options: Mapping[str, Any]) -> None:
     """diff reads no registry: a registry option given to it would be accepted and ignored."""
-    registers = format_factory(key_format).uses_registry
-    unused = sorted(k for k in options if k == "url" or (registers and is_registry_option(k)))
+    unused = sorted(k for k in options if _registry_option(key_format, k))
     if unused:
         raise InvalidOptionError(
             f"diff reads no schema registry: option{'s' if len(unused) > 1 else ''} "

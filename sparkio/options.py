@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from formats.errors import InvalidOptionError
+from formats.flink_ddl import read_flink_ddl
 from formats.options import (
     Option,
     OptionEnum,
@@ -182,10 +183,34 @@ VALIDATE_PARTITION: Option[bool] = Option(
     "shuffle's map stage instead, before any task writes, and turns this off.")
 
 
+FLINK_DDL: Option[str | None] = Option(
+    "flink.ddl", str, None,
+    "A Flink CREATE TABLE statement (upsert-kafka, or kafka with a key format): its topic, "
+    "primary key, formats and their options, properties.* and sink.* become this table's "
+    "options; options given beside it win (as Flink's OPTIONS hint does). Reading without "
+    ".schema(...) takes its physical columns.")
+
+
+def with_flink_ddl(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options with `flink.ddl` expanded into the options its statement gives (the
+    explicit ones on top), so every later step sees plain options."""
+    raw = {str(k): v for k, v in options.items()}
+    ddl = raw.pop(FLINK_DDL.key, None)
+    if ddl is None:
+        return raw
+    table = read_flink_ddl(str(ddl), FLINK_DDL.key)
+    if table.producer_partitioner != "murmur2":
+        raise InvalidOptionError(
+            f"option '{FLINK_DDL.key}': sink.partitioner '{table.partitioner}' puts keys where "
+            "the connector's producer (murmur2 of the key bytes) would not",
+            hint="drop sink.partitioner from the DDL, or set it to 'default'")
+    return {**table.connector_settings(), **raw}
+
+
 CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
     (
-        SINK_PARALLELISM, BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, DELIVERY,
+        FLINK_DDL, SINK_PARALLELISM, BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, DELIVERY,
         TRANSACTIONAL_ID_PREFIX, ORDER_BY, SUMMARY_FILE, CHANGELOG_COLUMN, SCAN_MODE,
         CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, CAPTURE_TIMEOUT, STALL_TIMEOUT,
         GUARD_REGISTRY, ALLOW_BREAKING, SCAN_LIMIT, REQUIRE_SUBJECT, GUARD_IGNORE,
@@ -287,7 +312,7 @@ def normalize(options: Mapping[str, Any]) -> dict[str, str]:
 def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = True
                       ) -> ConnectorOptions:
     """Validate table, format and connector options together, once; reject conflicts by name."""
-    raw = normalize(options)
+    raw = normalize(with_flink_ddl(options))
     resolved = resolve_options(raw, extra=CONNECTOR_OPTIONS)
     table = resolved.table
     given = {o.key[len(PROPERTIES):]: table[o] for o in PRODUCER_TIMEOUTS

@@ -42,6 +42,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from formats.avro_confluent_format import SUBJECT, SUBJECT_STRATEGY, URL
 from formats.avro_schema import from_avro_schema
 from formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
+from formats.flink_ddl import read_flink_ddl
 from formats.options import OptionSet
 from formats.partitioner import partitions_for
 from formats.plan import (
@@ -70,6 +71,7 @@ from sparkio.options import (
     CHANGELOG_UPDATE_BEFORE,
     CHECK_PARTITIONING,
     CONNECTOR_OPTIONS,
+    FLINK_DDL,
     GLOBAL,
     PARTITION,
     PROPERTIES,
@@ -78,6 +80,7 @@ from sparkio.options import (
     STALL_TIMEOUT,
     ScanFold,
     ScanMode,
+    with_flink_ddl,
 )
 from sparkio.schema_ids import (
     PinnedRegistry,
@@ -123,7 +126,7 @@ class ReadSettings:
 
     @staticmethod
     def of(options: Mapping[str, Any]) -> ReadSettings:
-        raw = {str(k): v for k, v in options.items()}
+        raw = with_flink_ddl(options)
         plan_options = resolve_options(raw, extra=connector_options())
         resolved = plan_options.table
         props = {k[len(PROPERTIES):]: v for k, v in raw.items() if k.startswith(PROPERTIES)}
@@ -159,15 +162,19 @@ class ReadSettings:
 
 
 def infer_schema(options: Mapping[str, Any]) -> StructType:
-    """The output schema when the user gives none: from the registered Avro schemas.
+    """The output schema when the user gives none: a Flink DDL's columns, or the registered
+    Avro schemas.
 
     Only avro-confluent carries its schema; the table is the value's fields plus the key's
     fields not in the value (named with key.fields-prefix), and in changelog mode the
-    change-kind column first. Other formats need `.schema(...)`.
+    change-kind column first. Other formats need `.schema(...)` (or `flink.ddl`).
     """
-    from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
-
     settings = ReadSettings.of(options)
+    ddl = options.get(FLINK_DDL.key)
+    if ddl is not None:  # the table as Flink declares it: its physical columns
+        return _with_op_column(
+            to_spark_schema(read_flink_ddl(str(ddl), FLINK_DDL.key).columns),
+            settings)
     plan_options = settings.plan_options
     resolved = plan_options.table
     prefix = resolved[KEY_FIELDS_PREFIX]
@@ -192,7 +199,13 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
                    if prefix + f.name not in names]
     layout = project(RowType(fields=tuple(fields), nullable=False), pk, key_fields_prefix=prefix,
                      value_fields_include=include)
-    schema = to_spark_schema(layout.table)
+    return _with_op_column(to_spark_schema(layout.table), settings)
+
+
+def _with_op_column(schema: StructType, settings: ReadSettings) -> StructType:
+    """In changelog mode, the change-kind column first."""
+    from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
+
     if settings.mode == CHANGELOG:
         if settings.op_column in schema.fieldNames():
             raise SchemaError(

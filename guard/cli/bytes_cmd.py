@@ -59,6 +59,10 @@ SchemaTypeOpt = Annotated[
     str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
                              callback=one_of(("avro", "json"), "--schema-type"))
 ]
+FlinkDdlOpt = Annotated[str | None, typer.Option(
+    "--flink-ddl", help="The table as a Flink CREATE TABLE (.sql): its columns, primary key, "
+    "topic, formats and options, instead of --columns/--key-schema and the format flags. "
+    "-o options go on top.")]
 EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.",
                                           callback=one_of(("hex", "base64"), "--encoding"))]
 
@@ -132,9 +136,16 @@ def _build_plan(
     registry: str | None,
     schema_type: str | None,
     reference: list[str] | None = None,
+    flink_ddl: str | None = None,
 ) -> Any:
     # lazy: CLI start-up (the plan loads the codecs, registration the registry backends)
     from formats.registry.registration import open_plan
+
+    ddl = _flink_table(flink_ddl, columns=columns, primary_key=primary_key,
+                       key_schema=key_schema, value_schema=value_schema, topic=topic,
+                       key_format=key_format, value_format=value_format)
+    if ddl is not None:
+        key_format, value_format = ddl.key_format, ddl.value_format
 
     if schema_type and not (key_schema or value_schema):
         raise InvalidOptionError(
@@ -157,6 +168,9 @@ def _build_plan(
                                      "registries", hint="give the registry once (--registry)")
         reg = resolve_registry(explicit_url=registry, explicit_options=conn,
                                explicit_sources=sources).open()
+    if ddl is not None:  # the DDL's registry url yields to --registry
+        kept = {k: v for k, v in ddl.options.items() if not (registry and _registry_key(k))}
+        return open_plan(ddl.columns, {**kept, **parse_kv(option)}, registry=reg)
     ks, vs = (
         read_schema_source(src, registry=reg, schema_type=schema_type,
                            references=tuple(map(parse_reference_option, reference or ())))
@@ -176,6 +190,33 @@ def _build_plan(
     _explicit_schema_option(options, "value", value_format, vs)
     # The edge opens the registries the formats' options name; the codecs are handed them.
     return open_plan(table, options, registry=reg)
+
+
+def _flink_table(path: str | None, **given: str | None) -> Any:
+    """--flink-ddl's table (its ignored parts noted on stderr); the flags it replaces must be
+    left at their defaults."""
+    if path is None:
+        return None
+    defaults = {"topic": "example", "key_format": "json", "value_format": "json"}
+    clash = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None
+             and v != defaults.get(k)]
+    if clash:
+        raise fail(f"--flink-ddl gives the table, its topic and formats: drop "
+                   f"{', '.join(clash)}", kind="invalid-option")
+    from formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
+
+    table = load_flink_ddl(path)
+    for part in table.ignored:
+        typer.echo(f"keyguard: note: {part}", err=True)
+    return table
+
+
+def _registry_key(key: str) -> bool:
+    """`key.avro-confluent.url` and the other registry connection options of a format."""
+    from formats.registry.options import is_registry_option  # lazy: CLI start-up
+
+    parts = key.split(".", 2)
+    return len(parts) == 3 and (parts[2] == "url" or is_registry_option(parts[2]))
 
 
 ReferenceOpt = Annotated[list[str] | None, typer.Option(
@@ -252,6 +293,7 @@ def encode(
     ] = None,
     encoding: EncodingOpt = "hex",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    flink_ddl: FlinkDdlOpt = None,
 ) -> None:
     """Print the key and value bytes of one row, exactly as Flink would write them."""
     # lazy: CLI start-up (registration loads the registry backends)
@@ -261,7 +303,7 @@ def encode(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
-        reference=reference,
+        reference=reference, flink_ddl=flink_ddl,
     )
     raw = read_json_arg(row, what="--row")
     if not isinstance(raw, dict):
@@ -314,13 +356,14 @@ def decode(
     schema_type: SchemaTypeOpt = None,
     reference: ReferenceOpt = None,
     encoding: EncodingOpt = "hex",
+    flink_ddl: FlinkDdlOpt = None,
 ) -> None:
     """Print the table row that a key and value (or a tombstone) stand for, as JSON."""
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
-        reference=reference,
+        reference=reference, flink_ddl=flink_ddl,
     )
     key_bytes = _parse_bytes(key, encoding, "--key")
     value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")
