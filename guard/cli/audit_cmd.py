@@ -12,6 +12,7 @@ import typer
 
 from guard.cli.bytes_cmd import (
     ColumnsOpt,
+    FlinkDdlOpt,
     KeySchemaOpt,
     OptionOpt,
     PkOpt,
@@ -35,7 +36,8 @@ AUDIT_FORMATS = ("text", "json", "sarif")
 
 @handles_errors(formats=AUDIT_FORMATS)
 def audit_cmd(
-    topic: Annotated[str, typer.Option("--topic", help="The topic to audit.")],
+    topic: Annotated[str | None, typer.Option(
+        "--topic", help="The topic to audit (or the one --flink-ddl names).")] = None,
     bootstrap: Annotated[str | None, typer.Option(
         "--bootstrap", help="Kafka bootstrap servers (host:port,...).")] = None,
     registry: RegistryOpt = None,
@@ -43,15 +45,16 @@ def audit_cmd(
     primary_key: PkOpt = None,
     key_schema: KeySchemaOpt = None,
     value_schema: ValueSchemaOpt = None,
-    key_format: Annotated[str, typer.Option(
-        "--key-format", help="json, csv, raw, avro or avro-confluent.")
-    ] = KEY_FORMAT.default_value,
-    value_format: Annotated[str, typer.Option(
-        "--value-format", help="json, csv, raw, avro or avro-confluent.")
-    ] = VALUE_FORMAT.default_value,
+    key_format: Annotated[str | None, typer.Option(
+        "--key-format", help=f"The key format (default {KEY_FORMAT.default_value}); "
+        "`keyguard formats` lists them.")] = None,
+    value_format: Annotated[str | None, typer.Option(
+        "--value-format", help=f"The value format (default {VALUE_FORMAT.default_value}).")
+    ] = None,
     option: OptionOpt = None,
     schema_type: SchemaTypeOpt = None,
     reference: ReferenceOpt = None,
+    flink_ddl: FlinkDdlOpt = None,
     kafka_config: Annotated[
         list[str] | None,
         typer.Option("--kafka-config", help="librdkafka property KEY=VALUE (security.protocol,"
@@ -75,6 +78,9 @@ def audit_cmd(
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from guard.selection import RuleSelection
 
+    if topic is None and flink_ddl is None:
+        raise fail("--topic is required: the topic to audit (or --flink-ddl, whose table "
+                   "names it)")
     explicit = parse_kv(kafka_config, what="--kafka-config")
     props = resolve_kafka(explicit=explicit)
     reject_unused_kafka(explicit, props)
@@ -90,9 +96,12 @@ def audit_cmd(
     # plan as `encode` does; a Flink DDL gives the same table and options mapping, and
     # `formats.registry.registration.open_plan(table, options)` the same plan.
     plan = _build_plan(columns=columns, primary_key=primary_key, key_schema=key_schema,
-                       value_schema=value_schema, topic=topic, key_format=key_format,
-                       value_format=value_format, option=option, registry=registry,
-                       schema_type=schema_type, reference=reference)
+                       value_schema=value_schema, topic=topic,
+                       key_format=key_format or (None if flink_ddl else KEY_FORMAT.default_value),
+                       value_format=value_format or (
+                           None if flink_ddl else VALUE_FORMAT.default_value),
+                       option=option, registry=registry,
+                       schema_type=schema_type, reference=reference, flink_ddl=flink_ddl)
     run_audit(plan, servers, props, sample=sample, fmt=fmt, output=output,
               selection=selection)
 

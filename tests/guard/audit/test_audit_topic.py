@@ -109,6 +109,35 @@ def test_json_field_order_change_leaves_phantom_keys(kafka_bootstrap: str,
     assert code == EXIT_OK and doc["ignored"][0]["count"] == 5
 
 
+def test_a_flink_ddl_gives_the_same_audit_as_the_flags(kafka_bootstrap: str,
+                                                        tmp_path: Path) -> None:
+    topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
+    v1 = [(_json_key(i), _json_value(i, "v1")) for i in range(12)]
+    v2 = [(_json_key(i, reverse=True), _json_value(i, "v2")) for i in range(4)]
+    _produce(kafka_bootstrap, topic, v1 + v2)
+    ddl = tmp_path / "table.sql"
+    ddl.write_text(f"""CREATE TABLE t (
+      id BIGINT, region STRING, n STRING,
+      ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+      PRIMARY KEY (id, region) NOT ENFORCED
+    ) WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}',
+      'properties.bootstrap.servers' = '{kafka_bootstrap}',
+      'key.format' = 'json', 'value.format' = 'json')""")
+    by_flags = _audit(kafka_bootstrap, topic, *_JSON_ARGS, tmp_path=tmp_path)
+    out = tmp_path / "ddl.json"
+    r = runner.invoke(app, ["audit", "--flink-ddl", str(ddl), "--bootstrap", kafka_bootstrap,
+                            "--format", "json", "--output", str(out)])
+    assert r.exit_code == by_flags[0] == EXIT_BREAKING, r.output
+    assert json.loads(out.read_text()) == by_flags[1]
+    assert "metadata column ts" in r.output  # the ignored part is said
+    # the DDL names the topic: --topic beside it is a clash, no topic at all is an error
+    r = runner.invoke(app, ["audit", "--flink-ddl", str(ddl), "--topic", "other",
+                            "--bootstrap", kafka_bootstrap])
+    assert r.exit_code == EXIT_INVALID and "--topic" in r.output
+    r = runner.invoke(app, ["audit", "--bootstrap", kafka_bootstrap, *_JSON_ARGS])
+    assert r.exit_code == EXIT_INVALID and "--topic is required" in r.output
+
+
 def _avro_plan(scope: str, topic: str, schema: dict[str, Any]) -> UpsertPlan:
     plan = open_plan(parse_columns("id BIGINT, n STRING"), {
         "topic": topic, "primary-key": "id", "key.format": "avro-confluent",
