@@ -1,0 +1,183 @@
+"""keyguard migrate against a broker: phantom keys repaired, kills and reruns, dry runs,
+cut-overs. Every table is checked the way a consumer sees it: the topic folded by key bytes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broker import new_topic
+from confluent_kafka import Producer
+
+from formats.partitioner import partition_for
+from formats.plan import resolve_plan
+from formats.registry.registration import bind_plan_schema_ids
+from formats.sqltypes import parse_columns
+from guard.offsets import KafkaRanges
+from sparkio.migrate import Migration, exit_code, migrate_topic, read_folds, render_text
+
+COLS = "id BIGINT, region STRING, name STRING"
+TABLE = parse_columns(COLS)
+VALUE = {"value.format": "json", "value.fields-include": "ALL"}
+V1 = {"key.format": "json", "primary-key": "id", **VALUE}
+V2 = {"key.format": "json", "primary-key": "id,region", **VALUE}
+
+Row = dict[str, Any]
+
+
+def _row(i: int, name: str = "a", region: str = "eu") -> Row:
+    return {"id": i, "region": region, "name": name}
+
+
+def produce(bootstrap: str, topic: str, options: Mapping[str, str],
+            changes: Sequence[tuple[Row, bool]], *, partitions: int = 3) -> None:
+    """What a writer with these options does (murmur2 partitions); (row, True) deletes."""
+    plan = resolve_plan(TABLE, {**options, "topic": topic})
+    bind_plan_schema_ids(plan)
+    p = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random",
+                  "linger.ms": 5, "log_level": 0})
+    for row, delete in changes:
+        key, value = plan.encode(row)
+        p.produce(topic, key=key, value=None if delete else value,
+                  partition=partition_for(key, partitions))
+    assert p.flush(15) == 0
+
+
+def consumer_table(bootstrap: str, topic: str, options: Mapping[str, str] = V2,
+                   ) -> dict[bytes, Row]:
+    """What a consumer folding the topic sees: the last value per key bytes, decoded."""
+    plan = resolve_plan(TABLE, {**options, "topic": topic})
+    out: dict[bytes, Row] = {}
+    for fold in read_folds(KafkaRanges(bootstrap), topic):
+        for e in fold.entries.values():
+            if e.value is not None:
+                assert e.key not in out, "one key bytes on two partitions"
+                row = plan.decode(e.key, e.value)
+                assert row is not None
+                out[e.key] = row
+    return out
+
+
+def rows(table: Mapping[bytes, Row]) -> list[Row]:
+    return sorted(table.values(), key=lambda r: (r["id"], r["region"]))
+
+
+def phantom_topic(bootstrap: str) -> tuple[str, list[Row]]:
+    """Keys v1 (id), then v2 (id, region) for some of the same rows: phantoms; the expected
+    table after the migration (the latest write of each row)."""
+    topic = new_topic(bootstrap, 3, {"cleanup.policy": "compact"})
+    produce(bootstrap, topic, V1, [(_row(i, "v1"), False) for i in range(10)]
+            + [(_row(9, "v1"), True)])  # a delete under v1: row 9 gone
+    produce(bootstrap, topic, V2, [(_row(i, "v2"), False) for i in range(0, 6)])
+    expected = [_row(i, "v2") for i in range(6)] + [_row(i, "v1") for i in range(6, 9)]
+    return topic, expected
+
+
+def migration(bootstrap: str, topic: str, tmp_path: Path, **kw: Any) -> Migration:
+    return Migration(topic=topic, bootstrap=bootstrap, table=TABLE, old=(V1,), new=V2,
+                     state_path=tmp_path / "state.json", **kw)
+
+
+class FailAfter:
+    """A producer factory whose producers raise after `n` produced records in all."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def __call__(self, config: dict[str, Any]) -> Any:
+        real = Producer(config)
+        outer = self
+
+        class Dying:
+            def produce(self, *a: Any, **k: Any) -> None:
+                if outer.left <= 0:
+                    raise RuntimeError("killed")
+                outer.left -= 1
+                real.produce(*a, **k)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            def __len__(self) -> int:
+                return len(real)
+
+        return Dying()
+
+
+def test_migrate_repairs_phantom_keys(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    before = consumer_table(kafka_bootstrap, topic, V2)
+    assert len(before) == 9 + 6  # rows 0..5 live under both keys
+
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    plan = report.plan
+    assert plan is not None
+    assert plan.phantom_keys == 6
+    assert plan.live_keys == 9
+    assert dict(plan.encodings) == {"json(id)": 9, "new": 6}
+    assert len(plan.rewrites) == 3  # rows 6..8: only under v1
+    assert len(plan.tombstones) == 9  # every v1 key still live
+    assert report.rewrites_acknowledged == 3 and report.tombstones_acknowledged == 9
+    assert report.verification is not None and report.verification.clean
+    assert exit_code(report) == 0
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["phase"] == "verified"
+    assert "verified" in render_text(report)
+
+    again = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert again.wrote_nothing and again.plan is not None and again.plan.empty
+    assert again.resumed_from == "verified"
+    assert "already migrated" in render_text(again)
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+
+@pytest.mark.parametrize("after", [1, 3, 5])
+def test_a_killed_migration_rerun_converges(kafka_bootstrap: str, tmp_path: Path,
+                                            after: int) -> None:
+    """Killed during the rewrites (1), at their end (3) or among the tombstones (5)."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    with pytest.raises(RuntimeError, match="killed"):
+        migrate_topic(migration(kafka_bootstrap, topic, tmp_path),
+                      producer_factory=FailAfter(after))
+    phase = json.loads((tmp_path / "state.json").read_text())["phase"]
+    assert phase == ("rewriting" if after < 3 else "tombstoning")
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert report.resumed_from == phase
+    assert report.verification is not None and report.verification.clean
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+
+def test_dry_run_writes_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, _ = phantom_topic(kafka_bootstrap)
+    ends = [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)]
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, dry_run=True))
+    assert report.plan is not None
+    assert (len(report.plan.rewrites), len(report.plan.tombstones)) == (3, 9)
+    text = render_text(report)
+    assert "3 rows to rewrite" in text and "9 tombstones" in text
+    assert "both the old and the new key" in text
+    assert report.wrote_nothing and report.verification is None
+    assert [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)] == ends
+    assert not (tmp_path / "state.json").exists()
+
+
+def test_cut_over_to_a_new_topic(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    source_ends = [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)]
+    target = f"keyguard-test-cut-{uuid.uuid4().hex[:8]}"
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, to_topic=target,
+                                     partitions=4))
+    assert report.plan is not None
+    assert len(report.plan.rewrites) == 9 and not report.plan.tombstones
+    assert report.verification is not None and report.verification.clean
+    assert len(KafkaRanges(kafka_bootstrap).capture(target)) == 4
+    assert rows(consumer_table(kafka_bootstrap, target)) == expected
+    assert [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)] == source_ends
+    again = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, to_topic=target,
+                                    partitions=4))
+    assert again.wrote_nothing
