@@ -25,6 +25,7 @@ from typing import Any
 from formats.errors import DecodeError, KeyguardError
 from formats.partitioner import partition_for
 from formats.plan import UpsertPlan
+from formats.registry.registration import needs_schema_id
 from guard.offsets import Record
 
 #: The label of a record already under the new key encoding.
@@ -113,22 +114,49 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
                 return Classified(entry, NEW, entry.key, value)
     except Exception:  # not this encoding; the old declarations are tried next
         pass
-    reasons = []
-    for i, old in enumerate(decl.old):
-        try:
-            row = old.decode(entry.key, entry.value)
-        except Exception as exc:  # not this encoding; the next is tried
-            reasons.append(f"{decl.label(i)}: {_reason(exc)}")
-            continue
-        if row is None:
-            reasons.append(f"{decl.label(i)}: skipped by ignore-parse-errors")
-            continue
-        return _under_new(entry, decl.label(i), row, new, topic)
+    reasons: list[str] = []
+    # First an encoding whose key bytes re-encode to themselves, then any that decodes: a
+    # producer other than Flink or keyguard may have written equivalent bytes.
+    for strict in (True, False):
+        for i, old in enumerate(decl.old):
+            try:
+                row = _decode(old, entry, strict=strict)
+            except Exception as exc:  # not this encoding; the next is tried
+                if strict:
+                    reasons.append(f"{decl.label(i)}: {_reason(exc)}")
+                continue
+            if row is not None:
+                return _under_new(entry, decl.label(i), row, new, topic)
     raise DecodeError(
         f"topic {topic!r} {entry.where}: the {'key' if entry.value is None else 'record'} "
         "decodes under no declared encoding (" + "; ".join(reasons or ["none declared"]) + ")",
         hint="declare every key encoding the topic holds (--old-key-format/--old-option, once "
              "per encoding), and the value format the records carry")
+
+
+def _decode(plan: UpsertPlan, entry: Entry, *, strict: bool) -> dict[str, Any] | None:
+    """The table row of `entry` under `plan`, or an error saying why it is not this encoding:
+    a key that does not re-encode to itself (when `strict`), or key columns that the value
+    carries (value.fields-include=ALL) with other values than the key."""
+    key_row = plan.key_codec.decode(entry.key)
+    if key_row is None:
+        raise DecodeError("skipped by ignore-parse-errors")
+    codec = plan.key_codec
+    if strict and not (needs_schema_id(codec) and not codec.has_schema_id) \
+            and codec.encode(key_row) != entry.key:  # type: ignore[attr-defined]
+        raise DecodeError("the key does not re-encode to its bytes")
+    if entry.value is None:
+        return plan.layout.table_row(key_row, None)
+    value_row = plan.value_codec.decode(entry.value)
+    if value_row is None:
+        raise DecodeError("skipped by ignore-parse-errors")
+    layout = plan.layout
+    cut = len(layout.key_fields_prefix)
+    for col in layout.primary_key:
+        if col in layout.value_columns and value_row.get(col) != key_row.get(col[cut:]):
+            raise DecodeError(f"key column {col!r} is {key_row.get(col[cut:])!r} in the key "
+                              f"and {value_row.get(col)!r} in the value")
+    return layout.table_row(key_row, value_row)
 
 
 def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,

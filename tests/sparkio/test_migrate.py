@@ -181,3 +181,78 @@ def test_cut_over_to_a_new_topic(kafka_bootstrap: str, tmp_path: Path) -> None:
     again = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, to_topic=target,
                                     partitions=4))
     assert again.wrote_nothing
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    """`keyguard migrate ARGS` through its typer command (entry points need an install)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)  # two commands: typer keeps `migrate` as a subcommand
+    return CliRunner().invoke(app, ["migrate", *args])
+
+
+def cli_args(bootstrap: str, topic: str, tmp_path: Path, *extra: str) -> list[str]:
+    return ["--topic", topic, "--bootstrap", bootstrap, "--columns", COLS,
+            "--old-key-format", "json", "--old-option", "primary-key=id",
+            "--new-key-format", "json", "--new-option", "primary-key=id,region",
+            "--value-format", "json", "--state", str(tmp_path / "cli.json"), *extra]
+
+
+def test_the_command_plans_migrates_and_reruns(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    dry = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--dry-run", "--format", "json"))
+    assert dry.exit_code == 0, dry.output
+    doc = json.loads(dry.output)
+    assert doc["dry_run"] is True
+    assert (doc["plan"]["rewrites"], doc["plan"]["tombstones"]) == (3, 9)
+    assert doc["plan"]["phantom_keys"] == 6
+    assert doc["written"] == {"rewrites": 0, "tombstones": 0}
+
+    run = cli(*cli_args(kafka_bootstrap, topic, tmp_path))
+    assert run.exit_code == 0, run.output
+    assert "wrote 3 rewrites and 9 tombstones" in run.output
+    assert "verified" in run.output
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+    again = cli(*cli_args(kafka_bootstrap, topic, tmp_path))
+    assert again.exit_code == 0, again.output
+    assert "nothing written: the topic is already migrated" in again.output
+
+
+def test_the_command_reports_bad_input_with_exit_2(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, _ = phantom_topic(kafka_bootstrap)
+    no_old = cli("--topic", topic, "--bootstrap", kafka_bootstrap, "--columns", COLS,
+                 "--primary-key", "id")
+    assert no_old.exit_code == 2
+    assert "--old-key-format" in no_old.output
+    wrong = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--old-option", "3:x=y"))
+    assert wrong.exit_code == 2 and "number 3" in wrong.output
+    # raw reads any key bytes as the name column, but the value says otherwise: not the
+    # encoding, and nothing else is declared
+    undecodable = cli("--topic", topic, "--bootstrap", kafka_bootstrap, "--columns", COLS,
+                      "--old-key-format", "raw", "--old-option", "primary-key=name",
+                      "--new-option", "primary-key=id,region", "--new-key-format", "json",
+                      "--state", str(tmp_path / "x.json"))
+    assert undecodable.exit_code == 2, undecodable.output
+    assert "decodes under no declared encoding" in undecodable.output
+    assert "Traceback" not in undecodable.output
+
+
+def test_verification_failure_exits_1(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A verifier that still sees a phantom (a producer wrote an old key meanwhile)."""
+    from sparkio.migrate_plan import Verification
+
+    topic, _ = phantom_topic(kafka_bootstrap)
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path),
+                           verify=lambda t, d, n: Verification(t, 9, 1, 1, 0))
+    assert exit_code(report) == 1
+    assert "VERIFICATION FAILED" in render_text(report)
+    assert json.loads((tmp_path / "state.json").read_text())["phase"] == "written"
