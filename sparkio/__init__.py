@@ -23,6 +23,7 @@ __all__ = [
     "TaskDeliveryError",
     "WorkerSetupError",
     "WriteSummary",
+    "migrate",
     "prepare",
     "register",
     "serialize",
@@ -57,6 +58,13 @@ def prepare(df: DataFrame, **options: Any) -> DataFrame:
     from sparkio.writer import prepare as run  # lazy: no pyspark on import
 
     return run(df, **options)
+
+
+def migrate(spark: SparkSession, **options: Any) -> Any:
+    """Re-key a compacted topic, read by Spark tasks (`sparkio.migrate.migrate_with_spark`)."""
+    from sparkio.migrate_topic import migrate_with_spark  # lazy: no Kafka client on import
+
+    return migrate_with_spark(spark, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -74,7 +74,7 @@ def migrate(
     tombstone for every old key; verified at the end (exit 1 when a row is still under two)."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
     from formats.sqltypes import parse_columns
-    from sparkio.migrate import Migration, as_json, exit_code, migrate_topic, render_text
+    from sparkio.migrate_topic import Migration, as_json, exit_code, migrate_topic, render_text
 
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],

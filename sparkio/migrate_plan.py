@@ -1,9 +1,9 @@
 """The pure half of `keyguard migrate`: folded records -> what to rewrite and what to delete.
 
-No broker here: `sparkio.migrate` reads the topic, hands the folded records to `plan_migration`,
-and writes what it says. A compacted topic is a table keyed by exact key bytes, one table per
-partition (compaction never folds across partitions), so the fold keeps the last record of
-every (partition, key bytes): later offset wins, a tombstone deletes.
+No broker here: `sparkio.migrate_topic` reads the topic, hands the folded records to
+`plan_migration`, and writes what it says. A compacted topic is a table keyed by exact key
+bytes, one table per partition (compaction never folds across partitions), so the fold keeps
+the last record of every (partition, key bytes): later offset wins, a tombstone deletes.
 
 Each kept record's key is identified by its encoding: the NEW declaration's when its key bytes
 decode and re-encode to themselves under it (already migrated), else the first OLD declaration

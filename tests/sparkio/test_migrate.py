@@ -18,7 +18,7 @@ from formats.plan import resolve_plan
 from formats.registry.registration import bind_plan_schema_ids
 from formats.sqltypes import parse_columns
 from guard.offsets import KafkaRanges
-from sparkio.migrate import Migration, exit_code, migrate_topic, read_folds, render_text
+from sparkio.migrate_topic import Migration, exit_code, migrate_topic, read_folds, render_text
 
 COLS = "id BIGINT, region STRING, name STRING"
 TABLE = parse_columns(COLS)

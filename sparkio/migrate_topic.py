@@ -1,4 +1,5 @@
-"""`keyguard migrate`: re-key a compacted topic without orphaning a record.
+"""`keyguard migrate` and `sparkio.migrate` (named apart so the function is not hidden by a
+submodule of the same name): re-key a compacted topic without orphaning a record.
 
 A key change (new key fields, another key format or namespace, a partition count) gives every
 row new key bytes. Written naively, the old records stay live beside the new ones: phantom
@@ -36,7 +37,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formats.errors import EXIT_BREAKING, InvalidOptionError, RegistryError
 from formats.plan import TOPIC, UpsertPlan
@@ -48,7 +49,7 @@ from formats.registry.registration import (
     open_plan,
 )
 from formats.types import RowType
-from guard.offsets import KafkaRanges
+from guard.offsets import KafkaRanges, OffsetRange
 from guard.topic import KafkaTopicInspector
 from sparkio.migrate_plan import (
     Classified,
@@ -62,6 +63,9 @@ from sparkio.migrate_plan import (
     verify_entries,
 )
 from sparkio.producer import ProducerFactory, UpsertProducer, producer_config
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: The phases a run goes through, in order, as the state file records them.
 PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verified")
@@ -486,3 +490,58 @@ def _show(data: bytes) -> str:
     except UnicodeDecodeError:
         pass
     return data.hex()
+
+
+# --------------------------------------------------------------------------------------------
+# The Spark form
+# --------------------------------------------------------------------------------------------
+
+
+def fold_range(bootstrap: str, properties: Mapping[str, Any], r: OffsetRange) -> Fold:
+    """One partition read and folded: the body of a Spark task."""
+    kafka = KafkaRanges(bootstrap, properties)
+    fold = Fold()
+    for batch in kafka.read(r):
+        fold.add(batch)
+    return fold
+
+
+def spark_reader(spark: SparkSession, bootstrap: str,
+                 properties: Mapping[str, Any] | None = None) -> Reader:
+    """A Reader whose partitions are read and folded in parallel, one Spark task each; the
+    folds (the last record per key bytes: the live table and its tombstones) come back to the
+    driver, which plans and writes."""
+    props = dict(properties or {})
+
+    def read(topic: str) -> list[Fold]:
+        ranges = KafkaRanges(bootstrap, props).capture(topic)
+        if not ranges:
+            return []
+        rdd = spark.sparkContext.parallelize(ranges, len(ranges))
+        return rdd.map(lambda r: fold_range(bootstrap, props, r)).collect()
+
+    return read
+
+
+def migrate_with_spark(spark: SparkSession, *, topic: str, bootstrap: str,
+                       table: RowType | str, old: Sequence[Mapping[str, Any]],
+                       new: Mapping[str, Any], to_topic: str | None = None,
+                       partitions: int | None = None,
+                       properties: Mapping[str, Any] | None = None,
+                       state_path: str | Path | None = None, dry_run: bool = False,
+                       registry: Registry | None = None,
+                       verify: Verifier | None = None) -> MigrationReport:
+    """`sparkio.migrate`: the migration with the topic read by Spark tasks, one per Kafka
+    partition, in parallel (reading every record is the bulk of the work); planning and writing
+    run on the driver, so the live table (key and value bytes) must fit in its memory. Same
+    guarantees and report as `keyguard migrate`. `table`: a RowType or Flink SQL columns."""
+    if isinstance(table, str):
+        from formats.sqltypes import parse_columns  # lazy: only for columns given as text
+
+        table = parse_columns(table)
+    m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=tuple(old), new=new,
+                  to_topic=to_topic, partitions=partitions, properties=dict(properties or {}),
+                  state_path=Path(state_path) if state_path is not None else None,
+                  dry_run=dry_run)
+    return migrate_topic(m, registry=registry, verify=verify,
+                         reader=spark_reader(spark, bootstrap, m.properties))
