@@ -44,9 +44,9 @@ from formats.plan import TOPIC, UpsertPlan
 from formats.registry import Registry
 from formats.registry.registration import (
     bind_plan_schema_ids,
-    bind_schema_id,
     needs_schema_id,
     open_plan,
+    resolve_schema_id,
 )
 from formats.types import RowType
 from guard.offsets import KafkaRanges, OffsetRange
@@ -253,17 +253,19 @@ def declarations(m: Migration, registry: Registry | None,
     new = open_plan(m.table, {**m.new, TOPIC.key: m.target}, registry=registry)
     if m.dry_run:
         for codec in (new.key_codec, new.value_codec):
-            if needs_schema_id(codec):
-                try:
-                    bind_schema_id(codec, register=False)
-                except RegistryError:
-                    codec.bind_schema_id(0)  # type: ignore[attr-defined]
-                    if report is not None:
-                        report.notes.append(
-                            f"the new {codec.context.role} schema is not registered yet: the run "
-                            "registers it; the partitions shown assume a placeholder id")
+            if not needs_schema_id(codec):
+                continue
+            try:
+                schema_id = resolve_schema_id(codec, registry, register=False)
+            except RegistryError:
+                schema_id = 0  # a placeholder: a dry run registers nothing
+                if report is not None:
+                    report.notes.append(
+                        f"the new {codec.context.role} schema is not registered yet: the run "
+                        "registers it; the partitions shown assume a placeholder id")
+            codec.bind_schema_id(schema_id)
     else:
-        bind_plan_schema_ids(new)
+        bind_plan_schema_ids(new, registry)
     return Declarations(new, tuple(plan(o) for o in m.old),
                         tuple(_label(o) for o in m.old))
 

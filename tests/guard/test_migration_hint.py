@@ -11,8 +11,8 @@ from guard.judge import judge, migration_hint
 from guard.plan import TopicPlan
 from guard.report import Report, Verdict
 
-KEY_V1 = {"type": "record", "name": "record", "namespace": "acme",
-          "fields": [{"name": "user_region", "type": "string"}]}
+REGION: dict[str, object] = {"name": "user_region", "type": "string"}
+KEY_V1 = {"type": "record", "name": "record", "namespace": "acme", "fields": [REGION]}
 
 
 def _report(fields: list[dict[str, object]]) -> Report:
@@ -24,7 +24,7 @@ def _report(fields: list[dict[str, object]]) -> Report:
 
 
 def test_a_breaking_key_change_notes_keyguard_migrate() -> None:
-    report = _report([*KEY_V1["fields"], {"name": "n", "type": "int", "default": 0}])
+    report = _report([REGION, {"name": "n", "type": "int", "default": 0}])
     assert report.verdict is Verdict.BREAKING
     hints = [n for n in report.notes if "keyguard migrate" in n]
     assert len(hints) == 1
@@ -32,7 +32,7 @@ def test_a_breaking_key_change_notes_keyguard_migrate() -> None:
 
 
 def test_an_unchanged_key_names_no_migration() -> None:
-    report = _report(list(KEY_V1["fields"]))
+    report = _report([REGION])
     assert report.verdict is not Verdict.BREAKING
     assert not any("keyguard migrate" in n for n in report.notes)
 
