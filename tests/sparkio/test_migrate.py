@@ -14,8 +14,7 @@ from broker import new_topic
 from confluent_kafka import Producer
 
 from formats.partitioner import partition_for
-from formats.plan import resolve_plan
-from formats.registry.registration import bind_plan_schema_ids
+from formats.registry.registration import bind_plan_schema_ids, open_plan
 from formats.sqltypes import parse_columns
 from guard.offsets import KafkaRanges
 from sparkio.migrate_topic import Migration, exit_code, migrate_topic, read_folds, render_text
@@ -36,7 +35,7 @@ def _row(i: int, name: str = "a", region: str = "eu") -> Row:
 def produce(bootstrap: str, topic: str, options: Mapping[str, str],
             changes: Sequence[tuple[Row, bool]], *, partitions: int = 3) -> None:
     """What a writer with these options does (murmur2 partitions); (row, True) deletes."""
-    plan = resolve_plan(TABLE, {**options, "topic": topic})
+    plan = open_plan(TABLE, {**options, "topic": topic})
     bind_plan_schema_ids(plan)
     p = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random",
                   "linger.ms": 5, "log_level": 0})
@@ -50,7 +49,7 @@ def produce(bootstrap: str, topic: str, options: Mapping[str, str],
 def consumer_table(bootstrap: str, topic: str, options: Mapping[str, str] = V2,
                    ) -> dict[bytes, Row]:
     """What a consumer folding the topic sees: the last value per key bytes, decoded."""
-    plan = resolve_plan(TABLE, {**options, "topic": topic})
+    plan = open_plan(TABLE, {**options, "topic": topic})
     out: dict[bytes, Row] = {}
     for fold in read_folds(KafkaRanges(bootstrap), topic):
         for e in fold.entries.values():
@@ -256,3 +255,29 @@ def test_verification_failure_exits_1(kafka_bootstrap: str, tmp_path: Path) -> N
     assert exit_code(report) == 1
     assert "VERIFICATION FAILED" in render_text(report)
     assert json.loads((tmp_path / "state.json").read_text())["phase"] == "written"
+
+
+def test_avro_confluent_keys_under_two_schema_ids(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The issue's case: key v1 registered and written, then key v2 (a new key field, a new
+    schema id) written over the same rows: phantoms, repaired; the keys carry v2's id only."""
+    from formats.registry.mock import MockRegistry
+
+    scope = f"migrate-{uuid.uuid4().hex[:8]}"
+    url = {"key.avro-confluent.url": f"mock://{scope}"}
+    a1 = {**V1, "key.format": "avro-confluent", **url}
+    a2 = {**V2, "key.format": "avro-confluent", **url}
+    topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
+    produce(kafka_bootstrap, topic, a1, [(_row(i, "v1"), False) for i in range(4)])
+    produce(kafka_bootstrap, topic, a2, [(_row(i, "v2"), False) for i in range(2)])
+    m = Migration(topic=topic, bootstrap=kafka_bootstrap, table=TABLE, old=(a1,), new=a2,
+                  state_path=tmp_path / "avro.json")
+    report = migrate_topic(m)
+    assert report.plan is not None
+    assert (report.plan.phantom_keys, len(report.plan.rewrites),
+            len(report.plan.tombstones)) == (2, 2, 4)
+    assert report.verification is not None and report.verification.clean
+    table = consumer_table(kafka_bootstrap, topic, a2)
+    assert rows(table) == [_row(0, "v2"), _row(1, "v2"), _row(2, "v1"), _row(3, "v1")]
+    registry = MockRegistry(scope)
+    latest = registry.get_version(f"{topic}-key", "latest")
+    assert {k[1:5] for k in table} == {latest.schema_id.to_bytes(4, "big")}
