@@ -211,10 +211,7 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     if m.dry_run:
         report.notes.append("dry run: nothing was written")
         return report
-    if plan.empty:
-        report.notes.append(f"nothing to write: every row of {m.topic} is already under the new "
-                            f"key in {m.target}")
-    else:
+    if not plan.empty:
         partitions.create(admin, m)
     state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
                  rewrites=len(plan.rewrites), tombstones=len(plan.tombstones))
@@ -443,8 +440,7 @@ def render_text(report: MigrationReport) -> str:
     lines = [f"migrate {where}: {report.records_read} records read"
              + (f", {report.null_keys} with a null key (skipped)" if report.null_keys else "")]
     if report.resumed_from:
-        lines.append(f"resuming: the last run reached phase {report.resumed_from!r} "
-                     f"(state {report.state_path})")
+        lines.append(f"last run: phase {report.resumed_from!r} (state {report.state_path})")
     if plan is not None:
         enc = ", ".join(f"{n} {name}" for name, n in sorted(plan.encodings.items())) or "none"
         lines += [
