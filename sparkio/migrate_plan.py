@@ -60,6 +60,8 @@ class Entry:
 class Fold:
     """One partition's last record per key bytes, and what the fold saw."""
 
+    #: The end offset (exclusive) the read stopped at; -1: unknown.
+    end: int = -1
     entries: dict[bytes, Entry] = field(default_factory=dict)
     records: int = 0
     null_keys: int = 0

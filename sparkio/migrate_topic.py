@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import EXIT_BREAKING, InvalidOptionError, RegistryError
+from formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
 from formats.plan import TOPIC, UpsertPlan
 from formats.registry import Registry
 from formats.registry.registration import (
@@ -67,6 +67,9 @@ from sparkio.producer import ProducerFactory, UpsertProducer, producer_config
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+#: How often a migration reads and plans again when records arrive while it reads.
+SETTLE_ATTEMPTS = 3
+
 #: The phases a run goes through, in order, as the state file records them.
 PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verified")
 
@@ -74,6 +77,13 @@ PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verifi
 Reader = Callable[[str], list[Fold]]
 #: The final check of the target topic (the seam a topic audit plugs into).
 Verifier = Callable[[str, Declarations, int], Verification]
+
+
+class TopicBusyError(KeyguardError):
+    """Records kept arriving while the migration read the topic: writing now could overwrite
+    a newer write of a row with the value read before it."""
+
+    kind = "topic-busy"
 
 
 @dataclass(frozen=True)
@@ -199,18 +209,29 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)
 
-    folds = read(m.topic)
-    report.records_read = sum(f.records for f in folds)
-    report.null_keys = sum(f.null_keys for f in folds)
-    source = classify_all(folds, decl, m.topic)
-    target: list[Classified] | None = [] if m.cut_over else None
-    if m.cut_over and partitions.exists:
-        target = classify_all(read(m.target), decl, m.target)
-    plan = plan_migration(source, partitions.count, target=target)
-    report.plan = plan
-    if m.dry_run:
-        report.notes.append("dry run: nothing was written")
-        return report
+    for attempt in range(1, SETTLE_ATTEMPTS + 1):
+        folds = read(m.topic)
+        report.records_read = sum(f.records for f in folds)
+        report.null_keys = sum(f.null_keys for f in folds)
+        source = classify_all(folds, decl, m.topic)
+        target: list[Classified] | None = [] if m.cut_over else None
+        if m.cut_over and partitions.exists:
+            target = classify_all(read(m.target), decl, m.target)
+        plan = plan_migration(source, partitions.count, target=target)
+        report.plan = plan
+        if m.dry_run:
+            report.notes.append("dry run: nothing was written")
+            return report
+        arrived = _arrived(kafka, m.topic, folds)
+        if not arrived:
+            break
+        if attempt == SETTLE_ATTEMPTS:
+            raise TopicBusyError(
+                f"topic {m.topic!r} is being written: {arrived} records arrived while the "
+                f"migration read it, {SETTLE_ATTEMPTS} times; nothing was written",
+                hint="switch the producers to the new key or pause them, then run again (a "
+                     "rewrite must not overwrite a newer write of the same row)")
+        report.notes.append(f"{arrived} records arrived while reading: read and planned again")
     if not plan.empty:
         partitions.create(admin, m)
     state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
@@ -234,6 +255,14 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
                              "misplaced": report.verification.misplaced}
     _phase(state_path, state, "verified" if report.verification.clean else "written")
     return report
+
+
+def _arrived(kafka: KafkaRanges, topic: str, folds: Sequence[Fold]) -> int:
+    """Records written to `topic` since `folds` were read (their ends against the ends now)."""
+    now = kafka.capture(topic)
+    if len(now) != len(folds):
+        return max(1, sum(r.end for r in now))
+    return sum(max(0, r.end - f.end) for r, f in zip(now, folds, strict=True) if f.end >= 0)
 
 
 def declarations(m: Migration, registry: Registry | None,
@@ -334,7 +363,7 @@ def read_folds(kafka: KafkaRanges, topic: str) -> list[Fold]:
     """Every partition up to its end captured now, folded by key bytes, in this process."""
     folds = []
     for r in kafka.capture(topic):
-        fold = Fold()
+        fold = Fold(end=r.end)
         for batch in kafka.read(r):
             fold.add(batch)
         folds.append(fold)
@@ -498,7 +527,7 @@ def _show(data: bytes) -> str:
 def fold_range(bootstrap: str, properties: Mapping[str, Any], r: OffsetRange) -> Fold:
     """One partition read and folded: the body of a Spark task."""
     kafka = KafkaRanges(bootstrap, properties)
-    fold = Fold()
+    fold = Fold(end=r.end)
     for batch in kafka.read(r):
         fold.add(batch)
     return fold

@@ -281,3 +281,42 @@ def test_avro_confluent_keys_under_two_schema_ids(kafka_bootstrap: str, tmp_path
     registry = MockRegistry(scope)
     latest = registry.get_version(f"{topic}-key", "latest")
     assert {k[1:5] for k in table} == {latest.schema_id.to_bytes(4, "big")}
+
+
+def test_records_arriving_while_reading_are_read_before_writing(kafka_bootstrap: str,
+                                                                tmp_path: Path) -> None:
+    """A producer writes a row under the new key while the migration reads: the migration
+    reads and plans again, so its rewrite cannot overwrite the newer value."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    kafka = KafkaRanges(kafka_bootstrap)
+    reads: list[str] = []
+
+    def racing(name: str) -> list[Any]:
+        folds = read_folds(kafka, name)
+        reads.append(name)
+        if len(reads) == 1:  # row 7 gets a newer value under the new key, once
+            produce(kafka_bootstrap, topic, V2, [(_row(7, "newer"), False)])
+        return folds
+
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path), reader=racing)
+    assert any("arrived while reading" in n for n in report.notes)
+    assert report.verification is not None and report.verification.clean
+    want = [_row(7, "newer") if r["id"] == 7 else r for r in expected]
+    assert rows(consumer_table(kafka_bootstrap, topic)) == want
+
+
+def test_a_topic_written_all_along_is_left_alone(kafka_bootstrap: str, tmp_path: Path) -> None:
+    from sparkio.migrate_topic import TopicBusyError
+
+    topic, _ = phantom_topic(kafka_bootstrap)
+    kafka = KafkaRanges(kafka_bootstrap)
+    ends = [r.end for r in kafka.capture(topic)]
+
+    def busy(name: str) -> list[Any]:
+        folds = read_folds(kafka, name)
+        produce(kafka_bootstrap, topic, V2, [(_row(1, "again"), False)])
+        return folds
+
+    with pytest.raises(TopicBusyError, match="is being written"):
+        migrate_topic(migration(kafka_bootstrap, topic, tmp_path), reader=busy)
+    assert sum(r.end for r in kafka.capture(topic)) == sum(ends) + 3  # only the producer's
