@@ -120,3 +120,61 @@ def test_a_cut_over_leaves_the_source_and_clears_strays_in_the_target() -> None:
     p = plan(entry(V1, row(1)), target=[stray])
     assert [w.key for w in p.rewrites] == [b'{"id":1,"region":"eu"}']
     assert p.tombstones == (Write(0, stray.key, None),)
+
+
+# --- the command's flags, as table options (no broker) -------------------------------------------
+
+
+def test_flags_become_one_option_set_per_encoding() -> None:
+    from sparkio.cli import migration_options
+
+    olds, new = migration_options(
+        old_key_formats=["json", "avro-confluent"],
+        old_options=["primary-key=id", "2:key.avro-confluent.subject=orders-key"],
+        new_key_format="avro-confluent", new_options={"primary-key": "id,region"},
+        value_format="json", value_options={"value.fields-include": "ALL"},
+        primary_key=None, registry="http://registry:8081")
+    assert olds[0] == {"key.format": "json", "value.format": "json",
+                       "value.fields-include": "ALL", "primary-key": "id"}
+    assert olds[1]["key.avro-confluent.subject"] == "orders-key"
+    assert olds[1]["key.avro-confluent.url"] == "http://registry:8081"
+    assert "key.avro-confluent.url" not in olds[0]
+    assert new["primary-key"] == "id,region" and new["key.format"] == "avro-confluent"
+    assert new["key.avro-confluent.url"] == "http://registry:8081"
+
+
+def test_the_command_help_lists_its_flags() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from guard.cli import EXIT_CODES_HELP
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate", epilog=EXIT_CODES_HELP)(migrate)  # as guard.cli loads entry points
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, ["migrate", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for flag in ("--topic", "--old-key-format", "--old-option", "--new-key-format",
+                 "--new-option", "--new-partitions", "--to-topic", "--state", "--dry-run",
+                 "--format"):
+        assert flag in result.output
+    assert " ".join(result.output.split()).endswith(" ".join(EXIT_CODES_HELP.split()))
+
+
+def test_bad_flags_exit_2_before_any_broker() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)
+    base = ["migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT"]
+    for extra, said in ((["--old-key-format", "json", "--format", "yaml"], "--format"),
+                        (["--old-key-format", "json", "--old-option", "nokv"], "KEY=VALUE"),
+                        ([], "--old-key-format")):
+        result = CliRunner().invoke(app, base + extra)
+        assert result.exit_code == 2, result.output
+        assert said in result.output and "Traceback" not in result.output
