@@ -1,5 +1,7 @@
-"""`keyguard migrate` and `sparkio.migrate` (named apart so the function is not hidden by a
-submodule of the same name): re-key a compacted topic without orphaning a record.
+"""`keyguard migrate` and `sparkio.migrate`: re-key a compacted topic without orphaning a record.
+
+(The module is not `sparkio/migrate.py`: a submodule of that name would replace the function
+`sparkio.migrate` on the package as soon as it is imported.)
 
 A key change (new key fields, another key format or namespace, a partition count) gives every
 row new key bytes. Written naively, the old records stay live beside the new ones: phantom
