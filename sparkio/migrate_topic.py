@@ -50,6 +50,7 @@ from formats.registry.registration import (
     open_plan,
     resolve_schema_id,
 )
+from formats.secrets import is_secret_key, redact, register_options
 from formats.types import RowType
 from guard.offsets import KafkaRanges, OffsetRange
 from guard.topic import KafkaTopicInspector
@@ -201,6 +202,8 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     reads in tasks); `verify` checks the target at the end (default: `verify_topic`);
     `producer_factory` builds the librdkafka producer (tests inject failures with it).
     """
+    for options in (*m.old, m.new, m.properties):
+        register_options(options)  # their secrets never reach a message or the report
     kafka = KafkaRanges(m.bootstrap, m.properties)
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
     read = reader or (lambda topic: read_folds(kafka, topic))
@@ -301,7 +304,8 @@ def declarations(m: Migration, registry: Registry | None,
 def _label(options: Mapping[str, Any]) -> str:
     fmt = options.get("key.format", "?")
     given = ", ".join(f"{k}={v}" for k, v in sorted(options.items())
-                      if k.startswith(f"key.{fmt}.") and not k.endswith(".url"))
+                      if k.startswith(f"key.{fmt}.") and not k.endswith(".url")
+                      and not is_secret_key(k))
     pk = options.get("primary-key", "?")
     return f"{fmt}({pk}{'; ' + given if given else ''})"
 
@@ -438,7 +442,7 @@ def as_json(report: MigrationReport) -> dict[str, Any]:
         "topic": report.topic, "target": report.target, "dry_run": report.dry_run,
         "records_read": report.records_read, "null_keys": report.null_keys,
         "state": report.state_path, "resumed_from": report.resumed_from,
-        "notes": list(report.notes),
+        "notes": [redact(n) for n in report.notes],
         "written": {"rewrites": report.rewrites_acknowledged,
                     "tombstones": report.tombstones_acknowledged},
     }
@@ -508,7 +512,7 @@ def render_text(report: MigrationReport) -> str:
                 lines.append(f"  phantom: new key {_show(key)} live as "
                              + "; ".join(f"{e} p{p}@{o} {_show(k)}" for e, p, o, k in group))
     lines += [f"note: {n}" for n in report.notes]
-    return "\n".join(lines)
+    return redact("\n".join(lines))
 
 
 def _show(data: bytes) -> str:
