@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from guard.cli.common import fail, handles_errors, parse_kv
+from guard.cli.common import at_least, fail, handles_errors, parse_kv
 
 
 @handles_errors
@@ -51,7 +51,8 @@ def migrate(
         "--new-option", help="K=V for the new key: primary-key, key.fields-prefix, "
         "key.<format>.*.")] = None,
     new_partitions: Annotated[int | None, typer.Option(
-        "--new-partitions", help="Partition count of the target; default: its own.")] = None,
+        "--new-partitions", help="Partition count of the target; default: its own.",
+        callback=at_least(1, "--new-partitions"))] = None,
     value_format: Annotated[str, typer.Option(
         "--value-format", help="The value format (the same on both sides).")] = "json",
     value_option: Annotated[list[str] | None, typer.Option(

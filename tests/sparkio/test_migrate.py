@@ -320,3 +320,27 @@ def test_a_topic_written_all_along_is_left_alone(kafka_bootstrap: str, tmp_path:
     with pytest.raises(TopicBusyError, match="is being written"):
         migrate_topic(migration(kafka_bootstrap, topic, tmp_path), reader=busy)
     assert sum(r.end for r in kafka.capture(topic)) == sum(ends) + 3  # only the producer's
+
+
+def test_a_new_partition_count_in_place_on_noida(kafka_brokers: Any, kafka_bootstrap: str,
+                                                 tmp_path: Path) -> None:
+    """Same key, 2 -> 4 partitions (noida can add partitions; tansu cannot): every row whose
+    murmur2 partition changes is written there, then its old record is tombstoned."""
+    from broker import BrokerMissing
+
+    try:
+        bootstrap = kafka_brokers.get("noida").bootstrap
+    except BrokerMissing as e:
+        pytest.skip(str(e))
+    topic = new_topic(bootstrap, 2, {"cleanup.policy": "compact"})
+    produce(bootstrap, topic, V2, [(_row(i), False) for i in range(12)], partitions=2)
+    m = Migration(topic=topic, bootstrap=bootstrap, table=TABLE, old=(V2,), new=V2,
+                  partitions=4, state_path=tmp_path / "grow.json")
+    moved = sum(partition_for(plan_key, 4) != partition_for(plan_key, 2) for plan_key in (
+        f'{{"id":{i},"region":"eu"}}'.encode() for i in range(12)))
+    report = migrate_topic(m)
+    assert report.plan is not None
+    assert len(report.plan.rewrites) == len(report.plan.tombstones) == moved > 0
+    assert report.verification is not None and report.verification.clean
+    assert len(KafkaRanges(bootstrap).capture(topic)) == 4
+    assert rows(consumer_table(bootstrap, topic)) == [_row(i) for i in range(12)]

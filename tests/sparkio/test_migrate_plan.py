@@ -174,7 +174,26 @@ def test_bad_flags_exit_2_before_any_broker() -> None:
     base = ["migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT"]
     for extra, said in ((["--old-key-format", "json", "--format", "yaml"], "--format"),
                         (["--old-key-format", "json", "--old-option", "nokv"], "KEY=VALUE"),
-                        ([], "--old-key-format")):
+                        ([], "--old-key-format"),
+                        (["--old-key-format", "json", "--new-partitions", "0"],
+                         "--new-partitions must be at least 1")):
         result = CliRunner().invoke(app, base + extra)
         assert result.exit_code == 2, result.output
         assert said in result.output and "Traceback" not in result.output
+
+
+def test_an_unreachable_broker_exits_3() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, [
+        "migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT",
+        "--old-key-format", "json", "--primary-key", "id", "--kafka-config",
+        "socket.connection.setup.timeout.ms=2000"])
+    assert result.exit_code == 3, result.output
+    assert "127.0.0.1:1" in result.output and "Traceback" not in result.output
