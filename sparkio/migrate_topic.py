@@ -37,6 +37,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -365,15 +366,21 @@ def _partitions(kafka: KafkaTopicInspector, topic: str) -> int | None:
     return kafka.partitions(AdminClient(kafka.client_config({})), topic)
 
 
-def read_folds(kafka: KafkaRanges, topic: str) -> list[Fold]:
-    """Every partition up to its end captured now, folded by key bytes, in this process."""
-    folds = []
-    for r in kafka.capture(topic):
-        fold = Fold(end=r.end)
-        for batch in kafka.read(r):
-            fold.add(batch)
-        folds.append(fold)
-    return folds
+def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8) -> list[Fold]:
+    """Every partition up to its end captured now, folded by key bytes, in this process; up to
+    `threads` partitions at a time (each read is mostly waiting for the broker)."""
+    ranges = kafka.capture(topic)
+    if len(ranges) <= 1 or threads <= 1:
+        return [_fold(kafka, r) for r in ranges]
+    with ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as pool:
+        return list(pool.map(lambda r: _fold(kafka, r), ranges))
+
+
+def _fold(kafka: KafkaRanges, r: OffsetRange) -> Fold:
+    fold = Fold(end=r.end)
+    for batch in kafka.read(r):
+        fold.add(batch)
+    return fold
 
 
 def classify_all(folds: Sequence[Fold], decl: Declarations, topic: str) -> list[Classified]:
@@ -532,11 +539,7 @@ def _show(data: bytes) -> str:
 
 def fold_range(bootstrap: str, properties: Mapping[str, Any], r: OffsetRange) -> Fold:
     """One partition read and folded: the body of a Spark task."""
-    kafka = KafkaRanges(bootstrap, properties)
-    fold = Fold(end=r.end)
-    for batch in kafka.read(r):
-        fold.add(batch)
-    return fold
+    return _fold(KafkaRanges(bootstrap, properties), r)
 
 
 def spark_reader(spark: SparkSession, bootstrap: str,
