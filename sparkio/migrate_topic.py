@@ -215,33 +215,16 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)
 
-    for attempt in range(1, SETTLE_ATTEMPTS + 1):
-        folds = read(m.topic)
-        report.records_read = sum(f.records for f in folds)
-        report.null_keys = sum(f.null_keys for f in folds)
-        source = classify_all(folds, decl, m.topic)
-        target: list[Classified] | None = [] if m.cut_over else None
-        if m.cut_over and partitions.exists:
-            target = classify_all(read(m.target), decl, m.target)
-        plan = plan_migration(source, partitions.count, target=target)
-        report.plan = plan
-        if m.dry_run:
-            report.notes.append("dry run: nothing was written")
-            return report
-        arrived = _arrived(kafka, m.topic, folds)
-        if not arrived:
-            break
-        if attempt == SETTLE_ATTEMPTS:
-            raise TopicBusyError(
-                f"topic {m.topic!r} is being written: {arrived} records arrived while the "
-                f"migration read it, {SETTLE_ATTEMPTS} times; nothing was written",
-                hint="switch the producers to the new key or pause them, then run again (a "
-                     "rewrite must not overwrite a newer write of the same row)")
-        report.notes.append(f"{arrived} records arrived while reading: read and planned again")
+    plan = settled_plan(m, read, kafka, decl, partitions, report)
+    if m.dry_run:
+        report.notes.append("dry run: nothing was written")
+        return report
     if not plan.empty:
         partitions.create(admin, m)
+    state.pop("verification", None)
     state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
-                 rewrites=len(plan.rewrites), tombstones=len(plan.tombstones))
+                 rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
+                 runs=int(state.get("runs", 0)) + 1)
     _phase(state_path, state, "planned")
     if plan.rewrites:
         _phase(state_path, state, "rewriting")
@@ -261,6 +244,34 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
                              "misplaced": report.verification.misplaced}
     _phase(state_path, state, "verified" if report.verification.clean else "written")
     return report
+
+
+def settled_plan(m: Migration, read: Reader, kafka: KafkaRanges, decl: Declarations,
+                 partitions: TargetPartitions, report: MigrationReport) -> MigrationPlan:
+    """Read and plan; before a real run, read and plan again while records arrived during the
+    read (a rewrite must not overwrite a newer write of a row), at most SETTLE_ATTEMPTS times."""
+    for attempt in range(1, SETTLE_ATTEMPTS + 1):
+        folds = read(m.topic)
+        report.records_read = sum(f.records for f in folds)
+        report.null_keys = sum(f.null_keys for f in folds)
+        source = classify_all(folds, decl, m.topic)
+        target: list[Classified] | None = [] if m.cut_over else None
+        if m.cut_over and partitions.exists:
+            target = classify_all(read(m.target), decl, m.target)
+        report.plan = plan_migration(source, partitions.count, target=target)
+        if m.dry_run:
+            break
+        arrived = _arrived(kafka, m.topic, folds)
+        if not arrived:
+            break
+        if attempt == SETTLE_ATTEMPTS:
+            raise TopicBusyError(
+                f"topic {m.topic!r} is being written: {arrived} records arrived while the "
+                f"migration read it, {SETTLE_ATTEMPTS} times; nothing was written",
+                hint="switch the producers to the new key or pause them, then run again")
+        report.notes.append(f"{arrived} records arrived while reading: read and planned again")
+    assert report.plan is not None
+    return report.plan
 
 
 def _arrived(kafka: KafkaRanges, topic: str, folds: Sequence[Fold]) -> int:
