@@ -344,3 +344,60 @@ def test_a_new_partition_count_in_place_on_noida(kafka_brokers: Any, kafka_boots
     assert report.verification is not None and report.verification.clean
     assert len(KafkaRanges(bootstrap).capture(topic)) == 4
     assert rows(consumer_table(bootstrap, topic)) == [_row(i) for i in range(12)]
+
+
+_KILLED_RUN = """
+import os, signal, sys
+from pathlib import Path
+from confluent_kafka import Producer
+sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
+from test_migrate import migration
+from sparkio.migrate_topic import migrate_topic
+
+left = {after}
+
+def dying(config):
+    real = Producer(config)
+
+    class P:
+        def produce(self, *a, **k):
+            global left
+            if left == 0:
+                real.flush(10)  # what was sent is acknowledged, then the process dies
+                os.kill(os.getpid(), signal.SIGKILL)
+            left -= 1
+            real.produce(*a, **k)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def __len__(self):
+            return len(real)
+
+    return P()
+
+migrate_topic(migration({bootstrap!r}, {topic!r}, Path({tmp!r})), producer_factory=dying)
+"""
+
+
+def test_a_process_killed_among_the_tombstones_reruns_to_the_same_table(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """SIGKILL, not an exception: no cleanup runs, the state file stays as last replaced."""
+    import subprocess
+    import sys
+
+    topic, expected = phantom_topic(kafka_bootstrap)
+    here = str(Path(__file__).parent)
+    script = _KILLED_RUN.format(root=str(Path(here).parents[1]), tests=str(Path(here).parent),
+                                here=here, after=5,
+                                bootstrap=kafka_bootstrap, topic=topic, tmp=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["phase"] == "tombstoning" and state["rewrites_acknowledged"] == 3
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert report.resumed_from == "tombstoning"
+    assert report.plan is not None and not report.plan.rewrites
+    assert len(report.plan.tombstones) == 9 - 2  # two were acknowledged before the kill
+    assert report.verification is not None and report.verification.clean
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
