@@ -110,10 +110,10 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
         if key_row is not None and new.key_codec.encode(key_row) == entry.key:
             if entry.value is None:
                 return Classified(entry, NEW, entry.key, None)
-            row = new.decode(entry.key, entry.value)
-            if row is not None:
-                _, value = new.encode(row)
-                return Classified(entry, NEW, entry.key, value)
+            if new.decode(entry.key, entry.value) is not None:
+                # kept as written: a value another producer wrote in equivalent bytes is no
+                # reason to rewrite the row
+                return Classified(entry, NEW, entry.key, entry.value)
     except Exception:  # not this encoding; the old declarations are tried next
         pass
     reasons: list[str] = []

@@ -197,3 +197,10 @@ def test_an_unreachable_broker_exits_3() -> None:
         "socket.connection.setup.timeout.ms=2000"])
     assert result.exit_code == 3, result.output
     assert "127.0.0.1:1" in result.output and "Traceback" not in result.output
+
+
+def test_a_new_key_row_in_other_value_bytes_is_not_rewritten() -> None:
+    key = b'{"id":1,"region":"eu"}'
+    spaced = Entry(0, 0, 0, key, b'{"id": 1, "region": "eu", "name": "a"}')
+    p = plan(spaced)
+    assert p.empty and p.in_place == 1
