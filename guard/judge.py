@@ -27,7 +27,7 @@ from guard.keys.placement import topic_findings
 from guard.keys.side import KeySide
 from guard.plan import TopicPlan
 from guard.realkeys import decoded_examples, real_key_findings
-from guard.report import Finding, Report, Rule
+from guard.report import Category, Finding, Report, Rule, Severity
 from guard.rules import (
     CHECK_RULES,
     CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
@@ -56,6 +56,9 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
                      + _did_you_mean(plan.topic, facts.topic_names, "topics"))
     key_findings, key_notes = _key_findings(plan, registered, facts)
     findings, notes = list(key_findings), notes + key_notes
+    if any(f.effective_severity is Severity.BREAKING and f.rule.category in _KEY_CATEGORIES
+           for f in key_findings):
+        notes.append(migration_hint(plan))
     checked = [f"{plan.topic}: key {plan.key_format}"]
     value = registered.value
     if plan.value_format and plan.candidate_value is not None and value is not None:
@@ -73,6 +76,26 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
             findings += value_findings
             checked.append(f"{plan.topic}: value {value.subject} at {level}")
     return Report.of(findings, checked, notes)
+
+
+_KEY_CATEGORIES = (Category.KEY_BYTES, Category.KEY_PLACEMENT)
+
+
+def migration_hint(plan: TopicPlan) -> str:
+    """The command that makes a breaking key change safely: `keyguard migrate` re-keys the
+    topic's live rows and tombstones every old key once the new records are acknowledged."""
+    old = plan.old_key_format or plan.key_format
+    args = [f"--topic {plan.topic}", "--bootstrap <servers>", "--columns '<table columns>'",
+            f"--old-key-format {old}", "--old-option primary-key=<old key columns>",
+            f"--new-key-format {plan.key_format}",
+            "--new-option primary-key=<new key columns>"]
+    if plan.key_fields_prefix:
+        args.append(f"--new-option key.fields-prefix={plan.key_fields_prefix}")
+    if plan.partitions is not None:
+        args.append(f"--new-partitions {plan.partitions}")
+    return ("to make this key change without orphaning records, switch the producers to the "
+            "new key, then re-key the topic (--dry-run first shows the plan): keyguard migrate "
+            + " ".join(args))
 
 
 def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:

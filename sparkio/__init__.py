@@ -25,6 +25,7 @@ __all__ = [
     "WorkerSetupError",
     "WriteSummary",
     "audit",
+    "migrate",
     "prepare",
     "register",
     "serialize",
@@ -66,6 +67,13 @@ def audit(spark: SparkSession, **options: Any) -> AuditResult:
     from sparkio.auditing import audit as run  # lazy: no pyspark on import
 
     return run(spark, **options)
+
+
+def migrate(spark: SparkSession, **options: Any) -> Any:
+    """Re-key a compacted topic, read by Spark tasks (`sparkio.migrate.migrate_with_spark`)."""
+    from sparkio.migrate_topic import migrate_with_spark  # lazy: no Kafka client on import
+
+    return migrate_with_spark(spark, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,594 @@
+"""`keyguard migrate` and `sparkio.migrate`: re-key a compacted topic without orphaning a record.
+
+(The module is not `sparkio/migrate.py`: a submodule of that name would replace the function
+`sparkio.migrate` on the package as soon as it is imported.)
+
+A key change (new key fields, another key format or namespace, a partition count) gives every
+row new key bytes. Written naively, the old records stay live beside the new ones: phantom
+keys, deletes that miss. A migration, in this order:
+
+1. reads the live table: each partition's end captured once (`guard.offsets`), every record
+   up to it folded by key bytes (`sparkio.migrate_plan`);
+2. decodes each record under the declared encodings (the new one, then each old one), and
+   plans: every live row under its new key on the partition murmur2 picks, the latest record
+   of a row winning when several encodings of it are live (timestamp, then offset);
+3. writes the rewrites and waits until every one is acknowledged (`sparkio.producer`);
+4. only then writes a tombstone for every other live key byte string of those rows (every
+   phantom encoding included), each on the partition it lives on;
+5. reads the topic again and fails (exit 1, with counts) when a row is still live under two
+   encodings, or under an old one (`verify`, the seam a topic audit plugs into).
+
+Between 3 and 4 consumers see both keys of a row live: a migration never leaves a moment
+where a row is missing. Every step is decided from the topic itself, so a run killed anywhere
+and run again converges to the same table: what was written is already there and is skipped.
+The state file (`--state`, JSON, replaced atomically) records the phase and the counts, so a
+rerun says what the last run did; losing it loses nothing. A cut-over (`to_topic`) writes the
+target only and leaves the source as it is; the target ends equal to the re-keyed source.
+
+Producers must already write the new key (or be stopped): a row written under an old key
+during a migration becomes a phantom again, and rerunning the migration fixes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
+from formats.plan import TOPIC, UpsertPlan
+from formats.registry import Registry
+from formats.registry.registration import (
+    bind_plan_schema_ids,
+    needs_schema_id,
+    open_plan,
+    resolve_schema_id,
+)
+from formats.secrets import is_secret_key, redact, register_options
+from formats.types import RowType
+from guard.offsets import KafkaRanges, OffsetRange
+from guard.topic import KafkaTopicInspector
+from sparkio.migrate_plan import (
+    Classified,
+    Declarations,
+    Fold,
+    MigrationPlan,
+    Verification,
+    Write,
+    classify,
+    plan_migration,
+    verify_entries,
+)
+from sparkio.producer import ProducerFactory, UpsertProducer, producer_config
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: How often a migration reads and plans again when records arrive while it reads.
+SETTLE_ATTEMPTS = 3
+
+#: The phases a run goes through, in order, as the state file records them.
+PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verified")
+
+#: Reads a topic: one Fold per partition, in partition order.
+Reader = Callable[[str], list[Fold]]
+#: The final check of the target topic (the seam a topic audit plugs into).
+Verifier = Callable[[str, Declarations, int], Verification]
+
+
+class TopicBusyError(KeyguardError):
+    """Records kept arriving while the migration read the topic: writing now could overwrite
+    a newer write of a row with the value read before it."""
+
+    kind = "topic-busy"
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What to migrate: the table's columns, the encodings in the topic (`old`: full
+    upsert-kafka table options, one set per encoding) and the one to write (`new`)."""
+
+    topic: str
+    bootstrap: str
+    table: RowType
+    old: tuple[Mapping[str, Any], ...]
+    new: Mapping[str, Any]
+    #: A cut-over writes here (created when missing); None: the topic itself.
+    to_topic: str | None = None
+    #: The target's partition count; None: the target's own (the source's for a new target).
+    partitions: int | None = None
+    #: librdkafka settings (security, timeouts) for the consumers and the producer.
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    #: Where progress is recorded; None: `default_state_path`.
+    state_path: Path | None = None
+    dry_run: bool = False
+
+    @property
+    def target(self) -> str:
+        return self.to_topic or self.topic
+
+    @property
+    def cut_over(self) -> bool:
+        return self.to_topic is not None and self.to_topic != self.topic
+
+    def fingerprint(self) -> str:
+        """Identifies the migration in its state file: same declarations, same migration."""
+        text = json.dumps({"topic": self.topic, "target": self.target, "table": self.table.sql(),
+                           "old": [dict(sorted(o.items())) for o in self.old],
+                           "new": dict(sorted(self.new.items())), "partitions": self.partitions},
+                          sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def default_state_path(topic: str, to_topic: str | None = None) -> Path:
+    """`keyguard-migrate-<topic>[-to-<target>].json` in the current directory."""
+    name = topic if not to_topic or to_topic == topic else f"{topic}-to-{to_topic}"
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return Path.cwd() / f"keyguard-migrate-{safe}.json"
+
+
+@dataclass
+class MigrationReport:
+    """What a run found, planned, wrote and verified; rendered by `render_text`/`as_json`."""
+
+    topic: str
+    target: str
+    dry_run: bool
+    records_read: int = 0
+    null_keys: int = 0
+    plan: MigrationPlan | None = None
+    rewrites_acknowledged: int = 0
+    tombstones_acknowledged: int = 0
+    verification: Verification | None = None
+    state_path: str | None = None
+    #: The phase the previous run reached, from the state file.
+    resumed_from: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def wrote_nothing(self) -> bool:
+        return not (self.rewrites_acknowledged or self.tombstones_acknowledged)
+
+
+# --------------------------------------------------------------------------------------------
+# The state file
+# --------------------------------------------------------------------------------------------
+
+
+def read_state(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InvalidOptionError(f"migration state file {path} cannot be read: {exc}",
+                                 hint="delete it (the topic itself says what is done) or "
+                                      "give another --state") from None
+    return data if isinstance(data, dict) else None
+
+
+def write_state(path: Path, state: Mapping[str, Any]) -> None:
+    """Atomically: a temporary file beside it, then os.replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(dict(state), f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+
+def migrate_topic(m: Migration, *, registry: Registry | None = None,
+                  reader: Reader | None = None, verify: Verifier | None = None,
+                  producer_factory: ProducerFactory | None = None) -> MigrationReport:
+    """Run (or, with `dry_run`, plan) a migration; see the module docstring.
+
+    `registry` is handed to every codec (else the formats' url options name theirs);
+    `reader` reads a topic's folds (default: this process, `read_folds`; the Spark form
+    reads in tasks); `verify` checks the target at the end (default: `verify_topic`);
+    `producer_factory` builds the librdkafka producer (tests inject failures with it).
+    """
+    for options in (*m.old, m.new, m.properties):
+        register_options(options)  # their secrets never reach a message or the report
+    kafka = KafkaRanges(m.bootstrap, m.properties)
+    admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
+    read = reader or (lambda topic: read_folds(kafka, topic))
+    report = MigrationReport(m.topic, m.target, m.dry_run)
+    decl = declarations(m, registry, report)
+    partitions = target_partitions(m, admin, report)
+    state_path = m.state_path or default_state_path(m.topic, m.to_topic)
+    report.state_path = str(state_path)
+    state = _resume(state_path, m, report)
+
+    plan = settled_plan(m, read, kafka, decl, partitions, report)
+    if m.dry_run:
+        report.notes.append("dry run: nothing was written")
+        return report
+    if not plan.empty:
+        partitions.create(admin, m)
+    state.pop("verification", None)
+    state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
+                 rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
+                 runs=int(state.get("runs", 0)) + 1)
+    _phase(state_path, state, "planned")
+    if plan.rewrites:
+        _phase(state_path, state, "rewriting")
+        report.rewrites_acknowledged = _produce(m, plan.rewrites, producer_factory)
+    state["rewrites_acknowledged"] = report.rewrites_acknowledged
+    _phase(state_path, state, "rewritten")
+    if plan.tombstones:
+        _phase(state_path, state, "tombstoning")
+        report.tombstones_acknowledged = _produce(m, plan.tombstones, producer_factory)
+    state["tombstones_acknowledged"] = report.tombstones_acknowledged
+    _phase(state_path, state, "written")
+    check = verify or (lambda topic, d, n: verify_topic(read, topic, d, n))
+    report.verification = check(m.target, decl, partitions.count)
+    state["verification"] = {"live_keys": report.verification.live_keys,
+                             "phantom_keys": report.verification.phantom_keys,
+                             "old_encoded": report.verification.old_encoded,
+                             "misplaced": report.verification.misplaced}
+    _phase(state_path, state, "verified" if report.verification.clean else "written")
+    return report
+
+
+def settled_plan(m: Migration, read: Reader, kafka: KafkaRanges, decl: Declarations,
+                 partitions: TargetPartitions, report: MigrationReport) -> MigrationPlan:
+    """Read and plan; before a real run, read and plan again while records arrived during the
+    read (a rewrite must not overwrite a newer write of a row), at most SETTLE_ATTEMPTS times."""
+    for attempt in range(1, SETTLE_ATTEMPTS + 1):
+        folds = read(m.topic)
+        report.records_read = sum(f.records for f in folds)
+        report.null_keys = sum(f.null_keys for f in folds)
+        source = classify_all(folds, decl, m.topic)
+        target: list[Classified] | None = [] if m.cut_over else None
+        if m.cut_over and partitions.exists:
+            target = classify_all(read(m.target), decl, m.target)
+        report.plan = plan_migration(source, partitions.count, target=target)
+        if m.dry_run:
+            break
+        arrived = _arrived(kafka, m.topic, folds)
+        if not arrived:
+            break
+        if attempt == SETTLE_ATTEMPTS:
+            raise TopicBusyError(
+                f"topic {m.topic!r} is being written: {arrived} records arrived while the "
+                f"migration read it, {SETTLE_ATTEMPTS} times; nothing was written",
+                hint="switch the producers to the new key or pause them, then run again")
+        report.notes.append(f"{arrived} records arrived while reading: read and planned again")
+    assert report.plan is not None
+    return report.plan
+
+
+def _arrived(kafka: KafkaRanges, topic: str, folds: Sequence[Fold]) -> int:
+    """Records written to `topic` since `folds` were read (their ends against the ends now)."""
+    now = kafka.capture(topic)
+    if len(now) != len(folds):
+        return max(1, sum(r.end for r in now))
+    return sum(max(0, r.end - f.end) for r, f in zip(now, folds, strict=True) if f.end >= 0)
+
+
+def declarations(m: Migration, registry: Registry | None,
+                 report: MigrationReport | None = None) -> Declarations:
+    """The plans of the new and the old encodings; the new one's schema ids bound before the
+    first record (registered unless a dry run, which only looks them up)."""
+    if not m.old:
+        raise InvalidOptionError("no old key encoding declared",
+                                 hint="give the key format the topic holds now (--old-key-format)")
+
+    def plan(options: Mapping[str, Any]) -> UpsertPlan:
+        return open_plan(m.table, {**options, TOPIC.key: m.topic}, registry=registry)
+
+    new = open_plan(m.table, {**m.new, TOPIC.key: m.target}, registry=registry)
+    if m.dry_run:
+        for codec in (new.key_codec, new.value_codec):
+            if not needs_schema_id(codec):
+                continue
+            try:
+                schema_id = resolve_schema_id(codec, registry, register=False)
+            except RegistryError:
+                schema_id = 0  # a placeholder: a dry run registers nothing
+                if report is not None:
+                    report.notes.append(
+                        f"the new {codec.context.role} schema is not registered yet: the run "
+                        "registers it; the partitions shown assume a placeholder id")
+            codec.bind_schema_id(schema_id)
+    else:
+        bind_plan_schema_ids(new, registry)
+    return Declarations(new, tuple(plan(o) for o in m.old),
+                        tuple(_label(o) for o in m.old))
+
+
+def _label(options: Mapping[str, Any]) -> str:
+    fmt = options.get("key.format", "?")
+    given = ", ".join(f"{k}={v}" for k, v in sorted(options.items())
+                      if k.startswith(f"key.{fmt}.") and not k.endswith(".url")
+                      and not is_secret_key(k))
+    pk = options.get("primary-key", "?")
+    return f"{fmt}({pk}{'; ' + given if given else ''})"
+
+
+@dataclass
+class TargetPartitions:
+    """The target's partition count, and whether the target must be created or grown first."""
+
+    count: int
+    exists: bool
+    current: int | None
+
+    def create(self, kafka: KafkaTopicInspector, m: Migration) -> None:
+        """Before the first record: create a missing cut-over target (compacted), or add
+        partitions to one that has fewer."""
+        from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+        admin = AdminClient(kafka.client_config({}))
+        try:
+            if not self.exists:
+                fut = admin.create_topics([NewTopic(m.target, self.count, config={
+                    "cleanup.policy": "compact"})])[m.target]
+                fut.result(30)
+                self.exists, self.current = True, self.count
+            elif self.current is not None and self.current < self.count:
+                admin.create_partitions([NewPartitions(m.target, self.count)])[m.target].result(30)
+                self.current = self.count
+        except Exception as exc:
+            raise kafka.unavailable(
+                f"cannot prepare topic {m.target!r} with {self.count} partitions", exc) from None
+
+
+def target_partitions(m: Migration, kafka: KafkaTopicInspector,
+                      report: MigrationReport | None = None) -> TargetPartitions:
+    source = _partitions(kafka, m.topic)
+    if source is None:
+        raise InvalidOptionError(f"topic {m.topic!r} does not exist at {m.bootstrap}",
+                                 hint="check --topic and --bootstrap")
+    current = source if not m.cut_over else _partitions(kafka, m.target)
+    want = m.partitions or current or source
+    if current is not None and want < current:
+        raise InvalidOptionError(
+            f"topic {m.target!r} has {current} partitions; Kafka cannot reduce them to {want}",
+            hint="migrate to a new topic with --to-topic and --new-partitions")
+    if report is not None:
+        if current is None:
+            report.notes.append(f"topic {m.target!r} does not exist: it is created compacted "
+                                f"with {want} partitions")
+        elif want > current:
+            report.notes.append(f"topic {m.target!r} grows from {current} to {want} partitions")
+    return TargetPartitions(want, current is not None, current)
+
+
+def _partitions(kafka: KafkaTopicInspector, topic: str) -> int | None:
+    from confluent_kafka.admin import AdminClient
+
+    return kafka.partitions(AdminClient(kafka.client_config({})), topic)
+
+
+def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8) -> list[Fold]:
+    """Every partition up to its end captured now, folded by key bytes, in this process; up to
+    `threads` partitions at a time (each read is mostly waiting for the broker)."""
+    ranges = kafka.capture(topic)
+    if len(ranges) <= 1 or threads <= 1:
+        return [_fold(kafka, r) for r in ranges]
+    with ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as pool:
+        return list(pool.map(lambda r: _fold(kafka, r), ranges))
+
+
+def _fold(kafka: KafkaRanges, r: OffsetRange) -> Fold:
+    fold = Fold(end=r.end)
+    for batch in kafka.read(r):
+        fold.add(batch)
+    return fold
+
+
+def classify_all(folds: Sequence[Fold], decl: Declarations, topic: str) -> list[Classified]:
+    return [classify(e, decl, topic) for f in folds for e in f.entries.values()]
+
+
+def verify_topic(read: Reader, topic: str, decl: Declarations, partitions: int) -> Verification:
+    """The default verification: the topic read again, every live row under the new key,
+    once, on its murmur2 partition."""
+    return verify_entries(topic, classify_all(read(topic), decl, topic), partitions)
+
+
+def _produce(m: Migration, writes: Sequence[Write],
+             factory: ProducerFactory | None) -> int:
+    """Every record sent to its explicit partition; returns when all are acknowledged, raises
+    `TaskDeliveryError` (with counts) otherwise."""
+    config = producer_config({**m.properties, "bootstrap.servers": m.bootstrap},
+                             "at-least-once")
+    kwargs: dict[str, Any] = {"factory": factory} if factory is not None else {}
+    producer = UpsertProducer(topic=m.target, config=config, **kwargs)
+    try:
+        producer.send([w.key for w in writes], [w.value for w in writes],
+                      [w.partition for w in writes])
+        return producer.finish().records
+    except BaseException:
+        producer.abort()
+        raise
+
+
+def _resume(path: Path, m: Migration, report: MigrationReport) -> dict[str, Any]:
+    previous = read_state(path)
+    if previous is None:
+        return {"started_at": _now()}
+    if previous.get("fingerprint") != m.fingerprint():
+        report.notes.append(f"state file {path} is from another migration (other declarations): "
+                            "it is replaced")
+        return {"started_at": _now()}
+    report.resumed_from = str(previous.get("phase"))
+    return {**previous, "resumed_at": _now()}
+
+
+def _phase(path: Path, state: dict[str, Any], phase: str) -> None:
+    state["phase"] = phase
+    state["updated_at"] = _now()
+    write_state(path, state)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# --------------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------------
+
+
+def exit_code(report: MigrationReport) -> int:
+    """0, or 1 when the verification found a row still under two or under old encodings."""
+    v = report.verification
+    return EXIT_BREAKING if v is not None and not v.clean else 0
+
+
+def as_json(report: MigrationReport) -> dict[str, Any]:
+    plan, v = report.plan, report.verification
+    out: dict[str, Any] = {
+        "topic": report.topic, "target": report.target, "dry_run": report.dry_run,
+        "records_read": report.records_read, "null_keys": report.null_keys,
+        "state": report.state_path, "resumed_from": report.resumed_from,
+        "notes": [redact(n) for n in report.notes],
+        "written": {"rewrites": report.rewrites_acknowledged,
+                    "tombstones": report.tombstones_acknowledged},
+    }
+    if plan is not None:
+        out["plan"] = {
+            "live_keys": plan.live_keys, "deleted_keys": plan.deleted_keys,
+            "phantom_keys": plan.phantom_keys, "encodings": dict(plan.encodings),
+            "already_in_place": plan.in_place, "rewrites": len(plan.rewrites),
+            "tombstones": len(plan.tombstones),
+            "partitions_touched": list(plan.partitions_touched()),
+            "phantom_examples": [_example(k, g) for k, g in plan.examples],
+        }
+    if v is not None:
+        out["verification"] = {"topic": v.topic, "clean": v.clean, "live_keys": v.live_keys,
+                               "phantom_keys": v.phantom_keys, "old_encoded": v.old_encoded,
+                               "misplaced": v.misplaced,
+                               "phantom_examples": [_example(k, g) for k, g in v.examples]}
+    return out
+
+
+def _example(key: bytes, group: Sequence[tuple[str, int, int, bytes]]) -> dict[str, Any]:
+    return {"new_key_hex": key.hex(), "records": [
+        {"encoding": e, "partition": p, "offset": o, "key_hex": k.hex()} for e, p, o, k in group]}
+
+
+def render_text(report: MigrationReport) -> str:
+    plan, v = report.plan, report.verification
+    where = report.topic if report.target == report.topic else \
+        f"{report.topic} -> {report.target} (cut-over)"
+    lines = [f"migrate {where}: {report.records_read} records read"
+             + (f", {report.null_keys} with a null key (skipped)" if report.null_keys else "")]
+    if report.resumed_from:
+        lines.append(f"last run: phase {report.resumed_from!r} (state {report.state_path})")
+    if plan is not None:
+        enc = ", ".join(f"{n} {name}" for name, n in sorted(plan.encodings.items())) or "none"
+        lines += [
+            f"live records by key encoding: {enc}",
+            f"rows: {plan.live_keys} live, {plan.deleted_keys} deleted by a later tombstone, "
+            f"{plan.phantom_keys} live under two or more key encodings (phantoms)",
+            f"plan: {len(plan.rewrites)} rows to rewrite under the new key "
+            f"({plan.in_place} already in place), then {len(plan.tombstones)} tombstones for "
+            "the old key byte strings",
+            "partitions touched: " + (", ".join(map(str, plan.partitions_touched())) or "none"),
+        ]
+        for key, group in plan.examples:
+            lines.append(f"  phantom: new key {_show(key)} live as "
+                         + "; ".join(f"{e} p{p}@{o} {_show(k)}" for e, p, o, k in group))
+        if not plan.empty:
+            lines.append(f"consumers of {report.target} see both the old and the new key of "
+                         "a row live between the rewrite and the tombstones; "
+                         "no row is ever missing")
+        if plan.empty and not report.dry_run:
+            lines.append("nothing written: the topic is already migrated")
+    if not report.dry_run and not report.wrote_nothing:
+        lines.append(f"wrote {report.rewrites_acknowledged} rewrites "
+                     f"and {report.tombstones_acknowledged} tombstones, all acknowledged")
+    if v is not None:
+        if v.clean:
+            lines.append(f"verified {v.topic}: {v.live_keys} rows, each live under the new key "
+                         "only, on its murmur2 partition")
+        else:
+            lines.append(f"VERIFICATION FAILED on {v.topic}: {v.phantom_keys} rows live under "
+                         f"two or more keys, {v.old_encoded} records under an old key, "
+                         f"{v.misplaced} on another partition than murmur2's; run the "
+                         "migration again (producers writing old keys must be switched first)")
+            for key, group in v.examples:
+                lines.append(f"  phantom: new key {_show(key)} live as "
+                             + "; ".join(f"{e} p{p}@{o} {_show(k)}" for e, p, o, k in group))
+    lines += [f"note: {n}" for n in report.notes]
+    return redact("\n".join(lines))
+
+
+def _show(data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+        if text.isprintable():
+            return repr(text)
+    except UnicodeDecodeError:
+        pass
+    return data.hex()
+
+
+# --------------------------------------------------------------------------------------------
+# The Spark form
+# --------------------------------------------------------------------------------------------
+
+
+def fold_range(bootstrap: str, properties: Mapping[str, Any], r: OffsetRange) -> Fold:
+    """One partition read and folded: the body of a Spark task."""
+    return _fold(KafkaRanges(bootstrap, properties), r)
+
+
+def spark_reader(spark: SparkSession, bootstrap: str,
+                 properties: Mapping[str, Any] | None = None) -> Reader:
+    """A Reader whose partitions are read and folded in parallel, one Spark task each; the
+    folds (the last record per key bytes: the live table and its tombstones) come back to the
+    driver, which plans and writes."""
+    props = dict(properties or {})
+
+    def read(topic: str) -> list[Fold]:
+        ranges = KafkaRanges(bootstrap, props).capture(topic)
+        if not ranges:
+            return []
+        rdd = spark.sparkContext.parallelize(ranges, len(ranges))
+        return rdd.map(lambda r: fold_range(bootstrap, props, r)).collect()
+
+    return read
+
+
+def migrate_with_spark(spark: SparkSession, *, topic: str, bootstrap: str,
+                       table: RowType | str, old: Sequence[Mapping[str, Any]],
+                       new: Mapping[str, Any], to_topic: str | None = None,
+                       partitions: int | None = None,
+                       properties: Mapping[str, Any] | None = None,
+                       state_path: str | Path | None = None, dry_run: bool = False,
+                       registry: Registry | None = None,
+                       verify: Verifier | None = None) -> MigrationReport:
+    """`sparkio.migrate`: the migration with the topic read by Spark tasks, one per Kafka
+    partition, in parallel (reading every record is the bulk of the work); planning and writing
+    run on the driver, so the live table (key and value bytes) must fit in its memory. Same
+    guarantees and report as `keyguard migrate`. `table`: a RowType or Flink SQL columns."""
+    if isinstance(table, str):
+        from formats.sqltypes import parse_columns  # lazy: only for columns given as text
+
+        table = parse_columns(table)
+    m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=tuple(old), new=new,
+                  to_topic=to_topic, partitions=partitions, properties=dict(properties or {}),
+                  state_path=Path(state_path) if state_path is not None else None,
+                  dry_run=dry_run)
+    return migrate_topic(m, registry=registry, verify=verify,
+                         reader=spark_reader(spark, bootstrap, m.properties))

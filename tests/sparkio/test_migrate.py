@@ -1,0 +1,403 @@
+"""keyguard migrate against a broker: phantom keys repaired, kills and reruns, dry runs,
+cut-overs. Every table is checked the way a consumer sees it: the topic folded by key bytes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from broker import new_topic
+from confluent_kafka import Producer
+
+from formats.partitioner import partition_for
+from formats.registry.registration import bind_plan_schema_ids, open_plan
+from formats.sqltypes import parse_columns
+from guard.offsets import KafkaRanges
+from sparkio.migrate_topic import Migration, exit_code, migrate_topic, read_folds, render_text
+
+COLS = "id BIGINT, region STRING, name STRING"
+TABLE = parse_columns(COLS)
+VALUE = {"value.format": "json", "value.fields-include": "ALL"}
+V1 = {"key.format": "json", "primary-key": "id", **VALUE}
+V2 = {"key.format": "json", "primary-key": "id,region", **VALUE}
+
+Row = dict[str, Any]
+
+
+def _row(i: int, name: str = "a", region: str = "eu") -> Row:
+    return {"id": i, "region": region, "name": name}
+
+
+def produce(bootstrap: str, topic: str, options: Mapping[str, str],
+            changes: Sequence[tuple[Row, bool]], *, partitions: int = 3) -> None:
+    """What a writer with these options does (murmur2 partitions); (row, True) deletes."""
+    plan = open_plan(TABLE, {**options, "topic": topic})
+    bind_plan_schema_ids(plan)
+    p = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random",
+                  "linger.ms": 5, "log_level": 0})
+    for row, delete in changes:
+        key, value = plan.encode(row)
+        p.produce(topic, key=key, value=None if delete else value,
+                  partition=partition_for(key, partitions))
+    assert p.flush(15) == 0
+
+
+def consumer_table(bootstrap: str, topic: str, options: Mapping[str, str] = V2,
+                   ) -> dict[bytes, Row]:
+    """What a consumer folding the topic sees: the last value per key bytes, decoded."""
+    plan = open_plan(TABLE, {**options, "topic": topic})
+    out: dict[bytes, Row] = {}
+    for fold in read_folds(KafkaRanges(bootstrap), topic):
+        for e in fold.entries.values():
+            if e.value is not None:
+                assert e.key not in out, "one key bytes on two partitions"
+                row = plan.decode(e.key, e.value)
+                assert row is not None
+                out[e.key] = row
+    return out
+
+
+def rows(table: Mapping[bytes, Row]) -> list[Row]:
+    return sorted(table.values(), key=lambda r: (r["id"], r["region"]))
+
+
+def phantom_topic(bootstrap: str) -> tuple[str, list[Row]]:
+    """Keys v1 (id), then v2 (id, region) for some of the same rows: phantoms; the expected
+    table after the migration (the latest write of each row)."""
+    topic = new_topic(bootstrap, 3, {"cleanup.policy": "compact"})
+    produce(bootstrap, topic, V1, [(_row(i, "v1"), False) for i in range(10)]
+            + [(_row(9, "v1"), True)])  # a delete under v1: row 9 gone
+    produce(bootstrap, topic, V2, [(_row(i, "v2"), False) for i in range(0, 6)])
+    expected = [_row(i, "v2") for i in range(6)] + [_row(i, "v1") for i in range(6, 9)]
+    return topic, expected
+
+
+def migration(bootstrap: str, topic: str, tmp_path: Path, **kw: Any) -> Migration:
+    return Migration(topic=topic, bootstrap=bootstrap, table=TABLE, old=(V1,), new=V2,
+                     state_path=tmp_path / "state.json", **kw)
+
+
+class FailAfter:
+    """A producer factory whose producers raise after `n` produced records in all."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def __call__(self, config: dict[str, Any]) -> Any:
+        real = Producer(config)
+        outer = self
+
+        class Dying:
+            def produce(self, *a: Any, **k: Any) -> None:
+                if outer.left <= 0:
+                    raise RuntimeError("killed")
+                outer.left -= 1
+                real.produce(*a, **k)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            def __len__(self) -> int:
+                return len(real)
+
+        return Dying()
+
+
+def test_migrate_repairs_phantom_keys(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    before = consumer_table(kafka_bootstrap, topic, V2)
+    assert len(before) == 9 + 6  # rows 0..5 live under both keys
+
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    plan = report.plan
+    assert plan is not None
+    assert plan.phantom_keys == 6
+    assert plan.live_keys == 9
+    assert dict(plan.encodings) == {"json(id)": 9, "new": 6}
+    assert len(plan.rewrites) == 3  # rows 6..8: only under v1
+    assert len(plan.tombstones) == 9  # every v1 key still live
+    assert report.rewrites_acknowledged == 3 and report.tombstones_acknowledged == 9
+    assert report.verification is not None and report.verification.clean
+    assert exit_code(report) == 0
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["phase"] == "verified"
+    assert "verified" in render_text(report)
+
+    again = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert again.wrote_nothing and again.plan is not None and again.plan.empty
+    assert again.resumed_from == "verified"
+    assert "already migrated" in render_text(again)
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+
+@pytest.mark.parametrize("after", [1, 3, 5])
+def test_a_killed_migration_rerun_converges(kafka_bootstrap: str, tmp_path: Path,
+                                            after: int) -> None:
+    """Killed during the rewrites (1), at their end (3) or among the tombstones (5)."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    with pytest.raises(RuntimeError, match="killed"):
+        migrate_topic(migration(kafka_bootstrap, topic, tmp_path),
+                      producer_factory=FailAfter(after))
+    phase = json.loads((tmp_path / "state.json").read_text())["phase"]
+    assert phase == ("rewriting" if after < 3 else "tombstoning")
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert report.resumed_from == phase
+    assert report.verification is not None and report.verification.clean
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+
+def test_dry_run_writes_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, _ = phantom_topic(kafka_bootstrap)
+    ends = [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)]
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, dry_run=True))
+    assert report.plan is not None
+    assert (len(report.plan.rewrites), len(report.plan.tombstones)) == (3, 9)
+    text = render_text(report)
+    assert "3 rows to rewrite" in text and "9 tombstones" in text
+    assert "both the old and the new key" in text
+    assert report.wrote_nothing and report.verification is None
+    assert [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)] == ends
+    assert not (tmp_path / "state.json").exists()
+
+
+def test_cut_over_to_a_new_topic(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    source_ends = [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)]
+    target = f"keyguard-test-cut-{uuid.uuid4().hex[:8]}"
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, to_topic=target,
+                                     partitions=4))
+    assert report.plan is not None
+    assert len(report.plan.rewrites) == 9 and not report.plan.tombstones
+    assert report.verification is not None and report.verification.clean
+    assert len(KafkaRanges(kafka_bootstrap).capture(target)) == 4
+    assert rows(consumer_table(kafka_bootstrap, target)) == expected
+    assert [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)] == source_ends
+    again = migrate_topic(migration(kafka_bootstrap, topic, tmp_path, to_topic=target,
+                                    partitions=4))
+    assert again.wrote_nothing
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    """`keyguard migrate ARGS` through its typer command (entry points need an install)."""
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)  # two commands: typer keeps `migrate` as a subcommand
+    return CliRunner().invoke(app, ["migrate", *args])
+
+
+def cli_args(bootstrap: str, topic: str, tmp_path: Path, *extra: str) -> list[str]:
+    return ["--topic", topic, "--bootstrap", bootstrap, "--columns", COLS,
+            "--old-key-format", "json", "--old-option", "primary-key=id",
+            "--new-key-format", "json", "--new-option", "primary-key=id,region",
+            "--value-format", "json", "--state", str(tmp_path / "cli.json"), *extra]
+
+
+def test_the_command_plans_migrates_and_reruns(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    dry = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--dry-run", "--format", "json"))
+    assert dry.exit_code == 0, dry.output
+    doc = json.loads(dry.output)
+    assert doc["dry_run"] is True
+    assert (doc["plan"]["rewrites"], doc["plan"]["tombstones"]) == (3, 9)
+    assert doc["plan"]["phantom_keys"] == 6
+    assert doc["written"] == {"rewrites": 0, "tombstones": 0}
+
+    run = cli(*cli_args(kafka_bootstrap, topic, tmp_path))
+    assert run.exit_code == 0, run.output
+    assert "wrote 3 rewrites and 9 tombstones" in run.output
+    assert "verified" in run.output
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+    again = cli(*cli_args(kafka_bootstrap, topic, tmp_path))
+    assert again.exit_code == 0, again.output
+    assert "nothing written: the topic is already migrated" in again.output
+
+
+def test_the_command_reports_bad_input_with_exit_2(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, _ = phantom_topic(kafka_bootstrap)
+    no_old = cli("--topic", topic, "--bootstrap", kafka_bootstrap, "--columns", COLS,
+                 "--primary-key", "id")
+    assert no_old.exit_code == 2
+    assert "--old-key-format" in no_old.output
+    wrong = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--old-option", "3:x=y"))
+    assert wrong.exit_code == 2 and "number 3" in wrong.output
+    # raw reads any key bytes as the name column, but the value says otherwise: not the
+    # encoding, and nothing else is declared
+    undecodable = cli("--topic", topic, "--bootstrap", kafka_bootstrap, "--columns", COLS,
+                      "--old-key-format", "raw", "--old-option", "primary-key=name",
+                      "--new-option", "primary-key=id,region", "--new-key-format", "json",
+                      "--state", str(tmp_path / "x.json"))
+    assert undecodable.exit_code == 2, undecodable.output
+    assert "decodes under no declared encoding" in undecodable.output
+    assert "Traceback" not in undecodable.output
+
+
+def test_verification_failure_exits_1(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A verifier that still sees a phantom (a producer wrote an old key meanwhile)."""
+    from sparkio.migrate_plan import Verification
+
+    topic, _ = phantom_topic(kafka_bootstrap)
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path),
+                           verify=lambda t, d, n: Verification(t, 9, 1, 1, 0))
+    assert exit_code(report) == 1
+    assert "VERIFICATION FAILED" in render_text(report)
+    assert json.loads((tmp_path / "state.json").read_text())["phase"] == "written"
+
+
+def test_avro_confluent_keys_under_two_schema_ids(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The issue's case: key v1 registered and written, then key v2 (a new key field, a new
+    schema id) written over the same rows: phantoms, repaired; the keys carry v2's id only."""
+    from formats.registry.mock import MockRegistry
+
+    scope = f"migrate-{uuid.uuid4().hex[:8]}"
+    url = {"key.avro-confluent.url": f"mock://{scope}"}
+    a1 = {**V1, "key.format": "avro-confluent", **url}
+    a2 = {**V2, "key.format": "avro-confluent", **url}
+    topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
+    produce(kafka_bootstrap, topic, a1, [(_row(i, "v1"), False) for i in range(4)])
+    produce(kafka_bootstrap, topic, a2, [(_row(i, "v2"), False) for i in range(2)])
+    m = Migration(topic=topic, bootstrap=kafka_bootstrap, table=TABLE, old=(a1,), new=a2,
+                  state_path=tmp_path / "avro.json")
+    report = migrate_topic(m)
+    assert report.plan is not None
+    assert (report.plan.phantom_keys, len(report.plan.rewrites),
+            len(report.plan.tombstones)) == (2, 2, 4)
+    assert report.verification is not None and report.verification.clean
+    table = consumer_table(kafka_bootstrap, topic, a2)
+    assert rows(table) == [_row(0, "v2"), _row(1, "v2"), _row(2, "v1"), _row(3, "v1")]
+    registry = MockRegistry(scope)
+    latest = registry.get_version(f"{topic}-key", "latest")
+    assert {k[1:5] for k in table} == {latest.schema_id.to_bytes(4, "big")}
+
+
+def test_records_arriving_while_reading_are_read_before_writing(kafka_bootstrap: str,
+                                                                tmp_path: Path) -> None:
+    """A producer writes a row under the new key while the migration reads: the migration
+    reads and plans again, so its rewrite cannot overwrite the newer value."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    kafka = KafkaRanges(kafka_bootstrap)
+    reads: list[str] = []
+
+    def racing(name: str) -> list[Any]:
+        folds = read_folds(kafka, name)
+        reads.append(name)
+        if len(reads) == 1:  # row 7 gets a newer value under the new key, once
+            produce(kafka_bootstrap, topic, V2, [(_row(7, "newer"), False)])
+        return folds
+
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path), reader=racing)
+    assert any("arrived while reading" in n for n in report.notes)
+    assert report.verification is not None and report.verification.clean
+    want = [_row(7, "newer") if r["id"] == 7 else r for r in expected]
+    assert rows(consumer_table(kafka_bootstrap, topic)) == want
+
+
+def test_a_topic_written_all_along_is_left_alone(kafka_bootstrap: str, tmp_path: Path) -> None:
+    from sparkio.migrate_topic import TopicBusyError
+
+    topic, _ = phantom_topic(kafka_bootstrap)
+    kafka = KafkaRanges(kafka_bootstrap)
+    ends = [r.end for r in kafka.capture(topic)]
+
+    def busy(name: str) -> list[Any]:
+        folds = read_folds(kafka, name)
+        produce(kafka_bootstrap, topic, V2, [(_row(1, "again"), False)])
+        return folds
+
+    with pytest.raises(TopicBusyError, match="is being written"):
+        migrate_topic(migration(kafka_bootstrap, topic, tmp_path), reader=busy)
+    assert sum(r.end for r in kafka.capture(topic)) == sum(ends) + 3  # only the producer's
+
+
+def test_a_new_partition_count_in_place_on_noida(kafka_brokers: Any, kafka_bootstrap: str,
+                                                 tmp_path: Path) -> None:
+    """Same key, 2 -> 4 partitions (noida can add partitions; tansu cannot): every row whose
+    murmur2 partition changes is written there, then its old record is tombstoned."""
+    from broker import BrokerMissing
+
+    try:
+        bootstrap = kafka_brokers.get("noida").bootstrap
+    except BrokerMissing as e:
+        pytest.skip(str(e))
+    topic = new_topic(bootstrap, 2, {"cleanup.policy": "compact"})
+    produce(bootstrap, topic, V2, [(_row(i), False) for i in range(12)], partitions=2)
+    m = Migration(topic=topic, bootstrap=bootstrap, table=TABLE, old=(V2,), new=V2,
+                  partitions=4, state_path=tmp_path / "grow.json")
+    moved = sum(partition_for(plan_key, 4) != partition_for(plan_key, 2) for plan_key in (
+        f'{{"id":{i},"region":"eu"}}'.encode() for i in range(12)))
+    report = migrate_topic(m)
+    assert report.plan is not None
+    assert len(report.plan.rewrites) == len(report.plan.tombstones) == moved > 0
+    assert report.verification is not None and report.verification.clean
+    assert len(KafkaRanges(bootstrap).capture(topic)) == 4
+    assert rows(consumer_table(bootstrap, topic)) == [_row(i) for i in range(12)]
+
+
+_KILLED_RUN = """
+import os, signal, sys
+from pathlib import Path
+from confluent_kafka import Producer
+sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
+from test_migrate import migration
+from sparkio.migrate_topic import migrate_topic
+
+left = {after}
+
+def dying(config):
+    real = Producer(config)
+
+    class P:
+        def produce(self, *a, **k):
+            global left
+            if left == 0:
+                real.flush(10)  # what was sent is acknowledged, then the process dies
+                os.kill(os.getpid(), signal.SIGKILL)
+            left -= 1
+            real.produce(*a, **k)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def __len__(self):
+            return len(real)
+
+    return P()
+
+migrate_topic(migration({bootstrap!r}, {topic!r}, Path({tmp!r})), producer_factory=dying)
+"""
+
+
+def test_a_process_killed_among_the_tombstones_reruns_to_the_same_table(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """SIGKILL, not an exception: no cleanup runs, the state file stays as last replaced."""
+    import subprocess
+    import sys
+
+    topic, expected = phantom_topic(kafka_bootstrap)
+    here = str(Path(__file__).parent)
+    script = _KILLED_RUN.format(root=str(Path(here).parents[1]), tests=str(Path(here).parent),
+                                here=here, after=5,
+                                bootstrap=kafka_bootstrap, topic=topic, tmp=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["phase"] == "tombstoning" and state["rewrites_acknowledged"] == 3
+    report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path))
+    assert report.resumed_from == "tombstoning"
+    assert report.plan is not None and not report.plan.rewrites
+    assert len(report.plan.tombstones) == 9 - 2  # two were acknowledged before the kill
+    assert report.verification is not None and report.verification.clean
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected

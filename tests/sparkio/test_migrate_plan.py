@@ -1,0 +1,206 @@
+"""sparkio.migrate_plan: the migration's pure half, from folded records (no broker)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from formats.errors import DecodeError
+from formats.partitioner import partition_for
+from formats.plan import UpsertPlan, resolve_plan
+from formats.sqltypes import parse_columns
+from guard.offsets import Record
+from sparkio.migrate_plan import (
+    NEW,
+    Declarations,
+    Entry,
+    Fold,
+    Write,
+    classify,
+    plan_migration,
+    verify_entries,
+)
+
+TABLE = parse_columns("id BIGINT, region STRING, name STRING")
+VALUE = {"topic": "t", "value.format": "json"}
+V1 = resolve_plan(TABLE, {**VALUE, "key.format": "json", "primary-key": "id"})
+V2 = resolve_plan(TABLE, {**VALUE, "key.format": "json", "primary-key": "id,region"})
+DECL = Declarations(V2, (V1,), ("v1",))
+
+
+def entry(plan: UpsertPlan, row: dict[str, Any], *, partition: int = 0, offset: int = 0,
+          ts: int = 0, delete: bool = False) -> Entry:
+    key, value = plan.encode(row)
+    return Entry(partition, offset, ts, key, None if delete else value)
+
+
+def row(i: int, name: str = "a") -> dict[str, Any]:
+    return {"id": i, "region": "eu", "name": name}
+
+
+def plan(*entries: Entry, partitions: int = 1, target: list[Entry] | None = None) -> Any:
+    return plan_migration([classify(e, DECL, "t") for e in entries], partitions,
+                          target=None if target is None else
+                          [classify(e, DECL, "t2") for e in target])
+
+
+def test_the_fold_keeps_the_last_record_per_key_bytes() -> None:
+    recs = [Record(0, 0, 1, b"a", b"1"), Record(0, 1, 2, b"b", b"2"), Record(0, 2, 3, None, b"x"),
+            Record(0, 3, 4, b"a", None), Record(0, 4, 5, b"b", b"3")]
+    fold = Fold().add(recs)
+    assert (fold.records, fold.null_keys) == (5, 1)
+    assert {k: (e.offset, e.value) for k, e in fold.entries.items()} == {
+        b"a": (3, None), b"b": (4, b"3")}
+
+
+def test_classify_names_the_encoding_and_the_new_key() -> None:
+    old = classify(entry(V1, row(1)), DECL, "t")
+    new = classify(entry(V2, row(1)), DECL, "t")
+    assert (old.encoding, new.encoding) == ("v1", NEW)
+    assert old.new_key == new.new_key == b'{"id":1,"region":"eu"}'
+    assert old.new_value == new.new_value
+    gone = classify(entry(V1, row(1), delete=True), DECL, "t")
+    assert gone.encoding == "v1" and gone.new_key is None  # region is not in a v1 key
+
+
+def test_an_undecodable_record_names_its_offset() -> None:
+    bad = Entry(2, 41, 0, b"\xff\x00", b"{}")
+    with pytest.raises(DecodeError, match=r"partition 2 offset 41.*no declared encoding"):
+        classify(bad, DECL, "t")
+
+
+def test_the_latest_encoding_wins_then_the_old_keys_are_tombstoned() -> None:
+    p = plan(entry(V1, row(1, "old"), offset=0, ts=5), entry(V2, row(1, "new"), offset=1, ts=3))
+    # v1 is later by timestamp: its value is rewritten under the new key
+    assert p.phantom_keys == 1 and p.live_keys == 1
+    assert p.rewrites == (Write(0, b'{"id":1,"region":"eu"}',
+                                b'{"id":1,"region":"eu","name":"old"}'),)
+    assert p.tombstones == (Write(0, b'{"id":1}', None),)
+
+
+def test_equal_timestamps_go_to_the_higher_offset() -> None:
+    p = plan(entry(V1, row(1, "old"), offset=0, ts=5), entry(V2, row(1, "new"), offset=1, ts=5))
+    assert p.rewrites == () and p.in_place == 1
+    assert p.tombstones == (Write(0, b'{"id":1}', None),)
+
+
+def test_a_later_delete_under_the_new_key_deletes_the_row() -> None:
+    """A delete that missed the old key: the row is gone, the old key gets its tombstone."""
+    p = plan(entry(V1, row(1), offset=0, ts=1), entry(V2, row(1), offset=1, ts=2, delete=True))
+    assert (p.live_keys, p.deleted_keys, p.rewrites) == (0, 1, ())
+    assert p.tombstones == (Write(0, b'{"id":1}', None),)
+
+
+def test_a_new_partition_count_moves_rows() -> None:
+    key = b'{"id":1,"region":"eu"}'
+    want = partition_for(key, 4)
+    elsewhere = (want + 1) % 4
+    p = plan(entry(V2, row(1), partition=elsewhere), partitions=4)
+    assert p.rewrites == (Write(want, key, b'{"id":1,"region":"eu","name":"a"}'),)
+    assert p.tombstones == (Write(elsewhere, key, None),)
+
+
+def test_a_migrated_topic_plans_nothing_and_verifies_clean() -> None:
+    entries = [entry(V2, row(i), partition=0) for i in range(3)]
+    assert plan(*entries).empty
+    v = verify_entries("t", [classify(e, DECL, "t") for e in entries], 1)
+    assert v.clean and v.live_keys == 3
+
+
+def test_verification_counts_phantoms_and_old_keys() -> None:
+    entries = [entry(V1, row(1)), entry(V2, row(1), offset=1), entry(V1, row(2), offset=2)]
+    v = verify_entries("t", [classify(e, DECL, "t") for e in entries], 1)
+    assert (v.phantom_keys, v.old_encoded, v.misplaced, v.clean) == (1, 2, 0, False)
+    assert v.examples[0][0] == b'{"id":1,"region":"eu"}'
+
+
+def test_a_cut_over_leaves_the_source_and_clears_strays_in_the_target() -> None:
+    stray = entry(V2, row(7), offset=0)
+    p = plan(entry(V1, row(1)), target=[stray])
+    assert [w.key for w in p.rewrites] == [b'{"id":1,"region":"eu"}']
+    assert p.tombstones == (Write(0, stray.key, None),)
+
+
+# --- the command's flags, as table options (no broker) -------------------------------------------
+
+
+def test_flags_become_one_option_set_per_encoding() -> None:
+    from sparkio.cli import migration_options
+
+    olds, new = migration_options(
+        old_key_formats=["json", "avro-confluent"],
+        old_options=["primary-key=id", "2:key.avro-confluent.subject=orders-key"],
+        new_key_format="avro-confluent", new_options={"primary-key": "id,region"},
+        value_format="json", value_options={"value.fields-include": "ALL"},
+        primary_key=None, registry="http://registry:8081")
+    assert olds[0] == {"key.format": "json", "value.format": "json",
+                       "value.fields-include": "ALL", "primary-key": "id"}
+    assert olds[1]["key.avro-confluent.subject"] == "orders-key"
+    assert olds[1]["key.avro-confluent.url"] == "http://registry:8081"
+    assert "key.avro-confluent.url" not in olds[0]
+    assert new["primary-key"] == "id,region" and new["key.format"] == "avro-confluent"
+    assert new["key.avro-confluent.url"] == "http://registry:8081"
+
+
+def test_the_command_help_lists_its_flags() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from guard.cli import EXIT_CODES_HELP
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate", epilog=EXIT_CODES_HELP)(migrate)  # as guard.cli loads entry points
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, ["migrate", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for flag in ("--topic", "--old-key-format", "--old-option", "--new-key-format",
+                 "--new-option", "--new-partitions", "--to-topic", "--state", "--dry-run",
+                 "--format"):
+        assert flag in result.output
+    assert " ".join(result.output.split()).endswith(" ".join(EXIT_CODES_HELP.split()))
+
+
+def test_bad_flags_exit_2_before_any_broker() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)
+    base = ["migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT"]
+    for extra, said in ((["--old-key-format", "json", "--format", "yaml"], "--format"),
+                        (["--old-key-format", "json", "--old-option", "nokv"], "KEY=VALUE"),
+                        ([], "--old-key-format"),
+                        (["--old-key-format", "json", "--new-partitions", "0"],
+                         "--new-partitions must be at least 1")):
+        result = CliRunner().invoke(app, base + extra)
+        assert result.exit_code == 2, result.output
+        assert said in result.output and "Traceback" not in result.output
+
+
+def test_an_unreachable_broker_exits_3() -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from sparkio.cli import migrate
+
+    app = typer.Typer()
+    app.command("migrate")(migrate)
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, [
+        "migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT",
+        "--old-key-format", "json", "--primary-key", "id", "--kafka-config",
+        "socket.connection.setup.timeout.ms=2000"])
+    assert result.exit_code == 3, result.output
+    assert "127.0.0.1:1" in result.output and "Traceback" not in result.output
+
+
+def test_a_new_key_row_in_other_value_bytes_is_not_rewritten() -> None:
+    key = b'{"id":1,"region":"eu"}'
+    spaced = Entry(0, 0, 0, key, b'{"id": 1, "region": "eu", "name": "a"}')
+    p = plan(spaced)
+    assert p.empty and p.in_place == 1
