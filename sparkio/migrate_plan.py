@@ -279,10 +279,14 @@ class Verification:
     old_encoded: int
     misplaced: int
     examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
+    #: `keyguard audit`'s counts on the target under the new declaration (phantom keys,
+    #: misplaced records), when the audit ran: the same rules as the command.
+    audit: tuple[int, int] | None = None
 
     @property
     def clean(self) -> bool:
-        return not (self.phantom_keys or self.old_encoded or self.misplaced)
+        return not (self.phantom_keys or self.old_encoded or self.misplaced
+                    or (self.audit is not None and any(self.audit)))
 
 
 def verify_entries(topic: str, classified: Sequence[Classified], partitions: int

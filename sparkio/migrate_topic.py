@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,7 @@ from formats.registry.registration import (
 )
 from formats.secrets import is_secret_key, redact, register_options
 from formats.types import RowType
+from guard.audit.scan import audit_topic
 from guard.offsets import KafkaRanges, OffsetRange
 from guard.topic import KafkaTopicInspector
 from sparkio.migrate_plan import (
@@ -236,7 +237,8 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
         report.tombstones_acknowledged = _produce(m, plan.tombstones, producer_factory)
     state["tombstones_acknowledged"] = report.tombstones_acknowledged
     _phase(state_path, state, "written")
-    check = verify or (lambda topic, d, n: verify_topic(read, topic, d, n))
+    check = verify or (lambda topic, d, n: audited(
+        verify_topic(read, topic, d, n), m, d, registry))
     report.verification = check(m.target, decl, partitions.count)
     state["verification"] = {"live_keys": report.verification.live_keys,
                              "phantom_keys": report.verification.phantom_keys,
@@ -404,6 +406,16 @@ def verify_topic(read: Reader, topic: str, decl: Declarations, partitions: int) 
     return verify_entries(topic, classify_all(read(topic), decl, topic), partitions)
 
 
+def audited(own: Verification, m: Migration, decl: Declarations,
+            registry: Registry | None) -> Verification:
+    """`own` with `keyguard audit`'s counts of the target under the new declaration: the
+    migration ends with the audit the command runs (phantom keys, misplaced records), besides
+    its own check, which also knows the old encodings."""
+    result = audit_topic(m.target, decl.new, bootstrap=m.bootstrap, properties=m.properties,
+                         registry=registry)
+    return replace(own, audit=(result.phantom_keys, result.misplaced_keys))
+
+
 def _produce(m: Migration, writes: Sequence[Write],
              factory: ProducerFactory | None) -> int:
     """Every record sent to its explicit partition; returns when all are acknowledged, raises
@@ -477,6 +489,8 @@ def as_json(report: MigrationReport) -> dict[str, Any]:
         out["verification"] = {"topic": v.topic, "clean": v.clean, "live_keys": v.live_keys,
                                "phantom_keys": v.phantom_keys, "old_encoded": v.old_encoded,
                                "misplaced": v.misplaced,
+                               "audit": None if v.audit is None else {
+                                   "phantom_keys": v.audit[0], "misplaced": v.audit[1]},
                                "phantom_examples": [_example(k, g) for k, g in v.examples]}
     return out
 
@@ -518,13 +532,15 @@ def render_text(report: MigrationReport) -> str:
         lines.append(f"wrote {report.rewrites_acknowledged} rewrites "
                      f"and {report.tombstones_acknowledged} tombstones, all acknowledged")
     if v is not None:
+        audit = "" if v.audit is None else (
+            f"; keyguard audit: {v.audit[0]} phantom keys, {v.audit[1]} misplaced records")
         if v.clean:
             lines.append(f"verified {v.topic}: {v.live_keys} rows, each live under the new key "
-                         "only, on its murmur2 partition")
+                         "only, on its murmur2 partition" + audit)
         else:
             lines.append(f"VERIFICATION FAILED on {v.topic}: {v.phantom_keys} rows live under "
                          f"two or more keys, {v.old_encoded} records under an old key, "
-                         f"{v.misplaced} on another partition than murmur2's; run the "
+                         f"{v.misplaced} on another partition than murmur2's{audit}; run the "
                          "migration again (producers writing old keys must be switched first)")
             for key, group in v.examples:
                 lines.append(f"  phantom: new key {_show(key)} live as "

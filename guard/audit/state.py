@@ -106,6 +106,8 @@ class Entry:
     offset: int
     #: The schema id the key bytes carry (a framed format), else None.
     schema_id: int | None
+    #: Not on the partition murmur2 picks for the key bytes.
+    misplaced: bool = False
 
 
 @dataclass
@@ -224,7 +226,8 @@ class Folder:
             return
         s.key_bytes += len(r.key)
         key_id = self._id("key", self.key_frame, r.key, r)
-        if expected is not None and expected != r.partition:
+        misplaced = expected is not None and expected != r.partition
+        if misplaced:
             s.misplaced += 1
             self._example(st.misplaced, Located(
                 r.partition, r.offset, f"on partition {r.partition}, murmur2 picks {expected}",
@@ -234,7 +237,7 @@ class Folder:
         if before is not None and before.offset > r.offset:
             return  # an older record of a key already folded (a re-read): the later one holds
         logical = before.logical if before is not None else self._logical(r, s)
-        st.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id)
+        st.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id, misplaced)
 
     def _logical(self, r: RecordLike, s: PartitionStats) -> bytes | None:
         assert r.key is not None

@@ -138,12 +138,29 @@ def test_misplaced_keys_are_counted_per_partition_with_an_example() -> None:
     t.add(_key(8, "y"), _value(8, "y", "1"))
     state = fold(_plan(), PARTITIONS, [t.records])
     result = judge(state, _facts(), phantoms(state), {})
-    assert result.misplaced_keys == 2
+    assert result.misplaced_keys == 1  # one live key, in two records
     (f,) = [f for f in result.report.findings if f.rule is MISPLACED_KEY]
-    assert f"per partition: {wrong}: 2" in f.message
+    assert f"per partition: {wrong}: 1; 2 misplaced records in all" in f.message
     assert f.witness is not None and f.witness.old_bytes == key
     assert (f.witness.old_partition, f.witness.new_partition) == (wrong, right)
     assert result.data["per_partition"][wrong]["misplaced"] == 2
+
+
+def test_a_misplaced_key_deleted_beside_it_is_no_finding() -> None:
+    """A partition count change: the old records and their tombstones stay on the partition
+    they were written to; compaction removes them, so only live misplaced keys break."""
+    t = Topic()
+    key = _key(7, "y")
+    wrong = (partition_for(key, PARTITIONS) + 1) % PARTITIONS
+    t.add(key, _value(7, "y", "1"), partition=wrong)
+    t.add(key, None, partition=wrong)
+    t.add(key, _value(7, "y", "2"))  # rewritten where murmur2 puts it
+    state = fold(_plan(), PARTITIONS, [t.records])
+    result = judge(state, _facts(), phantoms(state), {})
+    assert result.misplaced_keys == 0 and result.clean
+    assert not [f for f in result.report.findings if f.rule is MISPLACED_KEY]
+    assert result.data["totals"]["misplaced"] == 2  # the records are still counted
+    assert result.data["totals"]["misplaced_live"] == 0
 
 
 def test_undecodable_records_and_null_keys_by_offset() -> None:
