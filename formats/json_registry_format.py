@@ -1,0 +1,256 @@
+"""The `json-registry` format: Flink's json text in Confluent's wire format (JSON Schema).
+
+Confluent Cloud's Flink names it `json-registry`; Confluent's JSON Schema serializers
+(`KafkaJsonSchemaSerializer`, confluent-kafka's `JSONSerializer`) and Kafka Connect's
+`JsonSchemaConverter` write the same frame. A record is the CONFLUENT frame
+(`formats.framing`: magic byte 0, the schema's registry id as 4 bytes big-endian) around the
+JSON text exactly as Flink's `json` format writes the row (`formats.json_format`: its encoder
+and its options, so `json-registry.timestamp-format.standard` works as `json.` does).
+
+The registered schema is the `schema` option, or the JSON Schema derived from the row as
+Confluent Connect derives it (`formats.json_schema.to_json_schema`). As for avro-confluent,
+the id is given from outside (`bind_schema_id`; the edge resolves it once,
+`formats.registry.registration`, registering under the subject with `auto.register.schemas`,
+else looking it up), the subject is `subject` or the `subject.name.strategy` (the record name
+of Record strategies is the schema's `title`), and the registry is always the caller's.
+Decoding checks the frame (magic byte, an id the registry holds as a JSON schema) and then
+reads the JSON body as the json format does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from formats.avro_confluent_format import (
+    AUTO_REGISTER,
+    SUBJECT,
+    SUBJECT_STRATEGY,
+    URL,
+    RegistryNotGiven,
+    SchemaIdNotBound,
+)
+from formats.codec import CodecContext, FormatFactory, register_format
+from formats.errors import (
+    DecodeError,
+    InvalidOptionError,
+    KeyguardError,
+    RegistryUnavailableError,
+)
+from formats.framing import CONFLUENT, MAGIC_BYTE
+from formats.json_format import IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, JsonCodec
+from formats.json_format import OPTIONS as JSON_OPTIONS
+from formats.json_schema import from_json_schema, to_json_schema
+from formats.options import Option, OptionSet, ResolvedOptions, merge
+from formats.registry.options import REGISTRY_OPTIONS
+from formats.schemafile import SchemaText
+from formats.schemajson import loads_schema
+from formats.secrets import redact_url
+from formats.subjects import subject_name
+from formats.types import RowType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from formats.registry import Registry
+
+FORMAT = "json-registry"
+SCHEMA_TYPE = "JSON"
+
+SCHEMA: Option[str] = Option(
+    "schema", str, None,
+    "The JSON Schema to register and look up, as JSON text; it must describe the row (the "
+    "same fields, in order). Default: the schema Confluent Connect derives from the row type.",
+)
+
+OPTIONS = OptionSet(
+    FORMAT,
+    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY), JSON_OPTIONS,
+          REGISTRY_OPTIONS),
+    passthrough_prefixes=("properties.",),
+)
+
+
+class JsonRegistryCodec(JsonCodec):
+    """Rows as Flink's json text in the CONFLUENT frame, with a schema id given from outside."""
+
+    format_name = FORMAT
+
+    def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
+        super().__init__(row_type, options, context)
+        if context.registry is None and not options[URL]:
+            raise InvalidOptionError(
+                f"{self.describe()}: required option 'url' is missing",
+                hint="set url to the schema registry, e.g. http://localhost:8081")
+        self._registry: Registry | None = context.registry
+        given = options[SCHEMA]
+        schema = self._given_schema(str(given)) if given else to_json_schema(
+            row_type, timestamp_format=options[TIMESTAMP_FORMAT].value)
+        #: The schema text registered and looked up: as given, or the derived JSON Schema.
+        self.schema_text: str = str(given) if given else json.dumps(schema)
+        self.title: str | None = schema.get("title") if isinstance(schema, dict) else None
+        #: Schema references (none: a derived or given JSON Schema is standalone here).
+        self.references: tuple[dict[str, object], ...] = ()
+        self._schema_id: int | None = None
+        self._header: bytes | None = None
+        self._known_ids: set[int] = set()
+
+    def _given_schema(self, text: str) -> Any:
+        where = f"{self.describe()}: option 'schema'"
+        try:
+            schema = loads_schema(text, where)
+            described = from_json_schema(schema)
+        except KeyguardError as exc:
+            raise InvalidOptionError(exc.message, hint=exc.hint) from None
+        names = list(described.names) if isinstance(described, RowType) else None
+        if names != list(self.row_type.names):
+            raise InvalidOptionError(
+                f"{where}: describes fields {names}, the {self.context.role} row has "
+                f"{list(self.row_type.names)}",
+                hint="give the JSON Schema of this row (the same fields, in order), or leave "
+                     "the option out to register the derived one")
+        return schema
+
+    def describe(self) -> str:
+        topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
+        return f"{self.format_name} {self.context.role} format{topic}"
+
+    def __repr__(self) -> str:
+        where = self._registry.name if self._registry is not None else \
+            redact_url(str(self.options[URL]))
+        return f"JsonRegistryCodec({self.context.role}, registry={where!r})"
+
+    def written_schema(self, origin: str | None = None) -> SchemaText:
+        return SchemaText(SCHEMA_TYPE, self.schema_text,
+                          origin or f"the {self.context.role} ({self.format_name})")
+
+    # -- the registry and the id (the registration step's FramedCodec) -------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The registry handed in (`CodecContext.registry`): decoding and the registration
+        step ask it; encoding never does."""
+        if self._registry is None:
+            raise RegistryNotGiven(
+                f"{self.describe()}: no schema registry was handed to the codec "
+                f"(url {redact_url(str(self.options[URL]))})",
+                hint="this is a keyguard bug: the caller opens the registry "
+                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
+                     "report it")
+        return self._registry
+
+    @property
+    def subject(self) -> str:
+        """The subject this codec writes under (from `subject` or the naming strategy)."""
+        explicit = self.options[SUBJECT]
+        if explicit:
+            return str(explicit)
+        try:
+            return subject_name(self.options[SUBJECT_STRATEGY], topic=self.context.topic,
+                                role=self.context.role, record_name=self.title)
+        except InvalidOptionError as exc:
+            raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
+
+    @property
+    def schema_id(self) -> int:
+        if self._schema_id is None:
+            raise SchemaIdNotBound(
+                f"{self.describe()}: asked to encode before its schema id was given "
+                "(the registration step did not run)",
+                hint="this is a keyguard bug: resolve and bind the id first "
+                     "(formats.registry.registration.bind_schema_id); report it")
+        return self._schema_id
+
+    @property
+    def has_schema_id(self) -> bool:
+        return self._schema_id is not None
+
+    def bind_schema_id(self, schema_id: int) -> JsonRegistryCodec:
+        """Give the codec the registry id of its schema (resolved at the edge); returns self."""
+        if self._schema_id is not None and self._schema_id != int(schema_id):
+            raise SchemaIdNotBound(
+                f"{self.describe()}: schema id {schema_id} given, but the codec already writes "
+                f"id {self._schema_id}",
+                hint="this is a keyguard bug: a codec writes one schema id; report it")
+        self._schema_id = int(schema_id)
+        self._header = CONFLUENT.header_bytes(self._schema_id)
+        return self
+
+    def header(self) -> bytes:
+        """Magic byte and schema id: the first five bytes of every record."""
+        if self._header is None:
+            self._header = CONFLUENT.header_bytes(self.schema_id)
+        return self._header
+
+    # -- encoding ------------------------------------------------------------------------
+
+    def encode(self, row: Mapping[str, Any]) -> bytes:
+        body = super().encode(row)  # the row's own errors first, then a missing id
+        return self.header() + body
+
+    def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
+        bodies = super().encode_batch(batch)
+        if not bodies:
+            return bodies
+        header = self.header()
+        return [header + b for b in bodies]
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def decode(self, data: bytes) -> dict[str, Any] | None:
+        """The row in a framed record: the frame checked (magic byte, a JSON schema id the
+        registry holds), then the JSON body as the json format reads it."""
+        schema_id = CONFLUENT.schema_id(data)
+        if schema_id is None:
+            if self.options[IGNORE_PARSE_ERRORS]:
+                return None  # as Flink skips a record it cannot parse
+            raise DecodeError(
+                f"{self.describe()}: not Confluent-framed JSON: "
+                + (f"shorter than the {CONFLUENT.header}-byte header"
+                   if len(data) < CONFLUENT.header
+                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
+                hint="the record was not written by a schema-registry serializer: read the "
+                     "topic with the json format if it holds plain JSON")
+        self._check_id(schema_id)
+        return super().decode(CONFLUENT.body(data))
+
+    def _check_id(self, schema_id: int) -> None:
+        # Ids are immutable in a registry, so an id found once stays known.
+        if schema_id in self._known_ids:
+            return
+        try:
+            schema_type, _ = self.registry.get_by_id(schema_id)
+        except RegistryUnavailableError as exc:  # the registry, not the record: exit 3
+            raise type(exc)(f"{self.describe()}: fetching schema id {schema_id}: "
+                            f"{exc.message}", hint=exc.hint) from None
+        except KeyguardError as exc:
+            raise DecodeError(
+                f"{self.describe()}: the record carries schema id {schema_id}, which "
+                f"{self.registry.name} does not hold ({exc.message})",
+                hint="the record was written against another schema registry: point url at "
+                     "the registry the writer used") from None
+        if str(schema_type).upper() != SCHEMA_TYPE:
+            raise DecodeError(
+                f"{self.describe()}: the record carries schema id {schema_id}, a "
+                f"{schema_type} schema, not JSON Schema",
+                hint="read the topic with the format its writer used (avro-confluent for "
+                     "Avro)")
+        self._known_ids.add(schema_id)
+
+
+def _build(row_type: RowType, options: ResolvedOptions, context: CodecContext
+           ) -> JsonRegistryCodec:
+    return JsonRegistryCodec(row_type, options, context)
+
+
+FACTORY = register_format(
+    FormatFactory(
+        FORMAT,
+        OPTIONS,
+        _build,
+        schema_type=SCHEMA_TYPE, key_family="json", frame=CONFLUENT, uses_registry=True,
+        summary="Confluent Schema Registry framing (magic byte, schema id) + Flink's json "
+                "text, registered as JSON Schema",
+    )
+)
