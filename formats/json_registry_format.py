@@ -232,8 +232,8 @@ class JsonRegistryCodec(JsonCodec):
                      "the registry the writer used") from None
         if str(schema_type).upper() != SCHEMA_TYPE:
             raise DecodeError(
-                f"{self.describe()}: the record carries schema id {schema_id}, a "
-                f"{schema_type} schema, not JSON Schema",
+                f"{self.describe()}: the record carries schema id {schema_id}, whose schema "
+                f"type is {schema_type}, not JSON",
                 hint="read the topic with the format its writer used (avro-confluent for "
                      "Avro)")
         self._known_ids.add(schema_id)

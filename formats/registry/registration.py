@@ -1,10 +1,10 @@
 """Registration: the explicit step that gives a framed codec its schema id.
 
-A codec in the CONFLUENT frame (avro-confluent, json-registry) writes the registry id of its schema in every
-record, and never asks a registry for it while encoding: the id is given from outside. This
-module is where it comes from, at the edge, once, before the first record: the CLI calls it
-before `keyguard encode` writes, the Spark driver after the guard passed (the tasks receive the
-ids, `sparkio.schema_ids`).
+A codec in the CONFLUENT frame (avro-confluent, json-registry) writes the registry id of its
+schema in every record, and never asks a registry for it while encoding: the id is given from
+outside. This module is where it comes from, at the edge, once, before the first record: the
+CLI calls it before `keyguard encode` writes, the Spark driver after the guard passed (the
+tasks receive the ids, `sparkio.schema_ids`).
 
 With `auto.register.schemas` (default true, Flink's behavior) the schema is registered under
 the codec's subject (idempotent: an equal schema keeps its id), else looked up there, and a
