@@ -44,6 +44,7 @@ from formats.json_format import OPTIONS as JSON_OPTIONS
 from formats.json_schema import from_json_schema, to_json_schema
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.options import REGISTRY_OPTIONS
+from formats.registry.references import ResolvedReference
 from formats.schemafile import SchemaText
 from formats.schemajson import loads_schema
 from formats.secrets import redact_url
@@ -90,8 +91,9 @@ class JsonRegistryCodec(JsonCodec):
         #: The schema text registered and looked up: as given, or the derived JSON Schema.
         self.schema_text: str = str(given) if given else json.dumps(schema)
         self.title: str | None = schema.get("title") if isinstance(schema, dict) else None
-        #: Schema references (none: a derived or given JSON Schema is standalone here).
+        #: Schema references, as registered and resolved (none: the schema is standalone).
         self.references: tuple[dict[str, object], ...] = ()
+        self.resolved_references: tuple[ResolvedReference, ...] = ()
         self._schema_id: int | None = None
         self._header: bytes | None = None
         self._known_ids: set[int] = set()
