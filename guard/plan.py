@@ -9,6 +9,7 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -102,9 +103,7 @@ class TopicPlan:
         if opts.get("subject"):
             return str(opts["subject"])
         strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
-        record = None
-        if strategy != TOPIC_NAME and schema is not None and schema.schema_type == "AVRO":
-            record = record_full_name(schema.text)
+        record = _record_name(schema) if strategy != TOPIC_NAME and schema is not None else None
         return subject_name(strategy, topic=self.topic, role=role, record_name=record)
 
     @property
@@ -146,6 +145,21 @@ class TopicPlan:
             partitioner=self.old_partitioner if existing else self.partitioner,
             partitions=partitions,
         )
+
+
+def _record_name(schema: SchemaText) -> str | None:
+    """The record name of a Record strategy: an Avro record's full name, a JSON Schema's
+    `title` (as Confluent's JSON Schema serializers and json-registry name it)."""
+    if schema.schema_type == "AVRO":
+        return record_full_name(schema.text)
+    if schema.schema_type == "JSON":
+        try:
+            doc = json.loads(schema.text)
+        except ValueError:
+            return None
+        title = doc.get("title") if isinstance(doc, dict) else None
+        return title if isinstance(title, str) else None
+    return None
 
 
 #: The name the guard has used since its first release; same class.

@@ -124,3 +124,10 @@ def test_check_passes_the_registered_key_schema(registry: FileRegistry) -> None:
                       candidate_key=SchemaText("JSON", schema("id BIGINT NOT NULL"), "key"))
     report = check(plan, registry=registry)
     assert report.verdict is Verdict.SAFE, [(f.rule.id, f.message) for f in report.findings]
+
+
+def test_record_name_strategy_names_the_subject_by_the_schema_title() -> None:
+    text = schema("id BIGINT NOT NULL", title="com.acme.OrderKey")
+    plan = TopicCheck(TOPIC, key_format="json-registry",
+                      key_options={"subject.name.strategy": "TopicRecordNameStrategy"})
+    assert plan.subject("key", SchemaText("JSON", text, "key")) == "orders-com.acme.OrderKey"
