@@ -159,11 +159,11 @@ class ReadSettings:
 
 
 def infer_schema(options: Mapping[str, Any]) -> StructType:
-    """The output schema when the user gives none: from the registered Avro schemas.
+    """The output schema when the user gives none: from the registered schemas.
 
-    Only avro-confluent carries its schema; the table is the value's fields plus the key's
-    fields not in the value (named with key.fields-prefix), and in changelog mode the
-    change-kind column first. Other formats need `.schema(...)`.
+    Only the registry formats (avro-confluent, json-registry) carry their schema; the table is
+    the value's fields plus the key's fields not in the value (named with key.fields-prefix),
+    and in changelog mode the change-kind column first. Other formats need `.schema(...)`.
     """
     from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
@@ -182,7 +182,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
         raise SchemaError(
             f"cannot infer the schema of topic {settings.topic!r}: the "
             + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
-            + " carries no schema (only avro-confluent does, through its registry)",
+            + " carries no schema (only the registry formats do: avro-confluent, json-registry)",
             hint="give the table's columns with spark.read.format('upsert-kafka')"
                  ".schema('id BIGINT, name STRING, ...'), the same columns the writer wrote")
     fields = list(value.fields)
@@ -204,9 +204,9 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
 
 
 def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
-    """The row type of the latest Avro schema registered for `role`; None for a format that
-    registers none (the format answers, `FormatFactory.uses_registry`)."""
-    if not (fmt.factory.uses_registry and fmt.factory.writes_avro):
+    """The row type of the latest schema registered for `role` (an Avro record, a JSON Schema
+    object); None for a format that registers none (`FormatFactory.uses_registry`)."""
+    if not fmt.factory.uses_registry:
         return None
     where = f"{role} format '{fmt.name}'"
     opts = fmt.resolved
@@ -219,16 +219,27 @@ def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None
             raise InvalidOptionError(
                 f"{where}: the subject of a {opts[SUBJECT_STRATEGY]} cannot be known "
                 "before reading a record",
-                hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
+                hint=f"set {role}.{fmt.name}.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
     registry = open_for(opts, lazy=False)
     try:
         latest = registry.get_version(subject, "latest")
-        text = version_text(registry, latest).standalone  # its references resolved into it
+        text = version_text(registry, latest)  # its references resolved into it
     except KeyguardError as exc:
         raise type(exc)(f"{where}: latest schema of subject {subject!r}: {exc.message}",
                         hint=exc.hint or "has the writer registered it yet?") from None
-    row = from_avro_schema(text)
+    if text.schema_type != fmt.factory.schema_type:
+        raise SchemaError(
+            f"{where}: subject {subject!r} holds a {text.schema_type} schema, not "
+            f"{fmt.factory.schema_type}", hint="check the format, or give .schema(...)")
+    if fmt.factory.writes_avro:  # Flink's Avro -> row mapping, as the writer derived it
+        row = from_avro_schema(text.standalone)
+    else:
+        try:
+            row = text.row_type()
+        except SchemaError as exc:
+            raise SchemaError(f"{where}: subject {subject!r}: {exc.message}",
+                              hint="give the table's columns with .schema(...)") from None
     if not isinstance(row, RowType):
         raise SchemaError(
             f"{where}: subject {subject!r} holds a {row.sql()} schema, not a record",

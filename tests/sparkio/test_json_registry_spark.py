@@ -46,3 +46,11 @@ def test_write_and_read_back_json_registry(spark: Any, kafka_bootstrap: str, rea
     rows = spark.read.format("upsert-kafka").options(**opts).schema(DDL).load().collect()
     got = sorted((r["region"], r["id"], r["name"], r["amount"], r["ts"]) for r in rows)
     assert got == sorted([ROWS[1], ROWS[2]])
+
+    # Without .schema(...): the table comes from the registered JSON Schemas, as for Avro.
+    inferred = spark.read.format("upsert-kafka").options(**opts).load()
+    assert inferred.schema.simpleString() == \
+        "struct<name:string,amount:decimal(10,2),ts:timestamp_ntz,region:string,id:int>"
+    again = sorted((r["region"], r["id"], r["name"], r["amount"], r["ts"])
+                   for r in inferred.collect())
+    assert again == got
