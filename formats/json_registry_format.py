@@ -12,7 +12,8 @@ Confluent Connect derives it (`formats.json_schema.to_json_schema`). As for avro
 the id is given from outside (`bind_schema_id`; the edge resolves it once,
 `formats.registry.registration`, registering under the subject with `auto.register.schemas`,
 else looking it up), the subject is `subject` or the `subject.name.strategy` (the record name
-of Record strategies is the schema's `title`), and the registry is always the caller's.
+of Record strategies is the schema's `title`), in the `schema-context` when one is given (as
+Confluent Cloud Flink's DDL names it), and the registry is always the caller's.
 Decoding checks the frame (magic byte, an id the registry holds as a JSON schema) and then
 reads the JSON body as the json format does.
 """
@@ -48,7 +49,7 @@ from formats.registry.references import ResolvedReference
 from formats.schemafile import SchemaText
 from formats.schemajson import loads_schema
 from formats.secrets import redact_url
-from formats.subjects import subject_name
+from formats.subjects import parse_context, qualified, subject_name
 from formats.types import RowType
 
 if TYPE_CHECKING:
@@ -65,9 +66,17 @@ SCHEMA: Option[str] = Option(
     "same fields, in order). Default: the schema Confluent Connect derives from the row type.",
 )
 
+SCHEMA_CONTEXT: Option[str] = Option(
+    "schema-context", str, None,
+    "The Schema Registry context of the subject (Confluent Cloud Flink's option, e.g. "
+    ".flink-dev): the subject is qualified as :.flink-dev:<subject>. Default: the default "
+    "context.",
+    parser=parse_context,
+)
+
 OPTIONS = OptionSet(
     FORMAT,
-    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY), JSON_OPTIONS,
+    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT), JSON_OPTIONS,
           REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
@@ -147,12 +156,13 @@ class JsonRegistryCodec(JsonCodec):
         """The subject this codec writes under (from `subject` or the naming strategy)."""
         explicit = self.options[SUBJECT]
         if explicit:
-            return str(explicit)
+            return qualified(str(explicit), self.options[SCHEMA_CONTEXT])
         try:
-            return subject_name(self.options[SUBJECT_STRATEGY], topic=self.context.topic,
+            name = subject_name(self.options[SUBJECT_STRATEGY], topic=self.context.topic,
                                 role=self.context.role, record_name=self.title)
         except InvalidOptionError as exc:
             raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
+        return qualified(name, self.options[SCHEMA_CONTEXT])
 
     @property
     def schema_id(self) -> int:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from formats.avro_schema import record_full_name
 from formats.codec import format_factory
 from formats.schemafile import SchemaText
-from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
+from formats.subjects import TOPIC_NAME, parse_context, parse_strategy, qualified, subject_name
 from guard.keys.side import KeySide
 from guard.options import KEY_FORMAT, VALUE_FORMAT
 
@@ -100,11 +100,14 @@ class TopicPlan:
     def subject(self, role: str, schema: SchemaText | None) -> str:
         """The registry subject of the key or value, by the format's subject options."""
         opts = self.key_options if role == "key" else self.value_options
+        context = parse_context(str(opts["schema-context"])) if opts.get("schema-context") \
+            else None  # json-registry's: the subject in a Schema Registry context
         if opts.get("subject"):
-            return str(opts["subject"])
+            return qualified(str(opts["subject"]), context)
         strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
         record = _record_name(schema) if strategy != TOPIC_NAME and schema is not None else None
-        return subject_name(strategy, topic=self.topic, role=role, record_name=record)
+        return qualified(subject_name(strategy, topic=self.topic, role=role, record_name=record),
+                         context)
 
     @property
     def existing_key_format(self) -> str:

@@ -60,7 +60,7 @@ from formats.registry.connect import open_for
 from formats.registry.registration import open_plan_registries
 from formats.schemafile import version_text
 from formats.spark_schema import from_spark_schema, to_spark_schema
-from formats.subjects import TOPIC_NAME
+from formats.subjects import TOPIC_NAME, qualified
 from formats.types import Field, RowType
 from guard.offsets import KafkaRanges, OffsetRange, Record
 from sparkio.options import (
@@ -221,6 +221,7 @@ def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None
                 "before reading a record",
                 hint=f"set {role}.{fmt.name}.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
+    subject = qualified(str(subject), opts.get("schema-context"))  # json-registry's context
     registry = open_for(opts, lazy=False)
     try:
         latest = registry.get_version(subject, "latest")

@@ -346,3 +346,19 @@ def test_alias_option_prefix_works_like_the_format_s(registry: MockRegistry) -> 
     assert plan.decode(key, value) == {"id": 1, "name": "a"}
     with pytest.raises(InvalidOptionError, match=r"key\.avro-confluent\.subject"):
         resolve_plan(table, {**options, "key.avro-confluent.subject": "k"}, registry=registry)
+
+
+def test_schema_context_qualifies_the_subject(registry: MockRegistry) -> None:
+    # Confluent Cloud Flink DDL: 'value.json-registry.schema-context' = '.flink-dev'
+    c = codec(registry, "id BIGINT NOT NULL", **{"schema-context": ".flink-dev"})
+    assert c.subject == ":.flink-dev:orders-value"
+    assert registry.get_version(":.flink-dev:orders-value").schema_id == c.schema_id
+    named = codec(registry, "id BIGINT NOT NULL", subject="s",
+                  **{"schema-context": ".flink-dev"})
+    assert named.subject == ":.flink-dev:s"
+
+
+def test_schema_context_must_be_a_context_name() -> None:
+    with pytest.raises(InvalidOptionError, match="schema-context"):
+        create_codec("json-registry", row_type("id BIGINT"),
+                     {"url": "mock://x", "schema-context": "flink-dev"})

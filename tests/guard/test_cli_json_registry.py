@@ -68,3 +68,12 @@ def test_formats_lists_json_registry_and_the_aliases() -> None:
     lines = [line for line in r.output.splitlines() if not line.startswith(" ")]
     assert any(line.startswith("json-registry: ") for line in lines)
     assert any(line.startswith("avro-confluent (also: avro-registry): ") for line in lines)
+
+
+def test_schema_context_option_reaches_the_file_registry(tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'schemas'}"
+    r = run("encode", *COLUMNS, "--key-format", "json-registry", "--value-format", "json",
+            "--registry", url, "-o", "key.json-registry.schema-context=.flink-dev",
+            "--row", '{"region": "EU", "id": 7}')
+    assert r.exit_code == 0, r.output
+    assert FileRegistry(tmp_path / "schemas").versions(":.flink-dev:orders-key") == [1]

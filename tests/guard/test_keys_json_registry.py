@@ -131,3 +131,9 @@ def test_record_name_strategy_names_the_subject_by_the_schema_title() -> None:
     plan = TopicCheck(TOPIC, key_format="json-registry",
                       key_options={"subject.name.strategy": "TopicRecordNameStrategy"})
     assert plan.subject("key", SchemaText("JSON", text, "key")) == "orders-com.acme.OrderKey"
+
+
+def test_the_guard_reads_the_subject_in_the_schema_context() -> None:
+    plan = TopicCheck(TOPIC, key_format="json-registry",
+                      key_options={"schema-context": ".flink-dev"})
+    assert plan.subject("key", None) == ":.flink-dev:orders-key"
