@@ -40,7 +40,14 @@ from formats.registry.references import (
 )
 from formats.schemafile import SchemaText
 from formats.secrets import redact_url
-from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
+from formats.subjects import (
+    STRATEGIES,
+    TOPIC_NAME,
+    parse_context,
+    parse_strategy,
+    qualified,
+    subject_name,
+)
 from formats.types import RowType
 
 if TYPE_CHECKING:
@@ -83,9 +90,17 @@ SUBJECT_STRATEGY = Option(
     + " (Confluent's names; Java class names are accepted too). Not a Flink option.",
     parser=parse_strategy,
 )
+SCHEMA_CONTEXT: Option[str] = Option(
+    "schema-context", str, None,
+    "The Schema Registry context of the subject (Confluent Cloud Flink's option, e.g. "
+    ".flink-dev): the subject is qualified as :.flink-dev:<subject>. Default: the default "
+    "context.",
+    parser=parse_context,
+)
 AVRO_CONFLUENT_OPTIONS = OptionSet(
     "avro-confluent",
-    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT),
+          REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
@@ -193,13 +208,14 @@ class AvroConfluentCodec(Codec):
     def subject(self) -> str:
         """The subject this codec writes under (from `subject` or the naming strategy)."""
         explicit = self.options["subject"]
+        context = self.options[SCHEMA_CONTEXT]
         if explicit:
-            return str(explicit)
+            return qualified(str(explicit), context)
         try:
-            return subject_name(
+            return qualified(subject_name(
                 self.options["subject.name.strategy"], topic=self.context.topic,
                 role=self.context.role, record_name=record_full_name(self.avro_schema),
-            )
+            ), context)
         except InvalidOptionError as exc:
             raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
 

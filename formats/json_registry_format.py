@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from formats.avro_confluent_format import (
     AUTO_REGISTER,
+    SCHEMA_CONTEXT,
     SUBJECT,
     SUBJECT_STRATEGY,
     URL,
@@ -49,7 +50,7 @@ from formats.registry.references import ResolvedReference
 from formats.schemafile import SchemaText
 from formats.schemajson import loads_schema
 from formats.secrets import redact_url
-from formats.subjects import parse_context, qualified, subject_name
+from formats.subjects import qualified, subject_name
 from formats.types import RowType
 
 if TYPE_CHECKING:
@@ -64,14 +65,6 @@ SCHEMA: Option[str] = Option(
     "schema", str, None,
     "The JSON Schema to register and look up, as JSON text; it must describe the row (the "
     "same fields, in order). Default: the schema Confluent Connect derives from the row type.",
-)
-
-SCHEMA_CONTEXT: Option[str] = Option(
-    "schema-context", str, None,
-    "The Schema Registry context of the subject (Confluent Cloud Flink's option, e.g. "
-    ".flink-dev): the subject is qualified as :.flink-dev:<subject>. Default: the default "
-    "context.",
-    parser=parse_context,
 )
 
 OPTIONS = OptionSet(

@@ -362,3 +362,10 @@ def test_schema_context_must_be_a_context_name() -> None:
     with pytest.raises(InvalidOptionError, match="schema-context"):
         create_codec("json-registry", row_type("id BIGINT"),
                      {"url": "mock://x", "schema-context": "flink-dev"})
+
+
+def test_avro_registry_takes_the_schema_context_too(registry: MockRegistry) -> None:
+    avro = create_codec("avro-registry", row_type("id BIGINT NOT NULL"),
+                        {"schema-context": ".flink-dev"},
+                        CodecContext(role="key", topic="orders", registry=registry))
+    assert avro.subject == ":.flink-dev:orders-key"  # type: ignore[attr-defined]
