@@ -36,6 +36,7 @@ class FramedCodec(Protocol):
     """A codec whose records carry its schema's registry id (avro-confluent's, json-registry's);
     its schema type is its format's (`FormatFactory.schema_type`)."""
 
+    format_name: str
     options: ResolvedOptions
     context: CodecContext
     #: The schema text registered and looked up, and its references as registered.
