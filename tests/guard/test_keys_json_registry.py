@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from formats.framing import CONFLUENT
 from formats.json_schema import to_json_schema
+from formats.partitioner import partition_for
 from formats.registry.file import FileRegistry
 from formats.schemafile import SchemaText
 from formats.sqltypes import parse_type
@@ -21,6 +23,7 @@ from guard.check import TopicCheck, check
 from guard.keys import KeySide, analyze_key_change
 from guard.keys.analyze import encoder
 from guard.report import Report, Verdict
+from guard.topic import StaticTopicInspector, TopicFacts
 
 TOPIC = "orders"
 
@@ -137,3 +140,30 @@ def test_the_guard_reads_the_subject_in_the_schema_context() -> None:
     plan = TopicCheck(TOPIC, key_format="json-registry",
                       key_options={"schema-context": ".flink-dev"})
     assert plan.subject("key", None) == ":.flink-dev:orders-key"
+
+
+def _scanned(keys: list[bytes], partitions: int = 6) -> TopicFacts:
+    ids: dict[int, int] = {}
+    for k in keys:
+        framed = CONFLUENT.schema_id(k)
+        if framed is not None:
+            ids[framed] = ids.get(framed, 0) + 1
+    return TopicFacts(TOPIC, partitions, "compact", key_schema_ids=ids,
+                      keys_scanned=len(keys), scan_complete=True,
+                      sample_keys=tuple((k, partition_for(k, partitions)) for k in keys))
+
+
+def test_real_framed_keys_from_the_topic(registry: FileRegistry) -> None:
+    key_id = registry.get_version(f"{TOPIC}-key").schema_id
+    real = [CONFLUENT.header_bytes(key_id) + b'{"id":%d}' % i for i in (1, 22)]
+    plan = TopicCheck(TOPIC, key_format="json-registry", value_format="json-registry",
+                      candidate_key=SchemaText("JSON", schema("id BIGINT NOT NULL"), "key"))
+    report = check(plan, registry=registry, inspector=StaticTopicInspector({TOPIC: _scanned(real)}))
+    assert report.verdict is Verdict.SAFE, [(f.rule.id, f.message) for f in report.findings]
+
+    unframed = [*real, b'{"id":3}']  # a plain json key: no frame, not this topic's writer
+    report = check(plan, registry=registry,
+                   inspector=StaticTopicInspector({TOPIC: _scanned(unframed)}))
+    assert report.verdict is Verdict.BREAKING
+    (f,) = [f for f in report.breaking if f.witness and f.witness.old_bytes == b'{"id":3}']
+    assert f.witness.new_bytes is None and "magic byte" in (f.witness.new_error or "")
