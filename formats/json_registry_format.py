@@ -30,8 +30,6 @@ from formats.avro_confluent_format import (
     SUBJECT,
     SUBJECT_STRATEGY,
     URL,
-    RegistryNotGiven,
-    SchemaIdNotBound,
 )
 from formats.codec import CodecContext, FormatFactory, register_format
 from formats.errors import (
@@ -47,16 +45,14 @@ from formats.json_schema import from_json_schema, to_json_schema
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.options import REGISTRY_OPTIONS
 from formats.registry.references import ResolvedReference
+from formats.registry_framed import RegistryFramed
 from formats.schemafile import SchemaText
 from formats.schemajson import loads_schema
-from formats.secrets import redact_url
-from formats.subjects import qualified, subject_name
 from formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from formats.registry import Registry
 
 FORMAT = "json-registry"
 SCHEMA_TYPE = "JSON"
@@ -75,18 +71,14 @@ OPTIONS = OptionSet(
 )
 
 
-class JsonRegistryCodec(JsonCodec):
+class JsonRegistryCodec(RegistryFramed, JsonCodec):
     """Rows as Flink's json text in the CONFLUENT frame, with a schema id given from outside."""
 
     format_name = FORMAT
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
         super().__init__(row_type, options, context)
-        if context.registry is None and not options[URL]:
-            raise InvalidOptionError(
-                f"{self.describe()}: required option 'url' is missing",
-                hint="set url to the schema registry, e.g. http://localhost:8081")
-        self._registry: Registry | None = context.registry
+        self._init_frame()
         given = options[SCHEMA]
         schema = self._given_schema(str(given)) if given else to_json_schema(
             row_type, timestamp_format=options[TIMESTAMP_FORMAT].value)
@@ -96,8 +88,6 @@ class JsonRegistryCodec(JsonCodec):
         #: Schema references, as registered and resolved (none: the schema is standalone).
         self.references: tuple[dict[str, object], ...] = ()
         self.resolved_references: tuple[ResolvedReference, ...] = ()
-        self._schema_id: int | None = None
-        self._header: bytes | None = None
         self._known_ids: set[int] = set()
 
     def _given_schema(self, text: str) -> Any:
@@ -116,77 +106,15 @@ class JsonRegistryCodec(JsonCodec):
                      "the option out to register the derived one")
         return schema
 
-    def describe(self) -> str:
-        topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
-        return f"{self.format_name} {self.context.role} format{topic}"
-
     def __repr__(self) -> str:
-        where = self._registry.name if self._registry is not None else \
-            redact_url(str(self.options[URL]))
-        return f"JsonRegistryCodec({self.context.role}, registry={where!r})"
+        return f"JsonRegistryCodec({self.context.role}, registry={self._where_registry()!r})"
+
+    def record_name(self) -> str | None:
+        return self.title
 
     def written_schema(self, origin: str | None = None) -> SchemaText:
         return SchemaText(SCHEMA_TYPE, self.schema_text,
                           origin or f"the {self.context.role} ({self.format_name})")
-
-    # -- the registry and the id (the registration step's FramedCodec) -------------------
-
-    @property
-    def registry(self) -> Registry:
-        """The registry handed in (`CodecContext.registry`): decoding and the registration
-        step ask it; encoding never does."""
-        if self._registry is None:
-            raise RegistryNotGiven(
-                f"{self.describe()}: no schema registry was handed to the codec "
-                f"(url {redact_url(str(self.options[URL]))})",
-                hint="this is a keyguard bug: the caller opens the registry "
-                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
-                     "report it")
-        return self._registry
-
-    @property
-    def subject(self) -> str:
-        """The subject this codec writes under (from `subject` or the naming strategy)."""
-        explicit = self.options[SUBJECT]
-        if explicit:
-            return qualified(str(explicit), self.options[SCHEMA_CONTEXT])
-        try:
-            name = subject_name(self.options[SUBJECT_STRATEGY], topic=self.context.topic,
-                                role=self.context.role, record_name=self.title)
-        except InvalidOptionError as exc:
-            raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
-        return qualified(name, self.options[SCHEMA_CONTEXT])
-
-    @property
-    def schema_id(self) -> int:
-        if self._schema_id is None:
-            raise SchemaIdNotBound(
-                f"{self.describe()}: asked to encode before its schema id was given "
-                "(the registration step did not run)",
-                hint="this is a keyguard bug: resolve and bind the id first "
-                     "(formats.registry.registration.bind_schema_id); report it")
-        return self._schema_id
-
-    @property
-    def has_schema_id(self) -> bool:
-        return self._schema_id is not None
-
-    def bind_schema_id(self, schema_id: int) -> JsonRegistryCodec:
-        """Give the codec the registry id of its schema (resolved at the edge); returns self."""
-        if self._schema_id is not None and self._schema_id != int(schema_id):
-            raise SchemaIdNotBound(
-                f"{self.describe()}: schema id {schema_id} given, but the codec already writes "
-                f"id {self._schema_id}",
-                hint="this is a keyguard bug: a codec writes one schema id; report it")
-        self._schema_id = int(schema_id)
-        self._header = CONFLUENT.header_bytes(self._schema_id)
-        return self
-
-    def header(self) -> bytes:
-        """Magic byte and schema id: the first five bytes of every record."""
-        if self._header is None:
-            self._header = CONFLUENT.header_bytes(self.schema_id)
-        return self._header
 
     # -- encoding ------------------------------------------------------------------------
 

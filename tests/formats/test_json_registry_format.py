@@ -22,7 +22,6 @@ import pytest
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from formats.avro_confluent_format import SchemaIdNotBound
 from formats.codec import (
     FORMAT_ALIASES,
     CodecContext,
@@ -38,6 +37,7 @@ from formats.json_registry_format import JsonRegistryCodec
 from formats.plan import resolve_plan
 from formats.registry.mock import MockRegistry
 from formats.registry.registration import bind_plan_schema_ids, bind_schema_id
+from formats.registry_framed import SchemaIdNotBound
 from formats.sqltypes import parse_type
 from formats.types import RowType
 
