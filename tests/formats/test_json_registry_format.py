@@ -21,6 +21,9 @@ import pyarrow as pa
 import pytest
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from hypothesis import HealthCheck, given, reject, settings
+from jsonschema import Draft7Validator
+from strategies import rows_of
 
 from formats.codec import (
     FORMAT_ALIASES,
@@ -31,7 +34,13 @@ from formats.codec import (
     format_factory,
     format_names,
 )
-from formats.errors import DecodeError, InvalidOptionError, RegistryError
+from formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    RegistryError,
+    UnsupportedTypeError,
+)
 from formats.framing import CONFLUENT
 from formats.json_registry_format import JsonRegistryCodec
 from formats.plan import resolve_plan
@@ -369,3 +378,34 @@ def test_avro_registry_takes_the_schema_context_too(registry: MockRegistry) -> N
                         {"schema-context": ".flink-dev"},
                         CodecContext(role="key", topic="orders", registry=registry))
     assert avro.subject == ":.flink-dev:orders-key"  # type: ignore[attr-defined]
+
+
+# --- properties: the json format's body, in the frame; the registered schema accepts it ------
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(rows_of(max_rows=3))
+def test_body_is_the_json_format_s_and_reads_back(case: tuple[RowType, list[dict[str, Any]]]
+                                                  ) -> None:
+    table, rows = case
+    registry = MockRegistry("jsonreg-property")
+    try:
+        plain = create_codec("json", table, {}, CodecContext(topic="orders"))
+        framed = create_codec("json-registry", table, {},
+                              CodecContext(topic="orders", registry=registry))
+    except (UnsupportedTypeError, InvalidOptionError):
+        reject()  # a type the json format cannot write (a non-string map key)
+    assert isinstance(framed, JsonRegistryCodec)
+    bind_schema_id(framed)
+    validator = Draft7Validator(json.loads(framed.schema_text))
+    for row in rows:
+        try:
+            body = plain.encode(row)
+        except EncodeError:
+            reject()
+        data = framed.encode(row)
+        assert data == CONFLUENT.header_bytes(framed.schema_id) + body
+        assert framed.decode(data) == plain.decode(body)
+        errors = [e.message for e in validator.iter_errors(json.loads(body))]
+        assert not errors, f"the registered schema rejects Flink's text {body!r}: {errors}"
