@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from formats.avro_schema import record_full_name
 from formats.codec import format_factory
+from formats.errors import SchemaError
 from formats.schemafile import SchemaText
 from formats.subjects import TOPIC_NAME, parse_context, parse_strategy, qualified, subject_name
 from guard.keys.side import KeySide
@@ -136,6 +137,14 @@ class TopicPlan:
                 else self.key_options
         else:
             options = self.key_options
+            writes = format_factory(fmt)
+            if writes.uses_registry and schema.schema_type != writes.schema_type:
+                raise SchemaError(
+                    f"{schema.origin}: a {schema.schema_type} key schema, but the key format "
+                    f"{fmt} registers {writes.schema_type} schemas: the candidate is not what "
+                    "the writer would register",
+                    hint=f"give the key schema as {writes.schema_type}, or the key format that "
+                         f"writes {schema.schema_type}")
         return KeySide(
             format=fmt,
             row_type=schema.row_type(avro_only=True),

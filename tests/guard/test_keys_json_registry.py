@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from formats.errors import SchemaError
 from formats.framing import CONFLUENT
 from formats.json_schema import to_json_schema
 from formats.partitioner import partition_for
@@ -167,3 +168,13 @@ def test_real_framed_keys_from_the_topic(registry: FileRegistry) -> None:
     assert report.verdict is Verdict.BREAKING
     (f,) = [f for f in report.breaking if f.witness and f.witness.old_bytes == b'{"id":3}']
     assert f.witness.new_bytes is None and "magic byte" in (f.witness.new_error or "")
+
+
+def test_a_candidate_of_another_schema_type_than_the_format_registers_is_refused(
+        registry: FileRegistry) -> None:
+    # avro-registry would register the Avro schema it derives, not this JSON Schema: judging
+    # the JSON Schema (the registered one, so "the same id") would be a wrong SAFE.
+    plan = TopicCheck(TOPIC, key_format="avro-registry", value_format="json-registry",
+                      candidate_key=SchemaText("JSON", schema("id BIGINT NOT NULL"), "key.json"))
+    with pytest.raises(SchemaError, match="key format avro-registry registers AVRO schemas"):
+        check(plan, registry=registry)
