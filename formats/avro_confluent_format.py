@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from formats.avro_format import AvroWriter
 from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import EXIT_INTERNAL, DecodeError, InvalidOptionError, KeyguardError
+from formats.errors import DecodeError, InvalidOptionError, KeyguardError
 from formats.framing import CONFLUENT, MAGIC_BYTE
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.options import REGISTRY_OPTIONS
@@ -38,15 +38,23 @@ from formats.registry.references import (
     resolve,
     standalone,
 )
+from formats.registry_framed import RegistryFramed
+
+# Declared with the frame every registry format shares; re-exported for older importers.
+from formats.registry_framed import RegistryNotGiven as RegistryNotGiven
+from formats.registry_framed import SchemaIdNotBound as SchemaIdNotBound
 from formats.schemafile import SchemaText
-from formats.secrets import redact_url
-from formats.subjects import STRATEGIES, TOPIC_NAME, parse_strategy, subject_name
+from formats.subjects import (
+    STRATEGIES,
+    TOPIC_NAME,
+    parse_context,
+    parse_strategy,
+)
 from formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from formats.registry import Registry
 
 URL: Option[str] = Option(
     "url", str, None,
@@ -83,44 +91,30 @@ SUBJECT_STRATEGY = Option(
     + " (Confluent's names; Java class names are accepted too). Not a Flink option.",
     parser=parse_strategy,
 )
+SCHEMA_CONTEXT: Option[str] = Option(
+    "schema-context", str, None,
+    "The Schema Registry context of the subject (Confluent Cloud Flink's option, e.g. "
+    ".flink-dev): the subject is qualified as :.flink-dev:<subject>. Default: the default "
+    "context.",
+    parser=parse_context,
+)
 AVRO_CONFLUENT_OPTIONS = OptionSet(
     "avro-confluent",
-    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT),
+          REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
 
-
-class SchemaIdNotBound(KeyguardError):
-    """An avro-confluent codec asked to encode before anyone gave it its schema id: a bug of
-    the caller, which must resolve the id first (`formats.registry.registration`)."""
-
-    kind = "schema-id-not-bound"
-    exit_code = EXIT_INTERNAL
-
-
-class RegistryNotGiven(KeyguardError):
-    """An avro-confluent codec asked its registry when its caller handed it none: a bug of the
-    caller, which opens the registry at the edge (`formats.registry.connect.open_for`)."""
-
-    kind = "registry-not-given"
-    exit_code = EXIT_INTERNAL
-
-
-class AvroConfluentCodec(Codec):
+class AvroConfluentCodec(RegistryFramed, Codec):
     """Rows as Avro bodies in the CONFLUENT frame, with a schema id given from outside."""
 
     format_name = "avro-confluent"
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
         super().__init__(row_type, options, context)
-        if context.registry is None and not options["url"]:
-            raise InvalidOptionError(
-                f"{self.describe()}: required option 'url' is missing",
-                hint="set url to the schema registry, e.g. http://localhost:8081",
-            )
+        self._init_frame()
         given = options["schema"]
-        self._registry: Registry | None = context.registry
         #: The schema's references as registered ({"name","subject","version"} each).
         self.references: tuple[dict[str, object], ...] = ()
         #: The same, resolved (for the guard's candidate, `formats.schemafile.SchemaText`).
@@ -143,8 +137,6 @@ class AvroConfluentCodec(Codec):
         self.schema_text: str = given if given else to_avro_json(schema)
         self.avro_schema = schema
         self.writer = AvroWriter(row_type, schema, where=self.describe())
-        self._header: bytes | None = None
-        self._schema_id: int | None = None
         self._writer_schemas: dict[int, Any] = {}
 
     def _parse_references(self, text: str) -> tuple[Reference, ...]:
@@ -165,81 +157,11 @@ class AvroConfluentCodec(Codec):
                           origin or f"the {self.context.role} ({self.format_name})",
                           self.resolved_references)
 
-    def describe(self) -> str:
-        topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
-        return f"{self.format_name} {self.context.role} format{topic}"
-
     def __repr__(self) -> str:
-        where = self._registry.name if self._registry is not None else \
-            redact_url(str(self.options["url"]))
-        return f"AvroConfluentCodec({self.context.role}, registry={where!r})"
+        return f"AvroConfluentCodec({self.context.role}, registry={self._where_registry()!r})"
 
-    # -- the registry --------------------------------------------------------------------
-
-    @property
-    def registry(self) -> Registry:
-        """The registry handed in (`CodecContext.registry`). Decoding and the registration
-        step ask it; encoding never does."""
-        if self._registry is None:
-            raise RegistryNotGiven(
-                f"{self.describe()}: no schema registry was handed to the codec "
-                f"(url {redact_url(str(self.options['url']))})",
-                hint="this is a keyguard bug: the caller opens the registry "
-                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
-                     "report it")
-        return self._registry
-
-    @property
-    def subject(self) -> str:
-        """The subject this codec writes under (from `subject` or the naming strategy)."""
-        explicit = self.options["subject"]
-        if explicit:
-            return str(explicit)
-        try:
-            return subject_name(
-                self.options["subject.name.strategy"], topic=self.context.topic,
-                role=self.context.role, record_name=record_full_name(self.avro_schema),
-            )
-        except InvalidOptionError as exc:
-            raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
-
-    @property
-    def schema_id(self) -> int:
-        """The registry id of this codec's schema, as bound by `bind_schema_id`."""
-        if self._schema_id is None:
-            raise SchemaIdNotBound(
-                f"{self.describe()}: asked to encode before its schema id was given "
-                "(the registration step did not run)",
-                hint="this is a keyguard bug: resolve and bind the id first "
-                     "(formats.registry.registration.bind_schema_id); report it")
-        return self._schema_id
-
-    @property
-    def has_schema_id(self) -> bool:
-        return self._schema_id is not None
-
-    def bind_schema_id(self, schema_id: int) -> AvroConfluentCodec:
-        """Give the codec the registry id of its schema (resolved at the edge); returns self."""
-        if self._schema_id is not None and self._schema_id != int(schema_id):
-            raise SchemaIdNotBound(
-                f"{self.describe()}: schema id {schema_id} given, but the codec already writes "
-                f"id {self._schema_id}",
-                hint="this is a keyguard bug: a codec writes one schema id; report it")
-        self._schema_id = int(schema_id)
-        self._header = CONFLUENT.header_bytes(self._schema_id)
-        return self
-
-    def _ask(self, call: Any, what: str) -> Any:
-        try:
-            return call()
-        except KeyguardError as exc:
-            raise type(exc)(f"{self.describe()}: {what}: {exc.message}", hint=exc.hint) from None
-
-    def header(self) -> bytes:
-        """Magic byte and schema id: the first five bytes of every record."""
-        if self._header is None:
-            self._header = CONFLUENT.header_bytes(self.schema_id)
-        return self._header
+    def record_name(self) -> str | None:
+        return record_full_name(self.avro_schema)
 
     # -- encoding ------------------------------------------------------------------------
 

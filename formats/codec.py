@@ -140,6 +140,15 @@ BUILTIN_FORMATS = {
     "raw": "formats.raw_format",
     "avro": "formats.avro_format",
     "avro-confluent": "formats.avro_confluent_format",
+    "json-registry": "formats.json_registry_format",
+}
+
+#: Other names of built-in formats, as Confluent Cloud's Flink names them in DDL: an alias
+#: resolves to its format everywhere (`format_factory`, `canonical_format`), and its option
+#: prefix works as the format's own (`key.avro-registry.url` is `key.avro-confluent.url`).
+FORMAT_ALIASES = {
+    "avro-registry": "avro-confluent",
+    "proto-registry": "protobuf-registry",
 }
 
 #: The format a schema registered under a subject is assumed written with, by its schema
@@ -153,23 +162,46 @@ def default_format(schema_type: str | None) -> str:
     return DEFAULT_FORMATS.get(str(schema_type or "").upper(), DEFAULT_FORMATS["AVRO"])
 
 
+def canonical_format(name: str) -> str:
+    """The format's own name: `name`, or the format an alias (`FORMAT_ALIASES`) names."""
+    return FORMAT_ALIASES.get(name, name)
+
+
+def aliases_of(name: str) -> list[str]:
+    """The aliases of format `name` (`keyguard formats` and the README list them)."""
+    return sorted(a for a, target in FORMAT_ALIASES.items() if target == name)
+
+
 def format_factory(name: str) -> FormatFactory:
-    """The factory of format `name`, importing only that format's module."""
-    if name not in _FACTORIES and name in BUILTIN_FORMATS:
-        importlib.import_module(BUILTIN_FORMATS[name])
+    """The factory of format `name` (or of the format an alias names), importing only that
+    format's module."""
+    own = canonical_format(name)
+    if own not in _FACTORIES and own in BUILTIN_FORMATS:
+        importlib.import_module(BUILTIN_FORMATS[own])
     try:
-        return _FACTORIES[name]
+        return _FACTORIES[own]
     except KeyError:
         from difflib import get_close_matches
 
-        close = get_close_matches(name, sorted({*BUILTIN_FORMATS, *_FACTORIES}), n=1)
+        known = _known_names()
+        close = get_close_matches(name, known, n=1)
+        alias = f" (an alias of {own!r}, which this keyguard does not have)" if own != name \
+            else ""
         raise InvalidOptionError(
-            f"unknown format {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
-            hint="supported formats: " + ", ".join(sorted({*BUILTIN_FORMATS, *_FACTORIES})),
+            f"unknown format {name!r}{alias}"
+            + (f" (did you mean {close[0]!r}?)" if close and not alias else ""),
+            hint="supported formats: " + ", ".join(known),
         ) from None
 
 
+def _known_names() -> list[str]:
+    """Every format name and every alias of a known format."""
+    own = {*BUILTIN_FORMATS, *_FACTORIES}
+    return sorted(own | {a for a, target in FORMAT_ALIASES.items() if target in own})
+
+
 def format_names() -> list[str]:
+    """The formats' own names (aliases: `aliases_of`)."""
     for name in BUILTIN_FORMATS:
         format_factory(name)
     return sorted(_FACTORIES)

@@ -592,7 +592,7 @@ class JsonCodec(Codec):
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
         super().__init__(row_type, options, context)
-        where = f"{context.role} format '{FORMAT}'" + (f" of topic {context.topic}"
+        where = f"{context.role} format '{self.format_name}'" + (f" of topic {context.topic}"
                                                       if context.topic else "")
         if options[FAIL_ON_MISSING_FIELD] and options[IGNORE_PARSE_ERRORS]:
             raise InvalidOptionError(

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formats.codec import Codec, CodecContext, FormatFactory, format_factory
+from formats.codec import Codec, CodecContext, FormatFactory, canonical_format, format_factory
 from formats.errors import InvalidOptionError
 from formats.options import OptionSet, ResolvedOptions, strip_prefix
 from formats.projection import UpsertLayout, project
@@ -207,7 +207,8 @@ def resolve_options(options: Mapping[str, Any], *, extra: OptionSet | None = Non
     def side(role: str, name: str, given: dict[str, Any]) -> FormatOptions:
         resolved = format_factory(name).options.validate(
             given, where=f"{role} format '{name}'")
-        return FormatOptions(name, given, resolved)
+        # An alias (avro-registry) gave its option prefix; the plan names the format itself.
+        return FormatOptions(canonical_format(name), given, resolved)
 
     return PlanOptions(table, side("key", table[KEY_FORMAT], key_opts),
                        side("value", table[VALUE_FORMAT], value_opts))

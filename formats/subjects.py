@@ -10,6 +10,8 @@ confluent-kafka-python), so configurations carry over.
 
 from __future__ import annotations
 
+import re
+
 from formats.errors import InvalidOptionError
 
 TOPIC_NAME = "TopicNameStrategy"
@@ -59,3 +61,20 @@ def subject_name(
         return f"{topic}-{record_name}"
     raise InvalidOptionError(f"unknown subject name strategy {strategy!r}",
                              hint="use one of " + ", ".join(STRATEGIES))
+
+
+def parse_context(raw: str) -> str:
+    """A Schema Registry context name (`.flink-dev`, Confluent Cloud Flink's
+    `*-registry.schema-context`): a dot, then letters, digits, `-`, `_` or `.`."""
+    text = raw.strip()
+    if not re.fullmatch(r"\.[A-Za-z0-9_.-]+", text):
+        raise ValueError("expected a context name starting with a dot, e.g. .flink-dev")
+    return text
+
+
+def qualified(subject: str, context: str | None) -> str:
+    """`subject` in a schema context, as Confluent's registry names it (`:.ctx:subject`); as is
+    without a context, or when already qualified."""
+    if not context or subject.startswith(":"):
+        return subject
+    return f":{context}:{subject}"

@@ -27,9 +27,11 @@ PRIMARY_KEY: Option[str] = Option(
     "Comma-separated primary-key columns in declaration order; they make the key.",
     required=True)
 KEY_FORMAT: Option[str] = Option("key.format", str, None, "Format of the key: json, csv, raw, "
-                                 "avro, avro-confluent.", required=True)
+                                 "avro, avro-confluent, json-registry (or an alias: "
+                                 "avro-registry).", required=True)
 VALUE_FORMAT: Option[str] = Option("value.format", str, None, "Format of the value: json, csv, "
-                                   "raw, avro, avro-confluent.", required=True)
+                                   "raw, avro, avro-confluent, json-registry (or an alias: "
+                                   "avro-registry).", required=True)
 KEY_FIELDS_PREFIX: Option[str] = Option(
     "key.fields-prefix", str, "", "Prefix of the key columns in the table; the key format sees "
     "the names without it. Requires value.fields-include=EXCEPT_KEY.")

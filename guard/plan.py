@@ -9,14 +9,16 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from formats.avro_schema import record_full_name
 from formats.codec import format_factory
+from formats.errors import SchemaError
 from formats.schemafile import SchemaText
-from formats.subjects import TOPIC_NAME, parse_strategy, subject_name
+from formats.subjects import TOPIC_NAME, parse_context, parse_strategy, qualified, subject_name
 from guard.keys.side import KeySide
 from guard.options import KEY_FORMAT, VALUE_FORMAT
 
@@ -99,13 +101,14 @@ class TopicPlan:
     def subject(self, role: str, schema: SchemaText | None) -> str:
         """The registry subject of the key or value, by the format's subject options."""
         opts = self.key_options if role == "key" else self.value_options
+        context = parse_context(str(opts["schema-context"])) if opts.get("schema-context") \
+            else None  # json-registry's: the subject in a Schema Registry context
         if opts.get("subject"):
-            return str(opts["subject"])
+            return qualified(str(opts["subject"]), context)
         strategy = parse_strategy(str(opts.get("subject.name.strategy", TOPIC_NAME)))
-        record = None
-        if strategy != TOPIC_NAME and schema is not None and schema.schema_type == "AVRO":
-            record = record_full_name(schema.text)
-        return subject_name(strategy, topic=self.topic, role=role, record_name=record)
+        record = _record_name(schema) if strategy != TOPIC_NAME and schema is not None else None
+        return qualified(subject_name(strategy, topic=self.topic, role=role, record_name=record),
+                         context)
 
     @property
     def existing_key_format(self) -> str:
@@ -134,17 +137,41 @@ class TopicPlan:
                 else self.key_options
         else:
             options = self.key_options
+            writes = format_factory(fmt)
+            if writes.uses_registry and schema.schema_type != writes.schema_type:
+                raise SchemaError(
+                    f"{schema.origin}: a {schema.schema_type} key schema, but the key format "
+                    f"{fmt} registers {writes.schema_type} schemas: the candidate is not what "
+                    "the writer would register",
+                    hint=f"give the key schema as {writes.schema_type}, or the key format that "
+                         f"writes {schema.schema_type}")
         return KeySide(
             format=fmt,
             row_type=schema.row_type(avro_only=True),
             options=dict(options),
             avro_schema=schema.standalone if schema.schema_type == "AVRO" else None,
+            schema_text=schema.text if schema.schema_type != "AVRO" else None,
             schema_id=schema_id,
             key_schema_ids=key_schema_ids,
             fields_prefix=self.key_fields_prefix,
             partitioner=self.old_partitioner if existing else self.partitioner,
             partitions=partitions,
         )
+
+
+def _record_name(schema: SchemaText) -> str | None:
+    """The record name of a Record strategy: an Avro record's full name, a JSON Schema's
+    `title` (as Confluent's JSON Schema serializers and json-registry name it)."""
+    if schema.schema_type == "AVRO":
+        return record_full_name(schema.text)
+    if schema.schema_type == "JSON":
+        try:
+            doc = json.loads(schema.text)
+        except ValueError:
+            return None
+        title = doc.get("title") if isinstance(doc, dict) else None
+        return title if isinstance(title, str) else None
+    return None
 
 
 #: The name the guard has used since its first release; same class.

@@ -20,9 +20,12 @@ from guard.report import Category, Rule, Severity
 
 _B, _W, _I = Severity.BREAKING, Severity.WARNING, Severity.INFO
 _BYTES, _PLACE, _TOPIC = Category.KEY_BYTES, Category.KEY_PLACEMENT, Category.TOPIC
-_ALL = ("json", "csv", "raw", "avro", "avro-confluent")
-_TEXT = ("json", "csv")
+_ALL = ("json", "csv", "raw", "avro", "avro-confluent", "json-registry")
+_JSON = ("json", "json-registry")  # json text: json-registry frames the json format's body
+_TEXT = (*_JSON, "csv")
 _AVRO = ("avro", "avro-confluent")
+#: The formats whose keys carry a registry schema id (Confluent's wire format).
+_CONFLUENT = ("avro-confluent", "json-registry")
 _ORPHAN = (
     " Compaction, partitioning and every consumer identify a key by its exact bytes, so the"
     " records already in the topic are never overwritten or deleted by the new writes:"
@@ -72,7 +75,7 @@ KEY_FIELDS_REORDERED = Rule(
     "Flink writes key fields in PRIMARY KEY declaration order; json, csv and Avro bytes"
     " follow that order, so reordering changes the bytes of every multi-field key."
     + _ORPHAN,
-    "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=("json", "csv", *_AVRO),
+    "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=(*_JSON, "csv", *_AVRO),
     checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
@@ -81,7 +84,7 @@ KEY_FIELD_RENAMED = Rule(
     "A key field was renamed in a format that writes field names.",
     "JSON keys carry their field names (`{\"user_id\":1}`), so a rename changes every key's"
     " bytes." + _ORPHAN,
-    "user_id BIGINT", "uid BIGINT", formats=("json",),
+    "user_id BIGINT", "uid BIGINT", formats=_JSON,
     checks=_checks("keys.text.fields_changes"),
 )
 
@@ -171,7 +174,7 @@ JSON_TIMESTAMP_STANDARD_CHANGED = Rule(
     "json.timestamp-format.standard changed for a key with timestamps.",
     "SQL writes `2024-01-01 10:00:00`, ISO-8601 writes `2024-01-01T10:00:00`." + _ORPHAN,
     "'key.json.timestamp-format.standard' = 'SQL'",
-    "'key.json.timestamp-format.standard' = 'ISO-8601'", formats=("json",),
+    "'key.json.timestamp-format.standard' = 'ISO-8601'", formats=_JSON,
     checks=_checks("keys.text._option_change"),
 )
 
@@ -181,7 +184,7 @@ JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
     "By default Flink strips trailing zeros (`1000.00` -> `1E+3`); as a plain number it"
     " keeps the scale (`1000.00`)." + _ORPHAN,
     "'key.json.encode.decimal-as-plain-number' = 'false'",
-    "'key.json.encode.decimal-as-plain-number' = 'true'", formats=("json",),
+    "'key.json.encode.decimal-as-plain-number' = 'true'", formats=_JSON,
     checks=_checks("keys.text._option_change"),
 )
 
@@ -191,7 +194,7 @@ JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
     "With the option a null field is left out (`{\"a\":1}`), without it written"
     " (`{\"a\":1,\"b\":null}`)." + _ORPHAN,
     "'key.json.encode.ignore-null-fields' = 'false'",
-    "'key.json.encode.ignore-null-fields' = 'true'", formats=("json",),
+    "'key.json.encode.ignore-null-fields' = 'true'", formats=_JSON,
     checks=_checks("keys.text._option_change"),
 )
 
@@ -246,7 +249,7 @@ KEY_FIELDS_PREFIX_CHANGED = Rule(
     "key.fields-prefix changed so the key format sees other field names.",
     "The key format sees the table's key columns without the prefix; a new prefix renames"
     " the key fields, which json writes into every key." + _ORPHAN,
-    "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=("json",),
+    "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=_JSON,
     checks=_checks("keys.text.text_family_changes"),
 )
 
@@ -302,13 +305,14 @@ AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
 CONFLUENT_SCHEMA_ID_CHANGED = Rule(
     "KG501", "confluent-schema-id-changed", _BYTES, _B,
     "The candidate key schema gets a different schema id than the existing keys carry.",
-    "Confluent's wire format puts the schema id into every key (00 + 4-byte id + Avro)."
+    "Confluent's wire format puts the schema id into every key (00 + 4-byte id + the Avro"
+    " or JSON body)."
     " Any change the registry sees as a new schema (a new optional field, a default, a doc,"
     " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
     " changes bytes." + _ORPHAN,
     '{"name": "id", "type": "long"}',
-    '{"name": "id", "type": "long", "doc": "user id"}', formats=("avro-confluent",),
-    checks=_checks("keys.avro.confluent_changes"),
+    '{"name": "id", "type": "long", "doc": "user id"}', formats=_CONFLUENT,
+    checks=_checks("keys.confluent.confluent_changes"),
 )
 
 CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
@@ -316,8 +320,8 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     "The topic's keys already carry several schema ids.",
     "Keys written under the other ids are already distinct Kafka keys from the ones the"
     " candidate writes: those records are orphans today; this change does not fix them.",
-    formats=("avro-confluent",),
-    checks=_checks("keys.avro.confluent_changes", "judge._old_versions"),
+    formats=_CONFLUENT,
+    checks=_checks("keys.confluent.confluent_changes", "judge._old_versions"),
 )
 
 # --- KG6xx: key placement -----------------------------------------------------------
@@ -370,7 +374,7 @@ INTEGER_WIDENED = Rule(
     "An integer key field was widened (INT -> BIGINT, Avro int -> long).",
     "json and csv write the same digits; Avro writes int and long as the same zig-zag"
     " varint. Existing keys keep their bytes.",
-    "id INT", "id BIGINT", formats=("json", "csv", *_AVRO),
+    "id INT", "id BIGINT", formats=(*_JSON, "csv", *_AVRO),
     checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk"),
 )
 
@@ -379,7 +383,7 @@ DECIMAL_SCALE_WIDENED_JSON = Rule(
     "A json key DECIMAL gained scale; Flink strips trailing zeros.",
     "Without encode.decimal-as-plain-number, Flink writes BigDecimal.stripTrailingZeros(),"
     " so 12.5 is `12.5` at scale 1 and at scale 3.",
-    "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", formats=("json",),
+    "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", formats=_JSON,
     checks=_checks("keys.text._decimal"),
 )
 
@@ -408,7 +412,7 @@ FIELD_BECAME_NULLABLE = Rule(
     "KG905", "field-became-nullable", _BYTES, _I,
     "A NOT NULL key field became nullable in a format without unions.",
     "json, csv and raw write a non-null value the same whatever the nullability.",
-    "id BIGINT NOT NULL", "id BIGINT", formats=("json", "csv", "raw"),
+    "id BIGINT NOT NULL", "id BIGINT", formats=(*_JSON, "csv", "raw"),
     checks=_checks("keys.text.type_changes", "keys.raw.raw_changes"),
 )
 
@@ -466,8 +470,8 @@ CONFLUENT_SAME_SCHEMA_ID = Rule(
     "The candidate key schema is the one registered under the id the keys carry.",
     "The registry dedupes a schema by its parsed and re-serialized text (whitespace and"
     " JSON key order do not count), so the keys keep their id and bytes.",
-    formats=("avro-confluent",),
-    checks=_checks("keys.avro.confluent_changes"),
+    formats=_CONFLUENT,
+    checks=_checks("keys.confluent.confluent_changes"),
 )
 
 NULLABLE_FIELD_ADDED_IGNORED = Rule(
@@ -475,7 +479,7 @@ NULLABLE_FIELD_ADDED_IGNORED = Rule(
     "A nullable field was added to a json key written with encode.ignore-null-fields.",
     "Existing keys have no value for it, and a null field is left out of the json, so"
     " existing keys keep their bytes. (Setting it later changes them: KG101.)",
-    "id BIGINT", "id BIGINT, region STRING", formats=("json",),
+    "id BIGINT", "id BIGINT, region STRING", formats=_JSON,
     checks=_checks("keys.text.fields_changes"),
 )
 
@@ -562,7 +566,7 @@ KEYS_UNLISTED_ID = Rule(
     "keys are distinct Kafka keys from the ones it writes, and stay orphaned.",
     example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
     example_new="orders-key v1 (id 100017)",
-    formats=("avro-confluent",),
+    formats=_CONFLUENT,
     checks=_checks("judge._old_versions"),
 )
 

@@ -61,7 +61,7 @@ from formats.registry.connect import open_for
 from formats.registry.registration import open_plan_registries
 from formats.schemafile import version_text
 from formats.spark_schema import from_spark_schema, to_spark_schema
-from formats.subjects import TOPIC_NAME
+from formats.subjects import TOPIC_NAME, qualified
 from formats.types import Field, RowType
 from guard.offsets import KafkaRanges, OffsetRange, Record
 from sparkio.options import (
@@ -163,11 +163,12 @@ class ReadSettings:
 
 def infer_schema(options: Mapping[str, Any]) -> StructType:
     """The output schema when the user gives none: a Flink DDL's columns, or the registered
-    Avro schemas.
+    schemas.
 
-    Only avro-confluent carries its schema; the table is the value's fields plus the key's
-    fields not in the value (named with key.fields-prefix), and in changelog mode the
-    change-kind column first. Other formats need `.schema(...)` (or `flink.ddl`).
+    Only the registry formats (avro-confluent, json-registry) carry their schema; the table is
+    the value's fields plus the key's fields not in the value (named with key.fields-prefix),
+    and in changelog mode the change-kind column first. Other formats need `.schema(...)` (or
+    `flink.ddl`).
     """
     settings = ReadSettings.of(options)
     ddl = options.get(FLINK_DDL.key)
@@ -189,7 +190,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
         raise SchemaError(
             f"cannot infer the schema of topic {settings.topic!r}: the "
             + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
-            + " carries no schema (only avro-confluent does, through its registry)",
+            + " carries no schema (only the registry formats do: avro-confluent, json-registry)",
             hint="give the table's columns with spark.read.format('upsert-kafka')"
                  ".schema('id BIGINT, name STRING, ...'), the same columns the writer wrote")
     fields = list(value.fields)
@@ -217,9 +218,9 @@ def _with_op_column(schema: StructType, settings: ReadSettings) -> StructType:
 
 
 def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
-    """The row type of the latest Avro schema registered for `role`; None for a format that
-    registers none (the format answers, `FormatFactory.uses_registry`)."""
-    if not (fmt.factory.uses_registry and fmt.factory.writes_avro):
+    """The row type of the latest schema registered for `role` (an Avro record, a JSON Schema
+    object); None for a format that registers none (`FormatFactory.uses_registry`)."""
+    if not fmt.factory.uses_registry:
         return None
     where = f"{role} format '{fmt.name}'"
     opts = fmt.resolved
@@ -232,16 +233,28 @@ def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None
             raise InvalidOptionError(
                 f"{where}: the subject of a {opts[SUBJECT_STRATEGY]} cannot be known "
                 "before reading a record",
-                hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
+                hint=f"set {role}.{fmt.name}.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
+    subject = qualified(str(subject), opts.get("schema-context"))  # json-registry's context
     registry = open_for(opts, lazy=False)
     try:
         latest = registry.get_version(subject, "latest")
-        text = version_text(registry, latest).standalone  # its references resolved into it
+        text = version_text(registry, latest)  # its references resolved into it
     except KeyguardError as exc:
         raise type(exc)(f"{where}: latest schema of subject {subject!r}: {exc.message}",
                         hint=exc.hint or "has the writer registered it yet?") from None
-    row = from_avro_schema(text)
+    if text.schema_type != fmt.factory.schema_type:
+        raise SchemaError(
+            f"{where}: subject {subject!r} holds a {text.schema_type} schema, not "
+            f"{fmt.factory.schema_type}", hint="check the format, or give .schema(...)")
+    if fmt.factory.writes_avro:  # Flink's Avro -> row mapping, as the writer derived it
+        row = from_avro_schema(text.standalone)
+    else:
+        try:
+            row = text.row_type()
+        except SchemaError as exc:
+            raise SchemaError(f"{where}: subject {subject!r}: {exc.message}",
+                              hint="give the table's columns with .schema(...)") from None
     if not isinstance(row, RowType):
         raise SchemaError(
             f"{where}: subject {subject!r} holds a {row.sql()} schema, not a record",

@@ -1,10 +1,10 @@
 """Registration: the explicit step that gives a framed codec its schema id.
 
-A codec in the CONFLUENT frame (avro-confluent) writes the registry id of its schema in every
-record, and never asks a registry for it while encoding: the id is given from outside. This
-module is where it comes from, at the edge, once, before the first record: the CLI calls it
-before `keyguard encode` writes, the Spark driver after the guard passed (the tasks receive the
-ids, `sparkio.schema_ids`).
+A codec in the CONFLUENT frame (avro-confluent, json-registry) writes the registry id of its
+schema in every record, and never asks a registry for it while encoding: the id is given from
+outside. This module is where it comes from, at the edge, once, before the first record: the
+CLI calls it before `keyguard encode` writes, the Spark driver after the guard passed (the
+tasks receive the ids, `sparkio.schema_ids`).
 
 With `auto.register.schemas` (default true, Flink's behavior) the schema is registered under
 the codec's subject (idempotent: an equal schema keeps its id), else looked up there, and a
@@ -33,8 +33,10 @@ C = TypeVar("C", bound="Codec")
 
 
 class FramedCodec(Protocol):
-    """A codec whose records carry its schema's registry id (avro-confluent's)."""
+    """A codec whose records carry its schema's registry id (avro-confluent's, json-registry's);
+    its schema type is its format's (`FormatFactory.schema_type`)."""
 
+    format_name: str
     options: ResolvedOptions
     context: CodecContext
     #: The schema text registered and looked up, and its references as registered.
@@ -120,14 +122,15 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
         codec.context.registry if codec.context.registry is not None
         else open_for(codec.options))
     text, refs = codec.schema_text, codec.references
+    schema_type = format_factory(codec.format_name).schema_type  # AVRO, JSON, ...
     if register:
         schema_id: Any = _ask(
-            codec, lambda: reg.register(subject, text, "AVRO", refs) if refs
-            else reg.register(subject, text),
+            codec, lambda: reg.register(subject, text, schema_type, refs) if refs
+            else reg.register(subject, text, schema_type),
             f"registering the schema under subject '{subject}'")
         return int(schema_id)
-    found = _ask(codec, lambda: reg.lookup(subject, text, "AVRO", refs) if refs
-                 else reg.lookup(subject, text),
+    found = _ask(codec, lambda: reg.lookup(subject, text, schema_type, refs) if refs
+                 else reg.lookup(subject, text, schema_type),
                  f"looking up the schema in subject '{subject}'")
     if found is None:
         raise RegistryError(

@@ -34,10 +34,12 @@ ValueSchemaOpt = Annotated[
 ]
 TopicOpt = Annotated[str, typer.Option("--topic", help="Topic (names the registry subjects).")]
 KeyFormatOpt = Annotated[
-    str, typer.Option("--key-format", help="json, csv, raw, avro or avro-confluent.")
+    str, typer.Option("--key-format", help="json, csv, raw, avro, avro-confluent, json-registry "
+                      "(`keyguard formats` lists them).")
 ]
 ValueFormatOpt = Annotated[
-    str, typer.Option("--value-format", help="json, csv, raw, avro or avro-confluent.")
+    str, typer.Option("--value-format", help="json, csv, raw, avro, avro-confluent, json-registry "
+                      "(`keyguard formats` lists them).")
 ]
 OptionOpt = Annotated[
     list[str] | None,
@@ -154,17 +156,19 @@ def _build_plan(
     reg = None
     if registry:
         _registry_needed(registry, key_format, value_format, key_schema, value_schema)
-        # the one settings path: -o key.avro-confluent.timeout=5s reaches it too
+        # the one settings path: -o key.avro-confluent.timeout=5s (or key.json-registry.,
+        # any registry format's prefix) reaches it too
         # lazy: CLI start-up (registry settings load the registry backends)
         from formats.options import strip_prefix
         from formats.registry.settings import registry_options_of, resolve_registry
 
         given = parse_kv(option)
         url, conn, sources = registry_options_of(
-            (f"{r}.avro-confluent.", strip_prefix(given, f"{r}.avro-confluent."))
-            for r in ("key", "value"))
+            (f"{r}.{fmt}.", strip_prefix(given, f"{r}.{fmt}."))
+            for r, fmt in (("key", key_format), ("value", value_format))
+            if _uses_registry(fmt))
         if url and url != registry.strip():
-            raise InvalidOptionError("--registry and the avro-confluent url option name two "
+            raise InvalidOptionError("--registry and the format's url option name two "
                                      "registries", hint="give the registry once (--registry)")
         reg = resolve_registry(explicit_url=registry, explicit_options=conn,
                                explicit_sources=sources).open()
@@ -228,7 +232,8 @@ def _registry_needed(registry: str, key_format: str, value_format: str,
                      *sources: str | None) -> None:
     """A --registry that nothing would read is a mistake to report, not to ignore.
 
-    encode/decode read a registry for the avro-confluent format and for subject: schema
+    encode/decode read a registry for a registry format (avro-confluent, json-registry) and
+    for subject: schema
     sources; with neither, the user likely meant another format or a subject source.
     """
     if any(_uses_registry(f) for f in (key_format, value_format)) or any(
@@ -237,7 +242,8 @@ def _registry_needed(registry: str, key_format: str, value_format: str,
     raise InvalidOptionError(
         f"--registry {redact_url(registry)} is not used: the key and value formats "
         f"({key_format}, {value_format}) need no registry and no schema comes from a subject",
-        hint="drop --registry, or use --key-format/--value-format avro-confluent or "
+        hint="drop --registry, or use --key-format/--value-format avro-confluent (or "
+        "json-registry) or "
         "--key-schema/--value-schema subject:NAME",
     )
 
@@ -378,11 +384,13 @@ def decode(
 def formats_cmd() -> None:
     """List the formats and their options (Flink's names, without the key./value. prefix)."""
     # lazy: CLI start-up (the format registry and its option declarations)
-    from formats.codec import format_factory, format_names
+    from formats.codec import aliases_of, format_factory, format_names
 
     for name in format_names():
         factory = format_factory(name)
-        typer.echo(f"{name}: {factory.summary}")
+        aliases = aliases_of(name)
+        also = f" (also: {', '.join(aliases)})" if aliases else ""
+        typer.echo(f"{name}{also}: {factory.summary}")
         for o in factory.options:
             default = "" if o.default is None else f" (default {o.default})"
             typer.echo(f"  {o.key}{default}: {o.description}")

@@ -18,14 +18,9 @@ from typing import Any
 
 from formats.avro_format import AvroWriter
 from formats.codec import Codec, CodecContext, create_codec
-from formats.schema_identity import derived_schema_id
 from formats.types import avro_only_parts
-from guard.keys.avro import (
-    battery_hints,
-    registry_identity,
-    resolve_ids,
-    side_schema,
-)
+from guard.keys.avro import battery_hints, side_schema
+from guard.keys.confluent import confluent_changes, derived_id, registered_schema, resolve_ids
 from guard.keys.known import KnownSchemas, WriterSchema
 from guard.keys.placement import placement_changes
 from guard.keys.side import (
@@ -104,6 +99,8 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
         yield from rules(old, new, FamilyContext(
             topic, by_example,
             lambda side, key, a, b: _battery_option(side, key, a, b, topic)))
+    if new.carries_schema_id:  # the frame's rules, whatever the body's family
+        yield from confluent_changes(old, new)
 
 
 def family_rules(family: str) -> FamilyRules | None:
@@ -206,8 +203,7 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
     side = old if which == "old" else new
     if side.schema_id is not None:
         return side.schema_id
-
-    return derived_schema_id(registry_identity(side_schema(side)))
+    return derived_id(side)
 
 
 def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = None) -> Encoder:
@@ -235,7 +231,7 @@ def side_codec(side: KeySide, topic: str | None = None, *, schema_id: int | None
     options: dict[str, Any] = dict(side.options)
     registry = None
     if side.carries_schema_id:
-        text = json.dumps(side_schema(side), separators=(",", ":"), ensure_ascii=False)
+        _, text = registered_schema(side)
         for k in ("schema", "schema-registry.schema", "auto.register.schemas", "references"):
             options.pop(k, None)  # the side's schema is standalone: references are in it
         options["schema"] = text

@@ -4,19 +4,18 @@ Judged by the binary encoding, not by Avro's resolution rules: a reader can reso
 long, but what matters for a compacted topic is whether the writer emits the same bytes. One
 recursive walk over both schemas (like Avro's SchemaCompatibility) yields every change with its
 location. For avro-confluent the registry id sits in every key, so any change the registry sees
-as a new schema breaks every key, even a FULL-compatible one.
+as a new schema breaks every key, even a FULL-compatible one: those rules are every framed
+format's, `guard/keys/confluent.py`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from formats.avro_schema import parse_avro, to_avro_schema
 from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
-from formats.schema_identity import canonical_form, derived_schema_id
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from guard.keys.side import (
     Change,
@@ -33,9 +32,6 @@ from guard.rules import (
     AVRO_METADATA_CHANGED,
     AVRO_TIMESTAMP_UNIT_CHANGED,
     AVRO_UNION_BRANCHES_CHANGED,
-    CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
-    CONFLUENT_SAME_SCHEMA_ID,
-    CONFLUENT_SCHEMA_ID_CHANGED,
     DECIMAL_PRECISION_NARROWED,
     DECIMAL_PRECISION_WIDENED,
     DECIMAL_SCALE_CHANGED,
@@ -449,71 +445,6 @@ def battery_hints(side: KeySide) -> dict[str, list[Any]]:
     return out
 
 
-# --- Confluent schema ids -------------------------------------------------------------------
-
-
-def registry_identity(schema: Any) -> str:
-    """The text a Confluent-compatible registry dedupes a schema by.
-
-    The registry parses and re-serializes the schema (Avro's Schema.toString()): whitespace,
-    JSON key order, `{"type": "int"}` vs `"int"` and full vs namespace-split names collapse;
-    doc, defaults, aliases, namespaces and custom properties remain.
-    """
-    return canonical_form(schema if isinstance(schema, str) else json.dumps(schema))
-
-
-@dataclass(frozen=True)
-class Ids:
-    """The ids in play: what the existing keys carry, and what the candidate writes with."""
-
-    key_ids: tuple[int, ...]
-    old_id: int
-    new_id: int
-    #: Whether new_id is known (registered) or only a placeholder for "a new id".
-    new_known: bool
-    same_schema: bool
-
-
-def resolve_ids(old: KeySide, new: KeySide) -> Ids:
-    """Which ids the keys carry and which the candidate gets (registry dedupe if unknown)."""
-    os_, ns = side_schema(old), side_schema(new)
-    same = registry_identity(os_) == registry_identity(ns)
-    key_ids = old.key_schema_ids or ((old.schema_id,) if old.schema_id is not None else ())
-    old_id = old.schema_id if old.schema_id is not None else (
-        key_ids[-1] if key_ids else derived_schema_id(registry_identity(os_)))
-    if new.schema_id is not None:
-        return Ids(key_ids or (old_id,), old_id, new.schema_id, True, same)
-    if same:
-        return Ids(key_ids or (old_id,), old_id, old_id, True, same)
-    placeholder = derived_schema_id(registry_identity(ns))
-    while placeholder in key_ids or placeholder == old_id:
-        placeholder = (placeholder + 1) & 0x7FFFFFFF
-    return Ids(key_ids or (old_id,), old_id, placeholder, False, same)
-
-
-def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
-    ids = resolve_ids(old, new)
-    carried = ", ".join(map(str, ids.key_ids))
-    if ids.new_id in ids.key_ids:
-        others = [i for i in ids.key_ids if i != ids.new_id]
-        why = "is registered under" if ids.new_known and not ids.same_schema else \
-            "is the same schema to the registry as"
-        yield Change(CONFLUENT_SAME_SCHEMA_ID,
-                     "$", f"the candidate key schema {why} id {ids.new_id}, which the "
-                     "existing keys carry")
-        if others:
-            yield Change(CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
-                         "$", f"the topic's keys carry schema ids {carried}; keys with "
-                         f"id {', '.join(map(str, others))} stay orphaned (the candidate writes "
-                         f"id {ids.new_id})")
-        return
-    new_id = str(ids.new_id) if ids.new_known else f"a new id (shown as {ids.new_id})"
-    detail = "" if not ids.same_schema else " (the same schema text, registered again)"
-    yield Change(CONFLUENT_SCHEMA_ID_CHANGED,
-                 "$", f"existing keys carry schema id {carried}, the candidate key "
-                 f"schema gets {new_id}{detail}: the id is in the first five bytes of every key")
-
-
 #: Options of an Avro key format with no effect on key bytes, or whose effect the schema walk
 #: already judges. For a format that registers its schema, every option except the schema is
 #: about the registry connection (`_quiet_options`).
@@ -535,8 +466,6 @@ def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[C
                      "schema changes under it by example keys only", by_example=True)
     else:
         yield from avro_changes(old, new)
-    if new.carries_schema_id:
-        yield from confluent_changes(old, new)
     oo, no = effective_options(old), effective_options(new)
     quiet = _quiet_options(new)
     for key in sorted(set(oo) | set(no)):

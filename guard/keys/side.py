@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formats.avro_schema import from_avro_schema
-from formats.codec import format_factory
+from formats.codec import canonical_format, format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
 from guard.report import Rule
@@ -55,7 +55,10 @@ class KeySide:
     written with (derived from `row_type` when None). For avro-confluent, `schema_id` is the id
     this side writes with (for the candidate: the id it has or would get, None if not yet
     registered), and `key_schema_ids` are the ids the keys already in the topic carry (from a
-    topic scan, or the subject's registered ids when there is no topic).
+    topic scan, or the subject's registered ids when there is no topic). For a framed format
+    of another schema type (json-registry), `schema_text` is the schema registered under that
+    id, when known (derived by the format otherwise). `format` may be an alias (avro-registry):
+    the side names the format itself.
     """
 
     format: str
@@ -68,8 +71,11 @@ class KeySide:
     fields_prefix: str = ""
     partitioner: str = "murmur2"
     partitions: int | None = None
+    #: The registered schema text of a framed non-Avro side (a JSON Schema), if known.
+    schema_text: str | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "format", canonical_format(self.format))
         if isinstance(self.avro_schema, (str, bytes)):
             try:
                 object.__setattr__(self, "avro_schema", json.loads(self.avro_schema))

@@ -307,7 +307,7 @@ def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, 
     types = _types(old.row_type) + _types(new.row_type)
     #: Only existing keys (the old row type) can hold a null that an option writes differently.
     old_nulls = any(t.nullable for t in _types(old.row_type))
-    fmt = new.format
+    fmt = new.key_family  # json-registry keys are json text: the json family's rules
     for key in sorted(set(oo) | set(no)):
         a, b = oo.get(key), no.get(key)
         if fmt == "csv" and key in _CSV_DEFAULTS:

@@ -6,10 +6,12 @@ import json
 import re
 from pathlib import Path
 
+from formats.codec import format_names
 from guard.report import Category, Severity
 from guard.rules import RULES, all_rules, rule
 
-FORMATS = {"json", "csv", "raw", "avro", "avro-confluent"}
+#: Rules name formats by their own names (an alias never: it is the same format).
+FORMATS = set(format_names())
 
 
 def test_ids_are_unique_and_well_formed() -> None:

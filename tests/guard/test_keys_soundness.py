@@ -52,7 +52,11 @@ from guard.report import Report, Severity, Verdict
 #: KEYGUARD_SOUNDNESS_EXAMPLES=2000 KEYGUARD_SOUNDNESS_RANDOM=1 pytest this file
 EXAMPLES = int(os.environ.get("KEYGUARD_SOUNDNESS_EXAMPLES", "100"))
 DERANDOMIZE = not os.environ.get("KEYGUARD_SOUNDNESS_RANDOM")
-FORMATS = ["json", "csv", "raw", "avro", "avro-confluent"]
+FORMATS = ["json", "csv", "raw", "avro", "avro-confluent", "json-registry"]
+#: Formats writing text keys (json-registry: the json body in Confluent's frame).
+TEXT = ("json", "json-registry", "csv")
+#: Formats whose keys carry a registry schema id: the old side's id is given.
+FRAMED = ("avro-confluent", "json-registry")
 NAMES = ["id", "region", "ts", "amount", "code"]
 INTS = [TinyIntType, SmallIntType, IntType, BigIntType]
 
@@ -69,7 +73,7 @@ def atomic(fmt: str) -> st.SearchStrategy[DataType]:
         lambda p: st.integers(0, min(p, 10)).map(lambda s: DecimalType(precision=p, scale=s)))
     out = [st.sampled_from([*simple, DateType()]), decimals,
            st.integers(0, 3).map(lambda p: TimeType(precision=p))]
-    if fmt in ("json", "csv"):
+    if fmt in TEXT:
         out += [st.integers(0, 6).map(lambda p: TimestampType(precision=p)),
                 st.integers(0, 6).map(lambda p: TimestampLtzType(precision=p))]
     else:
@@ -91,9 +95,9 @@ def neighbor(fmt: str, t: DataType) -> st.SearchStrategy[DataType]:
                  t.precision + d))) for d in (-2, 0, 2) for e in (-1, 0, 2)
                  if t.precision + d >= 1] + [DoubleType()]
     elif isinstance(t, (TimestampType, TimestampLtzType)):
-        top = 6 if fmt in ("json", "csv") else 3
+        top = 6 if fmt in TEXT else 3
         cands = [type(t)(precision=p) for p in range(top + 1)]
-        if fmt in ("json", "csv"):
+        if fmt in TEXT:
             cands.append(TimestampLtzType(precision=t.precision)
                          if isinstance(t, TimestampType) else TimestampType(precision=t.precision))
     elif isinstance(t, TimeType):
@@ -135,6 +139,7 @@ OPTIONS: dict[str, dict[str, list[Any]]] = {
     "avro": {"encoding": ["binary", "json"], "timestamp_mapping.legacy": ["true", "false"]},
     "avro-confluent": {},
 }
+OPTIONS["json-registry"] = OPTIONS["json"]
 
 
 @st.composite
@@ -231,7 +236,7 @@ def evolutions(draw: st.DrawFn, fmt: str) -> tuple[KeySide, KeySide, list[dict[s
         place_kw = [{"partitions": draw(st.sampled_from([3, 6, 12])),
                      "partitioner": draw(st.sampled_from(["murmur2", "consistent_random"]))}
                     for _ in range(2)]
-    extra_old = {"schema_id": 7} if fmt == "avro-confluent" else {}
+    extra_old = {"schema_id": 7} if fmt in FRAMED else {}
     old = KeySide(fmt, rt, oo, **extra_old, **place_kw[0])
     new = KeySide(fmt, new_rt, no, **place_kw[1])
     return old, new, draw(st.lists(keys(rt), min_size=1, max_size=4))

@@ -1,0 +1,189 @@
+"""The `json-registry` format: Flink's json text in Confluent's wire format (JSON Schema).
+
+Confluent Cloud's Flink names it `json-registry`; Confluent's JSON Schema serializers
+(`KafkaJsonSchemaSerializer`, confluent-kafka's `JSONSerializer`) and Kafka Connect's
+`JsonSchemaConverter` write the same frame. A record is the CONFLUENT frame
+(`formats.framing`: magic byte 0, the schema's registry id as 4 bytes big-endian) around the
+JSON text exactly as Flink's `json` format writes the row (`formats.json_format`: its encoder
+and its options, so `json-registry.timestamp-format.standard` works as `json.` does).
+
+The registered schema is the `schema` option, or the JSON Schema derived from the row as
+Confluent Connect derives it (`formats.json_schema.to_json_schema`). As for avro-confluent,
+the id is given from outside (`bind_schema_id`; the edge resolves it once,
+`formats.registry.registration`, registering under the subject with `auto.register.schemas`,
+else looking it up), the subject is `subject` or the `subject.name.strategy` (the record name
+of Record strategies is the schema's `title`), in the `schema-context` when one is given (as
+Confluent Cloud Flink's DDL names it), and the registry is always the caller's.
+Decoding checks the frame (magic byte, an id the registry holds as a JSON schema) and then
+reads the JSON body as the json format does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from formats.avro_confluent_format import (
+    AUTO_REGISTER,
+    SCHEMA_CONTEXT,
+    SUBJECT,
+    SUBJECT_STRATEGY,
+    URL,
+)
+from formats.codec import CodecContext, FormatFactory, register_format
+from formats.errors import (
+    DecodeError,
+    InvalidOptionError,
+    KeyguardError,
+    RegistryUnavailableError,
+)
+from formats.framing import CONFLUENT, MAGIC_BYTE
+from formats.json_format import IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, JsonCodec
+from formats.json_format import OPTIONS as JSON_OPTIONS
+from formats.json_schema import from_json_schema, to_json_schema
+from formats.options import Option, OptionSet, ResolvedOptions, merge
+from formats.registry.options import REGISTRY_OPTIONS
+from formats.registry.references import ResolvedReference
+from formats.registry_framed import RegistryFramed
+from formats.schemafile import SchemaText
+from formats.schemajson import loads_schema
+from formats.types import RowType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+FORMAT = "json-registry"
+SCHEMA_TYPE = "JSON"
+
+SCHEMA: Option[str] = Option(
+    "schema", str, None,
+    "The JSON Schema to register and look up, as JSON text; it must describe the row (the "
+    "same fields, in order). Default: the schema Confluent Connect derives from the row type.",
+)
+
+OPTIONS = OptionSet(
+    FORMAT,
+    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT), JSON_OPTIONS,
+          REGISTRY_OPTIONS),
+    passthrough_prefixes=("properties.",),
+)
+
+
+class JsonRegistryCodec(RegistryFramed, JsonCodec):
+    """Rows as Flink's json text in the CONFLUENT frame, with a schema id given from outside."""
+
+    format_name = FORMAT
+
+    def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
+        super().__init__(row_type, options, context)
+        self._init_frame()
+        given = options[SCHEMA]
+        schema = self._given_schema(str(given)) if given else to_json_schema(
+            row_type, timestamp_format=options[TIMESTAMP_FORMAT].value)
+        #: The schema text registered and looked up: as given, or the derived JSON Schema.
+        self.schema_text: str = str(given) if given else json.dumps(schema)
+        self.title: str | None = schema.get("title") if isinstance(schema, dict) else None
+        #: Schema references, as registered and resolved (none: the schema is standalone).
+        self.references: tuple[dict[str, object], ...] = ()
+        self.resolved_references: tuple[ResolvedReference, ...] = ()
+        self._known_ids: set[int] = set()
+
+    def _given_schema(self, text: str) -> Any:
+        where = f"{self.describe()}: option 'schema'"
+        try:
+            schema = loads_schema(text, where)
+            described = from_json_schema(schema)
+        except KeyguardError as exc:
+            raise InvalidOptionError(exc.message, hint=exc.hint) from None
+        names = list(described.names) if isinstance(described, RowType) else None
+        if names != list(self.row_type.names):
+            raise InvalidOptionError(
+                f"{where}: describes fields {names}, the {self.context.role} row has "
+                f"{list(self.row_type.names)}",
+                hint="give the JSON Schema of this row (the same fields, in order), or leave "
+                     "the option out to register the derived one")
+        return schema
+
+    def __repr__(self) -> str:
+        return f"JsonRegistryCodec({self.context.role}, registry={self._where_registry()!r})"
+
+    def record_name(self) -> str | None:
+        return self.title
+
+    def written_schema(self, origin: str | None = None) -> SchemaText:
+        return SchemaText(SCHEMA_TYPE, self.schema_text,
+                          origin or f"the {self.context.role} ({self.format_name})")
+
+    # -- encoding ------------------------------------------------------------------------
+
+    def encode(self, row: Mapping[str, Any]) -> bytes:
+        body = super().encode(row)  # the row's own errors first, then a missing id
+        return self.header() + body
+
+    def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
+        bodies = super().encode_batch(batch)
+        if not bodies:
+            return bodies
+        header = self.header()
+        return [header + b for b in bodies]
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def decode(self, data: bytes) -> dict[str, Any] | None:
+        """The row in a framed record: the frame checked (magic byte, a JSON schema id the
+        registry holds), then the JSON body as the json format reads it."""
+        schema_id = CONFLUENT.schema_id(data)
+        if schema_id is None:
+            if self.options[IGNORE_PARSE_ERRORS]:
+                return None  # as Flink skips a record it cannot parse
+            raise DecodeError(
+                f"{self.describe()}: not Confluent-framed JSON: "
+                + (f"shorter than the {CONFLUENT.header}-byte header"
+                   if len(data) < CONFLUENT.header
+                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
+                hint="the record was not written by a schema-registry serializer: read the "
+                     "topic with the json format if it holds plain JSON")
+        self._check_id(schema_id)
+        return super().decode(CONFLUENT.body(data))
+
+    def _check_id(self, schema_id: int) -> None:
+        # Ids are immutable in a registry, so an id found once stays known.
+        if schema_id in self._known_ids:
+            return
+        try:
+            schema_type, _ = self.registry.get_by_id(schema_id)
+        except RegistryUnavailableError as exc:  # the registry, not the record: exit 3
+            raise type(exc)(f"{self.describe()}: fetching schema id {schema_id}: "
+                            f"{exc.message}", hint=exc.hint) from None
+        except KeyguardError as exc:
+            raise DecodeError(
+                f"{self.describe()}: the record carries schema id {schema_id}, which "
+                f"{self.registry.name} does not hold ({exc.message})",
+                hint="the record was written against another schema registry: point url at "
+                     "the registry the writer used") from None
+        if str(schema_type).upper() != SCHEMA_TYPE:
+            raise DecodeError(
+                f"{self.describe()}: the record carries schema id {schema_id}, whose schema "
+                f"type is {schema_type}, not JSON",
+                hint="read the topic with the format its writer used (avro-confluent for "
+                     "Avro)")
+        self._known_ids.add(schema_id)
+
+
+def _build(row_type: RowType, options: ResolvedOptions, context: CodecContext
+           ) -> JsonRegistryCodec:
+    return JsonRegistryCodec(row_type, options, context)
+
+
+FACTORY = register_format(
+    FormatFactory(
+        FORMAT,
+        OPTIONS,
+        _build,
+        schema_type=SCHEMA_TYPE, key_family="json", frame=CONFLUENT, uses_registry=True,
+        summary="Confluent Schema Registry framing (magic byte, schema id) + Flink's json "
+                "text, registered as JSON Schema",
+    )
+)
