@@ -140,12 +140,14 @@ BUILTIN_FORMATS = {
     "raw": "formats.raw_format",
     "avro": "formats.avro_format",
     "avro-confluent": "formats.avro_confluent_format",
+    "protobuf": "formats.protobuf_format",
+    "protobuf-registry": "formats.protobuf_format",
 }
 
 #: The format a schema registered under a subject is assumed written with, by its schema
 #: type, when nothing names the format (the CI gate's discovered topics): the serializer that
 #: registers schemas of that type. Any other type: the first entry's.
-DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json"}
+DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json", "PROTOBUF": "protobuf-registry"}
 
 
 def default_format(schema_type: str | None) -> str:

@@ -12,13 +12,49 @@ Errors are protoc's, with their line and column: a SchemaError naming the origin
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from formats.errors import SchemaError
+from formats.errors import SchemaError, UnsupportedTypeError
+from formats.schema_types import SchemaType, register_schema_type
+from formats.types import (
+    ArrayType,
+    BigIntType,
+    BooleanType,
+    BytesType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    Field,
+    FloatType,
+    IntType,
+    MapType,
+    RowType,
+    SmallIntType,
+    StringType,
+    TimestampLtzType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+)
+
+#: Imports a registry knows without a reference (Confluent's `_is_builtin`: `confluent/`,
+#: `google/type/`; `google/protobuf/` ships with protoc). Only their messages' fields matter
+#: here (the wire), so they are given as the fields of the upstream files, in their packages.
+BUILTIN_IMPORTS = {
+    "confluent/type/decimal.proto": 'syntax = "proto3";\npackage confluent.type;\n'
+    "message Decimal { bytes value = 1; uint32 precision = 2; int32 scale = 3; }\n",
+    "google/type/date.proto": 'syntax = "proto3";\npackage google.type;\n'
+    "message Date { int32 year = 1; int32 month = 2; int32 day = 3; }\n",
+    "google/type/timeofday.proto": 'syntax = "proto3";\npackage google.type;\n'
+    "message TimeOfDay { int32 hours = 1; int32 minutes = 2; int32 seconds = 3; "
+    "int32 nanos = 4; }\n",
+}
 
 #: The file name the parsed text gets when nothing else names it (Confluent's serializer uses
 #: the generated message's file name; the registry does not store it).
@@ -66,7 +102,8 @@ def parse_proto(text: str, origin: str = "schema", *, name: str = DEFAULT_FILE_N
     except ImportError as exc:  # pragma: no cover - a broken install
         raise SchemaError(f"{origin}: reading a Protobuf schema needs protoc ({exc})",
                           hint="pip install grpcio-tools") from None
-    files = dict(references or {})
+    files = {dep: body for dep, body in BUILTIN_IMPORTS.items() if f'"{dep}"' in text}
+    files.update(references or {})
     files[name] = text
     with _PROTOC, tempfile.TemporaryDirectory(prefix="keyguard-proto-") as tmp:
         for file_name, body in files.items():
@@ -107,3 +144,331 @@ def _protoc_message(exc: object, name: str, origin: str) -> str:
         # protoc counts lines and columns from 0.
         parts.append(f"line {err.line + 1}, column {err.column + 1} of {where}: {message}")
     return "; ".join(parts) or str(exc)
+
+
+# --- messages in a file ----------------------------------------------------------------------
+
+
+def find_message(schema: ProtoSchema, name: str | None = None) -> tuple[object, tuple[int, ...]]:
+    """The DescriptorProto of message `name` and its message index (the path of positions
+    Confluent's framing writes: `[i]` for the i-th top-level message, `[i, j]` nested).
+
+    `name`: simple (`Order`), dotted inside the file (`Order.Line`) or full (`shop.Order`);
+    None: the file's first message, as Confluent's deserializer reads index `[0]`.
+    """
+    top = list(schema.file.message_type)  # type: ignore[attr-defined]
+    if not top:
+        raise SchemaError("the Protobuf schema declares no message",
+                          hint="declare the key's or value's message in the .proto text")
+    if not name:
+        return top[0], (0,)
+    package = schema.file.package  # type: ignore[attr-defined]
+    local = name.lstrip(".")
+    if package and local.startswith(package + "."):
+        local = local[len(package) + 1:]
+    found: list[tuple[object, tuple[int, ...]]] = []
+
+    def visit(messages: list, prefix: str, path: tuple[int, ...]) -> None:
+        for i, m in enumerate(messages):
+            dotted = f"{prefix}{m.name}"
+            if local in (dotted, m.name) and not (local == m.name and prefix and found):
+                found.append((m, (*path, i)))
+            visit(list(m.nested_type), dotted + ".", (*path, i))
+
+    visit(top, "", ())
+    exact = [f for f in found if _dotted(schema, f[1]) == local]
+    if exact:
+        return exact[0]
+    if len(found) == 1:
+        return found[0]
+    names = ", ".join(_all_names(schema)) or "(none)"
+    raise SchemaError(f"no single message {name!r} in the Protobuf schema (messages: {names})",
+                      hint="name the message as the .proto declares it, e.g. Outer.Inner")
+
+
+def _dotted(schema: ProtoSchema, path: tuple[int, ...]) -> str:
+    messages = list(schema.file.message_type)  # type: ignore[attr-defined]
+    parts = []
+    for i in path:
+        parts.append(messages[i].name)
+        messages = list(messages[i].nested_type)
+    return ".".join(parts)
+
+
+def _all_names(schema: ProtoSchema) -> list[str]:
+    out: list[str] = []
+
+    def visit(messages: list, prefix: str) -> None:
+        for m in messages:
+            if not m.options.map_entry:
+                out.append(prefix + m.name)
+                visit(list(m.nested_type), f"{prefix}{m.name}.")
+
+    visit(list(schema.file.message_type), "")  # type: ignore[attr-defined]
+    return out
+
+
+def full_message_name(schema: ProtoSchema, path: tuple[int, ...]) -> str:
+    package = schema.file.package  # type: ignore[attr-defined]
+    return f"{package}.{_dotted(schema, path)}" if package else _dotted(schema, path)
+
+
+def descriptor_pool(schema: ProtoSchema) -> object:
+    """A DescriptorPool holding the file and its imports (the runtime's own descriptors)."""
+    from google.protobuf import descriptor_pool as pools  # lazy: protobuf runtime
+
+    pool = pools.DescriptorPool()
+    for dep in (*schema.dependencies, schema.file):
+        pool.Add(dep)
+    return pool
+
+
+# --- table -> message (.proto text) ----------------------------------------------------------
+
+_TIMESTAMP = "google.protobuf.Timestamp"
+_DATE = "google.type.Date"
+_TIME = "google.type.TimeOfDay"
+_DECIMAL = "confluent.type.Decimal"
+_IMPORTS = {_TIMESTAMP: "google/protobuf/timestamp.proto", _DATE: "google/type/date.proto",
+            _TIME: "google/type/timeofday.proto", _DECIMAL: "confluent/type/decimal.proto"}
+#: Wrapper messages, read as nullable scalars (Connect's `wrapper.for.nullables`).
+_WRAPPERS = {f"google.protobuf.{n}Value": t for n, t in (
+    ("Double", "DOUBLE"), ("Float", "FLOAT"), ("Int64", "BIGINT"), ("UInt64", "BIGINT"),
+    ("Int32", "INT"), ("UInt32", "BIGINT"), ("Bool", "BOOLEAN"), ("String", "STRING"),
+    ("Bytes", "BYTES"))}
+
+#: The message name a table's derived schema gets (Confluent Cloud's Flink names it `Row`).
+ROW_MESSAGE = "Row"
+
+
+_SCALARS: dict[type[DataType], str] = {
+    StringType: "string", BooleanType: "bool", TinyIntType: "int32", SmallIntType: "int32",
+    IntType: "int32", BigIntType: "int64", FloatType: "float", DoubleType: "double",
+    BytesType: "bytes"}
+
+
+def _scalar(t: DataType) -> str | None:
+    return _SCALARS.get(type(t))
+
+
+def _well_known(t: DataType) -> str | None:
+    if isinstance(t, (TimestampType, TimestampLtzType)):
+        return _TIMESTAMP
+    if isinstance(t, DateType):
+        return _DATE
+    if isinstance(t, TimeType):
+        return _TIME
+    if isinstance(t, DecimalType):
+        return _DECIMAL
+    return None
+
+
+def _message_name(field: str, taken: set[str]) -> str:
+    base = "".join(p[:1].upper() + p[1:] for p in re.split(r"[^0-9A-Za-z]+", field) if p)
+    base = (base if base[:1].isalpha() else "F" + base) + "Row"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def to_proto(row_type: RowType, message: str = ROW_MESSAGE, package: str | None = None) -> str:
+    """The proto3 `.proto` text of a message for `row_type`, derived as Confluent Cloud's Flink
+    (`proto-registry`) and Kafka Connect's `ProtobufData.fromConnectSchema` derive one:
+
+    - field numbers in column order from 1 (Connect: "Fields are generated sequentially");
+    - a nullable scalar column is a proto3 `optional` field (explicit presence: unset = NULL),
+      a NOT NULL one has implicit presence (Confluent Cloud Flink: "When converting to a
+      Protobuf schema, Flink marks all NULLABLE fields as optional"); Connect's
+      `wrapper.for.nullables` alternative (google.protobuf.*Value) is read, not written;
+    - ROW -> a nested message (declared inside its parent, named after the column + `Row`),
+      always nullable as every message field is; ARRAY -> `repeated` (its elements NOT NULL:
+      proto has no null element); MAP -> `map<K, V>` (the wire of Confluent's repeated entry
+      message: key = 1, value = 2) for string, integer and boolean keys;
+    - TIMESTAMP and TIMESTAMP_LTZ -> google.protobuf.Timestamp, DATE -> google.type.Date,
+      TIME -> google.type.TimeOfDay, DECIMAL -> confluent.type.Decimal (unscaled two's
+      complement bytes, precision, scale), as Confluent's `RowDataToProtoConverters` writes
+      them (Apache Flink's own protobuf format derives no schema: it needs a compiled class).
+    - TINYINT and SMALLINT widen to int32 (Flink's `PbFormatUtils` and Connect alike).
+    """
+    imports: set[str] = set()
+    body = _message_lines(row_type, message, imports, "", "$")
+    head = ['syntax = "proto3";']
+    if package:
+        head.append(f"package {package};")
+    head += [f'import "{_IMPORTS[i]}";' for i in sorted(imports)]
+    return "\n".join(head) + "\n\n" + "\n".join(body) + "\n"
+
+
+def _message_lines(row: RowType, name: str, imports: set[str], indent: str,
+                   path: str) -> list[str]:
+    lines = [f"{indent}message {name} {{"]
+    nested: list[str] = []
+    taken: set[str] = {name}
+    inner = indent + "  "
+    for number, f in enumerate(row.fields, start=1):
+        where = f"{path}.{f.name}" if path != "$" else f.name
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", f.name):
+            raise UnsupportedTypeError(f"column {where!r}: not a Protobuf field name",
+                                       hint="Protobuf field names are letters, digits and _")
+        t = f.type
+        label = ""
+        if isinstance(t, ArrayType):
+            label, t = "repeated ", t.element
+            if isinstance(t, (ArrayType, MapType)):
+                raise UnsupportedTypeError(f"column {where!r}: {f.type.sql()} has no Protobuf "
+                                           "field (repeated fields do not nest)")
+            decl = _type_of(t, where, imports, nested, taken, inner)
+        elif isinstance(t, MapType):
+            key = _scalar(t.key)
+            if key not in ("string", "bool", "int32", "int64") or \
+                    isinstance(t.value, (ArrayType, MapType)):
+                raise UnsupportedTypeError(
+                    f"column {where!r}: {t.sql()} has no Protobuf map field",
+                    hint="Protobuf map keys are strings, integers or booleans, and map "
+                    "values are not repeated")
+            decl = f"map<{key}, {_type_of(t.value, where, imports, nested, taken, inner)}>"
+        else:
+            decl = _type_of(t, where, imports, nested, taken, inner)
+            if t.nullable and _scalar(t) is not None:
+                label = "optional "
+        lines.append(f"{inner}{label}{decl} {f.name} = {number};")
+    return lines + nested + [f"{indent}}}"]
+
+
+def _type_of(t: DataType, where: str, imports: set[str], nested: list[str], taken: set[str],
+             indent: str) -> str:
+    scalar = _scalar(t)
+    if scalar is not None:
+        return scalar
+    known = _well_known(t)
+    if known is not None:
+        imports.add(known)
+        return "." + known
+    if isinstance(t, RowType):
+        name = _message_name(where.rpartition(".")[2], taken)
+        nested.extend(_message_lines(t, name, imports, indent, where))
+        return name
+    raise UnsupportedTypeError(f"column {where!r}: {t.sql()} has no Protobuf field",
+                               hint="use a column type the protobuf formats support")
+
+
+# --- message -> table (row type) -------------------------------------------------------------
+
+# FieldDescriptorProto.Type numbers (descriptor.proto): stable across protobuf versions.
+_DOUBLE, _FLOAT, _INT64, _UINT64, _INT32, _FIXED64, _FIXED32, _BOOL, _STRING = range(1, 10)
+_GROUP, _MESSAGE, _BYTES, _UINT32, _ENUM, _SFIXED32, _SFIXED64, _SINT32, _SINT64 = range(10, 19)
+_REPEATED = 3
+
+
+def _scalar_type(kind: int) -> DataType | None:
+    """Flink's `PbToRowTypeUtil` mapping; unsigned 32-bit ones widen to BIGINT as Connect's
+    `ProtobufData.toConnectSchema` does (their values reach 2^32 - 1, past INT)."""
+    return {
+        _DOUBLE: DoubleType(), _FLOAT: FloatType(), _INT64: BigIntType(),
+        _UINT64: BigIntType(), _INT32: IntType(), _FIXED64: BigIntType(),
+        _FIXED32: BigIntType(), _BOOL: BooleanType(), _STRING: StringType(),
+        _BYTES: BytesType(), _UINT32: BigIntType(), _ENUM: StringType(),
+        _SFIXED32: IntType(), _SFIXED64: BigIntType(), _SINT32: IntType(),
+        _SINT64: BigIntType(),
+    }.get(kind)
+
+
+def message_row_type(schema: ProtoSchema, name: str | None = None) -> RowType:
+    """The row type of message `name` (None: the file's first), the reverse of `to_proto`:
+    scalars as Flink's `PbToRowTypeUtil` reads them (enum -> STRING), proto3 `optional` and
+    message fields nullable, implicit-presence scalars NOT NULL (proto3 reads an unset one as
+    its default), repeated -> ARRAY, map -> MAP, the well-known messages back to TIMESTAMP_LTZ(9)
+    (Confluent reads google.protobuf.Timestamp so), DATE, TIME(3), DECIMAL(38, 18) (the
+    confluent.type.Decimal message carries each value's own scale; keyguard's derived
+    schemas add no field metadata, so reading one back cannot know the column's), and the
+    google.protobuf wrappers as nullable scalars."""
+    message, _ = find_message(schema, name)
+    by_name: dict[str, object] = {}
+    for f in (*schema.dependencies, schema.file):
+        _index(f.package, list(f.message_type), by_name)  # type: ignore[attr-defined]
+    return _row_of(message, by_name, (), name or message.name)  # type: ignore[attr-defined]
+
+
+def _index(prefix: str, messages: list, by_name: dict[str, object]) -> None:
+    for m in messages:
+        full = f"{prefix}.{m.name}" if prefix else m.name
+        by_name["." + full] = m
+        _index(full, list(m.nested_type), by_name)
+
+
+def _row_of(message: object, by_name: dict[str, object], seen: tuple[str, ...],
+            where: str) -> RowType:
+    fields = []
+    for f in message.field:  # type: ignore[attr-defined]
+        t = _field_type(f, by_name, seen, f"{where}.{f.name}")
+        fields.append(Field(f.name, t))
+    return RowType(fields=tuple(fields), nullable=False)
+
+
+def _field_type(f: object, by_name: dict[str, object], seen: tuple[str, ...],
+                where: str) -> DataType:
+    kind, label = f.type, f.label  # type: ignore[attr-defined]
+    target = by_name.get(f.type_name) if kind == _MESSAGE else None  # type: ignore[attr-defined]
+    if label == _REPEATED:
+        if target is not None and target.options.map_entry:  # type: ignore[attr-defined]
+            key, value = target.field  # type: ignore[attr-defined]
+            return MapType(key=_field_type(key, by_name, seen, where).not_null(),
+                           value=_field_type(value, by_name, seen, where), nullable=False)
+        element = _single(f, kind, target, by_name, seen, where)
+        return ArrayType(element=element.not_null(), nullable=False)
+    t = _single(f, kind, target, by_name, seen, where)
+    # proto3 `optional` is a synthetic oneof: explicit presence, like the real oneofs' fields.
+    if kind == _MESSAGE or f.HasField("oneof_index"):  # type: ignore[attr-defined]
+        return t.with_nullable(True)
+    return t.not_null()  # implicit presence (and proto2's defaults): unset reads as default
+
+
+def _single(f: object, kind: int, target: object, by_name: dict[str, object],
+            seen: tuple[str, ...], where: str) -> DataType:
+    scalar = _scalar_type(kind)
+    if scalar is not None:
+        return scalar.not_null()
+    if kind == _MESSAGE:
+        full = f.type_name.lstrip(".")  # type: ignore[attr-defined]
+        known = {_TIMESTAMP: TimestampLtzType(precision=9), _DATE: DateType(),
+                 _TIME: TimeType(precision=3), _DECIMAL: DecimalType(precision=38, scale=18)}
+        if full in known:
+            return known[full].not_null()
+        if full in _WRAPPERS:
+            return (_scalar_type(target.field[0].type)  # type: ignore[attr-defined]
+                    or StringType()).not_null()
+        if target is None or full in seen:
+            raise UnsupportedTypeError(
+                f"field {where!r}: message {full} " + ("refers back to itself: a row type "
+                                                       "is a tree" if target is not None
+                                                       else "is not defined"))
+        return _row_of(target, by_name, (*seen, full), where)
+    raise UnsupportedTypeError(f"field {where!r}: Protobuf groups have no column type",
+                               hint="use a nested message instead of a group")
+
+
+def _parse(text: str, origin: str) -> ProtoSchema:
+    return parse_proto(text, origin)
+
+
+def _row_type(data: object, avro_only: bool) -> DataType:
+    assert isinstance(data, ProtoSchema)
+    return message_row_type(data)
+
+
+#: Found by `formats.schema_types.schema_type("PROTOBUF")` (this module's name is the convention).
+SCHEMA_TYPE = register_schema_type(SchemaType("PROTOBUF", _parse, _row_type))
+
+
+def canonical_proto(text: str, origin: str = "schema") -> str:
+    """The schema's identity for a registry: its compiled FileDescriptorProto in protobuf's
+    text form, without source positions (comments and layout do not make another schema)."""
+    from google.protobuf import text_format  # lazy: protobuf runtime
+
+    parsed = parse_proto(text, origin)
+    file = type(parsed.file)()
+    file.CopyFrom(parsed.file)  # type: ignore[attr-defined]
+    file.ClearField("source_code_info")
+    return str(text_format.MessageToString(file, as_one_line=True))

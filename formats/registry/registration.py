@@ -33,8 +33,9 @@ C = TypeVar("C", bound="Codec")
 
 
 class FramedCodec(Protocol):
-    """A codec whose records carry its schema's registry id (avro-confluent's)."""
+    """A codec whose records carry its schema's registry id (avro-confluent, protobuf-registry)."""
 
+    format_name: str
     options: ResolvedOptions
     context: CodecContext
     #: The schema text registered and looked up, and its references as registered.
@@ -120,14 +121,15 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
         codec.context.registry if codec.context.registry is not None
         else open_for(codec.options))
     text, refs = codec.schema_text, codec.references
+    kind = format_factory(codec.format_name).schema_type
     if register:
         schema_id: Any = _ask(
-            codec, lambda: reg.register(subject, text, "AVRO", refs) if refs
-            else reg.register(subject, text),
+            codec, lambda: reg.register(subject, text, kind, refs) if refs
+            else reg.register(subject, text, kind),
             f"registering the schema under subject '{subject}'")
         return int(schema_id)
-    found = _ask(codec, lambda: reg.lookup(subject, text, "AVRO", refs) if refs
-                 else reg.lookup(subject, text),
+    found = _ask(codec, lambda: reg.lookup(subject, text, kind, refs) if refs
+                 else reg.lookup(subject, text, kind),
                  f"looking up the schema in subject '{subject}'")
     if found is None:
         raise RegistryError(
