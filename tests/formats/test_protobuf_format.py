@@ -16,7 +16,8 @@ from formats.sqltypes import parse_type
 
 _SCOPES = itertools.count()
 ROW = parse_type("ROW<id BIGINT NOT NULL, name STRING>").not_null()
-V1 = 'syntax = "proto3";\npackage shop;\nmessage Order { int64 id = 1; optional string name = 2; }\n'
+V1 = ('syntax = "proto3";\npackage shop;\n'
+      'message Order { int64 id = 1; optional string name = 2; }\n')
 V2 = ('syntax = "proto3";\npackage shop;\nmessage Order { int64 id = 1; optional string name = 2; '
       'repeated string tags = 3; }\n')
 
@@ -59,7 +60,7 @@ def test_the_message_is_taken_by_name_or_by_flinks_java_class_name():
 
 
 def test_columns_must_match_the_messages_fields():
-    with pytest.raises(SchemaError, match="column 'name' has no field in message shop.K"):
+    with pytest.raises(SchemaError, match=r"column 'name' has no field in message shop\.K"):
         _codec("protobuf", {"schema": 'syntax = "proto3"; package shop; '
                             'message K { int64 id = 1; }'})
     with pytest.raises(SchemaError, match="a STRING column cannot be field id of type int64"):
@@ -78,7 +79,7 @@ def test_values_that_do_not_fit_are_encode_errors_naming_the_column():
 
 
 def test_invalid_bytes_are_decode_errors_or_skipped_with_ignore_parse_errors():
-    with pytest.raises(DecodeError, match="not a valid shop.Order message"):
+    with pytest.raises(DecodeError, match=r"not a valid shop\.Order message"):
         _codec("protobuf", {"schema": V1}).decode(b"\x0a\xff")
     assert _codec("protobuf", {"schema": V1, "ignore-parse-errors": "true"}).decode(
         b"\x0a\xff") is None

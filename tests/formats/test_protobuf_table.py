@@ -95,7 +95,7 @@ def test_messages_are_found_by_simple_dotted_or_full_name_with_their_index():
     assert find_message(schema, "B")[1] == (1,)
     assert find_message(schema, "p.B")[1] == (1,)
     assert find_message(schema, "A.Inner")[1] == (0, 0)
-    with pytest.raises(SchemaError, match="messages: A, A.Inner, B"):
+    with pytest.raises(SchemaError, match=r"messages: A, A\.Inner, B"):
         find_message(schema, "C")
 
 
