@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from formats.codec import format_factory
 from formats.errors import KeyguardError, RegistryError
 from formats.registry import SchemaVersion, connect
 from formats.registry.registration import bind_plan_schema_ids, needs_schema_id
@@ -99,7 +100,8 @@ class PinnedRegistry:
             if schema_id is None:  # pinned by other means, else the task fails here
                 schema_id = self._pinned(codec.subject, codec.schema_text).schema_id
             codec.bind_schema_id(schema_id)
-            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text))
+            self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text,
+                                  format_factory(codec.format_name).schema_type))
 
     # -- what a task's codec asks ------------------------------------------------------------
 
