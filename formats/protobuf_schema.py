@@ -18,6 +18,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.schema_types import SchemaType, register_schema_type
@@ -166,22 +167,22 @@ def find_message(schema: ProtoSchema, name: str | None = None) -> tuple[object, 
     local = name.lstrip(".")
     if package and local.startswith(package + "."):
         local = local[len(package) + 1:]
-    found: list[tuple[object, tuple[int, ...]]] = []
+    found: list[tuple[str, object, tuple[int, ...]]] = []  # (dotted name, message, index)
 
     def visit(messages: list, prefix: str, path: tuple[int, ...]) -> None:
         for i, m in enumerate(messages):
+            if m.options.map_entry:
+                continue
             dotted = f"{prefix}{m.name}"
-            if local in (dotted, m.name) and not (local == m.name and prefix and found):
-                found.append((m, (*path, i)))
+            found.append((dotted, m, (*path, i)))
             visit(list(m.nested_type), dotted + ".", (*path, i))
 
     visit(top, "", ())
-    exact = [f for f in found if _dotted(schema, f[1]) == local]
-    if exact:
-        return exact[0]
-    if len(found) == 1:
-        return found[0]
-    names = ", ".join(_all_names(schema)) or "(none)"
+    exact = [(m, i) for dotted, m, i in found if dotted == local]
+    simple = [(m, i) for dotted, m, i in found if dotted.rpartition(".")[2] == local]
+    if exact or len(simple) == 1:
+        return (exact or simple)[0]
+    names = ", ".join(dotted for dotted, _, _ in found)
     raise SchemaError(f"no single message {name!r} in the Protobuf schema (messages: {names})",
                       hint="name the message as the .proto declares it, e.g. Outer.Inner")
 
@@ -193,19 +194,6 @@ def _dotted(schema: ProtoSchema, path: tuple[int, ...]) -> str:
         parts.append(messages[i].name)
         messages = list(messages[i].nested_type)
     return ".".join(parts)
-
-
-def _all_names(schema: ProtoSchema) -> list[str]:
-    out: list[str] = []
-
-    def visit(messages: list, prefix: str) -> None:
-        for m in messages:
-            if not m.options.map_entry:
-                out.append(prefix + m.name)
-                visit(list(m.nested_type), f"{prefix}{m.name}.")
-
-    visit(list(schema.file.message_type), "")  # type: ignore[attr-defined]
-    return out
 
 
 def full_message_name(schema: ProtoSchema, path: tuple[int, ...]) -> str:
@@ -468,7 +456,7 @@ def canonical_proto(text: str, origin: str = "schema") -> str:
     from google.protobuf import text_format  # lazy: protobuf runtime
 
     parsed = parse_proto(text, origin)
-    file = type(parsed.file)()
-    file.CopyFrom(parsed.file)  # type: ignore[attr-defined]
+    file: Any = type(parsed.file)()
+    file.CopyFrom(parsed.file)
     file.ClearField("source_code_info")
     return str(text_format.MessageToString(file, as_one_line=True))
