@@ -47,6 +47,7 @@ from formats.protobuf_schema import (
     find_message,
     full_message_name,
     parse_proto,
+    registered_proto,
     to_proto,
 )
 from formats.registry.options import REGISTRY_OPTIONS
@@ -590,7 +591,7 @@ class ProtobufRegistryCodec(ProtobufCodec):
                 raise DecodeError(f"{self.describe()}: schema id {schema_id} is a "
                                   f"{schema_type} schema, not Protobuf")
             where = f"{self.describe()}: writer schema id {schema_id}"
-            schema = parse_proto(text, where)
+            schema = registered_proto(text, where)
             try:
                 name = _dotted_at(schema, index)
                 writer = Message(schema, name, where)

@@ -460,3 +460,32 @@ def canonical_proto(text: str, origin: str = "schema") -> str:
     file.CopyFrom(parsed.file)
     file.ClearField("source_code_info")
     return str(text_format.MessageToString(file, as_one_line=True))
+
+
+def registered_proto(text: str, origin: str = "schema", *,
+                     references: Mapping[str, str] | None = None) -> ProtoSchema:
+    """A schema as a registry returns it: `.proto` text, or a base64 FileDescriptorProto, the
+    form confluent-kafka's Python ProtobufSerializer registers (`_schema_to_str`) and its mock
+    registry returns as is. The descriptor's imports are compiled by protoc like any import."""
+    body = text.strip()
+    if body and not any(c.isspace() for c in body) and "{" not in body:
+        import base64
+        import binascii
+
+        from google.protobuf import descriptor_pb2  # lazy: protobuf runtime
+        from google.protobuf.message import DecodeError
+
+        try:
+            file = descriptor_pb2.FileDescriptorProto.FromString(
+                base64.b64decode(body, validate=True))
+        except (binascii.Error, ValueError, DecodeError):
+            file = None
+        if file is not None and file.message_type:
+            deps: tuple[object, ...] = ()
+            if file.dependency:
+                imports = "".join(f'import "{d}";\n' for d in file.dependency)
+                deps = parse_proto(f'syntax = "proto3";\n{imports}', origin,
+                                   name="keyguard-imports.proto",
+                                   references=references).dependencies
+            return ProtoSchema(text=text, file=file, dependencies=deps)
+    return parse_proto(text, origin, references=references)

@@ -121,6 +121,11 @@ def test_a_table_of_types_frames_byte_for_byte_like_protobuf_serializer(index: i
     assert back["id"] == ROWS[index]["id"] and back["lines"] == ROWS[index]["lines"]
     assert back["address"] == ROWS[index]["address"]
     assert back["amount"] == ROWS[index]["amount"]
+    # A reader that did not write it: the writer's schema by id, as the serializer registered
+    # it (a base64 FileDescriptorProto in the mock), its message by the record's index.
+    reader = create_codec("protobuf-registry", TABLE, {"url": registry.name},
+                          CodecContext(role="value", topic="orders", registry=registry))
+    assert reader.decode(theirs) == back
 
 
 FILE = """syntax = "proto3";
