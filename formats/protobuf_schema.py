@@ -438,7 +438,7 @@ def _single(f: object, kind: int, target: object, by_name: dict[str, object],
 
 
 def _parse(text: str, origin: str) -> ProtoSchema:
-    return parse_proto(text, origin)
+    return registered_proto(text, origin)
 
 
 def _row_type(data: object, avro_only: bool) -> DataType:

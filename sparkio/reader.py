@@ -159,11 +159,12 @@ class ReadSettings:
 
 
 def infer_schema(options: Mapping[str, Any]) -> StructType:
-    """The output schema when the user gives none: from the registered Avro schemas.
+    """The output schema when the user gives none: from the registered schemas.
 
-    Only avro-confluent carries its schema; the table is the value's fields plus the key's
-    fields not in the value (named with key.fields-prefix), and in changelog mode the
-    change-kind column first. Other formats need `.schema(...)`.
+    Only the registry formats (avro-confluent, protobuf-registry) carry their schema; the table
+    is the value's fields plus the key's fields not in the value (named with
+    key.fields-prefix), and in changelog mode the change-kind column first. Other formats
+    need `.schema(...)`.
     """
     from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
@@ -182,7 +183,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
         raise SchemaError(
             f"cannot infer the schema of topic {settings.topic!r}: the "
             + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
-            + " carries no schema (only avro-confluent does, through its registry)",
+            + " carries no schema (only the registry formats do, through their registry)",
             hint="give the table's columns with spark.read.format('upsert-kafka')"
                  ".schema('id BIGINT, name STRING, ...'), the same columns the writer wrote")
     fields = list(value.fields)
@@ -204,9 +205,10 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
 
 
 def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
-    """The row type of the latest Avro schema registered for `role`; None for a format that
-    registers none (the format answers, `FormatFactory.uses_registry`)."""
-    if not (fmt.factory.uses_registry and fmt.factory.writes_avro):
+    """The row type of the latest schema registered for `role` (Avro: the record; Protobuf:
+    the file's first message); None for a format that registers none (the format answers,
+    `FormatFactory.uses_registry`)."""
+    if not fmt.factory.uses_registry:
         return None
     where = f"{role} format '{fmt.name}'"
     opts = fmt.resolved
@@ -219,16 +221,17 @@ def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None
             raise InvalidOptionError(
                 f"{where}: the subject of a {opts[SUBJECT_STRATEGY]} cannot be known "
                 "before reading a record",
-                hint=f"set {role}.avro-confluent.subject, or give .schema(...)")
+                hint=f"set {role}.{fmt.name}.subject, or give .schema(...)")
         subject = f"{topic}-{role}"
     registry = open_for(opts, lazy=False)
     try:
         latest = registry.get_version(subject, "latest")
-        text = version_text(registry, latest).standalone  # its references resolved into it
+        schema = version_text(registry, latest)
     except KeyguardError as exc:
         raise type(exc)(f"{where}: latest schema of subject {subject!r}: {exc.message}",
                         hint=exc.hint or "has the writer registered it yet?") from None
-    row = from_avro_schema(text)
+    # Avro: its references resolved into it; other types: the type's own row type.
+    row = from_avro_schema(schema.standalone) if fmt.factory.writes_avro else schema.row_type()
     if not isinstance(row, RowType):
         raise SchemaError(
             f"{where}: subject {subject!r} holds a {row.sql()} schema, not a record",

@@ -43,3 +43,8 @@ def test_write_and_read_back(spark: Any, kafka_bootstrap: str, tmp_path: Path, f
     got = sorted(tuple(r) for r in df.collect())
     assert got == [("eu", 1, "ann2", 3.5, dt.date(2024, 2, 1)),
                    ("us", 1, "cid", 2.5, dt.date(2024, 1, 3))]
+    if fmt == "protobuf-registry":  # the registered messages give the table's columns
+        inferred = spark.read.format("upsert-kafka").options(**read_opts).load()
+        assert inferred.schema.simpleString() == \
+            "struct<region:string,id:int,name:string,score:double,day:date>"
+        assert sorted(tuple(r) for r in inferred.collect()) == got
