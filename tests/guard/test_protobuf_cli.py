@@ -75,3 +75,18 @@ def test_formats_lists_both_protobuf_formats():
     r = run("formats")
     assert r.exit_code == 0
     assert "\nprotobuf: " in r.output and "\nprotobuf-registry: " in r.output
+
+
+def test_bare_protobuf_writes_the_schema_files_field_numbers(tmp_path):
+    (tmp_path / "key.proto").write_text(
+        'syntax = "proto3";\nmessage K { string region = 5; int64 id = 2; }\n')
+    (tmp_path / "value.proto").write_text(
+        'syntax = "proto3";\nmessage V { string region = 5; int64 id = 2; bool ok = 9; }\n')
+    r = run("encode", "--topic", "t", "--key-schema", str(tmp_path / "key.proto"),
+            "--value-schema", str(tmp_path / "value.proto"),
+            "--key-format", "protobuf", "--value-format", "protobuf",
+            "--row", '{"id": 1, "region": "eu", "ok": true}', "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["key"]["hex"] == "10012a026575"  # id = 2 first, then region = 5
+    assert out["value"]["hex"] == "10012a0265754801"
