@@ -4,9 +4,17 @@
 hand-written parser) and returns a `ProtoSchema`: the file's `FileDescriptorProto` and those of
 its imports, the model every later step works on (the format's encoders, the guard's key rules
 and the compatibility checker). Imports resolve against the schema's references (name -> text,
-as a registry's references give them) and protobuf's well-known types shipped with protoc.
+as a registry's references give them), protobuf's well-known types shipped with protoc, and
+the files a registry knows without a reference (`BUILTIN_IMPORTS`: confluent/type/decimal.proto,
+google/type/date.proto, google/type/timeofday.proto).
 
 Errors are protoc's, with their line and column: a SchemaError naming the origin.
+
+The module also declares the PROTOBUF schema type (`SCHEMA_TYPE`: schema files and subjects of
+type PROTOBUF read as a `ProtoSchema`, their row type the first message's), finds messages and
+their message index (`find_message`), derives a proto3 message from a row type (`to_proto`)
+and a row type from a message (`message_row_type`), and gives a schema's identity for a
+registry (`canonical_proto`).
 """
 
 from __future__ import annotations
@@ -267,9 +275,11 @@ def to_proto(row_type: RowType, message: str = ROW_MESSAGE, package: str | None 
 
     - field numbers in column order from 1 (Connect: "Fields are generated sequentially");
     - a nullable scalar column is a proto3 `optional` field (explicit presence: unset = NULL),
-      a NOT NULL one has implicit presence (Confluent Cloud Flink: "When converting to a
-      Protobuf schema, Flink marks all NULLABLE fields as optional"); Connect's
-      `wrapper.for.nullables` alternative (google.protobuf.*Value) is read, not written;
+      a NOT NULL one has implicit presence. Confluent Cloud's Flink: "When converting to a
+      Protobuf schema, Flink marks all NULLABLE fields as optional"; Connect's ProtobufData
+      does the same with `optional.for.nullables`, or uses wrappers (google.protobuf.*Value)
+      with `wrapper.for.nullables`, and by default loses the null (a plain field). keyguard
+      follows Flink's choice; wrappers are read (`message_row_type`), not written;
     - ROW -> a nested message (declared inside its parent, named after the column + `Row`),
       always nullable as every message field is; ARRAY -> `repeated` (its elements NOT NULL:
       proto has no null element); MAP -> `map<K, V>` (the wire of Confluent's repeated entry
