@@ -93,7 +93,14 @@ IGNORE_PARSE_ERRORS: Option[bool] = Option(
     "ignore-parse-errors", bool, False,
     "Skip a record that is not a valid message instead of failing (Flink's option).",
 )
-PROTOBUF_OPTIONS = OptionSet("protobuf", (SCHEMA, MESSAGE, IGNORE_PARSE_ERRORS))
+WRITE_NULL_STRING_LITERAL: Option[str] = Option(
+    "write-null-string-literal", str, "",
+    "The string written for a null element of an array or a null map key or value of a "
+    "string field (Flink's option); other types get their default (0, false, empty bytes, "
+    "the enum's first value, an empty message), as Flink's serializer writes them.",
+)
+PROTOBUF_OPTIONS = OptionSet(
+    "protobuf", (SCHEMA, MESSAGE, IGNORE_PARSE_ERRORS, WRITE_NULL_STRING_LITERAL))
 PROTOBUF_REGISTRY_OPTIONS = OptionSet(
     "protobuf-registry",
     merge((URL, SUBJECT, SCHEMA, MESSAGE, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
@@ -128,9 +135,10 @@ class Message:
 
     # -- rows -> bytes -----------------------------------------------------------------------
 
-    def encode(self, row: RowType, values: Mapping[str, Any]) -> bytes:
+    def encode(self, row: RowType, values: Mapping[str, Any], nulls: str | None = None) -> bytes:
+        """The message's bytes; `nulls`: how nulls inside containers are written (`_fill`)."""
         msg = self.cls()
-        _fill(msg, row, values, "")
+        _fill(msg, row, values, "", nulls)
         return msg.SerializeToString()  # type: ignore[no-any-return]
 
     def decode(self, row: RowType, data: bytes) -> dict[str, Any]:
@@ -202,9 +210,8 @@ _TYPE_NAMES = {1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 6: 
 def _check_single(t: DataType, fd: Any, path: str) -> None:
     kind = _TYPE_NAMES.get(fd.type, "?")
     message = _field_message(fd)
-    if isinstance(t, RowType):
-        if message is None or message.startswith(_WRAPPER_PREFIX) or \
-                message in (_TIMESTAMP, _DATE, _TIME, _DECIMAL):
+    if isinstance(t, RowType):  # any message, google.protobuf.Timestamp as Flink's
+        if message is None:      # ROW<seconds BIGINT, nanos INT> included
             raise SchemaError(f"{path}: {t.sql()} needs a message field, {fd.name} is {kind}")
         _check_row(t, fd.message_type, path)
         return
@@ -215,8 +222,8 @@ def _check_single(t: DataType, fd: Any, path: str) -> None:
               TimeType: _TIME, DecimalType: _DECIMAL}.get(type(t))
     if wanted is not None:
         ok = message == wanted
-    elif isinstance(t, IntegralType):
-        ok = kind in _INTS
+    elif isinstance(t, IntegralType):  # an enum by its number, as Flink maps it to INT
+        ok = kind in _INTS or kind == "enum"
     else:
         ok = kind in _KINDS.get(type(t), set())
     if not ok:
@@ -227,7 +234,13 @@ def _check_single(t: DataType, fd: Any, path: str) -> None:
 
 # --- values -> message ------------------------------------------------------------------------
 
-def _fill(msg: Any, row: RowType, values: Mapping[str, Any], path: str) -> None:
+def _fill(msg: Any, row: RowType, values: Mapping[str, Any], path: str,
+          nulls: str | None) -> None:
+    """Set the fields of `msg` from `values`; a null column leaves its field unset.
+
+    `nulls`: None, a null inside an array or map is an EncodeError; else Flink's protobuf
+    serializer's way (PbCodegenUtils#pbDefaultValueCode): the element type's default (0, false,
+    empty bytes, the enum's first value, an empty message), `nulls` for a string."""
     desc = msg.DESCRIPTOR
     for col in row.fields:
         where = f"{path}.{col.name}" if path else col.name
@@ -238,44 +251,65 @@ def _fill(msg: Any, row: RowType, values: Mapping[str, Any], path: str) -> None:
             continue
         fd = desc.fields_by_name[col.name]
         try:
-            _set(msg, fd, col.type, value, where)
+            _set(msg, fd, col.type, value, where, nulls)
         except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
             raise EncodeError(f"column {where!r}: {value!r} does not fit {col.type.sql()} "
                               f"(field {fd.full_name}): {exc}") from None
 
 
-def _set(msg: Any, fd: Any, t: DataType, value: Any, where: str) -> None:
+def _set(msg: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | None) -> None:
     if isinstance(t, MapType):
         container = getattr(msg, fd.name)
         entry = fd.message_type
         key_fd, value_fd = entry.fields_by_name["key"], entry.fields_by_name["value"]
         for k, v in dict(value).items():
-            if k is None or v is None:
+            if (k is None or v is None) and nulls is None:
                 raise EncodeError(f"column {where!r}: a Protobuf map holds no null key or value")
-            key = _scalar_value(key_fd, t.key, k)
+            key = _default(key_fd, nulls) if k is None else _scalar_value(key_fd, t.key, k)
             if value_fd.message_type is not None:
-                _into(container[key], value_fd, t.value, v, f"{where}{{value}}")
+                sub = container[key]
+                sub.SetInParent()
+                if v is not None:
+                    _into(sub, value_fd, t.value, v, f"{where}{{value}}", nulls)
             else:
-                container[key] = _scalar_value(value_fd, t.value, v)
+                container[key] = _default(value_fd, nulls) if v is None \
+                    else _scalar_value(value_fd, t.value, v)
         return
     if isinstance(t, ArrayType):
         container = getattr(msg, fd.name)
         for i, v in enumerate(value):
-            if v is None:
+            if v is None and nulls is None:
                 raise EncodeError(f"column {where!r}: element {i} is null; a repeated "
                                   "Protobuf field holds no null element")
             if fd.message_type is not None:
-                _into(container.add(), fd, t.element, v, f"{where}[{i}]")
+                sub = container.add()
+                if v is not None:
+                    _into(sub, fd, t.element, v, f"{where}[{i}]", nulls)
             else:
-                container.append(_scalar_value(fd, t.element, v))
+                container.append(_default(fd, nulls) if v is None
+                                 else _scalar_value(fd, t.element, v))
         return
     if fd.message_type is not None:
-        _into(getattr(msg, fd.name), fd, t, value, where)
+        _into(getattr(msg, fd.name), fd, t, value, where, nulls)
         return
     setattr(msg, fd.name, _scalar_value(fd, t, value))
 
 
-def _into(sub: Any, fd: Any, t: DataType, value: Any, where: str) -> None:
+def _default(fd: Any, null_string: str | None) -> Any:
+    """Flink's default for a null inside a container (scalars; messages are left empty)."""
+    if fd.enum_type is not None:
+        return fd.enum_type.values[0].number
+    kind = _TYPE_NAMES.get(fd.type)
+    if kind == "string":
+        return null_string or ""
+    if kind == "bytes":
+        return b""
+    if kind == "bool":
+        return False
+    return 0.0 if kind in ("float", "double") else 0
+
+
+def _into(sub: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | None) -> None:
     """Fill the message `sub` (a field's, an element's or a map value's) with `value`."""
     sub.SetInParent()
     name = sub.DESCRIPTOR.full_name
@@ -283,7 +317,7 @@ def _into(sub: Any, fd: Any, t: DataType, value: Any, where: str) -> None:
         if not isinstance(value, Mapping):
             raise EncodeError(f"column {where!r}: a ROW value is a mapping, got "
                               f"{type(value).__name__}")
-        _fill(sub, t, value, where)
+        _fill(sub, t, value, where, nulls)
     elif name == _TIMESTAMP:
         sub.seconds, sub.nanos = _timestamp(value)
     elif name == _DATE:
@@ -300,6 +334,11 @@ def _into(sub: Any, fd: Any, t: DataType, value: Any, where: str) -> None:
 
 
 def _scalar_value(fd: Any, t: DataType, value: Any) -> Any:
+    if fd.enum_type is not None and isinstance(t, IntegralType):
+        if isinstance(value, bool) or not isinstance(value, int) or \
+                value not in fd.enum_type.values_by_number:
+            raise ValueError(f"no number {value!r} in enum {fd.enum_type.full_name}")
+        return value
     if fd.enum_type is not None:
         found = fd.enum_type.values_by_name.get(str(value))
         if found is None:
@@ -356,20 +395,20 @@ def _get(msg: Any, fd: Any, t: DataType, where: str) -> Any:
     if isinstance(t, MapType):
         value_fd = fd.message_type.fields_by_name["value"]
         return {k: (_out(v, value_fd, t.value, where) if value_fd.message_type is not None
-                    else _plain(value_fd, v)) for k, v in value.items()}
+                    else _plain(value_fd, v, t.value)) for k, v in value.items()}
     if isinstance(t, ArrayType):
         return [_out(v, fd, t.element, where) if fd.message_type is not None
-                else _plain(fd, v) for v in value]
+                else _plain(fd, v, t.element) for v in value]
     if fd.message_type is not None or fd.has_presence:
         if not msg.HasField(fd.name):
             return None
     if fd.message_type is not None:
         return _out(value, fd, t, where)
-    return _plain(fd, value)
+    return _plain(fd, value, t)
 
 
-def _plain(fd: Any, value: Any) -> Any:
-    if fd.enum_type is not None:
+def _plain(fd: Any, value: Any, t: DataType | None = None) -> Any:
+    if fd.enum_type is not None and not isinstance(t, IntegralType):
         found = fd.enum_type.values_by_number.get(value)
         return found.name if found is not None else str(value)
     return value
@@ -394,7 +433,7 @@ def _out(sub: Any, fd: Any, t: DataType, where: str) -> Any:
             d = d.quantize(decimal.Decimal(1).scaleb(-t.scale),
                            context=decimal.Context(prec=80))
         return d
-    return _plain(sub.DESCRIPTOR.fields_by_name["value"], sub.value)
+    return _plain(sub.DESCRIPTOR.fields_by_name["value"], sub.value, t)
 
 
 # --- the codecs -------------------------------------------------------------------------------
@@ -447,7 +486,10 @@ class ProtobufCodec(Codec):
         return self.message.index
 
     def encode(self, row: Mapping[str, Any]) -> bytes:
-        return self.message.encode(self.row_type, row)
+        # Flink's protobuf format writes defaults for nulls inside containers; the registry
+        # format refuses them (None: no such option).
+        return self.message.encode(self.row_type, row,
+                                   self.options.get(WRITE_NULL_STRING_LITERAL.key))
 
     def decode(self, data: bytes) -> dict[str, Any] | None:
         try:

@@ -188,3 +188,47 @@ def test_any_bytes_decode_or_are_a_decode_error(data: bytes) -> None:
 _ANY_BYTES = create_codec("protobuf", parse_type(
     "ROW<id BIGINT NOT NULL, name STRING, tags ARRAY<STRING NOT NULL> NOT NULL, "
     "at TIMESTAMP(3)>").not_null(), {})
+
+
+FLINK_SCHEMA = """syntax = "proto3";
+import "google/protobuf/timestamp.proto";
+message Event {
+  enum Kind { UNKNOWN = 0; CLICK = 1; VIEW = 2; }
+  Kind kind = 1;
+  Kind kind_name = 2;
+  google.protobuf.Timestamp at = 3;
+  repeated string words = 4;
+  map<string, int64> counts = 5;
+  message Inner { int32 v = 1; }
+  repeated Inner inners = 6;
+}
+"""
+
+
+def test_flinks_mappings_enum_as_int_or_string_and_timestamp_as_seconds_and_nanos():
+    row = parse_type("ROW<kind INT NOT NULL, kind_name STRING NOT NULL, "
+                     "at ROW<seconds BIGINT NOT NULL, nanos INT NOT NULL>>").not_null()
+    codec = _codec("protobuf", {"schema": FLINK_SCHEMA}, row=row)
+    value = {"kind": 2, "kind_name": "CLICK", "at": {"seconds": 1_700_000_000, "nanos": 5}}
+    data = codec.encode(value)
+    assert data == b"\x08\x02\x10\x01\x1a\x08\x08\x80\xe2\xcf\xaa\x06\x10\x05"
+    assert codec.decode(data) == value
+    with pytest.raises(EncodeError, match="no number 7 in enum"):
+        codec.encode({**value, "kind": 7})
+
+
+def test_nulls_inside_containers_are_flinks_defaults_in_protobuf_and_errors_in_the_registry():
+    row = parse_type("ROW<words ARRAY<STRING>, counts MAP<STRING, BIGINT>, "
+                     "inners ARRAY<ROW<v INT>>>").not_null()
+    value = {"words": ["a", None], "counts": {"k": None}, "inners": [None]}
+    flink = _codec("protobuf", {"schema": FLINK_SCHEMA, "write-null-string-literal": "NULL"},
+                   row=row)
+    assert flink.decode(flink.encode(value)) == {
+        "words": ["a", "NULL"], "counts": {"k": 0}, "inners": [{"v": 0}]}
+    assert _codec("protobuf", {"schema": FLINK_SCHEMA}, row=row).decode(
+        flink.encode({**value, "counts": {}, "inners": []}))["words"] == ["a", "NULL"]
+    registry = _registry()
+    strict = _codec("protobuf-registry", {"url": registry.name, "schema": FLINK_SCHEMA},
+                    registry, row=row).bind_schema_id(1)
+    with pytest.raises(EncodeError, match="element 1 is null"):
+        strict.encode(value)

@@ -58,7 +58,7 @@ def test_encode_registers_proto_subjects_and_decode_reads_the_row_back(tmp_path)
     assert again == out
 
 
-def test_bare_protobuf_from_columns_and_its_errors(tmp_path):
+def test_bare_protobuf_from_columns_and_its_errors():
     columns = ["--topic", "t", "--columns", "id BIGINT, name STRING, tags ARRAY<STRING>",
                "--primary-key", "id", "--key-format", "protobuf", "--value-format", "protobuf"]
     r = run("encode", *columns, "--row", '{"id": 150, "name": null, "tags": ["a"]}', "--json")
@@ -66,9 +66,13 @@ def test_bare_protobuf_from_columns_and_its_errors(tmp_path):
     out = json.loads(r.output)
     assert out["key"]["hex"] == "089601"
     assert out["value"]["hex"] == "0896011a0161"
-    r = run("encode", *columns, "--row", '{"id": 1, "name": "x", "tags": ["a", null]}')
-    assert r.exit_code == 2
-    assert "element 1 is null" in r.output and "Traceback" not in r.output
+    # A null element: Flink's protobuf writes the string default ("" or the literal option).
+    r = run("encode", *columns, "--row", '{"id": 1, "name": "x", "tags": ["a", null]}',
+            "-o", "value.protobuf.write-null-string-literal=N", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["value"]["hex"].endswith("1a01611a014e")
+    r = run("encode", *columns, "--row", '{"id": "x"}')
+    assert r.exit_code == 2 and "Traceback" not in r.output
 
 
 def test_formats_lists_both_protobuf_formats():
