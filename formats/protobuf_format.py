@@ -18,8 +18,12 @@ message in the `.proto` text instead (its last `.`/`$` part when no message has 
   `ProtobufSerializer`. Reading fetches the writer's schema by id and finds the writer's
   message by the record's index; columns are matched to the writer's fields by name.
 
-Columns are matched to fields by name; a column type and a field type must agree (a STRING
-column may be an enum field, written by value name; a nullable scalar may be a wrapper).
+Columns are matched to fields by name; a column type and a field type must agree (an enum
+field is a STRING column, by value name, or an integer column, by number, as in Flink; a
+nullable scalar may be a wrapper; a ROW may be any message, google.protobuf.Timestamp as
+Flink's `ROW<seconds BIGINT, nanos INT>`). A null column leaves its field unset. A null inside
+an array or map: `protobuf` writes the type's default as Flink's serializer does
+(`write-null-string-literal` for strings), `protobuf-registry` refuses it (EncodeError).
 """
 
 from __future__ import annotations
