@@ -66,6 +66,7 @@ from formats.types import (
     DateType,
     DecimalType,
     DoubleType,
+    Field,
     FloatType,
     IntegralType,
     MapType,
@@ -161,7 +162,16 @@ def _field_message(fd: Any) -> str | None:
 
 
 def _is_map(fd: Any) -> bool:
+    """A `map<K, V>` field (protoc's map entry)."""
     return fd.message_type is not None and fd.message_type.GetOptions().map_entry
+
+
+def _is_entries(fd: Any) -> bool:
+    """A map written as Confluent writes one: `repeated XEntry` of `key = 1`, `value = 2`."""
+    message = fd.message_type
+    return bool(fd.is_repeated and message is not None and not _is_map(fd)
+                and message.name.endswith("Entry")
+                and [(f.name, f.number) for f in message.fields] == [("key", 1), ("value", 2)])
 
 
 def _is_repeated(fd: Any) -> bool:
@@ -182,7 +192,7 @@ def _check_row(row: RowType, desc: Any, where: str) -> None:
 
 def _check_field(t: DataType, fd: Any, path: str) -> None:
     if isinstance(t, MapType):
-        if not _is_map(fd):
+        if not (_is_map(fd) or _is_entries(fd)):
             raise SchemaError(f"{path}: {t.sql()} needs a map field, {fd.name} is not one")
         entry = fd.message_type
         _check_single(t.key, entry.fields_by_name["key"], path)
@@ -262,6 +272,13 @@ def _fill(msg: Any, row: RowType, values: Mapping[str, Any], path: str,
 
 
 def _set(msg: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | None) -> None:
+    if isinstance(t, MapType) and _is_entries(fd):
+        # Entry messages: a null key or value of a nullable type is an unset optional field.
+        pair = _pair(t)
+        container = getattr(msg, fd.name)
+        for k, v in dict(value).items():
+            _fill(container.add(), pair, {"key": k, "value": v}, f"{where}{{entry}}", nulls)
+        return
     if isinstance(t, MapType):
         container = getattr(msg, fd.name)
         entry = fd.message_type
@@ -297,6 +314,10 @@ def _set(msg: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | No
         _into(getattr(msg, fd.name), fd, t, value, where, nulls)
         return
     setattr(msg, fd.name, _scalar_value(fd, t, value))
+
+
+def _pair(t: MapType) -> RowType:
+    return RowType(fields=(Field("key", t.key), Field("value", t.value)), nullable=False)
 
 
 def _default(fd: Any, null_string: str | None) -> Any:
@@ -396,6 +417,11 @@ def _read(msg: Any, row: RowType, path: str) -> dict[str, Any]:
 
 def _get(msg: Any, fd: Any, t: DataType, where: str) -> Any:
     value = getattr(msg, fd.name)
+    if isinstance(t, MapType) and _is_entries(fd):
+        entry = fd.message_type
+        key_fd, value_fd = entry.fields_by_name["key"], entry.fields_by_name["value"]
+        return {_get(e, key_fd, t.key, where): _get(e, value_fd, t.value, where)
+                for e in value}
     if isinstance(t, MapType):
         value_fd = fd.message_type.fields_by_name["value"]
         return {k: (_out(v, value_fd, t.value, where) if value_fd.message_type is not None

@@ -63,6 +63,17 @@ BUILTIN_IMPORTS = {
     "google/type/timeofday.proto": 'syntax = "proto3";\npackage google.type;\n'
     "message TimeOfDay { int32 hours = 1; int32 minutes = 2; int32 seconds = 3; "
     "int32 nanos = 4; }\n",
+    # Confluent's field, message and file metadata (`confluent.field_meta` and its kin).
+    "confluent/meta.proto": 'syntax = "proto3";\npackage confluent;\n'
+    'import "google/protobuf/descriptor.proto";\n'
+    "message Meta { string doc = 1; map<string, string> params = 2; repeated string tags = 3;"
+    " repeated Rule rules = 4; }\n"
+    "message Rule { string name = 1; string doc = 2; string expr = 3; string sql = 4; }\n"
+    "extend google.protobuf.FileOptions { Meta file_meta = 1088; }\n"
+    "extend google.protobuf.MessageOptions { Meta message_meta = 1088; }\n"
+    "extend google.protobuf.FieldOptions { Meta field_meta = 1088; }\n"
+    "extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }\n"
+    "extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }\n",
 }
 
 #: The file name the parsed text gets when nothing else names it (Confluent's serializer uses
@@ -111,7 +122,9 @@ def parse_proto(text: str, origin: str = "schema", *, name: str = DEFAULT_FILE_N
     except ImportError as exc:  # pragma: no cover - a broken install
         raise SchemaError(f"{origin}: reading a Protobuf schema needs protoc ({exc})",
                           hint="pip install grpcio-tools") from None
-    files = {dep: body for dep, body in BUILTIN_IMPORTS.items() if f'"{dep}"' in text}
+    texts = [text, *(references or {}).values()]
+    files = {dep: body for dep, body in BUILTIN_IMPORTS.items()
+             if any(f'"{dep}"' in t for t in texts)}
     files.update(references or {})
     files[name] = text
     with _PROTOC, tempfile.TemporaryDirectory(prefix="keyguard-proto-") as tmp:
@@ -227,15 +240,18 @@ _TIME = "google.type.TimeOfDay"
 _DECIMAL = "confluent.type.Decimal"
 _IMPORTS = {_TIMESTAMP: "google/protobuf/timestamp.proto", _DATE: "google/type/date.proto",
             _TIME: "google/type/timeofday.proto", _DECIMAL: "confluent/type/decimal.proto"}
+_META_IMPORT = "confluent/meta.proto"
 #: Wrapper messages, read as nullable scalars (Connect's `wrapper.for.nullables`).
-_WRAPPERS = {f"google.protobuf.{n}Value": t for n, t in (
-    ("Double", "DOUBLE"), ("Float", "FLOAT"), ("Int64", "BIGINT"), ("UInt64", "BIGINT"),
-    ("Int32", "INT"), ("UInt32", "BIGINT"), ("Bool", "BOOLEAN"), ("String", "STRING"),
-    ("Bytes", "BYTES"))}
+_WRAPPERS = {f"google.protobuf.{n}Value" for n in (
+    "Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes")}
 
-#: The message name a table's derived schema gets (Confluent Cloud's Flink names it `Row`).
+#: The message and package a table's derived schema gets, as Confluent's Flink names them.
 ROW_MESSAGE = "Row"
-
+ROW_PACKAGE = "io.confluent.protobuf.generated"
+#: The `confluent.field_meta` parameters the derivation writes and the row type reads back
+#: (Connect's `connect.type`, `precision`, `scale`; Confluent's Flink's `flink.notNull`).
+_CONNECT_TYPE, _PRECISION, _SCALE = "connect.type", "precision", "scale"
+_FLINK_VERSION, _FLINK_NOT_NULL = "flink.version", "flink.notNull"
 
 _SCALARS: dict[type[DataType], str] = {
     StringType: "string", BooleanType: "bool", TinyIntType: "int32", SmallIntType: "int32",
@@ -259,51 +275,57 @@ def _well_known(t: DataType) -> str | None:
     return None
 
 
-def _message_name(field: str, taken: set[str]) -> str:
-    base = "".join(p[:1].upper() + p[1:] for p in re.split(r"[^0-9A-Za-z]+", field) if p)
-    base = (base if base[:1].isalpha() else "F" + base) + "Row"
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}{n}", n + 1
-    taken.add(name)
-    return name
+def _upper_camel(name: str) -> str:
+    """Guava's LOWER_UNDERSCORE -> UPPER_CAMEL, as Confluent names map entry messages."""
+    return "".join(p[:1].upper() + p[1:].lower() for p in name.split("_") if p)
 
 
-def to_proto(row_type: RowType, message: str = ROW_MESSAGE, package: str | None = None) -> str:
-    """The proto3 `.proto` text of a message for `row_type`, derived as Confluent Cloud's Flink
-    (`proto-registry`) and Kafka Connect's `ProtobufData.fromConnectSchema` derive one:
+def to_proto(row_type: RowType, message: str = ROW_MESSAGE,
+             package: str | None = ROW_PACKAGE) -> str:
+    """The proto3 `.proto` text of a message for `row_type`, derived as Confluent's Flink
+    (`proto-registry`; its `FlinkToProtoSchemaConverter`) derives one, itself following Kafka
+    Connect's `ProtobufData.fromConnectSchema`:
 
-    - field numbers in column order from 1 (Connect: "Fields are generated sequentially");
-    - a nullable scalar column is a proto3 `optional` field (explicit presence: unset = NULL),
-      a NOT NULL one has implicit presence. Confluent Cloud's Flink: "When converting to a
-      Protobuf schema, Flink marks all NULLABLE fields as optional"; Connect's ProtobufData
-      does the same with `optional.for.nullables`, or uses wrappers (google.protobuf.*Value)
-      with `wrapper.for.nullables`, and by default loses the null (a plain field). keyguard
-      follows Flink's choice; wrappers are read (`message_row_type`), not written;
-    - ROW -> a nested message (declared inside its parent, named after the column + `Row`),
-      always nullable as every message field is; ARRAY -> `repeated` (its elements NOT NULL:
-      proto has no null element); MAP -> `map<K, V>` (the wire of Confluent's repeated entry
-      message: key = 1, value = 2) for string, integer and boolean keys;
+    - message `Row` in package `io.confluent.protobuf.generated`, field numbers in column order
+      from 1 (Connect: "Fields are generated sequentially");
+    - a nullable column is a proto3 `optional` field (explicit presence: unset = NULL), a NOT
+      NULL scalar has implicit presence. Confluent's Flink: "When converting to a Protobuf
+      schema, Flink marks all NULLABLE fields as optional"; Connect's ProtobufData does the
+      same with `optional.for.nullables`, uses wrappers (google.protobuf.*Value) with
+      `wrapper.for.nullables`, and by default loses the null. Wrappers are read
+      (`message_row_type`), not written. A message field has presence anyway: NOT NULL ones
+      carry `flink.notNull` in `confluent.field_meta` (Confluent Cloud's Flink documents it);
+    - ROW -> a nested message `<column>_Row` declared inside its parent; ARRAY -> `repeated`
+      (proto has no null list nor null element); MAP -> `repeated <Column>Entry` with the
+      nested message `<Column>Entry { key = 1; value = 2; }`, as Confluent writes it (not
+      `map<K, V>`: an entry's default key or value is then not on the wire, as in its bytes);
     - TIMESTAMP and TIMESTAMP_LTZ -> google.protobuf.Timestamp, DATE -> google.type.Date,
       TIME -> google.type.TimeOfDay, DECIMAL -> confluent.type.Decimal (unscaled two's
-      complement bytes, precision, scale), as Confluent's `RowDataToProtoConverters` writes
-      them (Apache Flink's own protobuf format derives no schema: it needs a compiled class).
-    - TINYINT and SMALLINT widen to int32 (Flink's `PbFormatUtils` and Connect alike).
+      complement bytes, precision, scale) with `precision` and `scale` in the field's meta;
+      TINYINT and SMALLINT -> int32 with Connect's `connect.type` int8 / int16. Apache Flink's
+      own protobuf format derives no schema: it needs a compiled class (`PbFormatUtils`).
     """
     imports: set[str] = set()
     body = _message_lines(row_type, message, imports, "", "$")
     head = ['syntax = "proto3";']
     if package:
         head.append(f"package {package};")
-    head += [f'import "{_IMPORTS[i]}";' for i in sorted(imports)]
-    return "\n".join(head) + "\n\n" + "\n".join(body) + "\n"
+    head.append("")
+    head += [f'import "{i}";' for i in sorted(imports)]
+    return "\n".join(head) + ("\n\n" if imports else "\n") + "\n".join(body) + "\n"
+
+
+def _meta(params: list[tuple[str, str]]) -> str:
+    if not params:
+        return ""
+    entries = ", ".join(f'{{key: "{k}", value: "{v}"}}' for k, v in params)
+    return f" [(.confluent.field_meta) = {{params: [{entries}]}}]"
 
 
 def _message_lines(row: RowType, name: str, imports: set[str], indent: str,
                    path: str) -> list[str]:
     lines = [f"{indent}message {name} {{"]
     nested: list[str] = []
-    taken: set[str] = {name}
     inner = indent + "  "
     for number, f in enumerate(row.fields, start=1):
         where = f"{path}.{f.name}" if path != "$" else f.name
@@ -311,43 +333,55 @@ def _message_lines(row: RowType, name: str, imports: set[str], indent: str,
             raise UnsupportedTypeError(f"column {where!r}: not a Protobuf field name",
                                        hint="Protobuf field names are letters, digits and _")
         t = f.type
-        label = ""
         if isinstance(t, ArrayType):
-            label, t = "repeated ", t.element
-            if isinstance(t, (ArrayType, MapType)):
-                raise UnsupportedTypeError(f"column {where!r}: {f.type.sql()} has no Protobuf "
+            if isinstance(t.element, (ArrayType, MapType)):
+                raise UnsupportedTypeError(f"column {where!r}: {t.sql()} has no Protobuf "
                                            "field (repeated fields do not nest)")
-            decl = _type_of(t, where, imports, nested, taken, inner)
-        elif isinstance(t, MapType):
-            key = _scalar(t.key)
-            if key not in ("string", "bool", "int32", "int64") or \
-                    isinstance(t.value, (ArrayType, MapType)):
+            decl, params = _type_of(t.element, f.name, where, imports, nested, inner)
+            lines.append(f"{inner}repeated {decl} {f.name} = {number}{_meta(params)};")
+            continue
+        if isinstance(t, MapType):
+            entry = _upper_camel(f"{f.name}_Entry")
+            pair = RowType(fields=(Field("key", t.key), Field("value", t.value)),
+                           nullable=False)
+            if isinstance(t.key, (ArrayType, MapType)) or isinstance(t.value, (ArrayType,
+                                                                               MapType)):
                 raise UnsupportedTypeError(
-                    f"column {where!r}: {t.sql()} has no Protobuf map field",
-                    hint="Protobuf map keys are strings, integers or booleans, and map "
-                    "values are not repeated")
-            decl = f"map<{key}, {_type_of(t.value, where, imports, nested, taken, inner)}>"
-        else:
-            decl = _type_of(t, where, imports, nested, taken, inner)
-            if t.nullable and _scalar(t) is not None:
-                label = "optional "
-        lines.append(f"{inner}{label}{decl} {f.name} = {number};")
+                    f"column {where!r}: {t.sql()} has no Protobuf field",
+                    hint="map keys and values are not repeated in Protobuf")
+            nested.extend(_message_lines(pair, entry, imports, inner, where))
+            lines.append(f"{inner}repeated {entry} {f.name} = {number};")
+            continue
+        decl, params = _type_of(t, f.name, where, imports, nested, inner)
+        label = "optional " if t.nullable else ""
+        if not t.nullable and (_well_known(t) or isinstance(t, RowType)):
+            params = [(_FLINK_VERSION, "1"), (_FLINK_NOT_NULL, "true"), *params]
+        if params:
+            imports.add(_META_IMPORT)
+        lines.append(f"{inner}{label}{decl} {f.name} = {number}{_meta(params)};")
     return lines + nested + [f"{indent}}}"]
 
 
-def _type_of(t: DataType, where: str, imports: set[str], nested: list[str], taken: set[str],
-             indent: str) -> str:
+def _type_of(t: DataType, field: str, where: str, imports: set[str], nested: list[str],
+             indent: str) -> tuple[str, list[tuple[str, str]]]:
+    """The field type of a column type and the `confluent.field_meta` params it needs."""
     scalar = _scalar(t)
     if scalar is not None:
-        return scalar
+        width = {TinyIntType: "int8", SmallIntType: "int16"}.get(type(t))  # type: ignore
+        if width:
+            imports.add(_META_IMPORT)
+        return scalar, [(_CONNECT_TYPE, width)] if width else []
     known = _well_known(t)
     if known is not None:
-        imports.add(known)
-        return "." + known
+        imports.add(_IMPORTS[known])
+        if isinstance(t, DecimalType):
+            imports.add(_META_IMPORT)
+            return "." + known, [(_PRECISION, str(t.precision)), (_SCALE, str(t.scale))]
+        return "." + known, []
     if isinstance(t, RowType):
-        name = _message_name(where.rpartition(".")[2], taken)
+        name = f"{field}_Row"
         nested.extend(_message_lines(t, name, imports, indent, where))
-        return name
+        return name, []
     raise UnsupportedTypeError(f"column {where!r}: {t.sql()} has no Protobuf field",
                                hint="use a column type the protobuf formats support")
 
@@ -373,15 +407,24 @@ def _scalar_type(kind: int) -> DataType | None:
     }.get(kind)
 
 
+def is_entry(message: Any) -> bool:
+    """A map's entry message: protoc's (`map<K, V>`), or Confluent's `repeated XEntry` with
+    exactly `key = 1` and `value = 2` (its Flink and Connect write maps so)."""
+    if message.options.map_entry:
+        return True
+    fields = [(f.name, f.number) for f in message.field]
+    return message.name.endswith("Entry") and fields == [("key", 1), ("value", 2)]
+
+
 def message_row_type(schema: ProtoSchema, name: str | None = None) -> RowType:
     """The row type of message `name` (None: the file's first), the reverse of `to_proto`:
-    scalars as Flink's `PbToRowTypeUtil` reads them (enum -> STRING), proto3 `optional` and
-    message fields nullable, implicit-presence scalars NOT NULL (proto3 reads an unset one as
-    its default), repeated -> ARRAY, map -> MAP, the well-known messages back to TIMESTAMP_LTZ(9)
-    (Confluent reads google.protobuf.Timestamp so), DATE, TIME(3), DECIMAL(38, 18) (the
-    confluent.type.Decimal message carries each value's own scale; keyguard's derived
-    schemas add no field metadata, so reading one back cannot know the column's), and the
-    google.protobuf wrappers as nullable scalars."""
+    scalars as Flink's `PbToRowTypeUtil` reads them (enum -> STRING), `connect.type` int8 /
+    int16 -> TINYINT / SMALLINT; proto3 `optional`, oneof and message fields nullable (unless
+    `flink.notNull`), implicit-presence scalars NOT NULL (an unset one reads as its default);
+    repeated -> ARRAY, a map or a repeated entry message -> MAP; google.protobuf.Timestamp ->
+    TIMESTAMP_LTZ(9) (as Confluent reads it), google.type.Date -> DATE, google.type.TimeOfDay
+    -> TIME(3), confluent.type.Decimal -> DECIMAL(precision, scale) from the field's meta
+    (DECIMAL(38, 18) without); the google.protobuf wrappers -> nullable scalars."""
     message, _ = find_message(schema, name)
     by_name: dict[str, object] = {}
     for f in (*schema.dependencies, schema.file):
@@ -396,47 +439,56 @@ def _index(prefix: str, messages: list, by_name: dict[str, object]) -> None:
         _index(full, list(m.nested_type), by_name)
 
 
-def _row_of(message: object, by_name: dict[str, object], seen: tuple[str, ...],
+def _row_of(message: Any, by_name: dict[str, object], seen: tuple[str, ...],
             where: str) -> RowType:
     fields = []
-    for f in message.field:  # type: ignore[attr-defined]
+    for f in message.field:
         t = _field_type(f, by_name, seen, f"{where}.{f.name}")
         fields.append(Field(f.name, t))
     return RowType(fields=tuple(fields), nullable=False)
 
 
-def _field_type(f: object, by_name: dict[str, object], seen: tuple[str, ...],
+def _field_type(f: Any, by_name: dict[str, object], seen: tuple[str, ...],
                 where: str) -> DataType:
-    kind, label = f.type, f.label  # type: ignore[attr-defined]
-    target = by_name.get(f.type_name) if kind == _MESSAGE else None  # type: ignore[attr-defined]
-    if label == _REPEATED:
-        if target is not None and target.options.map_entry:  # type: ignore[attr-defined]
-            key, value = target.field  # type: ignore[attr-defined]
+    kind = f.type
+    target: Any = by_name.get(f.type_name) if kind == _MESSAGE else None
+    params = field_meta(f)
+    if f.label == _REPEATED:
+        if target is not None and is_entry(target):
+            key, value = target.field
             return MapType(key=_field_type(key, by_name, seen, where).not_null(),
                            value=_field_type(value, by_name, seen, where), nullable=False)
-        element = _single(f, kind, target, by_name, seen, where)
+        element = _single(f, kind, target, params, by_name, seen, where)
         return ArrayType(element=element.not_null(), nullable=False)
-    t = _single(f, kind, target, by_name, seen, where)
+    t = _single(f, kind, target, params, by_name, seen, where)
     # proto3 `optional` is a synthetic oneof: explicit presence, like the real oneofs' fields.
-    if kind == _MESSAGE or f.HasField("oneof_index"):  # type: ignore[attr-defined]
+    if (kind == _MESSAGE and params.get(_FLINK_NOT_NULL) != "true") or f.HasField("oneof_index"):
         return t.with_nullable(True)
     return t.not_null()  # implicit presence (and proto2's defaults): unset reads as default
 
 
-def _single(f: object, kind: int, target: object, by_name: dict[str, object],
-            seen: tuple[str, ...], where: str) -> DataType:
+def _single(f: Any, kind: int, target: Any, params: dict[str, str],
+            by_name: dict[str, object], seen: tuple[str, ...], where: str) -> DataType:
+    width = {"int8": TinyIntType(), "int16": SmallIntType()}.get(params.get(_CONNECT_TYPE, ""))
+    if width is not None and kind in (_INT32, _SINT32, _SFIXED32):
+        return width.not_null()
     scalar = _scalar_type(kind)
     if scalar is not None:
         return scalar.not_null()
     if kind == _MESSAGE:
-        full = f.type_name.lstrip(".")  # type: ignore[attr-defined]
+        full = f.type_name.lstrip(".")
+        if full == _DECIMAL:
+            try:
+                return DecimalType(precision=int(params.get(_PRECISION, 38)),
+                                   scale=int(params.get(_SCALE, 18)), nullable=False)
+            except (ValueError, SchemaError):
+                return DecimalType(precision=38, scale=18, nullable=False)
         known = {_TIMESTAMP: TimestampLtzType(precision=9), _DATE: DateType(),
-                 _TIME: TimeType(precision=3), _DECIMAL: DecimalType(precision=38, scale=18)}
+                 _TIME: TimeType(precision=3)}
         if full in known:
             return known[full].not_null()
         if full in _WRAPPERS:
-            return (_scalar_type(target.field[0].type)  # type: ignore[attr-defined]
-                    or StringType()).not_null()
+            return (_scalar_type(target.field[0].type) or StringType()).not_null()
         if target is None or full in seen:
             raise UnsupportedTypeError(
                 f"field {where!r}: message {full} " + ("refers back to itself: a row type "
@@ -445,6 +497,33 @@ def _single(f: object, kind: int, target: object, by_name: dict[str, object],
         return _row_of(target, by_name, (*seen, full), where)
     raise UnsupportedTypeError(f"field {where!r}: Protobuf groups have no column type",
                                hint="use a nested message instead of a group")
+
+
+_META_CARRIER = ('syntax = "proto3";\nimport "confluent/meta.proto";\n'
+                 "message FieldMetaCarrier { confluent.Meta field_meta = 1088; }\n")
+_CARRIER: list[Any] = []
+
+
+def field_meta(f: Any) -> dict[str, str]:
+    """The `(confluent.field_meta).params` of a FieldDescriptorProto, read by the protobuf
+    runtime: the field's options parsed as a message whose field 1088 is the extension."""
+    if not f.HasField("options"):
+        return {}
+    raw = f.options.SerializeToString()
+    if not raw:
+        return {}
+    if not _CARRIER:
+        from google.protobuf import message_factory  # lazy: protobuf runtime
+
+        carrier = parse_proto(_META_CARRIER, "keyguard's field meta reader",
+                              name="keyguard-meta.proto")
+        pool: Any = descriptor_pool(carrier)
+        _CARRIER.append(message_factory.GetMessageClass(
+            pool.FindMessageTypeByName("FieldMetaCarrier")))
+    try:
+        return dict(_CARRIER[0].FromString(raw).field_meta.params)
+    except Exception:  # options that are not Confluent's meta under that number
+        return {}
 
 
 def _parse(text: str, origin: str) -> ProtoSchema:

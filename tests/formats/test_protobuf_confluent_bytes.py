@@ -72,8 +72,8 @@ def _fill_table_message(cls: Any, row: dict[str, Any]) -> Any:
         if row[name] is not None:
             setattr(msg, name, row[name])
     msg.tags.extend(row["tags"])
-    for k, v in row["counts"].items():
-        msg.counts[k] = v
+    for k, v in row["counts"].items():  # a map as Confluent derives it: repeated entries
+        msg.counts.add(key=k, value=v)
     if row["at"] is not None:
         msg.at.FromDatetime(row["at"])
     if row["day"] is not None:
@@ -110,7 +110,7 @@ def _ours(registry: MockRegistry, row_type: Any, options: dict[str, Any],
 def test_a_table_of_types_frames_byte_for_byte_like_protobuf_serializer(index: int) -> None:
     registry = _scope()
     text = to_proto(TABLE)
-    cls = _message(text, "Row")
+    cls = _message(text, "io.confluent.protobuf.generated.Row")
     theirs = _theirs(registry, cls, _fill_table_message(cls, ROWS[index]))
     schema_id = int.from_bytes(theirs[1:5], "big")
     codec = _ours(registry, TABLE, {}, schema_id)

@@ -26,29 +26,44 @@ TABLE = parse_type(
     "address ROW<street STRING, no INT NOT NULL>, raw BYTES NOT NULL, tiny TINYINT>").not_null()
 
 
-def test_the_derived_message_numbers_columns_in_order_and_marks_nullable_scalars_optional():
+def test_the_derived_message_is_confluents_row_with_optional_nullables_and_entry_maps():
     text = to_proto(TABLE)
-    assert text.startswith('syntax = "proto3";\n')
+    assert text.startswith('syntax = "proto3";\npackage io.confluent.protobuf.generated;\n')
     body = [line.strip() for line in text.splitlines() if line.startswith("  ")]
+    meta = "(.confluent.field_meta) = {params: "
     assert body == [
         "int64 id = 1;",
         "optional string name = 2;",
         "repeated string tags = 3;",
-        "map<string, int32> counts = 4;",
-        ".google.protobuf.Timestamp at = 5;",
-        ".google.type.Date day = 6;",
-        ".confluent.type.Decimal amount = 7;",
-        "AddressRow address = 8;",
+        "repeated CountsEntry counts = 4;",
+        "optional .google.protobuf.Timestamp at = 5;",
+        "optional .google.type.Date day = 6;",
+        f'optional .confluent.type.Decimal amount = 7 [{meta}[{{key: "precision", value: "10"}}, '
+        '{key: "scale", value: "2"}]}];',
+        "optional address_Row address = 8;",
         "bytes raw = 9;",
-        "optional int32 tiny = 10;",
-        "message AddressRow {",
+        f'optional int32 tiny = 10 [{meta}[{{key: "connect.type", value: "int8"}}]}}];',
+        "message CountsEntry {",
+        "optional string key = 1;",
+        "int32 value = 2;",
+        "}",
+        "message address_Row {",
         "optional string street = 1;",
         "int32 no = 2;",
         "}",
     ]
     for imported in ("google/protobuf/timestamp.proto", "google/type/date.proto",
-                     "confluent/type/decimal.proto"):
+                     "confluent/type/decimal.proto", "confluent/meta.proto"):
         assert f'import "{imported}";' in text
+
+
+def test_not_null_messages_carry_flinks_not_null_and_read_back_not_null():
+    row = parse_type("ROW<at TIMESTAMP_LTZ(3) NOT NULL, r ROW<x INT> NOT NULL>").not_null()
+    text = to_proto(row)
+    assert 'params: [{key: "flink.version", value: "1"}, {key: "flink.notNull", value: ' \
+        '"true"}]' in text
+    assert message_row_type(parse_proto(text)).sql() == \
+        "ROW<`at` TIMESTAMP_LTZ(9) NOT NULL, `r` ROW<`x` INT> NOT NULL> NOT NULL"
 
 
 def test_the_row_type_of_the_derived_message_gives_the_table_back_up_to_protobufs_types():
@@ -56,8 +71,14 @@ def test_the_row_type_of_the_derived_message_gives_the_table_back_up_to_protobuf
     assert back.sql() == (
         "ROW<`id` BIGINT NOT NULL, `name` STRING, `tags` ARRAY<STRING NOT NULL> NOT NULL, "
         "`counts` MAP<STRING NOT NULL, INT NOT NULL> NOT NULL, `at` TIMESTAMP_LTZ(9), "
-        "`day` DATE, `amount` DECIMAL(38, 18), `address` ROW<`street` STRING, `no` INT NOT "
-        "NULL>, `raw` BYTES NOT NULL, `tiny` INT> NOT NULL")
+        "`day` DATE, `amount` DECIMAL(10, 2), `address` ROW<`street` STRING, `no` INT NOT "
+        "NULL>, `raw` BYTES NOT NULL, `tiny` TINYINT> NOT NULL")
+
+
+def test_protocs_maps_read_as_maps_too():
+    schema = parse_proto('syntax = "proto3"; message M { map<string, int64> m = 1; }')
+    assert message_row_type(schema).sql() == \
+        "ROW<`m` MAP<STRING NOT NULL, BIGINT NOT NULL> NOT NULL> NOT NULL"
 
 
 def test_a_message_reads_enums_as_strings_unsigned_as_bigint_and_wrappers_as_nullable():
@@ -80,8 +101,8 @@ def test_a_recursive_message_has_no_row_type():
         message_row_type(schema)
 
 
-@pytest.mark.parametrize("columns", ["a ARRAY<ARRAY<INT NOT NULL>>", "m MAP<DOUBLE, INT>",
-                                     "`a b` INT"])
+@pytest.mark.parametrize("columns", ["a ARRAY<ARRAY<INT NOT NULL>>",
+                                     "m MAP<STRING, ARRAY<INT NOT NULL>>", "`a b` INT"])
 def test_columns_without_a_protobuf_field_are_refused(columns: str):
     with pytest.raises(UnsupportedTypeError):
         to_proto(parse_type(f"ROW<{columns}>").not_null())
