@@ -141,6 +141,8 @@ BUILTIN_FORMATS = {
     "avro": "formats.avro_format",
     "avro-confluent": "formats.avro_confluent_format",
     "json-registry": "formats.json_registry_format",
+    "protobuf": "formats.protobuf_format",
+    "protobuf-registry": "formats.protobuf_format",
 }
 
 #: Other names of built-in formats, as Confluent Cloud's Flink names them in DDL: an alias
@@ -154,7 +156,7 @@ FORMAT_ALIASES = {
 #: The format a schema registered under a subject is assumed written with, by its schema
 #: type, when nothing names the format (the CI gate's discovered topics): the serializer that
 #: registers schemas of that type. Any other type: the first entry's.
-DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json"}
+DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json", "PROTOBUF": "protobuf-registry"}
 
 
 def default_format(schema_type: str | None) -> str:

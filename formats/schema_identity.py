@@ -7,7 +7,9 @@ pure analysis (`guard.diff`, `guard.gate`, `guard.keys`) ask the same questions 
 Form: that drops logical types, defaults and docs, which would give `decimal(10,2)` and
 `decimal(12,4)` one id. Here names become full names, `{"type": "int"}` becomes `"int"`,
 object keys are sorted and whitespace dropped; everything else is kept. JSON Schemas are
-compared as sorted, compact JSON; Protobuf by stripped lines. References are part of the
+compared as sorted, compact JSON; Protobuf by its compiled descriptor (protoc's
+FileDescriptorProto in text form: comments and layout do not count), or by stripped lines
+when it has references (their imports cannot be compiled here). References are part of the
 identity, as in Confluent's registry.
 
 `derived_schema_id` is the id a registry without one assigns (31 bits of a SHA-256 of type +
@@ -79,6 +81,12 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
 
 def _canonical(schema: str, schema_type: str, where: str, parse: bool) -> str:
     if schema_type == "PROTOBUF":
+        if parse:
+            # lazy: protoc, only when a Protobuf schema is compared
+            from formats.protobuf_schema import canonical_proto
+
+            return canonical_proto(schema, where)
+        # With references the imports are unknown here: the text, its lines stripped.
         return "\n".join(line.strip() for line in schema.strip().splitlines() if line.strip())
     if schema_type not in SCHEMA_TYPES:
         raise SchemaError(f"{where}: unknown schema type {schema_type!r}",

@@ -115,14 +115,17 @@ def _located(exc: SchemaError, origin: str) -> SchemaError:
 
 
 def guess_schema_type(path: Path, text: str, declared: str | None = None) -> str:
-    """AVRO or JSON from `--schema-type`, the extension, or the content."""
+    """AVRO, JSON or PROTOBUF from `--schema-type`, the extension, or the content."""
     if declared:
         up = declared.upper()
-        if up not in ("AVRO", "JSON"):
-            raise SchemaError(f"schema type {declared!r} is not supported", hint="use avro or json")
+        if up not in ("AVRO", "JSON", "PROTOBUF"):
+            raise SchemaError(f"schema type {declared!r} is not supported",
+                              hint="use avro, json or protobuf")
         return up
     if path.suffix in (".avsc", ".avro"):
         return "AVRO"
+    if path.suffix == ".proto":
+        return "PROTOBUF"
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):

@@ -165,7 +165,8 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
     """The output schema when the user gives none: a Flink DDL's columns, or the registered
     schemas.
 
-    Only the registry formats (avro-confluent, json-registry) carry their schema; the table is
+    Only the registry formats (avro-confluent, json-registry,
+    protobuf-registry) carry their schema; the table is
     the value's fields plus the key's fields not in the value (named with key.fields-prefix),
     and in changelog mode the change-kind column first. Other formats need `.schema(...)` (or
     `flink.ddl`).
@@ -190,7 +191,7 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
         raise SchemaError(
             f"cannot infer the schema of topic {settings.topic!r}: the "
             + " and ".join(f"{r} format {fmts[r]!r}" for r in missing)
-            + " carries no schema (only the registry formats do: avro-confluent, json-registry)",
+            + " carries no schema (only the registry formats do, through their registry)",
             hint="give the table's columns with spark.read.format('upsert-kafka')"
                  ".schema('id BIGINT, name STRING, ...'), the same columns the writer wrote")
     fields = list(value.fields)
@@ -219,7 +220,8 @@ def _with_op_column(schema: StructType, settings: ReadSettings) -> StructType:
 
 def _registered_row(fmt: FormatOptions, topic: str, role: str) -> RowType | None:
     """The row type of the latest schema registered for `role` (an Avro record, a JSON Schema
-    object); None for a format that registers none (`FormatFactory.uses_registry`)."""
+    object, a Protobuf file's first message); None for a format that registers none
+    (`FormatFactory.uses_registry`)."""
     if not fmt.factory.uses_registry:
         return None
     where = f"{role} format '{fmt.name}'"

@@ -33,8 +33,8 @@ C = TypeVar("C", bound="Codec")
 
 
 class FramedCodec(Protocol):
-    """A codec whose records carry its schema's registry id (avro-confluent's, json-registry's);
-    its schema type is its format's (`FormatFactory.schema_type`)."""
+    """A codec whose records carry its schema's registry id (avro-confluent's, json-registry's,
+    protobuf-registry's); its schema type is its format's (`FormatFactory.schema_type`)."""
 
     format_name: str
     options: ResolvedOptions

@@ -102,14 +102,15 @@ def _table_from_sources(
 def _explicit_schema_option(
     options: dict[str, Any], role: str, fmt: str, schema: SchemaText | None
 ) -> None:
-    """Register the exact Avro schema given (its names and defaults), not a derived one.
+    """Write with the exact schema given (Avro: its names and defaults; Protobuf: its field
+    numbers and messages), not a derived one: for a format that takes a `schema` option.
 
     Plain avro has no schema option (as in Flink): its bytes follow the table's columns,
     which come from the same schema in the same order."""
     from formats.codec import format_factory  # lazy: CLI start-up (the format table)
 
     f = format_factory(fmt)
-    if schema and f.uses_registry and schema.schema_type == f.schema_type:
+    if schema and "schema" in f.options.keys() and schema.schema_type == f.schema_type:
         options.setdefault(f"{role}.{fmt}.schema", schema.text)
         if schema.references:
             options.setdefault(f"{role}.{fmt}.references", json.dumps(schema.reference_list))

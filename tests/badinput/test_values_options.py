@@ -236,7 +236,7 @@ NONSENSE = [
     (["decode", *ROW_OK, "--key", KEY, "--registry", "mock://x"], "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "--key-format", "jsn"], "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "xml"], "invalid-option"),
-    (["decode", *ROW_OK, "--key", KEY, "--key-format", "protobuf"], "invalid-option"),
+    (["decode", *ROW_OK, "--key", KEY, "--key-format", "thrift"], "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "key.json.fail-on-missing-field=maybe"],
      "invalid-option"),
     (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.ignore-parse-errors=1"],
@@ -319,7 +319,7 @@ def test_diff_refuses_partition_counts_below_one(tmp_path, option: str, value: s
     ["--key", "--new-partitions", "4"],  # a change from an unknown count
     ["--key", "-f", "xml"],
     ["--level", "bogus"],
-    ["--key", "--key-format", "protobuf"],
+    ["--key", "--key-format", "thrift"],
     ["--key", "--key-format", "json", "-o", "timestamp-format.standard=XML"],
     ["--key", "--key-format", "json", "--new-option", "fail-on-missing-fields=true"],
 ])

@@ -33,8 +33,9 @@ def test_builtin_schema_types_come_from_their_modules():
     assert schema_module("AVRO") == "formats.avro_schema"
     assert schema_type("AVRO") is sys.modules["formats.avro_schema"].SCHEMA_TYPE
     assert schema_type("JSON") is sys.modules["formats.json_schema"].SCHEMA_TYPE
-    assert schema_type("PROTOBUF") is None  # no module declares it: kept as text
-    assert SchemaText("PROTOBUF", "syntax = 'proto3';", "k.proto").text == "syntax = 'proto3';"
+    assert schema_type("PROTOBUF") is sys.modules["formats.protobuf_schema"].SCHEMA_TYPE
+    assert schema_type("XML") is None  # no module declares it: kept as text
+    assert SchemaText("XML", "<k/>", "k.xml").text == "<k/>"
     assert schema_type("../etc") is None
 
 

@@ -220,7 +220,8 @@ def test_the_edge_opens_each_sides_registry_on_first_use(
 
 @pytest.mark.parametrize(("schema_type", "name"),
                          [("AVRO", "avro-confluent"), ("JSON", "json"), ("json", "json"),
-                          ("PROTOBUF", "avro-confluent")])
+                          ("PROTOBUF", "protobuf-registry"), ("XML", "avro-confluent")])
 def test_the_default_format_of_a_registered_schema_type(schema_type: str, name: str) -> None:
     assert default_format(schema_type) == name
-    assert format_factory(name).schema_type == ("JSON" if name == "json" else "AVRO")
+    assert format_factory(name).schema_type == {"json": "JSON", "protobuf-registry": "PROTOBUF"
+                                                 }.get(name, "AVRO")
