@@ -16,7 +16,7 @@ from formats.avro_schema import from_avro_schema
 from formats.codec import format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
-from guard.report import Rule
+from guard.report import Rule, Witness
 from guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
@@ -68,6 +68,9 @@ class KeySide:
     fields_prefix: str = ""
     partitioner: str = "murmur2"
     partitions: int | None = None
+    #: The key schema as written, for schema types whose rules read more than the row type
+    #: (PROTOBUF: a SchemaText, a `formats.protobuf_schema.ProtoSchema` or the .proto text).
+    schema: Any = None
 
     def __post_init__(self) -> None:
         if isinstance(self.avro_schema, (str, bytes)):
@@ -187,6 +190,8 @@ class Change:
     #: No structural rule decides: breaking only if a witness is found, else `safe_rule`.
     by_example: bool = False
     safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT
+    #: A witness the family built itself (a key encoded by both sides' schemas), used as is.
+    witness: Witness | None = None
 
     @property
     def rule_id(self) -> str:
