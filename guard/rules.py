@@ -7,10 +7,10 @@ constant (`Change(KEY_FIELD_ADDED, ...)`), never by its ID as a string.
 
 IDs are stable: users select and ignore rules by ID or category, reports and CI annotations
 cite them. Ranges: KG0xx what the check itself knows, KG1xx key fields, KG2xx column types,
-KG3xx format options, KG4xx binary encodings (Avro KG40x, Protobuf KG42x-KG44x), KG5xx
+KG3xx format options, KG4xx binary encodings (Avro KG40x, Protobuf KG42x), KG5xx
 Confluent schema ids, KG6xx key placement, KG7xx topic settings, KG8xx value compatibility,
-KG9xx safe changes explained (INFO). A new rule takes a new ID; an ID is never reused. A rule
-that is renamed or merged into another keeps its old ID working through `ALIASES`.
+KG9xx safe changes explained (INFO; Protobuf KG94x). A new rule takes a new ID; an ID is never
+reused. A rule that is renamed or merged into another keeps its old ID working through `ALIASES`.
 """
 
 from __future__ import annotations
@@ -611,7 +611,7 @@ VALUE_FIRST_VERSION = Rule(
     checks=_checks("values.judge_value"),
 )
 
-# --- KG42x-KG44x: Protobuf wire encoding ----------------------------------------------------
+# --- KG42x (and KG94x, safe): Protobuf wire encoding --------------------------------
 
 _PROTO = ("protobuf", "protobuf-registry")
 
@@ -719,7 +719,7 @@ PROTOBUF_MESSAGE_INDEX_CHANGED = Rule(
 )
 
 PROTOBUF_FIELD_RENAMED = Rule(
-    "KG441", "protobuf-field-renamed", _BYTES, _I,
+    "KG941", "protobuf-field-renamed", _BYTES, _I,
     "A Protobuf key field was renamed, its number kept.",
     "Protobuf writes field numbers, not names: the bytes stay the same.",
     "int64 user_id = 1;", "int64 uid = 1;", formats=_PROTO,
@@ -727,7 +727,7 @@ PROTOBUF_FIELD_RENAMED = Rule(
 )
 
 PROTOBUF_SAME_WIRE_ENCODING = Rule(
-    "KG442", "protobuf-same-wire-encoding", _BYTES, _I,
+    "KG942", "protobuf-same-wire-encoding", _BYTES, _I,
     "A Protobuf key field's type changed to one that writes every existing value the same.",
     "int32 -> int64, uint32 -> uint64 or int64, bool or an enum -> an integer, sint32 ->"
     " sint64, string -> bytes: the same encoding, and the new type holds every old value.",
@@ -736,7 +736,7 @@ PROTOBUF_SAME_WIRE_ENCODING = Rule(
 )
 
 PROTOBUF_FIELD_ADDED = Rule(
-    "KG443", "protobuf-field-added", _BYTES, _I,
+    "KG943", "protobuf-field-added", _BYTES, _I,
     "A field was added to the Protobuf key message.",
     "Existing keys lack it and an unset field is not written (proto3's zero value, an unset"
     " optional, message, repeated or map field), so existing keys keep their bytes. A key"
@@ -746,7 +746,7 @@ PROTOBUF_FIELD_ADDED = Rule(
 )
 
 PROTOBUF_DEFAULT_CHANGED = Rule(
-    "KG444", "protobuf-default-changed", _BYTES, _I,
+    "KG944", "protobuf-default-changed", _BYTES, _I,
     "A proto2 key field's [default = ...] changed.",
     "Defaults are not written: a set field is written whatever its value, an unset one not"
     " at all. Only readers of an unset field see the new default.",
@@ -756,7 +756,7 @@ PROTOBUF_DEFAULT_CHANGED = Rule(
 )
 
 PROTOBUF_ENUM_VALUES_COMPATIBLE = Rule(
-    "KG445", "protobuf-enum-values-compatible", _BYTES, _I,
+    "KG945", "protobuf-enum-values-compatible", _BYTES, _I,
     "Protobuf enum values were added or renamed, every number kept.",
     "An enum is written as its number: existing values keep their bytes.",
     "EU = 1;", "EU = 1; US = 2;", formats=_PROTO,
@@ -764,7 +764,7 @@ PROTOBUF_ENUM_VALUES_COMPATIBLE = Rule(
 )
 
 PROTOBUF_ONEOF_CHANGED = Rule(
-    "KG446", "protobuf-oneof-changed", _BYTES, _I,
+    "KG946", "protobuf-oneof-changed", _BYTES, _I,
     "A Protobuf key field moved into or out of a oneof, keeping its presence.",
     "The same number, type and presence write the same bytes in a oneof or outside it.",
     "optional int64 id = 1;", "oneof ref { int64 id = 1; }", formats=_PROTO,
@@ -772,7 +772,7 @@ PROTOBUF_ONEOF_CHANGED = Rule(
 )
 
 PROTOBUF_MESSAGE_RENAMED = Rule(
-    "KG447", "protobuf-message-renamed", _BYTES, _I,
+    "KG947", "protobuf-message-renamed", _BYTES, _I,
     "The key message's name or package changed (or, unframed, its place in the file).",
     "The Protobuf body carries no names, and bare protobuf keys no message index. (Under"
     " protobuf-registry the registry sees a new schema: see KG501; a move: KG430.)",

@@ -337,7 +337,9 @@ def _coerce(f: FieldDescriptor, v: Any) -> Any:
         if found is None:
             raise ValueError(f"{f.enum_type.full_name} has no value {v!r}")
         return found.number
-    if f.type == _T.TYPE_BOOL and isinstance(v, int) and v in (0, 1):
+    if f.type == _T.TYPE_BOOL and isinstance(v, int) and not isinstance(v, bool):
+        if v not in (0, 1):
+            raise ValueError(f"{v} is no bool")
         return bool(v)
     if f.type not in (_T.TYPE_BOOL, _T.TYPE_FLOAT, _T.TYPE_DOUBLE) and isinstance(v, bool):
         return int(v)
@@ -374,6 +376,10 @@ class Witnesses:
 
     def __init__(self, old: Encoding, new: Encoding) -> None:
         self.old, self.new = old, new
+        # proto2 required fields of the key message: set in every key (the runtime insists).
+        od, nd = old.message.descriptor, new.message.descriptor
+        self.old_base = {f.name: sample(f) for f in od.fields if f.is_required}
+        self.new_base = {k: v for k, v in self.old_base.items() if k in nd.fields_by_name}
 
     def encode(self, enc: Encoding, values: Mapping[str, Any]) -> bytes:
         msg = fill(enc.message.cls(), values)
@@ -391,6 +397,7 @@ class Witnesses:
         else:
             old_key = _nest(old_steps[:-1], {old_steps[-1].name: old_value}) \
                 if old_steps else dict(old_value)  # type: ignore[union-attr]
+        old_key = {**self.old_base, **old_key}
         try:
             old_bytes = self.encode(self.old, old_key)
         except (ValueError, TypeError, KeyError, EncodeError):
@@ -410,7 +417,7 @@ class Witnesses:
                 else:
                     new_key = _nest(new_steps[:-1],  # type: ignore[arg-type]
                                     {new_steps[-1].name: new_value})
-                new_bytes = self.encode(self.new, new_key)
+                new_bytes = self.encode(self.new, {**self.new_base, **new_key})
             except (ValueError, TypeError, KeyError, EncodeError) as exc:
                 error = f"the new message cannot write it: {exc}"
         return Witness(old_key, old_bytes, new_bytes, error, self.old.place(old_bytes),
@@ -478,7 +485,7 @@ def _outside(old: tuple[int, int] | frozenset[int],
         lo, hi = old
         near = [-1, 1, 2, 0, lo, hi]
         if isinstance(new, tuple):
-            near += [new[0] - 1, new[1] + 1]
+            near = [new[1] + 1, new[0] - 1, *near]
         else:
             near += list(range(lo, min(hi, lo + 64) + 1))
             near += [v + d for v in new for d in (-1, 1)]

@@ -9,7 +9,7 @@ from pathlib import Path
 from guard.report import Category, Severity
 from guard.rules import RULES, all_rules, rule
 
-FORMATS = {"json", "csv", "raw", "avro", "avro-confluent"}
+FORMATS = {"json", "csv", "raw", "avro", "avro-confluent", "protobuf", "protobuf-registry"}
 
 
 def test_ids_are_unique_and_well_formed() -> None:
