@@ -394,9 +394,11 @@ class Witnesses:
         old_steps = [s.old for s in path]
         if any(f is None for f in old_steps):
             old_key: dict[str, Any] = {}
+        elif old_steps:
+            old_key = _nest(old_steps[:-1],  # type: ignore[arg-type]
+                            {old_steps[-1].name: old_value})  # type: ignore[union-attr]
         else:
-            old_key = _nest(old_steps[:-1], {old_steps[-1].name: old_value}) \
-                if old_steps else dict(old_value)  # type: ignore[union-attr]
+            old_key = dict(old_value)
         old_key = {**self.old_base, **old_key}
         try:
             old_bytes = self.encode(self.old, old_key)
@@ -661,11 +663,12 @@ class ProtoWalk:
             return
         if ok == "length-delimited":
             if (f.type, g.type) == (_T.TYPE_BYTES, _T.TYPE_STRING):
-                bad = b"\xff\xfe"
+                not_utf8 = b"\xff\xfe"
                 yield Change(PROTOBUF_TYPE_NARROWED, where,
                              f"{what}: existing keys that are not UTF-8 cannot be a string",
-                             witness=w.pair(path, put(bad), put(Unwritable(
-                                 f"{bad!r} is not UTF-8: no string holds it")), same=False))
+                             witness=w.pair(path, put(not_utf8), put(Unwritable(
+                                 f"{not_utf8!r} is not UTF-8: no string holds it")),
+                                 same=False))
             elif f.type != g.type:
                 yield Change(PROTOBUF_SAME_WIRE_ENCODING, where,
                              f"{what}: both are written as length + bytes (and a string is "
