@@ -348,6 +348,8 @@ def _coerce(f: FieldDescriptor, v: Any) -> Any:
 
 def fill(msg: Message, values: Mapping[str, Any]) -> Message:
     """Set the fields of `msg` named in `values` (nested dicts for messages, lists, maps)."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{msg.DESCRIPTOR.full_name} is a message, not {values!r}")
     fields = msg.DESCRIPTOR.fields_by_name
     for name, v in values.items():
         f = fields.get(name)
@@ -777,17 +779,15 @@ class ProtoWalk:
                 (f1, g1), (f2, g2) = members[0], next(
                     m for m in members[1:] if (_oneof(m[0]) or f"#{m[0].number}") !=
                     (_oneof(members[0][0]) or f"#{members[0][0].number}"))
-                where = _show(path) if path else "$"
-                old_key = {f1.name: sample(f1), f2.name: sample(f2)}
-                if path:
-                    old_key = _nest([s.old for s in path], old_key)  # type: ignore[misc]
+                where = _show(path)
+                both = {f1.name: sample(f1), f2.name: sample(f2)}
                 yield Change(PROTOBUF_ONEOF_MERGED, where,
                              f"fields {f1.name} and {f2.name} of '{where}' moved into oneof "
                              f"{name}: existing keys that set both cannot be written (a oneof "
                              "holds one of them)",
-                             witness=self.witnesses.pair(path, old_key, Unwritable(
+                             witness=self.witnesses.pair(path, both, Unwritable(
                                  f"oneof {name} holds one of {g1.name}, {g2.name}"),
-                                 same=False) if not path else None)
+                                 same=False))
 
 
 def _pair_fields(old: list[FieldDescriptor], new: list[FieldDescriptor]

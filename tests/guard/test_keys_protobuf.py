@@ -256,6 +256,18 @@ def test_oneof_same_presence_keeps_bytes_merge_breaks() -> None:
     assert set(f) == {"KG424"}  # a oneof member has explicit presence
 
 
+def test_oneof_merged_in_a_nested_message() -> None:
+    f = analyze(P3 + "message Key { Ref ref = 1; }\n"
+                "message Ref { optional int64 id = 1; optional string name = 2; }",
+                P3 + "message Key { Ref ref = 1; }\n"
+                "message Ref { oneof r { int64 id = 1; string name = 2; } }",
+                cols="ref ROW<id BIGINT, name STRING> NOT NULL")
+    w = f["KG429"].witness
+    assert f["KG429"].path == "ref"
+    assert w.key == {"ref": {"id": 1, "name": "user-1"}}
+    assert w.old_bytes == b"\x0a\x0a\x08\x01\x12\x06user-1" and w.new_bytes is None
+
+
 def test_enum_numbers() -> None:
     a = "enum Region { UNKNOWN = 0; EU = 1; US = 2; }\nmessage Key { Region r = 1; }"
     f = analyze(P3 + a, P3 + a.replace("EU = 1; US = 2", "EU = 2; US = 1"),

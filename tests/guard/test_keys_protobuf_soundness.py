@@ -39,7 +39,7 @@ INTS = {
     "fixed32": (0, 2**32 - 1), "fixed64": (0, 2**64 - 1),
     "sfixed32": (-(2**31), 2**31 - 1), "sfixed64": (-(2**63), 2**63 - 1),
 }
-TYPES = [*INTS, "bool", "float", "double", "string", "bytes", "Region"]
+TYPES = [*INTS, "bool", "float", "double", "string", "bytes", "Region", "Inner"]
 NAMES = ["id", "region", "shard", "code", "ts", "seq"]
 ENUM = "enum Region { UNKNOWN = 0; EU = 1; US = 2; }"
 
@@ -63,18 +63,22 @@ class KeySchema:
     fields: tuple[ProtoField, ...]
     package: str = "shop"
     other_first: bool = False
+    #: The fields of message Inner (a key field of type Inner is a nested message).
+    inner: tuple[ProtoField, ...] = (ProtoField("a", 1, "int32"), ProtoField("b", 2, "string"))
     #: new field name -> the old field it carries (renames), for the mutated side.
     carried: dict[str, str] = field(default_factory=dict)
 
     def text(self) -> str:
         key = "message Key {\n" + "\n".join(f.line() for f in self.fields) + "\n}"
         other = "message Other { string s = 1; }"
+        inner = "message Inner {\n" + "\n".join(f.line() for f in self.inner) + "\n}"
         body = [other, key] if self.other_first else [key, other]
+        body.append(inner)
         return "\n".join(['syntax = "proto3";', f"package {self.package};", ENUM, *body]) + "\n"
 
 
 def _packable(t: str) -> bool:
-    return t not in ("string", "bytes")
+    return t not in ("string", "bytes", "Inner")
 
 
 @st.composite
@@ -98,7 +102,8 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
     carried = {f.name: f.name for f in fields}
     for _ in range(draw(st.integers(1, 2))):
         kind = draw(st.sampled_from(["renumber", "retype", "rename", "add", "remove",
-                                     "optional", "repeated", "packed", "reorder", "package"]))
+                                     "optional", "repeated", "packed", "reorder", "package",
+                                     "inner"]))
         i = draw(st.integers(0, len(fields) - 1)) if fields else 0
         used = {f.number for f in fields}
         free_numbers = [n for n in range(1, 10) if n not in used]
@@ -133,6 +138,18 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
         elif kind == "packed" and fields and fields[i].label == "repeated" and \
                 _packable(fields[i].type):
             fields[i] = replace(fields[i], packed=draw(st.sampled_from([None, True, False])))
+        elif kind == "inner":
+            j = draw(st.integers(0, len(old.inner) - 1))
+            inner = list(old.inner)
+            change = draw(st.sampled_from(["retype", "renumber", "optional"]))
+            if change == "retype":
+                inner[j] = replace(inner[j], type=draw(st.sampled_from(TYPES[:-1])))
+            elif change == "renumber":
+                free_inner = [n for n in (3, 4) if n not in {f.number for f in inner}]
+                inner[j] = replace(inner[j], number=draw(st.sampled_from(free_inner)))
+            else:
+                inner[j] = replace(inner[j], label="" if inner[j].label else "optional")
+            old = replace(old, inner=tuple(inner))
         elif kind == "reorder":
             return replace(old, fields=tuple(fields), other_first=not old.other_first,
                            carried={k: v for k, v in carried.items() if v})
@@ -142,7 +159,9 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
     return replace(old, fields=tuple(fields), carried={k: v for k, v in carried.items() if v})
 
 
-def scalar_values(t: str) -> st.SearchStrategy[Any]:
+def scalar_values(t: str, inner: tuple[ProtoField, ...] = ()) -> st.SearchStrategy[Any]:
+    if t == "Inner":
+        return st.fixed_dictionaries({f.name: field_values(f) for f in inner})
     if t in INTS:
         lo, hi = INTS[t]
         return st.one_of(st.sampled_from([0, 1, -1, lo, hi, 2**31, 2**32]).filter(
@@ -157,8 +176,8 @@ def scalar_values(t: str) -> st.SearchStrategy[Any]:
     }[t]
 
 
-def field_values(f: ProtoField) -> st.SearchStrategy[Any]:
-    v = scalar_values(f.type)
+def field_values(f: ProtoField, inner: tuple[ProtoField, ...] = ()) -> st.SearchStrategy[Any]:
+    v = scalar_values(f.type, inner)
     if f.label == "repeated":
         return st.lists(v, max_size=3)
     if f.label == "optional":
@@ -218,7 +237,8 @@ def test_safe_means_identical_bytes(fmt: str, data: st.DataObject) -> None:
         return
     old_cls, new_cls = key_message(old).cls, key_message(new).cls
     for _ in range(5):
-        values = {f.name: data.draw(field_values(f), label=f.name) for f in old_schema.fields}
+        values = {f.name: data.draw(field_values(f, old_schema.inner), label=f.name)
+                  for f in old_schema.fields}
         old_bytes = _frame(old, fill(old_cls(), values).SerializeToString())
         carried = {n: values[o] for n, o in new_schema.carried.items() if o in values}
         try:
