@@ -313,6 +313,8 @@ def _assign(msg: Message, f: FieldDescriptor, value: Any) -> None:
             else:
                 target[k] = _coerce(vf, v)
     elif f.is_repeated:
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{f.full_name} is repeated, not {value!r}")
         target = getattr(msg, f.name)
         for v in value:
             if f.type in (_T.TYPE_MESSAGE, _T.TYPE_GROUP):
