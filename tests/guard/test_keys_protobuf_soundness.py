@@ -41,7 +41,10 @@ INTS = {
 }
 TYPES = [*INTS, "bool", "float", "double", "string", "bytes", "Region", "Inner"]
 NAMES = ["id", "region", "shard", "code", "ts", "seq"]
-ENUM = "enum Region { UNKNOWN = 0; EU = 1; US = 2; }"
+ENUM = "UNKNOWN = 0; EU = 1; US = 2;"
+#: Mutations of enum Region's values: swap two numbers, rename one, add one, remove one.
+ENUMS = ["UNKNOWN = 0; EU = 2; US = 1;", "UNKNOWN = 0; EUROPE = 1; US = 2;",
+         "UNKNOWN = 0; EU = 1; US = 2; APAC = 3;", "UNKNOWN = 0; EU = 1;"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class KeySchema:
     other_first: bool = False
     #: The fields of message Inner (a key field of type Inner is a nested message).
     inner: tuple[ProtoField, ...] = (ProtoField("a", 1, "int32"), ProtoField("b", 2, "string"))
+    enum: str = ENUM
     #: new field name -> the old field it carries (renames), for the mutated side.
     carried: dict[str, str] = field(default_factory=dict)
 
@@ -74,7 +78,8 @@ class KeySchema:
         inner = "message Inner {\n" + "\n".join(f.line() for f in self.inner) + "\n}"
         body = [other, key] if self.other_first else [key, other]
         body.append(inner)
-        return "\n".join(['syntax = "proto3";', f"package {self.package};", ENUM, *body]) + "\n"
+        enum = f"enum Region {{ {self.enum} }}"
+        return "\n".join(['syntax = "proto3";', f"package {self.package};", enum, *body]) + "\n"
 
 
 def _packable(t: str) -> bool:
@@ -103,7 +108,7 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
     for _ in range(draw(st.integers(1, 2))):
         kind = draw(st.sampled_from(["renumber", "retype", "rename", "add", "remove",
                                      "optional", "repeated", "packed", "reorder", "package",
-                                     "inner"]))
+                                     "inner", "enum"]))
         i = draw(st.integers(0, len(fields) - 1)) if fields else 0
         used = {f.number for f in fields}
         free_numbers = [n for n in range(1, 10) if n not in used]
@@ -138,6 +143,8 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
         elif kind == "packed" and fields and fields[i].label == "repeated" and \
                 _packable(fields[i].type):
             fields[i] = replace(fields[i], packed=draw(st.sampled_from([None, True, False])))
+        elif kind == "enum":
+            old = replace(old, enum=draw(st.sampled_from(ENUMS)))
         elif kind == "inner":
             j = draw(st.integers(0, len(old.inner) - 1))
             inner = list(old.inner)
