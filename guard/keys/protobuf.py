@@ -389,6 +389,19 @@ class Witnesses:
         msg = fill(enc.message.cls(), values)
         return enc.frame(msg.SerializeToString())
 
+    def typical(self) -> Witness | None:
+        """A key with a typical value in each top-level scalar field the new message writes
+        alike (same name, number and type): the witness of a change to the whole key."""
+        od, nd = self.old.message.descriptor, self.new.message.descriptor
+        pairs, _, _ = _pair_fields(list(od.fields), list(nd.fields))
+        def alike(f: FieldDescriptor, g: FieldDescriptor) -> bool:
+            return (f.name, f.number, f.type, f.is_repeated, f.has_presence, f.is_packed) == \
+                (g.name, g.number, g.type, g.is_repeated, g.has_presence, g.is_packed)
+
+        key = {f.name: sample(f) for f, g in pairs if alike(f, g) and
+               f.type not in (_T.TYPE_MESSAGE, _T.TYPE_GROUP, _T.TYPE_ENUM)}
+        return self.pair([], key)
+
     def pair(self, path: Sequence[Step], old_value: Any, new_value: Any = None,
              *, same: bool = True) -> Witness | None:
         """The key holding `old_value` at `path`; the new side's value is `new_value` (`same`:
@@ -577,7 +590,7 @@ class ProtoWalk:
 
     def _added(self, path: list[Step], g: FieldDescriptor) -> Iterator[Change]:
         where = _show([*path, Step(None, g)])
-        w = self.witnesses.pair(path, {}, {}) if path else self.witnesses.pair([], {}, {})
+        w = self.witnesses.pair(path, {}, {}) if path else self.witnesses.typical()
         if g.is_required:
             yield Change(PROTOBUF_FIELD_REQUIRED, where,
                          f"required field '{where}' = {g.number} added: existing keys lack it, "
@@ -864,14 +877,14 @@ def message_changes(old: Encoding, new: Encoding) -> Iterator[Change]:
                      f"the key message {nm.full_name} is at index {list(nm.indexes)} of its file, "
                      f"the existing keys' {om.full_name} at {list(om.indexes)}: the message "
                      "index follows the schema id in every key",
-                     witness=w.pair([], {}, {}))
+                     witness=w.typical())
     if om.full_name != nm.full_name or (not framed and om.indexes != nm.indexes):
         moved = "" if om.indexes == nm.indexes else \
             f", index {list(om.indexes)} -> {list(nm.indexes)}"
         yield Change(PROTOBUF_MESSAGE_RENAMED, "$",
                      f"key message {om.full_name} -> {nm.full_name}{moved}: the body carries "
                      "no names" + (" (the registry still sees a new schema)" if framed else ""),
-                     witness=w.pair([], {}, {}))
+                     witness=w.typical())
     yield from ProtoWalk(w, set()).message(om.descriptor, nm.descriptor, [])
 
 
@@ -902,7 +915,7 @@ def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[C
     o, n, ids = _encodings(old, new)
     yield from message_changes(o, n)
     if ids is not None and new.carries_schema_id:
-        yield from registry_changes(ids, Witnesses(o, n).pair([], {}, {}))
+        yield from registry_changes(ids, Witnesses(o, n).typical())
 
 
 def family_encoders(old: KeySide, new: KeySide, topic: str | None = None

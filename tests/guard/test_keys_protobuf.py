@@ -288,8 +288,10 @@ def test_message_index_under_the_registry_frame_only() -> None:
                 old_side={**opts, "schema_id": 7}, new_side={**opts, "schema_id": 9})
     assert set(f) == {"KG430", "KG501"}
     w = f["KG430"].witness
-    assert w.old_bytes == b"\x00\x00\x00\x00\x07\x00"  # [0]: one 00 byte
-    assert w.new_bytes == b"\x00\x00\x00\x00\x09\x02\x02"  # [1]: count 1, index 1 (zig-zag)
+    assert w.key == {"id": 1}
+    assert w.old_bytes == b"\x00\x00\x00\x00\x07\x00\x08\x01"  # [0]: one 00 byte
+    # [1]: count 1, index 1, both zig-zag
+    assert w.new_bytes == b"\x00\x00\x00\x00\x09\x02\x02\x08\x01"
     bare = analyze(P3 + key, P3 + other + key, old_side=opts, new_side=opts)
     assert set(bare) == {"KG947"}
     assert "index [0] -> [1]" in bare["KG947"].message
@@ -308,7 +310,8 @@ def test_schema_id_same_schema_is_safe_a_new_one_breaks() -> None:
     same = analyze(k, "\n\n" + k.replace("\n", "\n    ") + "  \n", fmt="protobuf-registry",
                    old_side={"schema_id": 7})
     assert set(same) == {"KG911"}
-    assert same["KG911"].witness.old_bytes == b"\x00\x00\x00\x00\x07\x00"
+    assert same["KG911"].witness.old_bytes == same["KG911"].witness.new_bytes == \
+        b"\x00\x00\x00\x00\x07\x00\x08\x01"
     new = analyze(k, k + "\nmessage Later { string s = 1; }", fmt="protobuf-registry",
                   old_side={"schema_id": 7})
     assert set(new) == {"KG501"}
