@@ -35,7 +35,7 @@ from formats.framing import CONFLUENT
 from formats.protobuf_schema import ProtoSchema, parse_proto
 from formats.schema_identity import canonical_form, derived_schema_id
 from guard.keys.avro import Ids
-from guard.keys.side import Change, FamilyContext, KeySide
+from guard.keys.side import Change, FamilyContext, KeySide, effective_options
 from guard.keys.witness import ILLUSTRATIVE_PARTITIONS, Encoder, place
 from guard.report import Witness
 from guard.rules import (
@@ -61,10 +61,10 @@ from guard.rules import (
     PROTOBUF_WIRE_ENCODING_CHANGED,
 )
 
-#: Format options that name the key message in the schema, in the order they are looked at.
-#: TODO(lead): read the protobuf format's own Option constant once formats/protobuf_format.py
-#: is merged; until then the names its brief suggests.
-MESSAGE_OPTIONS = ("message-name", "message", "message-class-name")
+#: The format option that names the key message in the schema (and Flink's name it accepts).
+#: The protobuf formats declare it (formats/protobuf_format.py `MESSAGE`, built in parallel):
+#: once merged, read it through that constant.
+MESSAGE_OPTIONS = ("message", "message-class-name")
 
 _T = FieldDescriptor
 
@@ -88,8 +88,12 @@ class KeyMessage:
 
 def side_proto(side: KeySide) -> ProtoSchema:
     """The side's `.proto` schema: `side.schema` (a ProtoSchema, a SchemaText of type PROTOBUF
-    or the text), else the format's `schema` option."""
-    given = side.schema if side.schema is not None else side.options.get("schema")
+    or the text).
+
+    Never the format's `schema` option: that is the candidate's, and an existing keys' side
+    judged with it would look unchanged.
+    """
+    given = side.schema
     if isinstance(given, ProtoSchema):
         return given
     if isinstance(given, str):
@@ -123,7 +127,8 @@ def key_message(side: KeySide) -> KeyMessage:
     files = tuple(f.SerializeToString() for f in (*schema.dependencies, schema.file))  # type: ignore[attr-defined]
     pool = _pool(files)
     file = pool.FindFileByName(schema.file.name)  # type: ignore[attr-defined]
-    wanted = next((str(side.options[k]) for k in MESSAGE_OPTIONS if side.options.get(k)), None)
+    options = effective_options(side)
+    wanted = next((str(options[k]) for k in MESSAGE_OPTIONS if options.get(k)), None)
     desc = _find_message(pool, file, wanted) if wanted else None
     if desc is None:
         if wanted:
@@ -189,7 +194,7 @@ def message_index_bytes(indexes: Sequence[int]) -> bytes:
 
 def _identity(side: KeySide) -> str:
     """The text the registry dedupes the side's schema by (`formats.schema_identity`)."""
-    s = side.schema if side.schema is not None else side.options.get("schema")
+    s = side.schema
     refs = tuple(getattr(s, "reference_list", ()))
     text = s if isinstance(s, str) else getattr(s, "text", None)
     if not isinstance(text, str):

@@ -283,7 +283,7 @@ def test_enum_numbers() -> None:
 def test_message_index_under_the_registry_frame_only() -> None:
     key = "message Key { int64 id = 1; }\n"
     other = "message Other { string s = 1; }\n"
-    opts = {"options": {"message-name": "Key"}}
+    opts = {"options": {"message": "Key"}}
     f = analyze(P3 + key, P3 + other + key, fmt="protobuf-registry",
                 old_side={**opts, "schema_id": 7}, new_side={**opts, "schema_id": 9})
     assert set(f) == {"KG430", "KG501"}
@@ -300,7 +300,7 @@ def test_message_index_under_the_registry_frame_only() -> None:
 def test_nested_key_message_index_path() -> None:
     text = P3 + "message A {}\nmessage Outer { message X {} message Key { int64 id = 1; } }"
     km = key_message(side("protobuf-registry", "id BIGINT NOT NULL", text,
-                          options={"message-name": "shop.Outer.Key"}))
+                          options={"message": "shop.Outer.Key"}))
     assert km.indexes == (1, 1) and km.full_name == "shop.Outer.Key"
     assert message_index_bytes(km.indexes) == b"\x04\x02\x02"
 
@@ -326,9 +326,13 @@ def test_schema_from_a_schema_text_and_its_errors() -> None:
     parsed = parse_proto(P3 + "message Key { int64 id = 1; }")
     assert key_message(side("protobuf", "id BIGINT", parsed)).full_name == "shop.Key"
     with pytest.raises(SchemaError, match="no message 'Nope'"):
-        key_message(side("protobuf", "id BIGINT", parsed, options={"message-name": "Nope"}))
+        key_message(side("protobuf", "id BIGINT", parsed, options={"message": "Nope"}))
     with pytest.raises(SchemaError, match="no Protobuf key schema"):
         key_message(side("protobuf", "id BIGINT", None))
+    with pytest.raises(SchemaError, match="no Protobuf key schema"):  # the candidate's option
+        key_message(side("protobuf", "id BIGINT", None, options={"schema": P3 + "message K {}"}))
+    flink = side("protobuf", "id BIGINT", parsed, options={"message-class-name": "shop.Key"})
+    assert key_message(flink).full_name == "shop.Key"
 
 
 def test_kg000_stays_silent_when_the_family_encoders_agree() -> None:

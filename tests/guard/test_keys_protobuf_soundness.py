@@ -227,9 +227,9 @@ def test_safe_means_identical_bytes(fmt: str, data: st.DataObject) -> None:
     old_schema = KeySchema(data.draw(proto_fields(), label="old fields"))
     new_schema = data.draw(mutated(old_schema), label="new schema")
     row = parse_columns("x INT")
-    old = KeySide(fmt, row, options={"message-name": "Key"}, schema=old_schema.text(),
+    old = KeySide(fmt, row, options={"message": "Key"}, schema=old_schema.text(),
                   schema_id=7)
-    new = KeySide(fmt, row, options={"message-name": "Key"}, schema=new_schema.text(),
+    new = KeySide(fmt, row, options={"message": "Key"}, schema=new_schema.text(),
                   schema_id=7)
     note(old_schema.text())
     note(new_schema.text())
