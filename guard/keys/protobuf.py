@@ -192,29 +192,44 @@ def message_index_bytes(indexes: Sequence[int]) -> bytes:
 # --- schema ids (protobuf-registry) ----------------------------------------------------------
 
 
-def _identity(side: KeySide) -> str:
-    """The text the registry dedupes the side's schema by (`formats.schema_identity`)."""
+@dataclass(frozen=True)
+class _Registered:
+    """A side's schema as the registry holds it: text and references, and its identity."""
+
+    text: str
+    references: tuple[Mapping[str, object], ...]
+
+    @property
+    def identity(self) -> str:
+        """What the registry dedupes by (`formats.schema_identity.canonical_form`)."""
+        return canonical_form(self.text, "PROTOBUF", references=self.references)
+
+    @property
+    def derived_id(self) -> int:
+        return derived_schema_id(self.text, "PROTOBUF", self.references)
+
+
+def _registered(side: KeySide) -> _Registered:
     s = side.schema
-    refs = tuple(getattr(s, "reference_list", ()))
     text = s if isinstance(s, str) else getattr(s, "text", None)
     if not isinstance(text, str):
         text = side_proto(side).text
-    return canonical_form(text, "PROTOBUF", references=refs)
+    return _Registered(text, tuple(getattr(s, "reference_list", ())))
 
 
 def resolve_ids(old: KeySide, new: KeySide) -> Ids:
     """The ids the keys carry and the one the candidate writes with (like the Avro family's)."""
-    oi, ni = _identity(old), _identity(new)
-    same = oi == ni
+    o, n = _registered(old), _registered(new)
+    same = o.identity == n.identity
     key_ids = old.key_schema_ids or ((old.schema_id,) if old.schema_id is not None else ())
     old_id = old.schema_id if old.schema_id is not None else (
-        key_ids[-1] if key_ids else derived_schema_id(oi, "PROTOBUF"))
+        key_ids[-1] if key_ids else o.derived_id)
     key_ids = key_ids or (old_id,)
     if new.schema_id is not None:
         return Ids(key_ids, old_id, new.schema_id, True, same)
     if same:
         return Ids(key_ids, old_id, old_id, True, same)
-    placeholder = derived_schema_id(ni, "PROTOBUF")
+    placeholder = n.derived_id
     while placeholder in key_ids or placeholder == old_id:
         placeholder = (placeholder + 1) & 0x7FFFFFFF
     return Ids(key_ids, old_id, placeholder, False, same)
