@@ -69,7 +69,10 @@ def analyze_key_change(
         encoder(old, topic, _side_id(old, new, "old")),
         encoder(new, topic, _side_id(old, new, "new")))
     hints = battery_hints(old) if old.is_avro else None
-    search = WitnessSearch(old, new, old_enc, new_enc, hints, examples)
+    # A family whose notion of "the same key" is not Flink's CAST says how keys carry over.
+    carry = _family_hook(old, new, "family_carry")
+    search = WitnessSearch(old, new, old_enc, new_enc, hints, examples,
+                           carry(old, new) if carry is not None else None)
     findings = [_prove(c, search, topic) for c in _changes(old, new, topic)]
     if not any(f.effective_severity is Severity.BREAKING for f in findings):
         t = search.first_difference
@@ -120,10 +123,17 @@ def family_encoders(old: KeySide, new: KeySide,
     """Both sides' key encoders from their family's module when it declares them
     (`family_encoders(old, new, topic)`: a family whose schema the row type does not carry,
     Protobuf); None: the formats' codecs encode."""
+    own = _family_hook(old, new, "family_encoders")
+    return None if own is None else own(old, new, topic)  # type: ignore[no-any-return]
+
+
+def _family_hook(old: KeySide, new: KeySide, name: str) -> Callable[..., Any] | None:
+    """A function the sides' one key family declares in its module (by convention), else None:
+    `family_encoders(old, new, topic)`, `family_carry(old, new)`."""
     if old.key_family != new.key_family:
         return None
-    own = getattr(_family_module(new.key_family), "family_encoders", None)
-    return None if own is None else own(old, new, topic)  # type: ignore[no-any-return]
+    hook: Callable[..., Any] | None = getattr(_family_module(new.key_family), name, None)
+    return hook
 
 
 def _family_module(family: str) -> object:

@@ -28,7 +28,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
-from google.protobuf.message import EncodeError, Message
+from google.protobuf.message import DecodeError, EncodeError, Message
 
 from formats.errors import SchemaError
 from formats.framing import CONFLUENT
@@ -36,7 +36,14 @@ from formats.protobuf_schema import ProtoSchema, parse_proto
 from formats.schema_identity import canonical_form, derived_schema_id
 from guard.keys.avro import Ids
 from guard.keys.side import Change, FamilyContext, KeySide, effective_options
-from guard.keys.witness import ILLUSTRATIVE_PARTITIONS, Encoder, place
+from guard.keys.witness import (
+    ILLUSTRATIVE_PARTITIONS,
+    Carry,
+    CarryError,
+    Encoder,
+    carry_row,
+    place,
+)
 from guard.report import Witness
 from guard.rules import (
     CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
@@ -956,3 +963,45 @@ def family_encoders(old: KeySide, new: KeySide, topic: str | None = None
 
     return encoder(o), encoder(n)
 
+
+
+def family_carry(old: KeySide, new: KeySide) -> Carry:
+    """How the witness search carries an old key to the new message: Flink's CAST of the
+    columns, and where it has none the new message takes (a bool to an int32, an integer to an
+    enum's name), what the old key's bytes decode to under the new message: the question for
+    Protobuf is whether those bytes are written again."""
+    o, n, _ = _encodings(old, new)
+
+    def carry(key: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            carried = carry_row(key, old.row_type, new.row_type)
+            fill(n.message.cls(), carried)
+            return carried
+        except (CarryError, ValueError, TypeError, KeyError) as exc:
+            why = exc
+        try:
+            read = n.message.cls.FromString(fill(o.message.cls(), key).SerializeToString())
+        except (ValueError, TypeError, KeyError, EncodeError, DecodeError):
+            raise CarryError(str(why)) from None
+        read.DiscardUnknownFields()
+        return as_values(read)
+
+    return carry
+
+
+def as_values(msg: Message) -> dict[str, Any]:
+    """The set fields of a message as values `fill` takes back (enums as numbers)."""
+    out: dict[str, Any] = {}
+    for f, v in msg.ListFields():
+        if _is_map(f):
+            vf = f.message_type.fields_by_name["value"]
+            out[f.name] = {k: as_values(x) if vf.type == _T.TYPE_MESSAGE else x
+                           for k, x in v.items()}
+        elif f.is_repeated:
+            out[f.name] = [as_values(x) if f.type in (_T.TYPE_MESSAGE, _T.TYPE_GROUP) else x
+                           for x in v]
+        elif f.type in (_T.TYPE_MESSAGE, _T.TYPE_GROUP):
+            out[f.name] = as_values(v)
+        else:
+            out[f.name] = v
+    return out

@@ -342,3 +342,19 @@ def test_kg000_stays_silent_when_the_family_encoders_agree() -> None:
     new = side("protobuf", "id BIGINT NOT NULL, r STRING NOT NULL",
                P3 + "message Key { int64 id = 1; string r = 2; }")
     assert analyze_key_change(old, new) == []
+
+
+@pytest.mark.parametrize(("old", "new", "old_cols", "new_cols"), [
+    ("bool", "int32", "id BOOLEAN NOT NULL", "id INT NOT NULL"),
+    ("int32", "Region", "id INT NOT NULL", "id STRING NOT NULL"),
+    ("Region", "int64", "id STRING NOT NULL", "id BIGINT NOT NULL"),
+])
+def test_the_battery_carries_keys_as_the_wire_does(old: str, new: str, old_cols: str,
+                                                  new_cols: str) -> None:
+    """Flink's CAST has no BOOLEAN -> INT or INT -> an enum's name, the wire has: the battery
+    falls back to what the old bytes decode to under the new message, so no KG000."""
+    enum = "enum Region { UNKNOWN = 0; EU = 1; }\n"
+    f = analyze(P3 + enum + f"message Key {{ {old} id = 1; }}",
+                P3 + enum + f"message Key {{ {new} id = 1; }}", cols=old_cols,
+                new_cols=new_cols)
+    assert set(f) == {"KG942"}, f
