@@ -39,7 +39,8 @@ INTS = {
     "fixed32": (0, 2**32 - 1), "fixed64": (0, 2**64 - 1),
     "sfixed32": (-(2**31), 2**31 - 1), "sfixed64": (-(2**63), 2**63 - 1),
 }
-TYPES = [*INTS, "bool", "float", "double", "string", "bytes", "Region", "Inner"]
+MAPS = ["map<string, int32>", "map<string, int64>", "map<string, sint32>", "map<int32, string>"]
+TYPES = [*INTS, "bool", "float", "double", "string", "bytes", "Region", *MAPS, "Inner"]
 NAMES = ["id", "region", "shard", "code", "ts", "seq"]
 ENUM = "UNKNOWN = 0; EU = 1; US = 2;"
 #: Mutations of enum Region's values: swap two numbers, rename one, add one, remove one.
@@ -83,7 +84,11 @@ class KeySchema:
 
 
 def _packable(t: str) -> bool:
-    return t not in ("string", "bytes", "Inner")
+    return t not in ("string", "bytes", "Inner") and t not in MAPS
+
+
+def _labels(t: str) -> list[str]:
+    return [""] if t in MAPS else ["", "optional", "repeated"]
 
 
 @st.composite
@@ -94,7 +99,7 @@ def proto_fields(draw: st.DrawFn) -> tuple[ProtoField, ...]:
     out = []
     for name, number in zip(names, numbers, strict=True):
         t = draw(st.sampled_from(TYPES))
-        label = draw(st.sampled_from(["", "optional", "repeated"]))
+        label = draw(st.sampled_from(_labels(t)))
         packed = draw(st.sampled_from([None, True, False])) \
             if label == "repeated" and _packable(t) else None
         out.append(ProtoField(name, number, t, label, packed))
@@ -117,7 +122,8 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
         elif kind == "retype" and fields:
             t = draw(st.sampled_from(TYPES))
             packed = fields[i].packed if _packable(t) else None
-            fields[i] = replace(fields[i], type=t, packed=packed)
+            label = fields[i].label if fields[i].label in _labels(t) else ""
+            fields[i] = replace(fields[i], type=t, packed=packed, label=label)
         elif kind == "rename" and fields:
             free = [n for n in [*NAMES, "ref", "key_part"] if n not in carried]
             if free:
@@ -129,15 +135,16 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
             if free:
                 name = draw(st.sampled_from(free))
                 t = draw(st.sampled_from(TYPES))
-                label = draw(st.sampled_from(["", "optional", "repeated"]))
+                label = draw(st.sampled_from(_labels(t)))
                 fields.append(ProtoField(name, draw(st.sampled_from(free_numbers)), t, label))
                 carried[name] = ""  # nothing carried: existing keys lack it
         elif kind == "remove" and len(fields) > 1:
             gone = fields.pop(i)
             carried.pop(gone.name)
-        elif kind == "optional" and fields and fields[i].label != "repeated":
+        elif kind == "optional" and fields and fields[i].label != "repeated" and \
+                fields[i].type not in MAPS:
             fields[i] = replace(fields[i], label="" if fields[i].label else "optional")
-        elif kind == "repeated" and fields:
+        elif kind == "repeated" and fields and fields[i].type not in MAPS:
             f = fields[i]
             fields[i] = replace(f, label="" if f.label == "repeated" else "repeated", packed=None)
         elif kind == "packed" and fields and fields[i].label == "repeated" and \
@@ -150,11 +157,13 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
             inner = list(old.inner)
             change = draw(st.sampled_from(["retype", "renumber", "optional"]))
             if change == "retype":
-                inner[j] = replace(inner[j], type=draw(st.sampled_from(TYPES[:-1])))
+                t = draw(st.sampled_from(TYPES[:-1]))
+                label = inner[j].label if inner[j].label in _labels(t) else ""
+                inner[j] = replace(inner[j], type=t, label=label)
             elif change == "renumber":
                 free_inner = [n for n in (3, 4) if n not in {f.number for f in inner}]
                 inner[j] = replace(inner[j], number=draw(st.sampled_from(free_inner)))
-            else:
+            elif inner[j].type not in MAPS:
                 inner[j] = replace(inner[j], label="" if inner[j].label else "optional")
             old = replace(old, inner=tuple(inner))
         elif kind == "reorder":
@@ -169,6 +178,9 @@ def mutated(draw: st.DrawFn, old: KeySchema) -> KeySchema:
 def scalar_values(t: str, inner: tuple[ProtoField, ...] = ()) -> st.SearchStrategy[Any]:
     if t == "Inner":
         return st.fixed_dictionaries({f.name: field_values(f) for f in inner})
+    if t in MAPS:
+        k, v = (x.strip() for x in t[4:-1].split(","))
+        return st.dictionaries(scalar_values(k), scalar_values(v), max_size=2)
     if t in INTS:
         lo, hi = INTS[t]
         return st.one_of(st.sampled_from([0, 1, -1, lo, hi, 2**31, 2**32]).filter(
