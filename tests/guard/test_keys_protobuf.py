@@ -25,7 +25,8 @@ from formats.protobuf_schema import parse_proto
 from formats.schemafile import SchemaText
 from formats.sqltypes import parse_columns
 from guard.keys import KeySide, analyze_key_change
-from guard.keys.protobuf import family_encoders, key_message, message_index_bytes
+from guard.keys.protobuf import family_encoders
+from guard.keys.protobuf_wire import key_message, message_index_bytes
 from guard.report import Report, Severity
 
 P3 = 'syntax = "proto3";\npackage shop;\n'

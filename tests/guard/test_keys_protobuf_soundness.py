@@ -25,7 +25,8 @@ from formats.codec import format_factory, register_format
 from formats.errors import InvalidOptionError
 from formats.framing import CONFLUENT
 from formats.sqltypes import parse_columns
-from guard.keys.protobuf import family_changes, fill, key_message, message_index_bytes
+from guard.keys.protobuf import family_changes
+from guard.keys.protobuf_wire import fill, key_message, message_index_bytes
 from guard.keys.side import FamilyContext, KeySide
 from guard.report import Severity
 
