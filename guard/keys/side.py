@@ -100,7 +100,7 @@ class KeySide:
 
     @property
     def key_family(self) -> str:
-        """Which key rules judge this side's bytes: "avro", "json", "csv" or "raw"."""
+        """Which key rules judge this side's bytes: "avro", "json", "csv", "raw", "protobuf"."""
         return str(factory(self.format).key_family)
 
     @property
