@@ -150,7 +150,7 @@ class TopicPlan:
             row_type=schema.row_type(avro_only=True),
             options=dict(options),
             avro_schema=schema.standalone if schema.schema_type == "AVRO" else None,
-            schema_text=schema.text if schema.schema_type != "AVRO" else None,
+            schema=schema if schema.schema_type != "AVRO" else None,
             schema_id=schema_id,
             key_schema_ids=key_schema_ids,
             fields_prefix=self.key_fields_prefix,

@@ -7,11 +7,11 @@ constant (`Change(KEY_FIELD_ADDED, ...)`), never by its ID as a string.
 
 IDs are stable: users select and ignore rules by ID or category, reports and CI annotations
 cite them. Ranges: KG0xx what the check itself knows, KG1xx key fields, KG2xx column types,
-KG3xx format options, KG4xx Avro binary encoding, KG5xx Confluent schema ids, KG6xx key
-placement, KG7xx topic settings, KG8xx value compatibility, KG9xx safe changes explained
-(INFO), KG95x the audit of a topic's bytes. A new rule takes a new ID; an ID is never
-reused. A rule that is renamed or merged into another keeps its old ID working through
-`ALIASES`.
+KG3xx format options, KG4xx binary encodings (Avro KG40x, Protobuf KG42x), KG5xx
+Confluent schema ids, KG6xx key placement, KG7xx topic settings, KG8xx value compatibility,
+KG9xx safe changes explained (INFO; Protobuf KG94x), KG95x the audit of a topic's bytes. A new
+rule takes a new ID; an ID is never reused. A rule that is renamed or merged into another keeps
+its old ID working through `ALIASES`.
 """
 
 from __future__ import annotations
@@ -311,7 +311,7 @@ CONFLUENT_SCHEMA_ID_CHANGED = Rule(
     " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
     " changes bytes." + _ORPHAN,
     '{"name": "id", "type": "long"}',
-    '{"name": "id", "type": "long", "doc": "user id"}', formats=_CONFLUENT,
+    '{"name": "id", "type": "long", "doc": "user id"}', formats=(*_CONFLUENT, "protobuf-registry"),
     checks=_checks("keys.confluent.confluent_changes"),
 )
 
@@ -320,7 +320,7 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     "The topic's keys already carry several schema ids.",
     "Keys written under the other ids are already distinct Kafka keys from the ones the"
     " candidate writes: those records are orphans today; this change does not fix them.",
-    formats=_CONFLUENT,
+    formats=(*_CONFLUENT, "protobuf-registry"),
     checks=_checks("keys.confluent.confluent_changes", "judge._old_versions"),
 )
 
@@ -470,7 +470,7 @@ CONFLUENT_SAME_SCHEMA_ID = Rule(
     "The candidate key schema is the one registered under the id the keys carry.",
     "The registry dedupes a schema by its parsed and re-serialized text (whitespace and"
     " JSON key order do not count), so the keys keep their id and bytes.",
-    formats=_CONFLUENT,
+    formats=(*_CONFLUENT, "protobuf-registry"),
     checks=_checks("keys.confluent.confluent_changes"),
 )
 
@@ -637,11 +637,13 @@ MISPLACED_KEY = Rule(
     name="misplaced-key",
     category=Category.AUDIT,
     severity=Severity.BREAKING,
-    summary="Records sit on a partition murmur2 does not pick for their key bytes.",
+    summary="Live keys sit on a partition murmur2 does not pick for their key bytes.",
     why="Flink, the Java client and keyguard write a key to murmur2(key bytes) mod partitions. "
     "A record elsewhere was written by another partitioner (librdkafka's default is "
     "consistent_random, a CRC32) or before partitions were added: the next murmur2 write of "
-    "that key goes to another partition, compaction never folds the two, and a delete misses.",
+    "that key goes to another partition, compaction never folds the two, and a delete misses. "
+    "A misplaced record whose key was deleted beside it is only counted: compaction removes "
+    "both.",
     example_old="librdkafka producer, partitioner=consistent_random",
     example_new="Flink upsert-kafka (murmur2)",
     checks=_checks("audit.judge.misplaced_findings"),
@@ -703,6 +705,175 @@ AUDIT_UNLISTED_ID = Rule(
     checks=_checks("audit.judge.id_findings"),
 )
 
+# --- KG42x (and KG94x, safe): Protobuf wire encoding --------------------------------
+
+_PROTO = ("protobuf", "protobuf-registry")
+
+
+def _proto(*names: str) -> tuple[str, ...]:
+    return _checks(*(f"keys.protobuf.{n}" for n in names))
+
+
+PROTOBUF_FIELD_NUMBER_CHANGED = Rule(
+    "KG421", "protobuf-field-number-changed", _BYTES, _B,
+    "A Protobuf key field got another field number.",
+    "Protobuf writes each field as its number and wire type, then the value: the same value"
+    " under another number is other bytes (field 1 = 42 is 08 2a, field 2 = 42 is 10 2a)."
+    + _ORPHAN,
+    "int64 id = 1;", "int64 id = 2;", formats=_PROTO,
+    checks=_proto("ProtoWalk._field"),
+)
+
+PROTOBUF_WIRE_ENCODING_CHANGED = Rule(
+    "KG422", "protobuf-wire-encoding-changed", _BYTES, _B,
+    "A Protobuf key field's type changed to one encoded differently.",
+    "sint32/sint64 are zig-zag varints (1 is 02), int32/int64 plain varints (1 is 01);"
+    " fixed32 is 4 bytes, fixed64 8; float 4, double 8; a scalar, a message, a repeated"
+    " field and a map are all written differently." + _ORPHAN,
+    "int32 id = 1;", "sint32 id = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._field", "ProtoWalk._type", "ProtoWalk._field_pair_in"),
+)
+
+PROTOBUF_TYPE_NARROWED = Rule(
+    "KG423", "protobuf-type-narrowed", _BYTES, _B,
+    "A Protobuf key field's type shares the encoding but cannot hold every existing value.",
+    "int32, int64, uint32, uint64 and bool share the varint, but -1 is no uint32, 2^31 no"
+    " int32 and 2 no bool (a reader of the new type sees another value, written back as"
+    " other bytes); bytes that are not UTF-8 are no string." + _ORPHAN,
+    "int32 id = 1;", "uint32 id = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._type"),
+)
+
+PROTOBUF_PRESENCE_CHANGED = Rule(
+    "KG424", "protobuf-presence-changed", _BYTES, _B,
+    "A Protobuf key field changed between implicit and explicit presence.",
+    "A proto3 field without `optional` leaves its zero value off the wire; with `optional`"
+    " (or in a oneof, or proto2) a set zero is written (08 00). Keys holding the zero value"
+    " change bytes." + _ORPHAN,
+    "int32 shard = 2;", "optional int32 shard = 2;", formats=_PROTO,
+    checks=_proto("ProtoWalk._field"),
+)
+
+PROTOBUF_PACKED_CHANGED = Rule(
+    "KG425", "protobuf-packed-changed", _BYTES, _B,
+    "A repeated scalar key field changed between packed and unpacked.",
+    "Packed (proto3's default) writes one length-delimited record of all elements"
+    " (0a 02 01 02), unpacked (proto2's default, [packed=false]) a record per element"
+    " (08 01 08 02)." + _ORPHAN,
+    "repeated int32 parts = 1;", "repeated int32 parts = 1 [packed = false];", formats=_PROTO,
+    checks=_proto("ProtoWalk._field"),
+)
+
+PROTOBUF_FIELD_REMOVED = Rule(
+    "KG426", "protobuf-field-removed", _BYTES, _B,
+    "A field was removed from the Protobuf key message.",
+    "Existing keys that set the field hold its bytes; the new message writes none, and keys"
+    " that differed only in it collapse into one." + _ORPHAN,
+    "int64 id = 1; string region = 2;", "int64 id = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._removed"),
+)
+
+PROTOBUF_FIELD_REQUIRED = Rule(
+    "KG427", "protobuf-field-required", _BYTES, _B,
+    "A proto2 key field is required that existing keys may lack.",
+    "A required field added, or an optional one made required: the runtime refuses to"
+    " write a message without it, so existing keys cannot be written again." + _ORPHAN,
+    "optional string region = 2;", "required string region = 2;", formats=_PROTO,
+    checks=_proto("ProtoWalk._added", "ProtoWalk._field"),
+)
+
+PROTOBUF_ENUM_NUMBER_CHANGED = Rule(
+    "KG428", "protobuf-enum-number-changed", _BYTES, _B,
+    "A Protobuf enum value in the key got another number, or was removed.",
+    "An enum is written as its number: a value renumbered is other bytes, a value removed"
+    " cannot be written by name." + _ORPHAN,
+    "EU = 1; US = 2;", "EU = 2; US = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._enum"),
+)
+
+PROTOBUF_ONEOF_MERGED = Rule(
+    "KG429", "protobuf-oneof-merged", _BYTES, _B,
+    "Several Protobuf key fields were moved into one oneof.",
+    "A oneof holds one of its fields: existing keys that set two of them cannot be written"
+    " (setting one clears the other)." + _ORPHAN,
+    "int64 id = 1; string name = 2;", "oneof ref { int64 id = 1; string name = 2; }",
+    formats=_PROTO,
+    checks=_proto("ProtoWalk._oneofs"),
+)
+
+PROTOBUF_MESSAGE_INDEX_CHANGED = Rule(
+    "KG430", "protobuf-message-index-changed", _BYTES, _B,
+    "The key message moved in its .proto file under protobuf-registry.",
+    "Confluent's Protobuf wire format writes the key message's index in its file after the"
+    " schema id (00 for the first message, 02 02 for the second): inserting or reordering"
+    " messages before it changes every key." + _ORPHAN,
+    "message Key {...} message Other {...}", "message Other {...} message Key {...}",
+    formats=("protobuf-registry",),
+    checks=_proto("message_changes"),
+)
+
+PROTOBUF_FIELD_RENAMED = Rule(
+    "KG941", "protobuf-field-renamed", _BYTES, _I,
+    "A Protobuf key field was renamed, its number kept.",
+    "Protobuf writes field numbers, not names: the bytes stay the same.",
+    "int64 user_id = 1;", "int64 uid = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._field"),
+)
+
+PROTOBUF_SAME_WIRE_ENCODING = Rule(
+    "KG942", "protobuf-same-wire-encoding", _BYTES, _I,
+    "A Protobuf key field's type changed to one that writes every existing value the same.",
+    "int32 -> int64, uint32 -> uint64 or int64, bool or an enum -> an integer, sint32 ->"
+    " sint64, string -> bytes: the same encoding, and the new type holds every old value.",
+    "int32 id = 1;", "int64 id = 1;", formats=_PROTO,
+    checks=_proto("ProtoWalk._type"),
+)
+
+PROTOBUF_FIELD_ADDED = Rule(
+    "KG943", "protobuf-field-added", _BYTES, _I,
+    "A field was added to the Protobuf key message.",
+    "Existing keys lack it and an unset field is not written (proto3's zero value, an unset"
+    " optional, message, repeated or map field), so existing keys keep their bytes. A key"
+    " that sets the field is another key.",
+    "int64 id = 1;", "int64 id = 1; string region = 2;", formats=_PROTO,
+    checks=_proto("ProtoWalk._added"),
+)
+
+PROTOBUF_DEFAULT_CHANGED = Rule(
+    "KG944", "protobuf-default-changed", _BYTES, _I,
+    "A proto2 key field's [default = ...] changed.",
+    "Defaults are not written: a set field is written whatever its value, an unset one not"
+    " at all. Only readers of an unset field see the new default.",
+    "optional int32 shard = 2 [default = 0];", "optional int32 shard = 2 [default = 1];",
+    formats=_PROTO,
+    checks=_proto("ProtoWalk._field"),
+)
+
+PROTOBUF_ENUM_VALUES_COMPATIBLE = Rule(
+    "KG945", "protobuf-enum-values-compatible", _BYTES, _I,
+    "Protobuf enum values were added or renamed, every number kept.",
+    "An enum is written as its number: existing values keep their bytes.",
+    "EU = 1;", "EU = 1; US = 2;", formats=_PROTO,
+    checks=_proto("ProtoWalk._enum"),
+)
+
+PROTOBUF_ONEOF_CHANGED = Rule(
+    "KG946", "protobuf-oneof-changed", _BYTES, _I,
+    "A Protobuf key field moved into or out of a oneof, keeping its presence.",
+    "The same number, type and presence write the same bytes in a oneof or outside it.",
+    "optional int64 id = 1;", "oneof ref { int64 id = 1; }", formats=_PROTO,
+    checks=_proto("ProtoWalk._oneofs"),
+)
+
+PROTOBUF_MESSAGE_RENAMED = Rule(
+    "KG947", "protobuf-message-renamed", _BYTES, _I,
+    "The key message's name or package changed (or, unframed, its place in the file).",
+    "The Protobuf body carries no names, and bare protobuf keys no message index. (Under"
+    " protobuf-registry the registry sees a new schema: see KG501; a move: KG430.)",
+    "package shop; message Key", "package shop.v2; message OrderKey", formats=_PROTO,
+    checks=_proto("message_changes"),
+)
+
 # --- The registry ---------------------------------------------------------------------
 
 #: The key analysis's rules (guard/keys): structural rules, the witness search, placement.
@@ -721,6 +892,12 @@ KEY_RULES: tuple[Rule, ...] = (
     FIELD_BECAME_NULLABLE, AVRO_METADATA_CHANGED, AVRO_ENUM_SYMBOLS_APPENDED,
     SAME_BYTES_TYPE_CHANGE, FORMAT_OPTION_NO_KEY_EFFECT, DECIMAL_PRECISION_WIDENED,
     CONFLUENT_SAME_SCHEMA_ID, NULLABLE_FIELD_ADDED_IGNORED,
+    PROTOBUF_FIELD_NUMBER_CHANGED, PROTOBUF_WIRE_ENCODING_CHANGED, PROTOBUF_TYPE_NARROWED,
+    PROTOBUF_PRESENCE_CHANGED, PROTOBUF_PACKED_CHANGED, PROTOBUF_FIELD_REMOVED,
+    PROTOBUF_FIELD_REQUIRED, PROTOBUF_ENUM_NUMBER_CHANGED, PROTOBUF_ONEOF_MERGED,
+    PROTOBUF_MESSAGE_INDEX_CHANGED, PROTOBUF_FIELD_RENAMED, PROTOBUF_SAME_WIRE_ENCODING,
+    PROTOBUF_FIELD_ADDED, PROTOBUF_DEFAULT_CHANGED, PROTOBUF_ENUM_VALUES_COMPATIBLE,
+    PROTOBUF_ONEOF_CHANGED, PROTOBUF_MESSAGE_RENAMED,
 )
 #: What the check itself knows: first versions, assumed ids, missing subjects, unlisted ids.
 CHECK_RULES: tuple[Rule, ...] = (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, SUBJECT_MISSING,

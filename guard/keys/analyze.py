@@ -59,10 +59,15 @@ def analyze_key_change(
     """
     if avro_only_parts(old.row_type) or avro_only_parts(new.row_type):
         return _structural_only(old, new, topic)
-    old_enc = encoder(old, topic, _side_id(old, new, "old"))
-    new_enc = encoder(new, topic, _side_id(old, new, "new"))
+    own = family_encoders(old, new, topic)
+    old_enc, new_enc = own if own is not None else (
+        encoder(old, topic, _side_id(old, new, "old")),
+        encoder(new, topic, _side_id(old, new, "new")))
     hints = battery_hints(old) if old.is_avro else None
-    search = WitnessSearch(old, new, old_enc, new_enc, hints, examples)
+    # A family whose notion of "the same key" is not Flink's CAST says how keys carry over.
+    carry = _family_hook(old, new, "family_carry")
+    search = WitnessSearch(old, new, old_enc, new_enc, hints, examples,
+                           carry(old, new) if carry is not None else None)
     findings = [_prove(c, search, topic) for c in _changes(old, new, topic)]
     if not any(f.effective_severity is Severity.BREAKING for f in findings):
         t = search.first_difference
@@ -106,17 +111,38 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
 def family_rules(family: str) -> FamilyRules | None:
     """The key-byte rules of a key family, by convention `guard/keys/<family>.py`'s
     `family_changes`, imported on first use; None when no module declares the family."""
+    rules: FamilyRules | None = getattr(_family_module(family), "family_changes", None)
+    return rules
+
+
+def family_encoders(old: KeySide, new: KeySide,
+                    topic: str | None) -> tuple[Encoder, Encoder] | None:
+    """Both sides' key encoders from their family's module when it declares them
+    (`family_encoders(old, new, topic)`: a family whose schema the row type does not carry,
+    Protobuf); None: the formats' codecs encode."""
+    own = _family_hook(old, new, "family_encoders")
+    return None if own is None else own(old, new, topic)  # type: ignore[no-any-return]
+
+
+def _family_hook(old: KeySide, new: KeySide, name: str) -> Callable[..., Any] | None:
+    """A function the sides' one key family declares in its module (by convention), else None:
+    `family_encoders(old, new, topic)`, `family_carry(old, new)`."""
+    if old.key_family != new.key_family:
+        return None
+    hook: Callable[..., Any] | None = getattr(_family_module(new.key_family), name, None)
+    return hook
+
+
+def _family_module(family: str) -> object:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", family):
         return None
     module = f"{__package__}.{family}"
     try:
-        found = importlib.import_module(module)
+        return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name != module:
             raise
         return None
-    rules: FamilyRules | None = getattr(found, "family_changes", None)
-    return rules
 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:
@@ -136,6 +162,8 @@ _CANNOT_ENCODE = frozenset({KEY_FIELD_NOT_NULL, KEY_TYPE_NARROWED, DECIMAL_PRECI
 
 def _prove(c: Change, search: WitnessSearch, topic: str | None) -> Finding:
     r = c.rule
+    if c.witness is not None:  # the family encoded its own witness
+        return Finding(r, c.path, c.message, _shown(c.witness, c, search), topic=topic)
     prefer = None if c.path in ("$", "key.format", "partitions", "partitioner") else c.path
     if r.severity is Severity.BREAKING:
         pred: Callable[[Trial], bool] = (lambda t: t.placement_differs) if c.placement else \

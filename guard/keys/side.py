@@ -16,7 +16,7 @@ from formats.avro_schema import from_avro_schema
 from formats.codec import canonical_format, format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
 from formats.types import Field, RowType, avro_only_parts
-from guard.report import Rule
+from guard.report import Rule, Witness
 from guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
@@ -56,9 +56,9 @@ class KeySide:
     this side writes with (for the candidate: the id it has or would get, None if not yet
     registered), and `key_schema_ids` are the ids the keys already in the topic carry (from a
     topic scan, or the subject's registered ids when there is no topic). For a framed format
-    of another schema type (json-registry), `schema_text` is the schema registered under that
-    id, when known (derived by the format otherwise). `format` may be an alias (avro-registry):
-    the side names the format itself.
+    of another schema type (json-registry, protobuf-registry), `schema` is the key schema as
+    written and registered under that id, when known (derived by the format otherwise).
+    `format` may be an alias (avro-registry): the side names the format itself.
     """
 
     format: str
@@ -71,8 +71,16 @@ class KeySide:
     fields_prefix: str = ""
     partitioner: str = "murmur2"
     partitions: int | None = None
-    #: The registered schema text of a framed non-Avro side (a JSON Schema), if known.
-    schema_text: str | None = None
+    #: The key schema as written, for schema types other than Avro: its text, or an object
+    #: with `.text` (a `SchemaText`, a `formats.protobuf_schema.ProtoSchema`), if known.
+    schema: Any = None
+
+    @property
+    def schema_text(self) -> str | None:
+        """The text of `schema` (what a registry holds), when known."""
+        s = self.schema
+        text = s if isinstance(s, str) else getattr(s, "text", None)
+        return text if isinstance(text, str) else None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "format", canonical_format(self.format))
@@ -103,7 +111,7 @@ class KeySide:
 
     @property
     def key_family(self) -> str:
-        """Which key rules judge this side's bytes: "avro", "json", "csv" or "raw"."""
+        """Which key rules judge this side's bytes: "avro", "json", "csv", "raw", "protobuf"."""
         return str(factory(self.format).key_family)
 
     @property
@@ -193,6 +201,8 @@ class Change:
     #: No structural rule decides: breaking only if a witness is found, else `safe_rule`.
     by_example: bool = False
     safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT
+    #: A witness the family built itself (a key encoded by both sides' schemas), used as is.
+    witness: Witness | None = None
 
     @property
     def rule_id(self) -> str:

@@ -358,6 +358,8 @@ class Trial:
 
 
 Encoder = Callable[[Mapping[str, Any]], bytes]
+#: How an old key becomes the new side's key (`carry_row` unless the key family says otherwise).
+Carry = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
 class WitnessSearch:
@@ -365,8 +367,11 @@ class WitnessSearch:
 
     def __init__(self, old: KeySide, new: KeySide, old_enc: Encoder, new_enc: Encoder,
                  hints: Hints | None = None,
-                 examples: Sequence[Mapping[str, Any]] = ()) -> None:
+                 examples: Sequence[Mapping[str, Any]] = (),
+                 carry: Carry | None = None) -> None:
         self.old, self.new = old, new
+        #: An old key -> the new side's key (CarryError: it has none); Flink's CAST by default.
+        self.carry: Carry = carry or (lambda key: carry_row(key, old.row_type, new.row_type))
         self.hints = hints
         #: Real keys (decoded from the topic): tried before the battery, the best witnesses.
         self.examples = [dict(e) for e in examples]
@@ -389,7 +394,7 @@ class WitnessSearch:
         else:
             new_bytes, err = None, None
             try:
-                new_key = carry_row(key, self.old.row_type, self.new.row_type)
+                new_key = self.carry(key)
                 new_bytes = self.new_enc(new_key)
             except CarryError as exc:
                 err = str(exc)

@@ -21,7 +21,8 @@ from guard.rules import RULES
 
 CORPUS = json.loads((Path(__file__).parent / "key_evolutions.json").read_text())
 MODULES = {"json": "formats.json_format", "csv": "formats.csv_format", "raw": "formats.raw_format",
-           "avro": "formats.avro_format", "avro-confluent": "formats.avro_confluent_format"}
+           "avro": "formats.avro_format", "avro-confluent": "formats.avro_confluent_format",
+           "protobuf": "formats.protobuf_format", "protobuf-registry": "formats.protobuf_format"}
 
 
 def _available(fmt: str) -> bool:

@@ -44,7 +44,7 @@ def rule_ids(findings: list) -> set[str]:
 
 
 def side(sql: str, text: str, schema_id: int | None = None, **kw: object) -> KeySide:
-    return KeySide("json-registry", rt(sql), schema_text=text, schema_id=schema_id, **kw)
+    return KeySide("json-registry", rt(sql), schema=text, schema_id=schema_id, **kw)
 
 
 def test_full_compatible_schema_change_gets_a_new_id_and_breaks_every_key() -> None:
