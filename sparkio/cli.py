@@ -11,8 +11,9 @@ module imports neither Spark nor the embedded broker; a command imports them onl
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -35,10 +36,13 @@ def demo(
 
 @handles_errors(formats=("text", "json"))
 def migrate(
-    topic: Annotated[str, typer.Option("--topic", help="The compacted topic to re-key.")],
     bootstrap: Annotated[str, typer.Option("--bootstrap", help="Kafka bootstrap servers.")],
-    columns: Annotated[str, typer.Option(
-        "--columns", help="The table's columns, Flink SQL: 'id BIGINT, region STRING, ...'.")],
+    topic: Annotated[str | None, typer.Option(
+        "--topic", help="The compacted topic to re-key (default: the --flink-ddl table's).")]
+    = None,
+    columns: Annotated[str | None, typer.Option(
+        "--columns", help="The table's columns, Flink SQL: 'id BIGINT, region STRING, ...' "
+        "(or those of --flink-ddl).")] = None,
     primary_key: Annotated[str | None, typer.Option(
         "--primary-key", help="Key columns of both sides unless an option says otherwise "
         "(primary-key=... in --old-option or --new-option).")] = None,
@@ -73,6 +77,13 @@ def migrate(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan and write nothing.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    flink_ddl: Annotated[str | None, typer.Option(
+        "--flink-ddl", help="The NEW table as a Flink CREATE TABLE (.sql): columns, topic, "
+        "key and value formats and options; replaces --columns, --new-key-format, "
+        "--value-format (--new-option goes on top).")] = None,
+    old_flink_ddl: Annotated[list[str] | None, typer.Option(
+        "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
+        "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
 ) -> None:
     """Re-key a compacted topic: every live row under the new key, acknowledged, then a
     tombstone for every old key; verified at the end (exit 1 when a row is still under two)."""
@@ -80,13 +91,25 @@ def migrate(
     from formats.sqltypes import parse_columns
     from sparkio.migrate_topic import Migration, as_json, exit_code, migrate_topic, render_text
 
+    ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
+        "--columns": columns, "--new-key-format": new_key_format,
+        "--value-format": None if value_format == "json" else value_format})
+    if ddl is not None:
+        table, topic = ddl.table, topic or ddl.topic
+    elif columns is None:
+        raise fail("--columns is required: the table's columns (or --flink-ddl)")
+    else:
+        table = parse_columns(columns)
+    if topic is None:
+        raise fail("--topic is required: the topic to re-key (or --flink-ddl, which names it)")
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
         value_format=value_format, value_options=parse_kv(value_option, what="--value-option"),
-        primary_key=primary_key, registry=registry)
+        primary_key=primary_key, registry=registry,
+        ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
     report = migrate_topic(Migration(
-        topic=topic, bootstrap=bootstrap, table=parse_columns(columns), old=olds, new=new,
+        topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
         to_topic=to_topic, partitions=new_partitions,
         properties=parse_kv(kafka_config, what="--kafka-config"), state_path=state,
         dry_run=dry_run))
@@ -98,14 +121,17 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                       new_key_format: str | None, new_options: dict[str, str],
                       value_format: str, value_options: dict[str, str],
                       primary_key: str | None, registry: str | None,
+                      ddl_new: dict[str, str] | None = None,
+                      ddl_olds: tuple[dict[str, str], ...] = (),
                       ) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
-    """The flags as upsert-kafka table options: one set per old encoding, and the new one."""
+    """The flags (and Flink DDLs) as upsert-kafka table options: one set per old encoding, and
+    the new one."""
     # lazy: CLI start-up (the format registry loads the codecs)
     from formats.codec import format_factory
 
-    if not old_key_formats:
+    if not old_key_formats and not ddl_olds:
         raise fail("give the key format the topic holds now: --old-key-format FORMAT "
-                   "(once per encoding)")
+                   "(once per encoding), or --old-flink-ddl FILE")
     shared: dict[str, str] = {}
     own: list[dict[str, str]] = [{} for _ in old_key_formats]
     for item in old_options:
@@ -130,7 +156,64 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
         return out
 
     olds = tuple(table(f, {**shared, **o}) for f, o in zip(old_key_formats, own, strict=True))
-    return olds, table(new_key_format or old_key_formats[0], new_options)
+    olds += tuple({**o, **shared} for o in ddl_olds)
+    if ddl_new is not None:
+        return olds, {**ddl_new, **new_options}
+    return olds, table(new_key_format or old_key_formats[0]
+                       if old_key_formats else olds[0]["key.format"], new_options)
+
+
+@dataclass(frozen=True)
+class DdlDeclarations:
+    """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
+    options and the old encodings' (each without its topic: the migration names it)."""
+
+    table: Any
+    topic: str | None
+    new: dict[str, str] | None
+    olds: tuple[dict[str, str], ...]
+
+
+def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
+                     given: dict[str, str | None]) -> DdlDeclarations | None:
+    """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it."""
+    if new is None and not olds:
+        return None
+    # lazy: CLI start-up (only with a DDL)
+    from formats.flink_ddl import load_flink_ddl
+    from formats.registry.options import is_registry_option
+
+    def options(t: Any) -> dict[str, str]:
+        def registry_key(k: str) -> bool:
+            parts = k.split(".", 2)
+            return len(parts) == 3 and (parts[2] == "url" or is_registry_option(parts[2]))
+        # the run's --registry wins over the DDL's (Flink's production) registry
+        return {k: v for k, v in t.options.items()
+                if k != "topic" and not (registry and registry_key(k))}
+
+    tables = [load_flink_ddl(p) for p in ([new] if new else []) + olds]
+    for t in tables:
+        for part in t.ignored:
+            typer.echo(f"keyguard: note: {part}", err=True)
+    def shape(t: Any) -> list[tuple[str, Any]]:
+        # a key column is NOT NULL in its own table (Flink's PRIMARY KEY): not a difference
+        return [(f.name, f.type.with_nullable(True)) for f in t.columns.fields]
+
+    first = tables[0]
+    for t in tables[1:]:
+        if shape(t) != shape(first):
+            raise fail(f"{t.origin}: its columns ({t.columns.sql()}) are not those of "
+                       f"{first.origin} ({first.columns.sql()}): a migration re-keys one "
+                       "table", kind="invalid-option")
+    if new is not None:
+        clash = [flag for flag, v in given.items() if v is not None]
+        if clash:
+            raise fail(f"--flink-ddl gives the new table's columns and formats: drop "
+                       f"{', '.join(clash)}", kind="invalid-option")
+    return DdlDeclarations(
+        table=first.columns, topic=first.topic,
+        new=options(tables[0]) if new is not None else None,
+        olds=tuple(options(t) for t in tables[(1 if new is not None else 0):]))
 
 
 #: sparkio's commands, as `keyguard <name>`.

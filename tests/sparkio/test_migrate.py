@@ -226,6 +226,42 @@ def test_the_command_plans_migrates_and_reruns(kafka_bootstrap: str, tmp_path: P
     assert "nothing written: the topic is already migrated" in again.output
 
 
+def _ddl(tmp_path: Path, name: str, topic: str, pk: str) -> str:
+    path = tmp_path / f"{name}.sql"
+    path.write_text(f"""CREATE TABLE {name} (
+      id BIGINT, region STRING, name STRING,
+      PRIMARY KEY ({pk}) NOT ENFORCED
+    ) WITH ('connector' = 'upsert-kafka', 'topic' = '{topic}',
+      'properties.bootstrap.servers' = 'localhost:9092',
+      'key.format' = 'json', 'value.format' = 'json')""")
+    return str(path)
+
+
+def test_flink_ddls_declare_the_same_migration_as_the_flags(kafka_bootstrap: str,
+                                                            tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    new, old = _ddl(tmp_path, "v2", topic, "id, region"), _ddl(tmp_path, "v1", topic, "id")
+    by_flags = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--dry-run", "--format", "json"))
+    by_ddl = cli("--flink-ddl", new, "--old-flink-ddl", old, "--bootstrap", kafka_bootstrap,
+                 "--state", str(tmp_path / "cli.json"), "--dry-run", "--format", "json")
+    assert by_ddl.exit_code == by_flags.exit_code == 0, by_ddl.output
+    assert json.loads(by_ddl.output)["plan"] == json.loads(by_flags.output)["plan"]
+    run = cli("--flink-ddl", new, "--old-flink-ddl", old, "--bootstrap", kafka_bootstrap,
+              "--state", str(tmp_path / "ddl.json"))
+    assert run.exit_code == 0, run.output
+    assert "wrote 3 rewrites and 9 tombstones" in run.output
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+    # the DDL gives the columns and formats: the flags it replaces are refused beside it
+    clash = cli("--flink-ddl", new, "--old-flink-ddl", old, "--bootstrap", kafka_bootstrap,
+                "--columns", COLS)
+    assert clash.exit_code == 2 and "drop --columns" in clash.output
+    other = tmp_path / "other.sql"
+    other.write_text(Path(old).read_text().replace("name STRING,", "name STRING, n INT,"))
+    differ = cli("--flink-ddl", new, "--old-flink-ddl", str(other),
+                 "--bootstrap", kafka_bootstrap)
+    assert differ.exit_code == 2 and "re-keys one table" in differ.output
+
+
 def test_the_command_reports_bad_input_with_exit_2(kafka_bootstrap: str, tmp_path: Path) -> None:
     topic, _ = phantom_topic(kafka_bootstrap)
     no_old = cli("--topic", topic, "--bootstrap", kafka_bootstrap, "--columns", COLS,
