@@ -526,8 +526,45 @@ def field_meta(f: Any) -> dict[str, str]:
         return {}
 
 
+#: A schema with references in one text (its standalone form, `formats.registry.references`):
+#: a JSON object of the `.proto` text and the imported files' texts by import name. A `.proto`
+#: file never starts with `{`, so the two cannot be confused.
+_BUNDLE_KEYS = {"schema", "references"}
+
+
+def bundle(text: str, references: Mapping[str, str]) -> str:
+    """`text` and the texts of the files it imports (nested bundles flattened), as one text."""
+    import json
+
+    files: dict[str, str] = {}
+    for name, ref in references.items():
+        inner, deeper = unbundle(ref)
+        files.update(deeper)
+        files[name] = inner
+    return json.dumps({"schema": text, "references": dict(sorted(files.items()))})
+
+
+def unbundle(text: str) -> tuple[str, dict[str, str]]:
+    """(the `.proto` text, the imported files' texts by name) of a bundle; plain `.proto`
+    text as it is, with no references."""
+    if not text.lstrip().startswith("{"):
+        return text, {}
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text, {}
+    if (isinstance(data, dict) and set(data) == _BUNDLE_KEYS and isinstance(data["schema"], str)
+            and isinstance(data["references"], dict)
+            and all(isinstance(v, str) for v in data["references"].values())):
+        return data["schema"], dict(data["references"])
+    return text, {}
+
+
 def _parse(text: str, origin: str) -> ProtoSchema:
-    return registered_proto(text, origin)
+    body, references = unbundle(text)
+    return registered_proto(body, origin, references=references or None)
 
 
 def _row_type(data: object, avro_only: bool) -> DataType:

@@ -200,6 +200,12 @@ def standalone(text: str, schema_type: str, resolved: Sequence[ResolvedReference
     """`text` with the referenced definitions brought in (see the module doc)."""
     if not resolved:
         return text
+    if schema_type.upper() == "PROTOBUF":  # imports stay imports: the files travel beside it
+        from formats.protobuf_schema import bundle  # lazy: only for a Protobuf schema
+
+        return bundle(text, {str(r.reference.name): r.standalone for r in resolved})
+    if schema_type.upper() not in ("AVRO", "JSON"):
+        return text
     data = loads_schema(text, origin)
     if schema_type.upper() == "AVRO":
         available: dict[str, Any] = {}

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formats.errors import SchemaError
-from formats.protobuf_schema import ProtoSchema, parse_proto
+from formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
 from guard.compat.levels import Incompatibility, PairChecker
 
 PACKAGE_CHANGED = "PACKAGE_CHANGED"
@@ -177,7 +177,8 @@ def _text_and_references(schema: Any) -> tuple[str, dict[str, str] | None]:
     if isinstance(schema, bytes):
         schema = schema.decode()
     if isinstance(schema, str):
-        return schema, None
+        text, refs = unbundle(schema)  # a schema with references in standalone form
+        return text, refs or None
     if isinstance(schema, Mapping) and isinstance(schema.get("schema"), str):
         refs = schema.get("references") or {}
         if isinstance(refs, list):  # [{"name": ..., "schema": text}], as a registry lists them

@@ -20,7 +20,7 @@ from google.protobuf.message import EncodeError, Message
 
 from formats.errors import SchemaError
 from formats.framing import CONFLUENT
-from formats.protobuf_schema import ProtoSchema, parse_proto
+from formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
 from guard.keys.side import KeySide, effective_options
 from guard.keys.witness import place
 from guard.report import Witness
@@ -61,12 +61,17 @@ def side_proto(side: KeySide) -> ProtoSchema:
     if isinstance(given, ProtoSchema):
         return given
     if isinstance(given, str):
-        return _parse(given, "the Protobuf key schema", ())
+        text, refs = unbundle(given)
+        return _parse(text, "the Protobuf key schema", tuple(sorted(refs.items())))
     text = getattr(given, "text", None)
     if isinstance(text, str):
-        refs = tuple((str(r.reference.name), str(r.standalone))
-                     for r in getattr(given, "references", ()))
-        return _parse(text, str(getattr(given, "origin", "the Protobuf key schema")), refs)
+        files: dict[str, str] = {}
+        for r in getattr(given, "references", ()):
+            inner, deeper = unbundle(str(r.standalone))
+            files.update(deeper)
+            files[str(r.reference.name)] = inner
+        return _parse(text, str(getattr(given, "origin", "the Protobuf key schema")),
+                      tuple(sorted(files.items())))
     raise SchemaError(f"no Protobuf key schema for the {side.format} key side",
                       hint="give the key's .proto schema (a schema file or the registered "
                       "version)")

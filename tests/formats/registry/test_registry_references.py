@@ -333,3 +333,43 @@ def test_spark_writer_candidate_keeps_the_codec_references(tmp_path: Path) -> No
     text = candidate("avro-confluent", codec, row_type, "value")
     assert text.reference_list == (REF_V1,)
     assert [f.name for f in text.row_type().fields] == ["id", "ship", "bill"]
+
+
+# --- Protobuf: references are imported files -------------------------------------------------
+
+MONEY = 'syntax = "proto3";\npackage common;\nmessage Money { int64 units = 1; }\n'
+MONEY_CHANGED = 'syntax = "proto3";\npackage common;\nmessage Money { string units = 1; }\n'
+ORDER_PROTO = ('syntax = "proto3";\npackage shop;\nimport "common/money.proto";\n'
+               'message Order { int64 id = 1; common.Money total = 2; }\n')
+MONEY_REF = {"name": "common/money.proto", "subject": "money-value", "version": 1}
+
+
+@pytest.mark.parametrize("money, compatible", [(MONEY, True), (MONEY_CHANGED, False)])
+def test_protobuf_value_check_reads_the_imported_files(
+        registry: Registry, money: str, compatible: bool) -> None:
+    """A registered Protobuf schema that imports another subject's file (as Confluent's
+    serializers register imports) is judged with that file, not rejected as unreadable."""
+    registry.register("money-value", MONEY, "PROTOBUF")
+    registry.register("orders-value", ORDER_PROTO, "PROTOBUF", [MONEY_REF])
+    registry.register("money-value", money, "PROTOBUF")
+    latest = registry.get_version("money-value", "latest").version
+    from formats.schemafile import standalone_versions
+
+    history = standalone_versions(registry, registry.all_versions("orders-value"))
+    candidate = SchemaText("PROTOBUF", ORDER_PROTO, "order.proto", resolve(
+        registry, [Reference("common/money.proto", "money-value", latest)],
+        origin="order.proto", schema_type="PROTOBUF"))
+    assert [f.name for f in candidate.row_type().fields] == ["id", "total"]
+    findings = check_value("orders-value", candidate, history, "BACKWARD")
+    assert (findings == []) is compatible, findings
+    if not compatible:
+        assert any("units" in f.message or "units" in f.path for f in findings), findings
+
+
+def test_protobuf_subject_with_references_reads_back(registry: Registry) -> None:
+    registry.register("money-value", MONEY, "PROTOBUF")
+    registry.register("orders-value", ORDER_PROTO, "PROTOBUF", [MONEY_REF])
+    text = read_schema_source("subject:orders-value", registry=registry)
+    assert text.schema_type == "PROTOBUF"
+    assert text.text.strip() == ORDER_PROTO.strip()
+    assert [f.name for f in text.row_type().fields] == ["id", "total"]
