@@ -57,7 +57,8 @@ KEY_FIELD_ADDED = Rule(
     "Every existing key lacks the new field, so the new writer emits different bytes for"
     " the same entity (a new field, a new column, a null, or a union branch)." + _ORPHAN,
     "id BIGINT", "id BIGINT, region STRING", formats=_ALL,
-    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
+    checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record",
+                   "keys.protobuf.ProtoWalk._added"),
 )
 
 KEY_FIELD_REMOVED = Rule(
@@ -831,11 +832,12 @@ PROTOBUF_SAME_WIRE_ENCODING = Rule(
 
 PROTOBUF_FIELD_ADDED = Rule(
     "KG943", "protobuf-field-added", _BYTES, _I,
-    "A field was added to the Protobuf key message.",
-    "Existing keys lack it and an unset field is not written (proto3's zero value, an unset"
-    " optional, message, repeated or map field), so existing keys keep their bytes. A key"
-    " that sets the field is another key.",
-    "int64 id = 1;", "int64 id = 1; string region = 2;", formats=_PROTO,
+    "A field with presence was added to the Protobuf key message.",
+    "Existing rows have it unset (null: a proto3 `optional`, proto2 optional or message"
+    " field) and an unset field is not written, so existing keys keep their bytes. A key that"
+    " sets the field is another key. A field without presence (a proto3 scalar, a repeated"
+    " field) is a NOT NULL column every row fills: KG101.",
+    "int64 id = 1;", "int64 id = 1; optional string region = 2;", formats=_PROTO,
     checks=_proto("ProtoWalk._added"),
 )
 

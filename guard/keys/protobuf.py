@@ -57,6 +57,7 @@ from guard.keys.witness import (
     carry_row,
 )
 from guard.rules import (
+    KEY_FIELD_ADDED,
     PROTOBUF_DEFAULT_CHANGED,
     PROTOBUF_ENUM_NUMBER_CHANGED,
     PROTOBUF_ENUM_VALUES_COMPATIBLE,
@@ -234,9 +235,20 @@ class ProtoWalk:
                              [*path, Step(None, g)], None,
                              Unwritable(f"required field '{where}' is not set"), same=False))
             return
+        if not g.has_presence:
+            # Implicit presence (a proto3 scalar, a repeated field): the column is NOT NULL, so
+            # the writer fills it for every existing row, and a value that is not the default
+            # is written: another key. Only a field that can be unset (null) keeps old keys.
+            yield Change(KEY_FIELD_ADDED, where,
+                         f"field '{where}' = {g.number} ({type_name(g)}) added without presence: "
+                         "every existing row gets a value for it, and any value but the default "
+                         "is written into the key", witness=self.witnesses.pair(
+                             [*path, Step(None, g)], None, sample(g), same=False))
+            return
         yield Change(PROTOBUF_FIELD_ADDED, where,
-                     f"field '{where}' = {g.number} ({type_name(g)}) added: existing keys lack "
-                     "it, and an unset field is not written (a key that sets it is another key)",
+                     f"field '{where}' = {g.number} ({type_name(g)}) added with presence: "
+                     "existing rows have it unset (null), and an unset field is not written "
+                     "(a key that sets it is another key)",
                      witness=w)
 
     def _field(self, f: FieldDescriptor, g: FieldDescriptor, path: list[Step]) -> Iterator[Change]:

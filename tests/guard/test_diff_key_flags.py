@@ -52,6 +52,16 @@ CASES = {
     "KG309": "json-key-prefix-changed-names",
     "KG310": "csv-decimal-scientific-notation-scale-8",
     "KG401": "avro-enum-symbols-reordered",
+    "KG421": "protobuf-field-renumbered",
+    "KG422": "protobuf-int32-to-sint32",
+    "KG423": "protobuf-int32-to-uint32",
+    "KG424": "protobuf-implicit-to-optional",
+    "KG425": "protobuf-packed-to-unpacked",
+    "KG426": "protobuf-field-removed",
+    "KG427": "protobuf-required-field-added",
+    "KG428": "protobuf-enum-renumbered",
+    "KG429": "protobuf-oneof-merged",
+    "KG430": "protobuf-registry-message-moved",
     "KG402": "avro-field-became-nullable",
     "KG403": "avro-fixed-size-changed",
     "KG405": "avro-timestamp-millis-to-micros",
@@ -72,6 +82,13 @@ CASES = {
     "KG910": "json-decimal-precision-up",
     "KG911": "confluent-same-schema-same-id",
     "KG912": "json-nullable-field-added-ignore-nulls",
+    "KG941": "protobuf-field-renamed",
+    "KG942": "protobuf-int32-to-int64",
+    "KG943": "protobuf-field-added",
+    "KG944": "protobuf-proto2-default-changed",
+    "KG945": "protobuf-enum-value-added",
+    "KG946": "protobuf-optional-into-oneof",
+    "KG947": "protobuf-package-renamed",
 }
 
 #: Key rules no flag can reach, and why.
@@ -105,8 +122,13 @@ def _schema_file(tmp: Path, name: str, schema: Any) -> Path:
 
 
 def diff_args(case: dict[str, Any], tmp: Path) -> list[str]:
-    """The command line of a corpus case."""
-    old, new = (_schema_file(tmp, side, case[side]) for side in ("old", "new"))
+    """The command line of a corpus case (a Protobuf case's .proto texts as .proto files)."""
+    if "schema" in case.get("old_side", {}):
+        old, new = tmp / "old.proto", tmp / "new.proto"
+        old.write_text(case["old_side"]["schema"])
+        new.write_text(case["new_side"]["schema"])
+    else:
+        old, new = (_schema_file(tmp, side, case[side]) for side in ("old", "new"))
     args = ["diff", "--key", str(old), str(new), "--key-format", case["format"], "-f", "json"]
     if "format_new" in case:
         args += ["--new-key-format", case["format_new"]]
@@ -123,9 +145,13 @@ def diff_args(case: dict[str, Any], tmp: Path) -> list[str]:
             args += [f"--new-{flag}", str(new_side[key])]
     if len(old_side.get("key_schema_ids", ())) > 1:
         # The topic holds keys of an older schema too: give it first, and say all wrote keys.
-        older = dict(json.loads(old.read_text()), doc="an older version")
-        (tmp / "older.avsc").write_text(json.dumps(older))
-        args[2:2] = [str(tmp / "older.avsc")]
+        if old.suffix == ".proto":
+            older = tmp / "older.proto"
+            older.write_text(old.read_text() + "\n// an older version\nmessage Older {}\n")
+        else:
+            older = tmp / "older.avsc"
+            older.write_text(json.dumps(dict(json.loads(old.read_text()), doc="an older version")))
+        args[2:2] = [str(older)]
         args += ["--keys-written-by", "all"]
     return args
 

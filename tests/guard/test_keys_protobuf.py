@@ -204,12 +204,18 @@ def test_packed_and_unpacked() -> None:
     assert same == {}
 
 
-def test_added_field_is_safe_removed_field_breaks() -> None:
+def test_added_field_is_safe_with_presence_removed_field_breaks() -> None:
     one, two = (P3 + "message Key { int64 id = 1; }",
                 P3 + "message Key { int64 id = 1; Region region = 2; }\n"
                 "enum Region { UNKNOWN = 0; EU = 1; }")
-    f = analyze(one, two, new_cols="id BIGINT NOT NULL, region STRING")
+    optional = two.replace("Region region = 2;", "optional Region region = 2;")
+    f = analyze(one, optional, new_cols="id BIGINT NOT NULL, region STRING")
     assert set(f) == {"KG943"}
+    # without presence the new column is NOT NULL: every row fills it, and EU is written
+    f = analyze(one, two, new_cols="id BIGINT NOT NULL, region STRING")
+    assert set(f) == {"KG101"}
+    w = f["KG101"].witness
+    assert w.old_bytes != w.new_bytes and w.new_bytes.startswith(w.old_bytes)
     f = analyze(two, one, cols="id BIGINT NOT NULL, region STRING")
     w = f["KG426"].witness
     assert (w.key, w.old_bytes, w.new_bytes) == ({"region": 1}, b"\x10\x01", b"")
