@@ -35,8 +35,21 @@ _DAY_MS = 86_400_000
 LONG_LAG_MS = 7 * _DAY_MS
 LONG_SEGMENT_MS = 7 * _DAY_MS
 LARGE_SEGMENT_BYTES = 2**30
-#: Below this, a consumer an hour behind misses tombstones (Kafka's default is one day).
+#: Below this, a consumer an hour behind misses tombstones (Kafka's default is one day); used
+#: when the consumer groups' lag could not be read.
 SHORT_DELETE_RETENTION_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class ConsumerLag:
+    """A consumer group's position on one partition of the topic: its committed offset, the
+    records it has not read, and how long ago the oldest of them was written (None: unknown)."""
+
+    group: str
+    partition: int
+    committed: int
+    unread: int
+    behind_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,8 @@ class AuditFacts:
     #: `--sample N`: at most N records were read, from the start of each partition.
     sample: int | None = None
     notes: tuple[str, ...] = ()
+    #: The consumer groups' positions on the topic (None: the groups could not be listed).
+    consumers: tuple[ConsumerLag, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,8 @@ class Shown:
 
     key: bytes | None
     row: Mapping[str, Any] | None = None
+    #: The record's timestamp (ms since the epoch), when it was read.
+    timestamp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -231,9 +248,25 @@ def config_findings(facts: AuditFacts) -> list[Finding]:
         warn(MIN_COMPACTION_LAG_MS, f"min.compaction.lag.ms={lag} ({_days(lag)}): superseded "
              "records stay uncompacted at least that long")
     retention = _int(c.get(DELETE_RETENTION_MS))
-    if retention is not None and retention < SHORT_DELETE_RETENTION_MS:
+    if retention is not None and facts.consumers is not None:
+        behind = sorted((x for x in facts.consumers
+                         if x.behind_ms is not None and x.behind_ms > retention),
+                        key=lambda x: -(x.behind_ms or 0))
+        if behind:
+            worst = behind[0]
+            others = len({(x.group, x.partition) for x in behind}) - 1
+            warn(DELETE_RETENTION_MS,
+                 f"delete.retention.ms={retention} ({_duration(retention)}), but consumer group "
+                 f"{worst.group!r} is {_duration(worst.behind_ms or 0)} behind on partition "
+                 f"{worst.partition} ({worst.unread} records unread from offset "
+                 f"{worst.committed})" + (f", and {others} more group partition"
+                 f"{_s(others)} further behind than the retention" if others else "")
+                 + ": once compaction runs it can remove tombstones the group has not read, "
+                 "and the group keeps rows that were deleted")
+    elif retention is not None and retention < SHORT_DELETE_RETENTION_MS:
         warn(DELETE_RETENTION_MS, f"delete.retention.ms={retention}: compaction removes "
-             "tombstones after that, so a consumer further behind never sees the delete")
+             "tombstones after that, so a consumer further behind never sees the delete "
+             "(the consumer groups' lag could not be read to compare)")
     seg_ms = _int(c.get(SEGMENT_MS))
     if seg_ms is not None and seg_ms > LONG_SEGMENT_MS:
         warn(SEGMENT_MS, f"segment.ms={seg_ms} ({_days(seg_ms)}): the active segment is "
@@ -339,6 +372,9 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms) -> dict[str, 
         "totals": totals,
         "schema_ids": ids,
         "configs": dict(facts.configs) if facts.configs is not None else None,
+        "consumers": None if facts.consumers is None else [
+            {"group": x.group, "partition": x.partition, "committed": x.committed,
+             "unread": x.unread, "behind_ms": x.behind_ms} for x in facts.consumers],
         "held": {"entries": len(state.entries), "bytes": state.held_bytes()},
     }
 
@@ -377,6 +413,16 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
                 f"  {role} schema id {schema_id}{mark}: {sum(r['records'] for r in rows)} records"
                 " (" + ", ".join(f"p{r['partition']} offsets {r['first_offset']}.."
                                  f"{r['last_offset']}" for r in rows) + ")")
+    consumers = data.get("consumers")
+    if consumers:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for x in consumers:
+            groups.setdefault(x["group"], []).append(x)
+        for group, at in sorted(groups.items()):
+            unread = sum(x["unread"] for x in at)
+            behind = [x["behind_ms"] for x in at if x["behind_ms"] is not None]
+            lines.append(f"  consumer group {group}: {unread} record{_s(unread)} unread"
+                         + (f", oldest written {_duration(max(behind))} ago" if behind else ""))
     held = data["held"]
     lines.append(f"  held: {held['entries']} key fingerprint entries, ~{_size(held['bytes'])}")
     return lines
@@ -419,6 +465,13 @@ def _int(v: str | None) -> int | None:
 
 def _days(ms: int) -> str:
     return f"{ms / _DAY_MS:g} days"
+
+
+def _duration(ms: int) -> str:
+    for unit, size in (("d", _DAY_MS), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            return f"{ms / size:.3g} {unit}"
+    return f"{ms} ms"
 
 
 def _size(n: int) -> str:

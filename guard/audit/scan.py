@@ -16,7 +16,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from formats.errors import KeyguardError
@@ -27,6 +34,7 @@ from guard.audit.judge import (
     CONFIG_NAMES,
     AuditFacts,
     AuditResult,
+    ConsumerLag,
     Phantoms,
     Shown,
     judge,
@@ -90,8 +98,14 @@ def conclude(state: AuditState, plan: UpsertPlan, *, bootstrap: str,
     configs = topic_configs(inspector, topic)
     listed, notes = listed_ids(plan, registry)
     found = phantoms(state)
+    ends = {p: s.last_offset + 1 for p, s in state.stats.items() if s.records}
+    consumers = consumer_lags(inspector, plan, topic, state.partitions, ends,
+                              timeout_s=timeout_s)
+    if consumers is None:
+        notes.append("the consumer groups could not be listed: delete.retention.ms is judged "
+                     "against a fixed hour, not their lag")
     facts = AuditFacts(topic, state.partitions, plan.key_format, plan.value_format,
-                       configs, listed, captured, sample, tuple(notes))
+                       configs, listed, captured, sample, tuple(notes), consumers)
     wanted = [(e.partition, e.offset) for group in found.examples for e in group[:2]]
     wanted += [(x.partition, x.offset) for x in state.misplaced[:1]]
     shown = fetch_examples(inspector, plan, topic, wanted, timeout_s=timeout_s)
@@ -109,6 +123,48 @@ def topic_configs(inspector: KafkaTopicInspector, topic: str) -> dict[str, str] 
         return None
     return {name: str(e.value) for name, e in entries.items()
             if name in CONFIG_NAMES and e.value is not None}
+
+
+#: At most this many consumer groups are asked for their offsets (one request each).
+MAX_GROUPS = 200
+
+
+def consumer_lags(inspector: KafkaTopicInspector, plan: UpsertPlan, topic: str,
+                  partitions: int, ends: Mapping[int, int], *, timeout_s: float = 30.0
+                  ) -> tuple[ConsumerLag, ...] | None:
+    """Every consumer group with a committed offset on `topic`: its position per partition, the
+    records it has not read (up to `ends`, the offsets the audit read to) and how long ago the
+    oldest of them was written. None when the groups cannot be listed."""
+    admin = AdminClient(inspector.client_config({}))
+    wait = inspector.timeout_s
+    try:
+        listed = admin.list_consumer_groups(request_timeout=wait).result(timeout=wait + 1)
+    except (KafkaException, FutureTimeout):
+        return None
+    names = sorted(g.group_id for g in listed.valid
+                   if not g.group_id.startswith("keyguard-"))[:MAX_GROUPS]
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    positions: list[tuple[str, int, int]] = []
+    for name in names:
+        try:
+            futures = admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(name, tps)], request_timeout=wait)
+            answer = futures[name].result(timeout=wait + 1)
+        except (KafkaException, FutureTimeout, KeyError):
+            continue
+        positions += [(name, tp.partition, tp.offset) for tp in answer.topic_partitions
+                      if tp.error is None and tp.offset is not None and tp.offset >= 0]
+    oldest = fetch_examples(inspector, plan, topic,
+                            [(p, c) for _, p, c in positions if c < ends.get(p, 0)],
+                            timeout_s=timeout_s)
+    now = int(time.time() * 1000)
+    out = []
+    for name, p, committed in positions:
+        shown = oldest.get((p, committed))
+        behind = None if shown is None or shown.timestamp is None else \
+            max(0, now - shown.timestamp)
+        out.append(ConsumerLag(name, p, committed, max(0, ends.get(p, 0) - committed), behind))
+    return tuple(out)
 
 
 def listed_ids(plan: UpsertPlan, registry: Registry | None
@@ -191,7 +247,8 @@ def _one(consumer: Consumer, inspector: KafkaTopicInspector, plan: UpsertPlan, t
                 row = plan.key_codec.decode(key)
             except Exception:  # shown without its decoded key
                 row = None
-        return Shown(key, row)
+        kind, ts = msg.timestamp()
+        return Shown(key, row, ts if kind != TIMESTAMP_NOT_AVAILABLE and ts >= 0 else None)
     return Shown(None, None)
 
 

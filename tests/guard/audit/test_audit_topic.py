@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -278,3 +279,40 @@ def test_broker_down_exits_3() -> None:
                             *_JSON_ARGS])
     assert r.exit_code == EXIT_UNREACHABLE, r.output
     assert f"127.0.0.1:{port}" in r.output
+
+
+def test_delete_retention_is_judged_against_the_consumer_groups_lag(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A group whose oldest unread record is older than delete.retention.ms can miss deletes
+    once compaction removes tombstones; a group that keeps up does not."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    topic = new_topic(kafka_bootstrap, 2, {"cleanup.policy": "compact",
+                                           "delete.retention.ms": "600000"})
+    hour_ago = int(time.time() * 1000) - 3_600_000
+    p = Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})
+    ends = [0, 0]
+
+    def delivered(err, msg) -> None:  # type: ignore[no-untyped-def]
+        assert err is None, err
+        ends[msg.partition()] = max(ends[msg.partition()], msg.offset() + 1)
+
+    for i in range(10):
+        p.produce(topic, key=_json_key(i), value=_json_value(i, "a"), timestamp=hour_ago + i,
+                  on_delivery=delivered)
+    assert p.flush(15) == 0
+    lagging, current = f"lagging-{uuid.uuid4().hex[:6]}", f"current-{uuid.uuid4().hex[:6]}"
+    for group, offset in ((lagging, 0), (current, None)):
+        c = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group,
+                      "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition(topic, q, ends[q] if offset is None else offset)
+                          for q in range(2)], asynchronous=False)
+        c.close()
+    code, doc, output = _audit(kafka_bootstrap, topic, *_JSON_ARGS, tmp_path=tmp_path)
+    assert code == EXIT_OK, output  # a warning, not a breaking finding
+    (f,) = [f for f in doc["findings"] if f["rule"]["name"] == "compaction-config"]
+    assert f["path"] == "delete.retention.ms"
+    assert f"consumer group '{lagging}'" in f["message"] and current not in f["message"]
+    groups = {x["group"]: x for x in doc["audit"]["consumers"] if x["group"] in (lagging, current)}
+    assert groups[lagging]["behind_ms"] >= 3_600_000 - 60_000
+    assert sum(x["unread"] for x in doc["audit"]["consumers"] if x["group"] == current) == 0
