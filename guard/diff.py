@@ -22,8 +22,8 @@ from formats.schemafile import SchemaText
 from guard.keys.analyze import analyze_key_change
 from guard.keys.side import KeySide
 from guard.options import KEY_FORMAT, PARTITIONER
-from guard.plan import TopicPlan
-from guard.report import Report
+from guard.plan import TopicPlan, migration_command
+from guard.report import Report, Severity
 
 if TYPE_CHECKING:
     from formats.flink_ddl import FlinkTable
@@ -91,7 +91,12 @@ def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWr
     new_side = new.side(new_text, existing=False)
     findings = analyze_key_change(old_side, new_side)
     fmt = old.format if old.format == new.format else f"{old.format} -> {new.format}"
-    return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"])
+    notes = []
+    if any(f.effective_severity is Severity.BREAKING for f in findings):
+        notes.append(migration_command("<topic>", old.format, new.format,
+                                       fields_prefix=new.fields_prefix,
+                                       partitions=new.partitions))
+    return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"], notes)
 
 
 def diff_keys(

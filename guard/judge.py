@@ -25,7 +25,7 @@ from guard.facts import Facts, Registered
 from guard.keys.analyze import analyze_key_change
 from guard.keys.placement import topic_findings
 from guard.keys.side import KeySide
-from guard.plan import TopicPlan
+from guard.plan import TopicPlan, migration_command
 from guard.realkeys import decoded_examples, real_key_findings
 from guard.report import Category, Finding, Report, Rule, Severity
 from guard.rules import (
@@ -84,18 +84,9 @@ _KEY_CATEGORIES = (Category.KEY_BYTES, Category.KEY_PLACEMENT)
 def migration_hint(plan: TopicPlan) -> str:
     """The command that makes a breaking key change safely: `keyguard migrate` re-keys the
     topic's live rows and tombstones every old key once the new records are acknowledged."""
-    old = plan.old_key_format or plan.key_format
-    args = [f"--topic {plan.topic}", "--bootstrap <servers>", "--columns '<table columns>'",
-            f"--old-key-format {old}", "--old-option primary-key=<old key columns>",
-            f"--new-key-format {plan.key_format}",
-            "--new-option primary-key=<new key columns>"]
-    if plan.key_fields_prefix:
-        args.append(f"--new-option key.fields-prefix={plan.key_fields_prefix}")
-    if plan.partitions is not None:
-        args.append(f"--new-partitions {plan.partitions}")
-    return ("to make this key change without orphaning records, switch the producers to the "
-            "new key, then re-key the topic (--dry-run first shows the plan): keyguard migrate "
-            + " ".join(args))
+    return migration_command(plan.topic, plan.old_key_format or plan.key_format,
+                             plan.key_format, fields_prefix=plan.key_fields_prefix,
+                             partitions=plan.partitions)
 
 
 def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:

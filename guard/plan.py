@@ -176,3 +176,20 @@ def _record_name(schema: SchemaText) -> str | None:
 
 #: The name the guard has used since its first release; same class.
 TopicCheck = TopicPlan
+
+
+def migration_command(topic: str, old_format: str, new_format: str, *,
+                      fields_prefix: str = "", partitions: int | None = None) -> str:
+    """The `keyguard migrate` command that makes a breaking key change safely, named in the
+    guard's reports (`keyguard diff --key` has no plan, only two sides)."""
+    args = [f"--topic {topic}", "--bootstrap <servers>", "--columns '<table columns>'",
+            f"--old-key-format {old_format}", "--old-option primary-key=<old key columns>",
+            f"--new-key-format {new_format}",
+            "--new-option primary-key=<new key columns>"]
+    if fields_prefix:
+        args.append(f"--new-option key.fields-prefix={fields_prefix}")
+    if partitions is not None:
+        args.append(f"--new-partitions {partitions}")
+    return ("to make this key change without orphaning records, switch the producers to the "
+            "new key, then re-key the topic (--dry-run first shows the plan): keyguard migrate "
+            + " ".join(args))

@@ -60,8 +60,9 @@ def migrate(
     new_partitions: Annotated[int | None, typer.Option(
         "--new-partitions", help="Partition count of the target; default: its own.",
         callback=at_least(1, "--new-partitions"))] = None,
-    value_format: Annotated[str, typer.Option(
-        "--value-format", help="The value format (the same on both sides).")] = "json",
+    value_format: Annotated[str | None, typer.Option(
+        "--value-format", help="The value format (the same on both sides; default json).")]
+    = None,
     value_option: Annotated[list[str] | None, typer.Option(
         "--value-option", help="K=V: value.fields-include, value.<format>.*.")] = None,
     registry: Annotated[str | None, typer.Option(
@@ -93,7 +94,7 @@ def migrate(
 
     ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
         "--columns": columns, "--new-key-format": new_key_format,
-        "--value-format": None if value_format == "json" else value_format})
+        "--value-format": value_format})
     if ddl is not None:
         table, topic = ddl.table, topic or ddl.topic
     elif columns is None:
@@ -105,7 +106,8 @@ def migrate(
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
-        value_format=value_format, value_options=parse_kv(value_option, what="--value-option"),
+        value_format=value_format or DEFAULT_VALUE_FORMAT,
+        value_options=parse_kv(value_option, what="--value-option"),
         primary_key=primary_key, registry=registry,
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
     report = migrate_topic(Migration(
@@ -215,6 +217,9 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
         new=options(tables[0]) if new is not None else None,
         olds=tuple(options(t) for t in tables[(1 if new is not None else 0):]))
 
+
+#: The value format of `keyguard migrate` when none is given (Flink's upsert-kafka has none).
+DEFAULT_VALUE_FORMAT = "json"
 
 #: sparkio's commands, as `keyguard <name>`.
 COMMANDS = {"demo": demo, "migrate": migrate}
