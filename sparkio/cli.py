@@ -128,8 +128,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                       ) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
     """The flags (and Flink DDLs) as upsert-kafka table options: one set per old encoding, and
     the new one."""
-    # lazy: CLI start-up (the format registry loads the codecs)
-    from formats.codec import format_factory
+    from formats.codec import format_factory  # lazy: CLI start-up (loads the codecs)
 
     if not old_key_formats and not ddl_olds:
         raise fail("give the key format the topic holds now: --old-key-format FORMAT "
@@ -181,9 +180,8 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
     """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it."""
     if new is None and not olds:
         return None
-    # lazy: CLI start-up (only with a DDL)
-    from formats.flink_ddl import load_flink_ddl
-    from formats.registry.options import is_registry_option
+    from formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
+    from formats.registry.options import is_registry_option  # lazy: CLI start-up (see above)
 
     def options(t: Any) -> dict[str, str]:
         def registry_key(k: str) -> bool:

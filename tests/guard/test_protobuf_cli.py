@@ -78,7 +78,8 @@ def test_bare_protobuf_from_columns_and_its_errors():
 def test_formats_lists_both_protobuf_formats():
     r = run("formats")
     assert r.exit_code == 0
-    assert "\nprotobuf: " in r.output and "\nprotobuf-registry: " in r.output
+    assert "\nprotobuf: " in r.output
+    assert "\nprotobuf-registry (also: proto-registry): " in r.output
 
 
 def test_bare_protobuf_writes_the_schema_files_field_numbers(tmp_path):
