@@ -38,11 +38,9 @@ from formats.avro_confluent_format import (
     SUBJECT,
     SUBJECT_STRATEGY,
     URL,
-    RegistryNotGiven,
-    SchemaIdNotBound,
 )
 from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, KeyguardError, SchemaError
+from formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
 from formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.protobuf_schema import (
@@ -55,9 +53,8 @@ from formats.protobuf_schema import (
     to_proto,
 )
 from formats.registry.options import REGISTRY_OPTIONS
+from formats.registry_framed import RegistryFramed
 from formats.schemafile import SchemaText
-from formats.secrets import redact_url
-from formats.subjects import subject_name
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -544,24 +541,20 @@ def _message_name(schema: ProtoSchema, name: str | None) -> str | None:
         raise
 
 
-class ProtobufRegistryCodec(ProtobufCodec):
-    """Rows as Protobuf messages in Confluent's framing, with a schema id given from outside."""
+class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
+    """Rows as Protobuf messages in Confluent's framing, with a schema id given from outside
+    (the frame's half, registry, subject and id, is `formats.registry_framed.RegistryFramed`)."""
 
     format_name = "protobuf-registry"
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
-        if context.registry is None and not options[URL]:
-            raise InvalidOptionError(
-                f"{self.format_name} {context.role} format: required option 'url' is missing",
-                hint="set url to the schema registry, e.g. http://localhost:8081")
         self._registry: Registry | None = context.registry
+        ProtobufCodec.__init__(self, row_type, options, context)
+        self._init_frame()
         #: Registered without references (imports of the registry's built-in files only).
         self.references: tuple[dict[str, object], ...] = ()
         self.resolved_references: tuple[Any, ...] = ()
-        self._schema_id: int | None = None
-        self._header: bytes | None = None
         self._writers: dict[tuple[int, tuple[int, ...]], Message] = {}
-        super().__init__(row_type, options, context)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -569,55 +562,10 @@ class ProtobufRegistryCodec(ProtobufCodec):
         return state
 
     def __repr__(self) -> str:
-        where = self._registry.name if self._registry is not None else \
-            redact_url(str(self.options[URL]))
-        return f"ProtobufRegistryCodec({self.context.role}, registry={where!r})"
+        return f"ProtobufRegistryCodec({self.context.role}, registry={self._where_registry()!r})"
 
-    @property
-    def registry(self) -> Registry:
-        if self._registry is None:
-            raise RegistryNotGiven(
-                f"{self.describe()}: no schema registry was handed to the codec "
-                f"(url {redact_url(str(self.options[URL]))})",
-                hint="this is a keyguard bug: the caller opens the registry "
-                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
-                     "report it")
-        return self._registry
-
-    @property
-    def subject(self) -> str:
-        explicit = self.options[SUBJECT]
-        if explicit:
-            return str(explicit)
-        try:
-            return subject_name(self.options[SUBJECT_STRATEGY], topic=self.context.topic,
-                                role=self.context.role, record_name=self.message.full_name)
-        except InvalidOptionError as exc:
-            raise InvalidOptionError(f"{self.describe()}: {exc.message}", hint=exc.hint) from None
-
-    @property
-    def schema_id(self) -> int:
-        if self._schema_id is None:
-            raise SchemaIdNotBound(
-                f"{self.describe()}: asked to encode before its schema id was given "
-                "(the registration step did not run)",
-                hint="this is a keyguard bug: resolve and bind the id first "
-                     "(formats.registry.registration.bind_schema_id); report it")
-        return self._schema_id
-
-    @property
-    def has_schema_id(self) -> bool:
-        return self._schema_id is not None
-
-    def bind_schema_id(self, schema_id: int) -> ProtobufRegistryCodec:
-        if self._schema_id is not None and self._schema_id != int(schema_id):
-            raise SchemaIdNotBound(
-                f"{self.describe()}: schema id {schema_id} given, but the codec already writes "
-                f"id {self._schema_id}",
-                hint="this is a keyguard bug: a codec writes one schema id; report it")
-        self._schema_id = int(schema_id)
-        self._header = None
-        return self
+    def record_name(self) -> str | None:
+        return str(self.message.full_name)
 
     def header(self) -> bytes:
         """Magic byte, schema id and message index: what precedes every body."""

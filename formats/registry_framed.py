@@ -1,5 +1,5 @@
 """What every codec in Confluent's wire format shares: the registry handed in, the subject, and
-the schema id given from outside (avro-confluent, json-registry).
+the schema id given from outside (avro-confluent, json-registry, protobuf-registry).
 
 The body is the format's own; this mixin holds the frame's side of the codec: the subject from
 the `subject`, `subject.name.strategy` and `schema-context` options, the registry the caller
@@ -119,7 +119,7 @@ class RegistryFramed:
                 f"id {self._schema_id}",
                 hint="this is a keyguard bug: a codec writes one schema id; report it")
         self._schema_id = int(schema_id)
-        self._header = CONFLUENT.header_bytes(self._schema_id)
+        self._header = None  # `header()` builds it: the frame's, or a format's own
         return self
 
     def header(self) -> bytes:
