@@ -11,7 +11,11 @@ partition at OFFSET_END, waits for the first fetch answer of each (a record, or 
 partition), and reads librdkafka's cached watermarks, which that answer set. On brokers whose
 ListOffsets is right (Kafka, noida) the fetch starts at the end and answers at once with
 PARTITION_EOF; on tansu it starts inside the last batch and answers with its records. Either
-way one small fetch per partition, whatever the partition's size.
+way one small fetch per partition, whatever the partition's size. The fetch starts at an
+explicit offset, one below ListOffsets' answer, never at the logical OFFSET_END or
+OFFSET_BEGINNING: resolving a logical offset costs librdkafka a round of ~500 ms per
+consumer on tansu, and a read starts at the log start the capture saw (an offset retention
+has since removed resets to the earliest).
 
 Reading a range stops at the first record at or past its end, or at PARTITION_EOF at or past
 it: a committed transaction ends with a control record that no consumer ever receives, so
@@ -31,7 +35,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 
 from formats.errors import InvalidOptionError
@@ -41,7 +52,10 @@ from guard.topic import FATAL_CODES, KafkaTopicInspector
 #: Consumer settings the reader needs; properties.* may override the isolation level only.
 _DEFAULTS = {"isolation.level": "read_uncommitted"}
 _FORCED = {"enable.partition.eof": True, "enable.auto.commit": False,
-           "enable.auto.offset.store": False, "auto.offset.reset": "earliest"}
+           "enable.auto.offset.store": False, "auto.offset.reset": "earliest",
+           # A bounded read knows its end: a fetch at the end answers at once instead of
+           # waiting librdkafka's default 500 ms for records that would be past it anyway.
+           "fetch.wait.max.ms": 10}
 
 
 @dataclass(frozen=True)
@@ -102,7 +116,8 @@ class KafkaRanges:
         found: dict[int, OffsetRange] = {}
         deadline = time.monotonic() + self.timeout_s
         try:
-            consumer.assign([TopicPartition(topic, p, OFFSET_END) for p in range(n)])
+            consumer.assign([TopicPartition(topic, p, self._near_end(consumer, topic, p))
+                             for p in range(n)])
             while len(found) < n:
                 if time.monotonic() > deadline:
                     missing = sorted(set(range(n)) - set(found))
@@ -127,6 +142,16 @@ class KafkaRanges:
             consumer.close()
         return [found[p] for p in range(n)]
 
+    def _near_end(self, consumer: Consumer, topic: str, partition: int) -> int:
+        """Where the capture's fetch starts: one below ListOffsets' end (inside the last batch
+        on tansu, the last record elsewhere), so that its answer carries the high watermark."""
+        try:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                     timeout=self.timeout_s, cached=False)
+        except KafkaException:
+            return OFFSET_END
+        return max(high - 1, 0) if high >= 0 else OFFSET_END
+
     # -- a task's half -----------------------------------------------------------------------
 
     def read(self, r: OffsetRange, *, batch_size: int = 1000) -> Iterator[list[Record]]:
@@ -135,7 +160,8 @@ class KafkaRanges:
             return
         consumer = self._consumer({})
         try:
-            consumer.assign([TopicPartition(r.topic, r.partition, OFFSET_BEGINNING)])
+            consumer.assign([TopicPartition(r.topic, r.partition,
+                                            r.start if r.start >= 0 else OFFSET_BEGINNING)])
             last_progress = time.monotonic()
             position = -1
             while True:

@@ -207,7 +207,8 @@ def fetch_examples(inspector: KafkaTopicInspector, plan: UpsertPlan, topic: str,
         return {}
     conf = inspector.client_config({
         "group.id": f"keyguard-audit-{uuid.uuid4().hex}", "enable.auto.commit": False,
-        "enable.partition.eof": True, "auto.offset.reset": "earliest"})
+        "enable.partition.eof": True, "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": 10})  # one record each: never wait for more
     consumer = Consumer(conf)
     out: dict[tuple[int, int], Shown] = {}
     try:
