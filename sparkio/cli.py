@@ -86,8 +86,10 @@ def migrate(
         "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
         "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
 ) -> None:
-    """Re-key a compacted topic: every live row under the new key, acknowledged, then a
-    tombstone for every old key; verified at the end (exit 1 when a row is still under two)."""
+    """Re-key a compacted topic without orphaning records (the fix for a key change).
+
+    Every live row is written under the new key and acknowledged, then every old key gets a
+    tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
     from formats.sqltypes import parse_columns
     from sparkio.migrate_topic import Migration, as_json, exit_code, migrate_topic, render_text
@@ -226,7 +228,7 @@ COMMANDS = {"demo": demo, "migrate": migrate}
 def main() -> None:
     """The `keyguard` console script."""
     for name, command in COMMANDS.items():
-        guard_cli.app.command(name, epilog=guard_cli.EXIT_CODES_HELP)(command)
+        guard_cli.add_command(name, command)
     guard_cli.main()
 
 

@@ -7,11 +7,12 @@ so a check of one topic starts fast.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 import typer.main
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from formats.errors import EXIT_CODES
 from guard.cli import audit_cmd, bytes_cmd, check_cmd
@@ -24,12 +25,29 @@ EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_C
 COMMANDS_GROUP = "keyguard.commands"
 
 
+#: The commands of `keyguard`, by name, in the order help lists them: each is turned into a
+#: click command only when it is invoked or listed, so a check does not pay for typer reading
+#: every other command's signature (~15 ms with audit and migrate).
+COMMANDS: dict[str, Callable[..., Any]] = {}
+
+
+def add_command(name: str, function: Callable[..., Any]) -> None:
+    """Make `function` (a typer command function) `keyguard <name>`."""
+    COMMANDS[name] = function
+
+
+def _built(name: str, function: Callable[..., Any]) -> Any:
+    one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    one.command(name, epilog=EXIT_CODES_HELP)(function)  # every --help ends with the exit codes
+    return typer.main.get_command(one)
+
+
 class _Commands(TyperGroup):
-    """The registered commands (guard's, and those the packages above guard/ add to `app` when
-    they assemble the `keyguard` script: `sparkio.cli.main`), plus those of the
-    `keyguard.commands` entry points, looked up only when a name is not registered: neither a
-    check nor `--help` reads the installed packages' metadata (~15 ms). Help lists the
-    registered commands; an entry point's command runs by its name."""
+    """The commands of `COMMANDS` (guard's, and those the packages above guard/ add when they
+    assemble the `keyguard` script: `sparkio.cli.main`), each built when it is asked for, plus
+    those of the `keyguard.commands` entry points, looked up only when a name is not known:
+    neither a check nor `--help` reads the installed packages' metadata (~15 ms). Help lists
+    `COMMANDS`; an entry point's command runs by its name."""
 
     _contributed_loaded = False
 
@@ -41,14 +59,30 @@ class _Commands(TyperGroup):
         from importlib.metadata import entry_points
 
         for point in entry_points(group=COMMANDS_GROUP):
-            if point.name in self.commands:
-                continue
-            one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-            one.command(point.name, epilog=EXIT_CODES_HELP)(point.load())
-            self.add_command(typer.main.get_command(one), point.name)
+            if point.name not in self.commands and point.name not in COMMANDS:
+                self.add_command(_built(point.name, point.load()), point.name)
+
+    _listing = False
+
+    def format_help(self, ctx, formatter):  # type: ignore[no-untyped-def]
+        # Help lists each command by its summary: it needs no command built (their parameters
+        # are what costs), so the listing gets a summary-only stand-in for those not built.
+        self._listing = True
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def list_commands(self, ctx):  # type: ignore[no-untyped-def]
+        return [*COMMANDS, *(n for n in super().list_commands(ctx) if n not in COMMANDS)]
 
     def get_command(self, ctx, cmd_name):  # type: ignore[no-untyped-def]
         found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in COMMANDS and self._listing:
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].__doc__)
+        if found is None and cmd_name in COMMANDS:
+            found = _built(cmd_name, COMMANDS[cmd_name])
+            self.add_command(found, cmd_name)
         if found is None:
             self._load_contributed()
             found = super().get_command(ctx, cmd_name)
@@ -76,14 +110,13 @@ def _global(
         DEBUG["on"] = True
 
 
-# Every command ends its --help with the exit codes.
-app.command("encode", epilog=EXIT_CODES_HELP)(bytes_cmd.encode)
-app.command("decode", epilog=EXIT_CODES_HELP)(bytes_cmd.decode)
-app.command("formats", epilog=EXIT_CODES_HELP)(bytes_cmd.formats_cmd)
-app.command("check", epilog=EXIT_CODES_HELP)(check_cmd.check_cmd)
-app.command("diff", epilog=EXIT_CODES_HELP)(check_cmd.diff_cmd)
-app.command("rules", epilog=EXIT_CODES_HELP)(check_cmd.rules_cmd)
-app.command("audit", epilog=EXIT_CODES_HELP)(audit_cmd.audit_cmd)
+add_command("encode", bytes_cmd.encode)
+add_command("decode", bytes_cmd.decode)
+add_command("formats", bytes_cmd.formats_cmd)
+add_command("check", check_cmd.check_cmd)
+add_command("diff", check_cmd.diff_cmd)
+add_command("rules", check_cmd.rules_cmd)
+add_command("audit", audit_cmd.audit_cmd)
 
 
 def main() -> None:

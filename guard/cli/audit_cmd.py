@@ -69,9 +69,11 @@ def audit_cmd(
     ignore: IgnoreOpt = None,
     select: SelectOpt = None,
 ) -> None:
-    """Audit a compacted topic: records, tombstones, live keys, schema ids, phantom keys
-    (one logical key live under several byte encodings), misplaced keys (not where murmur2
-    puts them), undecodable records, null keys and compaction settings.
+    """Audit a compacted topic's bytes: phantom keys, misplaced keys, ids, compaction.
+
+    Records, tombstones, live keys, schema ids, phantom keys (one logical key live under
+    several byte encodings), misplaced keys (not where murmur2 puts them), undecodable records,
+    null keys and compaction settings against the consumer groups' lag.
 
     Exit 1 when phantom or misplaced keys exist, 0 when the topic is clean."""
     # lazy: CLI start-up (registry and Kafka settings)
