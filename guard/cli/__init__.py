@@ -6,6 +6,7 @@ so a check of one topic starts fast.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -15,7 +16,6 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 from formats.errors import EXIT_CODES
-from guard.cli import audit_cmd, bytes_cmd, check_cmd
 from guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
@@ -28,12 +28,22 @@ COMMANDS_GROUP = "keyguard.commands"
 #: The commands of `keyguard`, by name, in the order help lists them: each is turned into a
 #: click command only when it is invoked or listed, so a check does not pay for typer reading
 #: every other command's signature (~15 ms with audit and migrate).
-COMMANDS: dict[str, Callable[..., Any]] = {}
+COMMANDS: dict[str, Callable[..., Any] | str] = {}
 
 
-def add_command(name: str, function: Callable[..., Any]) -> None:
-    """Make `function` (a typer command function) `keyguard <name>`."""
+def add_command(name: str, function: Callable[..., Any] | str) -> None:
+    """Make `function` (a typer command function, or "module:name" of one, imported when the
+    command is asked for) `keyguard <name>`."""
     COMMANDS[name] = function
+
+
+def command_function(name: str) -> Callable[..., Any]:
+    """The function of command `name`, its module imported on first use."""
+    function = COMMANDS[name]
+    if isinstance(function, str):
+        module, _, attr = function.partition(":")
+        function = COMMANDS[name] = getattr(importlib.import_module(module), attr)
+    return function
 
 
 def _built(name: str, function: Callable[..., Any]) -> Any:
@@ -79,9 +89,9 @@ class _Commands(TyperGroup):
     def get_command(self, ctx, cmd_name):  # type: ignore[no-untyped-def]
         found = super().get_command(ctx, cmd_name)
         if found is None and cmd_name in COMMANDS and self._listing:
-            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].__doc__)
+            return TyperCommand(cmd_name, help=command_function(cmd_name).__doc__)
         if found is None and cmd_name in COMMANDS:
-            found = _built(cmd_name, COMMANDS[cmd_name])
+            found = _built(cmd_name, command_function(cmd_name))
             self.add_command(found, cmd_name)
         if found is None:
             self._load_contributed()
@@ -110,13 +120,14 @@ def _global(
         DEBUG["on"] = True
 
 
-add_command("encode", bytes_cmd.encode)
-add_command("decode", bytes_cmd.decode)
-add_command("formats", bytes_cmd.formats_cmd)
-add_command("check", check_cmd.check_cmd)
-add_command("diff", check_cmd.diff_cmd)
-add_command("rules", check_cmd.rules_cmd)
-add_command("audit", audit_cmd.audit_cmd)
+# Each command's module is imported when the command is invoked or help lists it.
+add_command("encode", "guard.cli.bytes_cmd:encode")
+add_command("decode", "guard.cli.bytes_cmd:decode")
+add_command("formats", "guard.cli.bytes_cmd:formats_cmd")
+add_command("check", "guard.cli.check_cmd:check_cmd")
+add_command("diff", "guard.cli.check_cmd:diff_cmd")
+add_command("rules", "guard.cli.check_cmd:rules_cmd")
+add_command("audit", "guard.cli.audit_cmd:audit_cmd")
 
 
 def main() -> None:
