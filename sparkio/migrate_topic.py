@@ -16,7 +16,9 @@ keys, deletes that miss. A migration, in this order:
 4. only then writes a tombstone for every other live key byte string of those rows (every
    phantom encoding included), each on the partition it lives on;
 5. reads the topic again and fails (exit 1, with counts) when a row is still live under two
-   encodings, or under an old one (`verify`, the seam a topic audit plugs into).
+   encodings, or under an old one, or when `keyguard audit` of the target under the new key
+   (`guard.audit.scan.audit_topic`) finds phantom or live misplaced keys (`verify` replaces
+   both).
 
 Between 3 and 4 consumers see both keys of a row live: a migration never leaves a moment
 where a row is missing. Every step is decided from the topic itself, so a run killed anywhere
@@ -201,7 +203,8 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
 
     `registry` is handed to every codec (else the formats' url options name theirs);
     `reader` reads a topic's folds (default: this process, `read_folds`; the Spark form
-    reads in tasks); `verify` checks the target at the end (default: `verify_topic`);
+    reads in tasks); `verify` checks the target at the end (default: `verify_topic`, then
+    the audit, `audited`);
     `producer_factory` builds the librdkafka producer (tests inject failures with it).
     """
     for options in (*m.old, m.new, m.properties):
