@@ -486,7 +486,7 @@ class ProtobufCodec(Codec):
             where = self.describe()
             schema = parse_proto(self.schema_text, f"{where}: schema")
             try:
-                message = Message(schema, _message_name(schema, self.message_name), where)
+                message = Message(schema, message_name(schema, self.message_name), where)
                 message.check(self.row_type)
             except SchemaError as exc:
                 raise type(exc)(exc.message if exc.message.startswith(where)
@@ -527,8 +527,9 @@ class ProtobufCodec(Codec):
             raise
 
 
-def _message_name(schema: ProtoSchema, name: str | None) -> str | None:
-    """`name` as given, else (a Java class name: `com.example.Outer$Inner`) its last part."""
+def message_name(schema: ProtoSchema, name: str | None) -> str | None:
+    """The message option's `name` as the schema knows it: as given, else (a Java class name,
+    `com.example.Outer$Inner`, as Flink's message-class-name gives it) its last part."""
     if not name:
         return None
     try:

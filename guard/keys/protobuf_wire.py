@@ -10,7 +10,7 @@ the new one, both encoded by the official runtime and framed as the side's forma
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +19,9 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import EncodeError, Message
 
 from formats.errors import SchemaError
-from formats.framing import CONFLUENT
-from formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
+from formats.framing import CONFLUENT, message_index_bytes
+from formats.protobuf_format import message_name
+from formats.protobuf_schema import ProtoSchema, find_message, parse_proto, unbundle
 from guard.keys.side import KeySide, effective_options
 from guard.keys.witness import place
 from guard.report import Witness
@@ -91,71 +92,22 @@ def _pool(files: tuple[bytes, ...]) -> descriptor_pool.DescriptorPool:
 
 
 def key_message(side: KeySide) -> KeyMessage:
-    """The key message: the one the format's options name, else the file's first message."""
+    """The key message: the one the format's options name, else the file's first message,
+    chosen as the format chooses the message it writes (`formats.protobuf_format`)."""
     schema = side_proto(side)
     files = tuple(f.SerializeToString() for f in (*schema.dependencies, schema.file))  # type: ignore[attr-defined]
     pool = _pool(files)
     file = pool.FindFileByName(schema.file.name)  # type: ignore[attr-defined]
     options = effective_options(side)
     wanted = next((str(options[k]) for k in MESSAGE_OPTIONS if options.get(k)), None)
-    desc = _find_message(pool, file, wanted) if wanted else None
-    if desc is None:
-        if wanted:
-            raise SchemaError(f"the Protobuf key schema has no message {wanted!r}",
-                              hint="messages: " + ", ".join(schema.message_names()))
-        if not schema.message_names():
-            raise SchemaError("the Protobuf key schema declares no message",
-                              hint="a key is a message: declare one")
-        desc = file.message_types_by_name[schema.message_names()[0]]
-    return KeyMessage(schema, desc, message_factory.GetMessageClass(desc), _indexes(desc))
-
-
-def _find_message(pool: Any, file: Any, name: str) -> Descriptor | None:
-    name = name.replace("$", ".").lstrip(".")
-    package = file.package
-    for candidate in (name, f"{package}.{name}" if package else name):
-        try:
-            found: Descriptor = pool.FindMessageTypeByName(candidate)
-            return found
-        except KeyError:
-            continue
-    short = name.rpartition(".")[2]
-    return next((m for m in _all_messages(file) if m.name == short), None)
-
-
-def _all_messages(file: Any) -> Iterator[Descriptor]:
-    stack = list(file.message_types_by_name.values())
-    while stack:
-        m = stack.pop(0)
-        yield m
-        stack.extend(m.nested_types)
-
-
-def _indexes(desc: Descriptor) -> tuple[int, ...]:
-    """The message's index path in its file: top-level index, then nested indexes."""
-    path: list[int] = []
-    d = desc
-    while d.containing_type is not None:
-        parent = d.containing_type
-        path.append([m.full_name for m in parent.nested_types].index(d.full_name))
-        d = parent
-    path.append(list(d.file.message_types_by_name).index(d.name))
-    return tuple(reversed(path))
-
-
-def message_index_bytes(indexes: Sequence[int]) -> bytes:
-    """Confluent's message-index array: zig-zag varint count and indexes; `[0]` is one 00
-    byte (confluent-kafka's `ProtobufSerializer._encode_varints`)."""
-    if list(indexes) == [0]:
-        return b"\x00"
-    out = bytearray()
-    for v in (len(indexes), *indexes):
-        z = (v << 1) ^ (v >> 63)
-        while z & ~0x7F:
-            out.append((z & 0x7F) | 0x80)
-            z >>= 7
-        out.append(z)
-    return bytes(out)
+    try:
+        _, indexes = find_message(schema, message_name(schema, wanted))
+    except SchemaError as exc:
+        raise SchemaError(f"the Protobuf key schema: {exc.message}", hint=exc.hint) from None
+    desc = list(file.message_types_by_name.values())[indexes[0]]
+    for i in indexes[1:]:
+        desc = desc.nested_types[i]
+    return KeyMessage(schema, desc, message_factory.GetMessageClass(desc), indexes)
 
 
 # --- witnesses: keys encoded by the runtime -------------------------------------------------

@@ -333,7 +333,7 @@ def test_schema_from_a_schema_text_and_its_errors() -> None:
     assert set(f) == {"KG421"}
     parsed = parse_proto(P3 + "message Key { int64 id = 1; }")
     assert key_message(side("protobuf", "id BIGINT", parsed)).full_name == "shop.Key"
-    with pytest.raises(SchemaError, match="no message 'Nope'"):
+    with pytest.raises(SchemaError, match="no single message 'Nope'"):
         key_message(side("protobuf", "id BIGINT", parsed, options={"message": "Nope"}))
     with pytest.raises(SchemaError, match="no Protobuf key schema"):
         key_message(side("protobuf", "id BIGINT", None))
