@@ -182,16 +182,14 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
     """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it."""
     if new is None and not olds:
         return None
-    from formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
-    from formats.registry.options import is_registry_option  # lazy: CLI start-up (see above)
+    # lazy: CLI start-up (only with a DDL)
+    from formats.flink_ddl import load_flink_ddl
+    from formats.registry.options import is_registry_table_option  # lazy: CLI start-up
 
     def options(t: Any) -> dict[str, str]:
-        def registry_key(k: str) -> bool:
-            parts = k.split(".", 2)
-            return len(parts) == 3 and (parts[2] == "url" or is_registry_option(parts[2]))
         # the run's --registry wins over the DDL's (Flink's production) registry
         return {k: v for k, v in t.options.items()
-                if k != "topic" and not (registry and registry_key(k))}
+                if k != "topic" and not (registry and is_registry_table_option(k))}
 
     tables = [load_flink_ddl(p) for p in ([new] if new else []) + olds]
     for t in tables:

@@ -63,3 +63,10 @@ def connection_options(options: Mapping[str, Any]) -> dict[str, Any]:
 def is_registry_option(key: str) -> bool:
     """An avro-confluent option that is about reaching the registry (not the schema)."""
     return key in REGISTRY_OPTIONS.keys() or key.startswith("properties.")
+
+
+def is_registry_table_option(key: str) -> bool:
+    """A table option that says how to reach a format's registry (`key.avro-confluent.url`,
+    `value.json-registry.basic-auth.user-info`, ...): the run's own registry replaces them."""
+    parts = key.split(".", 2)
+    return len(parts) == 3 and (parts[2] == "url" or is_registry_option(parts[2]))

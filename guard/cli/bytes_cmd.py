@@ -174,7 +174,10 @@ def _build_plan(
         reg = resolve_registry(explicit_url=registry, explicit_options=conn,
                                explicit_sources=sources).open()
     if ddl is not None:  # the DDL's registry url yields to --registry
-        kept = {k: v for k, v in ddl.options.items() if not (registry and _registry_key(k))}
+        from formats.registry.options import is_registry_table_option  # lazy: CLI start-up
+
+        kept = {k: v for k, v in ddl.options.items()
+                if not (registry and is_registry_table_option(k))}
         return open_plan(ddl.columns, {**kept, **parse_kv(option)}, registry=reg)
     ks, vs = (
         read_schema_source(src, registry=reg, schema_type=schema_type,
@@ -214,14 +217,6 @@ def _flink_table(path: str | None, **given: str | None) -> Any:
     for part in table.ignored:
         typer.echo(f"keyguard: note: {part}", err=True)
     return table
-
-
-def _registry_key(key: str) -> bool:
-    """`key.avro-confluent.url` and the other registry connection options of a format."""
-    from formats.registry.options import is_registry_option  # lazy: CLI start-up
-
-    parts = key.split(".", 2)
-    return len(parts) == 3 and (parts[2] == "url" or is_registry_option(parts[2]))
 
 
 ReferenceOpt = Annotated[list[str] | None, typer.Option(
