@@ -14,8 +14,15 @@ from formats.registry import SchemaVersion
 from formats.registry.references import parse_reference_option
 from formats.schemafile import read_schema_file, read_schema_source
 from formats.secrets import redact
-from guard.cli.bytes_cmd import ReferenceOpt
-from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, write_output
+from guard.cli.common import (
+    ReferenceOpt,
+    at_least,
+    fail,
+    handles_errors,
+    one_of,
+    parse_kv,
+    write_output,
+)
 from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
 from guard.report import Report, Verdict
 
