@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -423,6 +422,8 @@ class _TempDir:
 
     def write(self, name: str, data: bytes) -> str:
         if self.settings.temp_dir is None:
+            import tempfile  # not at import: ~3 ms (random, hashlib) of every CLI start
+
             self.settings.temp_dir = Path(tempfile.mkdtemp(prefix="keyguard-tls-"))
         path = self.settings.temp_dir / name
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
