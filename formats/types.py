@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import FrozenInstanceError, dataclass, fields, replace
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from formats.errors import SchemaError
 
@@ -53,7 +53,9 @@ class _Value:
 
     __slots__ = ()
     #: The field names in declaration order (set by `_value`).
-    _names: tuple[str, ...]
+    _names: ClassVar[tuple[str, ...]]
+    #: Set by `dataclass` (declared for type checkers: `dataclasses.replace` takes these).
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names)
@@ -72,10 +74,11 @@ def _value(*, kw_only: bool = True) -> Callable[[C], C]:
 
     def declare(cls: C) -> C:
         inherited = getattr(cls, "_names", ())
-        cls = dataclass(init=False, repr=False, eq=False, kw_only=kw_only)(cls)
-        cls._names = tuple(f.name for f in fields(cls))  # type: ignore[attr-defined]
+        dataclass(init=False, repr=False, eq=False, kw_only=kw_only)(cls)  # in place
+        names = tuple(f.name for f in fields(cls))
+        cls._names = names  # type: ignore[attr-defined]
         missing = [m for m in ("__init__", "__eq__", "__hash__") if m not in vars(cls)]
-        if cls._names != inherited and missing:  # inherited ones would miss the new fields
+        if names != inherited and missing:  # inherited ones would miss the new fields
             raise TypeError(f"{cls.__name__} adds fields: write its {', '.join(missing)}")
         return cls
 
