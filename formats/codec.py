@@ -12,12 +12,12 @@ import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from formats.errors import EncodeError, InvalidOptionError
 from formats.framing import BARE, Frame
 from formats.options import OptionSet, ResolvedOptions
+from formats.records import record
 from formats.schemafile import SchemaText
 from formats.types import RowType
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 Role = Literal["key", "value"]
 
 
-@dataclass(frozen=True)
+@record
 class CodecContext:
     """What a format may need beyond its options: the topic, the role, a registry."""
 
@@ -99,7 +99,7 @@ class Codec(ABC):
                           origin or f"the {self.context.role} ({self.format_name})")
 
 
-@dataclass(frozen=True)
+@record
 class FormatFactory:
     """A format: its name, its declared options, and how to build its codec."""
 

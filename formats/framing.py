@@ -13,13 +13,14 @@ and zigzag varint positions, with `[0]` shortened to the single byte 0 (confluen
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+
+from formats.records import record
 
 MAGIC_BYTE = 0
 _CONFLUENT = struct.Struct(">bI")
 
 
-@dataclass(frozen=True)
+@record
 class Frame:
     """A record framing: `header` bytes before the body, carrying a schema id when framed."""
 

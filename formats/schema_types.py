@@ -12,15 +12,15 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from formats.records import record
 from formats.types import DataType
 
 #: What a registry's or a file's schema type may be called: upper case, as Confluent spells it.
 _NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
+@record
 class SchemaType:
     """How schemas of one type are read.
 

@@ -9,10 +9,11 @@ record names survive) and a RowType.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from formats.errors import SchemaError
+from formats.records import record
 from formats.registry import Registry, SchemaVersion
 from formats.registry.references import (
     Reference,
@@ -27,7 +28,7 @@ from formats.schemajson import loads_schema, paused_gc
 from formats.types import DataType, RowType
 
 
-@dataclass(frozen=True)
+@record
 class SchemaText:
     """A schema as registered or written: its type (AVRO or JSON) and its exact text.
 

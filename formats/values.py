@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from formats.errors import EncodeError
-from formats.javatext import float32_fits
 from formats.types import (
     ArrayType,
     BooleanType,
@@ -160,7 +159,13 @@ def _floating(t: DataType, v: Any) -> float:
             raise ValueError('not a number (NaN and infinities are "NaN", "Infinity", '
                              '"-Infinity")')
     f = float(v)
-    if math.isinf(f) or (isinstance(t, FloatType) and not float32_fits(f)):
+    overflows = math.isinf(f)
+    if not overflows and isinstance(t, FloatType):
+        # lazy: CLI start-up (Java's number text, ~1.5 ms to load; a check needs none of it)
+        from formats.javatext import float32_fits
+
+        overflows = not float32_fits(f)
+    if overflows:
         raise ValueError(f"overflows {t.sql_name}; write \"Infinity\" to mean infinity")
     return f
 

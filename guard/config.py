@@ -43,12 +43,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from formats.errors import InvalidOptionError
 from formats.options import strip_prefix
+from formats.records import record
 from formats.registry.connect import REGISTRY_OPTIONS
 from formats.registry.options import is_registry_option
 from formats.registry.settings import resolve_kafka
@@ -82,7 +83,7 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a t
 _KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 
-@dataclass(frozen=True)
+@record
 class TopicEntry:
     """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
     schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
@@ -109,7 +110,7 @@ class TopicEntry:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
 
 
-@dataclass(frozen=True)
+@record
 class GuardConfig:
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).

@@ -14,11 +14,12 @@ Fail closed: before any registry answer counts, the registry must prove it is on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from formats.codec import format_factory
 from formats.errors import KeyguardError
+from formats.records import record
 from formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
 from formats.registry.references import parse_references, resolve, standalone
 from formats.schemafile import SchemaText, standalone_versions, version_text
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from guard.topic import TopicFacts, TopicInspector
 
 
-@dataclass(frozen=True)
+@record
 class SubjectFacts:
     """One subject as the registry holds it, and what it says about the candidate."""
 
@@ -47,7 +48,7 @@ class SubjectFacts:
     answer: CompatibilityAnswer | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Registered:
     """What the registry holds for one topic's plan: plain data, no registry object."""
 
@@ -61,7 +62,7 @@ class Registered:
     writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Facts:
     """What the live topic says, if it was asked."""
 

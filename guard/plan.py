@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from formats.avro_schema import record_full_name
 from formats.codec import format_factory
 from formats.errors import SchemaError
+from formats.records import record
 from formats.schemafile import SchemaText
 from formats.subjects import TOPIC_NAME, parse_context, parse_strategy, qualified, subject_name
 from guard.keys.side import KeySide
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from guard.config import TopicEntry
 
 
-@dataclass(frozen=True)
+@record
 class TopicPlan:
     """One topic to judge: its key and value formats, and the candidate schemas.
 

@@ -7,9 +7,11 @@ and the Spark writer raises with it. Nothing here may hold a credential.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
+
+from formats.records import record
 
 
 class Severity(str, Enum):
@@ -35,7 +37,7 @@ class Category(str, Enum):
     AUDIT = "audit"
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """A check with a stable ID, like a ruff rule or a buf breaking-change rule."""
 
@@ -55,7 +57,7 @@ class Rule:
     checks: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Witness:
     """A concrete key that proves a finding: its bytes under the old and the new schema."""
 
@@ -76,7 +78,7 @@ class Witness:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     rule: Rule
     #: Where in the schema (`user_region`, `address.zip`, `$` for the whole key, or an option).
@@ -93,7 +95,7 @@ class Finding:
         return self.severity or self.rule.severity
 
 
-@dataclass(frozen=True)
+@record
 class Ignored:
     """Rules the user ignored (or left out of a selection), and the findings they hid.
 
@@ -121,7 +123,7 @@ class Ignored:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Section:
     """Numbers a command adds to its report beyond findings (`keyguard audit`'s): `lines` for
     the text report, `data` (JSON values only) for the json and sarif reports under `name`."""
@@ -131,7 +133,7 @@ class Section:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     """Everything found for one check (one topic, or several from a config file)."""
 

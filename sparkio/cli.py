@@ -11,12 +11,12 @@ module imports neither Spark nor the embedded broker; a command imports them onl
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from formats.records import record
 from guard import cli as guard_cli
 from guard.cli.common import at_least, fail, handles_errors, parse_kv
 
@@ -166,7 +166,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                        if old_key_formats else olds[0]["key.format"], new_options)
 
 
-@dataclass(frozen=True)
+@record
 class DdlDeclarations:
     """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
     options and the old encodings' (each without its topic: the migration names it)."""

@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol, runtime_checkable
+
+from formats.records import record
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 COMPATIBILITY_LEVELS = (
@@ -27,7 +29,7 @@ COMPATIBILITY_LEVELS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class SchemaVersion:
     """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
     (see `formats.registry.references`)."""
@@ -40,7 +42,7 @@ class SchemaVersion:
     references: tuple[dict[str, object], ...] = field(default=())
 
 
-@dataclass(frozen=True)
+@record
 class CompatibilityAnswer:
     """A registry's own verdict on a candidate schema (HTTP registries only)."""
 

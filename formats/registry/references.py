@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -27,6 +26,7 @@ from formats.avro_vocab import NAMED as _NAMED
 from formats.avro_vocab import PRIMITIVES as _PRIMITIVES
 from formats.avro_vocab import full_name as _fullname
 from formats.errors import RegistryError, SchemaError, UsageError
+from formats.records import record
 from formats.schema_identity import avro_canonical as _avro_canonical
 from formats.schemajson import loads_schema
 
@@ -39,7 +39,7 @@ _BUNDLE = "$defs"
 _REF_LIMIT = 32
 
 
-@dataclass(frozen=True)
+@record
 class Reference:
     """One of a schema's references, as the registry stores it."""
 
@@ -54,7 +54,7 @@ class Reference:
         return f"'{self.name}' (subject '{self.subject}' version {self.version})"
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedReference:
     """A reference with the referenced schema, itself in standalone form."""
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from formats.errors import InvalidOptionError
+from formats.records import record
 from formats.registry import Registry
 from formats.registry.connect import REGISTRY_OPTIONS, open_registry
 from formats.registry.options import is_registry_option  # re-exported: declared there
@@ -38,7 +39,7 @@ KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"
 REGISTRY_FORMAT = "avro-confluent"
 
 
-@dataclass(frozen=True)
+@record
 class RegistrySettings:
     """Where the registry is and how to reach it, resolved; `open()` connects."""
 

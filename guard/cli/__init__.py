@@ -125,8 +125,8 @@ add_command("encode", "guard.cli.bytes_cmd:encode")
 add_command("decode", "guard.cli.bytes_cmd:decode")
 add_command("formats", "guard.cli.bytes_cmd:formats_cmd")
 add_command("check", "guard.cli.check_cmd:check_cmd")
-add_command("diff", "guard.cli.check_cmd:diff_cmd")
-add_command("rules", "guard.cli.check_cmd:rules_cmd")
+add_command("diff", "guard.cli.diff_cmd:diff_cmd")
+add_command("rules", "guard.cli.rules_cmd:rules_cmd")
 add_command("audit", "guard.cli.audit_cmd:audit_cmd")
 
 

@@ -16,14 +16,13 @@ from guard.cli.bytes_cmd import (
     KeySchemaOpt,
     OptionOpt,
     PkOpt,
-    ReferenceOpt,
     RegistryOpt,
     SchemaTypeOpt,
     ValueSchemaOpt,
     _build_plan,
 )
 from guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
-from guard.cli.common import at_least, fail, handles_errors, parse_kv
+from guard.cli.common import ReferenceOpt, at_least, fail, handles_errors, parse_kv
 from guard.options import KEY_FORMAT, VALUE_FORMAT
 
 if TYPE_CHECKING:

@@ -15,7 +15,15 @@ from formats.schemafile import SchemaText, read_schema_source
 from formats.secrets import redact_url
 from formats.types import Field, RowType
 from formats.values import coerce_row, to_jsonable
-from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv, read_json_arg
+from guard.cli.common import (
+    ReferenceOpt,
+    at_least,
+    fail,
+    handles_errors,
+    one_of,
+    parse_kv,
+    read_json_arg,
+)
 
 ColumnsOpt = Annotated[
     str | None,
@@ -217,11 +225,6 @@ def _flink_table(path: str | None, **given: str | None) -> Any:
     for part in table.ignored:
         typer.echo(f"keyguard: note: {part}", err=True)
     return table
-
-
-ReferenceOpt = Annotated[list[str] | None, typer.Option(
-    "--reference", help="A schema file's reference to another subject, NAME=SUBJECT:VERSION "
-    "(Confluent schema references; repeatable). Default: <file>.refs.json beside the file.")]
 
 
 def _registry_needed(registry: str, key_format: str, value_format: str,

@@ -20,7 +20,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -33,7 +33,6 @@ from formats.errors import (
     UsageError,
 )
 from formats.secrets import redact, register_environment, register_options, register_url_credentials
-from formats.values import JsonNumber
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -212,6 +211,11 @@ def one_of(choices: tuple[str, ...], option: str) -> Callable[[str | None], Any]
     return check
 
 
+ReferenceOpt = Annotated[list[str] | None, typer.Option(
+    "--reference", help="A schema file's reference to another subject, NAME=SUBJECT:VERSION "
+    "(Confluent schema references; repeatable). Default: <file>.refs.json beside the file.")]
+
+
 def parse_kv(pairs: list[str] | None, *, what: str = "--option") -> dict[str, str]:
     """`["a=1", "b.c=x=y"]` -> `{"a": "1", "b.c": "x=y"}`."""
     out: dict[str, str] = {}
@@ -230,6 +234,8 @@ def read_json_arg(text: str, *, what: str) -> Any:
     NaN/Infinity literals are not JSON (give "NaN" or "Infinity" as strings); a key given twice
     is refused rather than silently letting the last one win; absurd nesting is exit 2.
     """
+    from formats.values import JsonNumber  # lazy: CLI start-up (the value types; not for check)
+
     if text == "-":
         text = sys.stdin.read()
     try:

@@ -11,7 +11,6 @@ Logical types are ignored, as in Java: only the underlying type resolves.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import fastavro
@@ -20,6 +19,7 @@ from fastavro.schema import SchemaParseException, UnknownType
 from formats.avro_schema import parse_avro
 from formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
 from formats.errors import SchemaError
+from formats.records import record
 from guard.compat.levels import Incompatibility, PairChecker
 
 NAME_MISMATCH = "NAME_MISMATCH"
@@ -33,7 +33,7 @@ MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 # are the specification's: `formats.avro_vocab`.
 
 
-@dataclass(frozen=True)
+@record
 class AvroSchema:
     """A parsed Avro schema: fastavro's canonical form plus its named types by full name."""
 

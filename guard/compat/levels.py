@@ -10,10 +10,11 @@ answer "can this reader read what this writer wrote"; this module decides which 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Generic, TypeVar
 
 from formats.errors import InvalidOptionError, SchemaError
+from formats.records import record
 from formats.registry import COMPATIBILITY_LEVELS
 
 #: Reader reads writer: the new schema reads data written with an old version.
@@ -32,7 +33,7 @@ _DIRECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Incompatibility:
     """One reason a reader cannot read what a writer wrote, located in the reader schema.
 
@@ -54,7 +55,7 @@ class Incompatibility:
         return f"{way}{where}{self.kind} at {self.path}: {self.message}"
 
 
-@dataclass(frozen=True)
+@record
 class CompatibilityResult:
     """The verdict for one candidate, with every incompatibility found (not just the first)."""
 
@@ -66,7 +67,7 @@ class CompatibilityResult:
 S = TypeVar("S")
 
 
-@dataclass(frozen=True)
+@record
 class PairChecker(Generic[S]):
     """A format's two entry points: parse a schema once, then walk a (reader, writer) pair."""
 

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from formats.errors import KeyguardError, RegistryError
+from formats.records import record
 from formats.registry import SchemaVersion
 
 
-@dataclass(frozen=True)
+@record
 class WriterSchema:
     """A schema by its global id, standalone (references resolved), as the registry gave it;
     or the error the registry answered for that id (an id it does not know)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from formats.avro_schema import from_avro_schema
 from formats.codec import canonical_format, format_factory
 from formats.errors import SchemaError, UnsupportedTypeError
+from formats.records import record
 from formats.types import Field, RowType, avro_only_parts
 from guard.report import Rule, Witness
 from guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
@@ -46,7 +47,7 @@ def partitioner_family(name: str) -> str:
     return fam
 
 
-@dataclass(frozen=True)
+@record
 class KeySide:
     """How keys are (or will be) written: format, options, key row type, schema, placement.
 
@@ -130,7 +131,7 @@ class KeySide:
         return cls(format=format, row_type=rt.not_null(), avro_schema=parsed, **kw)
 
 
-@dataclass(frozen=True)
+@record
 class FieldPair:
     """An old key field and what became of it; `old` or `new` is None when added/removed."""
 
@@ -188,7 +189,7 @@ def reordered(pairs: list[FieldPair]) -> bool:
     return olds != sorted(olds)  # type: ignore[type-var]
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     """What a structural rule found, before the witness search proves it with a key."""
 
@@ -231,7 +232,7 @@ def factory(format_name: str) -> Any:
     return format_factory(format_name)
 
 
-@dataclass(frozen=True)
+@record
 class FamilyContext:
     """What a key family's rules get besides the two sides (see `FamilyRules`)."""
 

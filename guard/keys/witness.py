@@ -20,7 +20,6 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from formats import javatext
 from formats.errors import KeyguardError
 from formats.partitioner import partition_for
 from formats.types import (
@@ -300,11 +299,14 @@ def _to_string(v: Any, old: DataType) -> str:
         return "TRUE" if v else "FALSE"
     if isinstance(v, int):
         return str(v)
-    if isinstance(v, float):
+    if isinstance(v, float | Decimal):
+        # lazy: CLI start-up (Java's number text, ~1.5 ms to load; only for these keys)
+        from formats import javatext
+
+        if isinstance(v, Decimal):
+            return javatext.bigdecimal_to_plain_string(v)
         return (javatext.float_to_string(v) if isinstance(old, FloatType)
                 else javatext.double_to_string(v))
-    if isinstance(v, Decimal):
-        return javatext.bigdecimal_to_plain_string(v)
     if isinstance(v, bytes):
         return v.decode("utf-8")
     if isinstance(v, dt.datetime):

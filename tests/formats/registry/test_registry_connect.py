@@ -13,11 +13,11 @@ from formats.registry.connect import (
     ENV_USER_INFO,
     REGISTRY_OPTIONS,
     connection_options,
-    http_client_settings,
     open_registry,
 )
 from formats.registry.file import FileRegistry
 from formats.registry.http import HttpRegistry
+from formats.registry.http_settings import http_client_settings
 from formats.registry.mock import MockRegistry
 
 PASSWORD = "s3cr3t-PASSWORD"
