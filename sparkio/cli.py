@@ -18,7 +18,7 @@ import typer
 
 from formats.records import record
 from guard import cli as guard_cli
-from guard.cli.common import at_least, fail, handles_errors, parse_kv
+from guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
 
 
 @handles_errors
@@ -117,7 +117,7 @@ def migrate(
         to_topic=to_topic, partitions=new_partitions,
         properties=parse_kv(kafka_config, what="--kafka-config"), state_path=state,
         dry_run=dry_run))
-    typer.echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
+    echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
     raise typer.Exit(exit_code(report))
 
 

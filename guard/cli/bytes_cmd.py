@@ -18,6 +18,7 @@ from formats.values import coerce_row, to_jsonable
 from guard.cli.common import (
     ReferenceOpt,
     at_least,
+    echo,
     fail,
     handles_errors,
     one_of,
@@ -330,14 +331,14 @@ def encode(
         result["partition"] = partition_for(key, partitions)
         result["partitions"] = partitions
     if as_json:
-        typer.echo(json.dumps(result))
+        echo(json.dumps(result))
         return
     for role, fmt, data in (("key", plan.key_format, key), ("value", plan.value_format, value)):
-        typer.echo(f"{role:<6} {fmt:<15} {len(data):>5} B  {_show(data, encoding)}")
+        echo(f"{role:<6} {fmt:<15} {len(data):>5} B  {_show(data, encoding)}")
         if fmt in _TEXT_FORMATS:
-            typer.echo(f"{'':<6} {'text':<15} {'':>5}    {data.decode('utf-8', 'replace')}")
+            echo(f"{'':<6} {'text':<15} {'':>5}    {data.decode('utf-8', 'replace')}")
     if partitions is not None:
-        typer.echo(
+        echo(
             f"partition {result['partition']} of {partitions} "
             "(murmur2 of the key bytes, as Java and Flink producers choose)"
         )
@@ -376,7 +377,7 @@ def decode(
     if table_row is None:
         raise fail("the record is not valid in its format and was skipped (ignore-parse-errors)")
     out = {"op": "-D" if value_bytes is None else "+U", "row": to_jsonable(table_row)}
-    typer.echo(json.dumps(out, ensure_ascii=False))
+    echo(json.dumps(out, ensure_ascii=False))
 
 
 @handles_errors
@@ -389,10 +390,10 @@ def formats_cmd() -> None:
         factory = format_factory(name)
         aliases = aliases_of(name)
         also = f" (also: {', '.join(aliases)})" if aliases else ""
-        typer.echo(f"{name}{also}: {factory.summary}")
+        echo(f"{name}{also}: {factory.summary}")
         for o in factory.options:
             default = "" if o.default is None else f" (default {o.default})"
-            typer.echo(f"  {o.key}{default}: {o.description}")
+            echo(f"  {o.key}{default}: {o.description}")
 
 
 

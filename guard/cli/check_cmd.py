@@ -15,6 +15,7 @@ from formats.secrets import redact
 from guard.cli.common import (
     ReferenceOpt,
     at_least,
+    echo,
     fail,
     handles_errors,
     one_of,
@@ -68,7 +69,7 @@ def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
         write_output(output, text)
         typer.echo(f"keyguard: {report.verdict.value}: report written to {output}", err=True)
     else:
-        typer.echo(text.rstrip("\n"))
+        echo(text.rstrip("\n"))
     raise typer.Exit(EXIT_BREAKING if report.verdict is Verdict.BREAKING else EXIT_OK)
 
 

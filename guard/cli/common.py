@@ -103,7 +103,22 @@ def _error_document(kind: str, message: str, code: int, fmt: str | None,
             return
         except KeyguardError:
             pass  # the unwritable --output is the error being reported: stdout then
-    typer.echo(document.rstrip("\n"))
+    echo(document.rstrip("\n"))
+
+
+def echo(text: str) -> None:
+    """One line (or block) of a command's output on stdout, for a reader that may leave early.
+
+    `keyguard rules | head` closes the pipe after a line: the rest of the output then goes to
+    /dev/null and the command still ends with its own exit code (a verdict stays a verdict),
+    instead of failing with BrokenPipeError as a keyguard bug (exit 4).
+    """
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def crashed(exc: BaseException, fmt: str | None = None,

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from formats.errors import InvalidOptionError
-from guard.cli.common import fail, handles_errors
+from guard.cli.common import echo, fail, handles_errors
 
 
 @handles_errors(formats=("text", "json"))
@@ -42,7 +42,7 @@ def rules_cmd(
         if chosen.alias:
             notes.append(f"{chosen.alias} is a retired ID: it now means {chosen.token}")
     if fmt == "json":
-        typer.echo(json.dumps([{
+        echo(json.dumps([{
             "id": r.id, "name": r.name, "category": r.category.value,
             "severity": r.severity.value, "summary": r.summary, "why": r.why,
             "example": {"old": r.example_old, "new": r.example_new},
@@ -55,16 +55,16 @@ def rules_cmd(
         raise fail(f"--format must be text or json, got {fmt!r}")
     width = min(100, os.get_terminal_size().columns if os.isatty(1) else 100)
     for note in notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
     for r in rules:
-        typer.echo(f"{r.id}  {r.name}  [{r.severity.value}, {r.category.value}]")
-        typer.echo(f"    {r.summary}")
+        echo(f"{r.id}  {r.name}  [{r.severity.value}, {r.category.value}]")
+        echo(f"    {r.summary}")
         if one:
-            typer.echo(textwrap.fill(r.why, width, initial_indent="    ",
+            echo(textwrap.fill(r.why, width, initial_indent="    ",
                                      subsequent_indent="    "))
             if r.example_old or r.example_new:
-                typer.echo(f"    old: {r.example_old}\n    new: {r.example_new}")
+                echo(f"    old: {r.example_old}\n    new: {r.example_new}")
             aliases = sorted(old for old, new in ALIASES.items() if new == r.id)
             if aliases:
-                typer.echo(f"    formerly: {', '.join(aliases)}")
-        typer.echo(f"    checked by: {', '.join(r.checks)}")
+                echo(f"    formerly: {', '.join(aliases)}")
+        echo(f"    checked by: {', '.join(r.checks)}")
