@@ -813,9 +813,12 @@ def _trim_ends(arr: Any, cut: Any) -> Any:
                                                  pa.py_buffer(out)], arr.null_count)
 
 
-def _doubles_text(values: list[float | None]) -> list[str | None]:
+def _doubles_text(values: list[float | None], jdk: int | None = None) -> list[str | None]:
     """Java text of an Arrow float64 column's values (already floats: no checks needed)."""
-    to_text = javatext.double_to_string
+    java = javatext.DEFAULT_JDK if jdk is None else jdk
+
+    def to_text(v: float) -> str:
+        return javatext.double_to_string(v, jdk=java)
     return [None if v is None else to_text(v) if v - v == 0 else f'"{to_text(v)}"'
             for v in values]
 
@@ -863,7 +866,7 @@ def _arrow_doubles(column: Any, jdk: int | None = None) -> Any:
     import pyarrow.compute as pc
 
     if not _arrow_prints_like_repr():
-        return pa.array(_doubles_text(column.to_pylist()), pa.string())
+        return pa.array(_doubles_text(column.to_pylist(), jdk), pa.string())
     text = column.cast(pa.string())
     x = column.fill_null(0.0).to_numpy(zero_copy_only=False)
     valid = np.ones(len(x), dtype=bool) if column.null_count == 0 else \
@@ -886,7 +889,7 @@ def _arrow_doubles(column: Any, jdk: int | None = None) -> Any:
             pc.filter(text, mask), ".0", ""))
     if slow.any():
         mask = pa.array(slow)
-        values = _doubles_text(pc.filter(column, mask).to_pylist())
+        values = _doubles_text(pc.filter(column, mask).to_pylist(), jdk)
         text = pc.replace_with_mask(text, mask, pa.array(values, pa.string()))
     return text
 
