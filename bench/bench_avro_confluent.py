@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import decimal
 import io
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -161,6 +162,8 @@ def main() -> None:
     print(table_of(contenders, baseline=contenders[0].name, load=(before, load_average()),
                    ratio_label="x AvroSerializer (throughput, goal >= 3x)",
                    title=f"avro-confluent key+value encoding, {args.rows:,} rows"))
+    for c in contenders:  # one line per contender, for bench/bench_before_after.py
+        print(f"{c.name}: {args.rows / statistics.median(c.seconds):,.0f} rows/s")
 
 if __name__ == "__main__":
     main()
