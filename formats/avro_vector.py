@@ -70,14 +70,25 @@ def _varint_piece(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _pieces_array(n: int, pieces: list[tuple[np.ndarray, np.ndarray]]) -> pa.Array:
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    mat = np.concatenate([np.broadcast_to(p[0], (n, p[0].shape[1])) for p in pieces], axis=1)
-    mask = np.concatenate([np.broadcast_to(p[1], (n, p[1].shape[1])) for p in pieces], axis=1)
-    data = mat[mask]
+    width = sum(p[0].shape[1] for p in pieces)
+    mat = np.empty((n, width), dtype=np.uint8)
+    mask = np.empty((n, width), dtype=bool)
+    at = 0
+    for piece, used in pieces:
+        mat[:, at: at + piece.shape[1]] = piece
+        mask[:, at: at + piece.shape[1]] = used
+        at += piece.shape[1]
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
+    # Arrow's filter compacts the row-major bytes faster than numpy's boolean indexing.
+    flat_mask = mask.reshape(-1)
+    keep = pa.Array.from_buffers(pa.bool_(), len(flat_mask), [
+        None, pa.py_buffer(np.packbits(flat_mask, bitorder="little"))])
+    data = pc.filter(pa.array(mat.reshape(-1)), keep)
     return pa.Array.from_buffers(
-        pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        pa.binary(), n, [None, pa.py_buffer(offsets), data.buffers()[1]]
     )
 
 
