@@ -417,3 +417,29 @@ def test_a_batch_encode_error_names_the_row_and_column() -> None:
     batch = pa.RecordBatch.from_pylist([{"k": "a", "c": 1}, {"k": "b", "c": 300}])
     with pytest.raises(EncodeError, match=r"row 1: .*column 'c'.*out of range"):
         c.encode_batch(batch)
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("iso", [False, True])
+def test_encode_batch_timestamps_digit_by_digit(unit: str, iso: bool) -> None:
+    """The batch encoder writes timestamp text digit by digit (civil dates from epoch days):
+    years 1 and 9999, leap days, before 1970, every precision, nulls, LTZ."""
+    pa = pytest.importorskip("pyarrow")
+    values = [dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+              dt.datetime(2000, 2, 29, 12, 0, 0, 120000), dt.datetime(1900, 3, 1, 0, 0, 1, 5),
+              dt.datetime(1969, 12, 31, 23, 59, 59, 999000), dt.datetime(1970, 1, 1),
+              dt.datetime(2024, 12, 31, 1, 2, 3, 400), None, dt.datetime(2100, 2, 28, 9, 8, 7)]
+    if unit == "ns":  # 64-bit nanoseconds span 1677..2262
+        values = [v for v in values if v is None or 1678 <= v.year <= 2261]
+    opts = {"timestamp-format.standard": "ISO-8601" if iso else "SQL"}
+    for p in range(10):
+        t = row(("ts", TimestampType(precision=p)), ("ltz", TimestampLtzType(precision=p)))
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit), safe=False),
+             pa.array(values, pa.timestamp("us", tz="UTC")).cast(pa.timestamp(unit, tz="UTC"),
+                                                                 safe=False)],
+            names=["ts", "ltz"])
+        c = create_codec("json", t, opts)
+        rows = [{"ts": r["ts"], "ltz": r["ltz"]} for r in batch.to_pylist()] \
+            if unit != "ns" else [{"ts": v, "ltz": v and v.replace(tzinfo=UTC)} for v in values]
+        assert c.encode_batch(batch) == [c.encode(r) for r in rows], (unit, p)
