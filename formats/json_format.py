@@ -1025,51 +1025,88 @@ def _timestamps_text(ticks: Any, digits: int, iso: bool, column: Any) -> Any:
                                                  pa.py_buffer(data)], column.null_count)
 
 def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    raw = column.cast(pa.string())  # plain at the column's scale, but `1E-8` when tiny
-    scale = column.type.scale
-    if plain:
-        slow = pc.match_substring(raw, "E")
-        text = raw
-    elif pa.types.is_decimal128(column.type) and column.type.precision <= 18:
-        # Unscaled values fit int64: trailing zeros counted in numpy, cut off the text.
-        n = len(column)
-        words = np.frombuffer(column.buffers()[1], dtype="<i8")[2 * column.offset:
-                                                                2 * (column.offset + n)]
-        valid = np.ones(n, dtype=bool) if column.null_count == 0 else \
-            column.is_valid().to_numpy(zero_copy_only=False)
-        u = np.where(valid, words[0::2], 0)
-        zeros = np.zeros(n, dtype=np.int64)
-        live = u != 0
-        for k in range(1, scale + 2):  # enough to tell whether the integer part ends in 0
-            zeros += live & (u % 10**k == 0)
-        cut = np.where(live, np.minimum(zeros, scale), scale)
-        if scale:
-            cut = cut + (cut == scale)  # the point goes with the last fractional digit
-        has_e = pc.fill_null(pc.match_substring(raw, "E"), False)
-        # An integer ending in 0 is written with an exponent (`1E+3`): Java's rules for it.
-        slow_np = valid & live & (zeros > scale)
-        slow = pc.or_(has_e, pa.array(slow_np))
-        cut = np.where(has_e.to_numpy(zero_copy_only=False) | ~valid, 0, cut)
-        text = _trim_ends(raw, cut)
+    if pa.types.is_decimal128(column.type) and column.type.precision <= 18:
+        text, slow_rows = _decimals_text(column, plain)
+        slow = pa.array(slow_rows)
     else:
+        raw = column.cast(pa.string())  # plain at the column's scale, but `1E-8` when tiny
         text = raw
         slow = pc.match_substring(raw, "E")
-        if scale > 0:
-            text = pc.replace_substring_regex(text, "0+$", "")
-            text = pc.replace_substring_regex(text, "\\.$", "")
-        # Integers ending in 0 need an exponent, tiny values may: leave those to Java's rules.
-        slow = pc.or_(slow, pc.or_(pc.match_substring_regex(text, "0$"),
-                                   pc.match_substring_regex(text, "^-?0\\.000000")))
-        slow = pc.and_(slow, pc.not_equal(text, "0"))
+        if not plain:
+            if column.type.scale > 0:
+                text = pc.replace_substring_regex(text, "0+$", "")
+                text = pc.replace_substring_regex(text, "\\.$", "")
+            # Integers ending in 0 need an exponent, tiny values may: Java's rules for those.
+            slow = pc.or_(slow, pc.or_(pc.match_substring_regex(text, "0$"),
+                                       pc.match_substring_regex(text, "^-?0\\.000000")))
+            slow = pc.and_(slow, pc.not_equal(text, "0"))
     if pc.any(slow).as_py():
         mask = pc.fill_null(slow, False)
         values = [enc(v, "") for v in pc.filter(column, mask).to_pylist()]
         text = pc.replace_with_mask(text, mask, pa.array(values, pa.string()))
     return text
+
+
+def _decimals_text(column: Any, plain: bool) -> tuple[Any, Any]:
+    """The text of a decimal128 column of precision <= 18 (unscaled values fit int64), written
+    digit by digit into one byte matrix, and the rows left to Java's rules: with
+    `stripTrailingZeros().toString()` an integer ending in 0 (`1E+3`) and an adjusted exponent
+    below -6 (`1E-7`). Plain keeps the scale: `toPlainString()` never has an exponent."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(column)
+    scale, precision = column.type.scale, column.type.precision
+    words = np.frombuffer(column.buffers()[1], dtype="<i8")[2 * column.offset:
+                                                            2 * (column.offset + n)]
+    valid = np.ones(n, dtype=bool) if column.null_count == 0 else \
+        column.is_valid().to_numpy(zero_copy_only=False)
+    u = np.where(valid, words[0::2], 0)
+    a = np.abs(u)
+    whole, frac = a // 10**scale, a % 10**scale
+    int_width = max(1, precision - scale)
+    int_digits = np.ones(n, dtype=np.int64)
+    for k in range(1, int_width):
+        int_digits += whole >= 10**k
+    keep_frac = np.full(n, scale, dtype=np.int64)
+    slow = np.zeros(n, dtype=bool)
+    if not plain:
+        zeros = np.where(frac == 0, scale, 0)
+        live = frac != 0
+        for k in range(1, scale):
+            zeros += live & (frac % 10**k == 0)
+        keep_frac -= zeros
+        digits_of_u = np.where(whole > 0, int_digits + scale, 0)
+        for k in range(scale):  # the digits of a fraction-only value: frac < 10^scale
+            digits_of_u += (whole == 0) & (frac >= 10**k)
+        adjusted = digits_of_u - 1 - scale
+        slow = valid & (u != 0) & (((frac == 0) & (whole % 10 == 0)) | (adjusted < -6))
+    width = 1 + int_width + (1 + scale if scale else 0)
+    mat = np.empty((n, width), dtype=np.uint8)
+    mask = np.empty((n, width), dtype=bool)
+    mat[:, 0] = ord("-")
+    mask[:, 0] = u < 0
+    cols = np.arange(int_width)
+    for j in range(int_width):
+        mat[:, 1 + j] = 48 + (whole // 10 ** (int_width - 1 - j)) % 10
+    mask[:, 1: 1 + int_width] = cols[None, :] >= int_width - int_digits[:, None]
+    if scale:
+        at = 1 + int_width
+        mat[:, at] = ord(".")
+        mask[:, at] = keep_frac > 0
+        for k in range(scale):
+            mat[:, at + 1 + k] = 48 + (frac // 10 ** (scale - 1 - k)) % 10
+        mask[:, at + 1:] = np.arange(scale)[None, :] < keep_frac[:, None]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
+    data = mat[mask]
+    validity = None if column.null_count == 0 else pa.array(valid).buffers()[1]
+    text = pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets),
+                                                 pa.py_buffer(data)], column.null_count)
+    return text, slow
 
 
 def _build(row_type: RowType, options: ResolvedOptions, context: CodecContext) -> Codec:

@@ -443,3 +443,26 @@ def test_encode_batch_timestamps_digit_by_digit(unit: str, iso: bool) -> None:
         rows = [{"ts": r["ts"], "ltz": r["ltz"]} for r in batch.to_pylist()] \
             if unit != "ns" else [{"ts": v, "ltz": v and v.replace(tzinfo=UTC)} for v in values]
         assert c.encode_batch(batch) == [c.encode(r) for r in rows], (unit, p)
+
+
+@pytest.mark.parametrize(("precision", "scale"), [(1, 0), (5, 0), (12, 2), (9, 6), (10, 8),
+                                                  (18, 0), (18, 9), (18, 17), (18, 18), (20, 4)])
+def test_encode_batch_decimals_digit_by_digit(precision: int, scale: int) -> None:
+    """Decimals of precision <= 18 are written digit by digit: zeros, signs, trailing zeros,
+    integers ending in 0 (`1E+3`) and tiny values (`1E-7`) as the row encoder writes them."""
+    pa = pytest.importorskip("pyarrow")
+    rng = __import__("random").Random(precision * 100 + scale)
+    top = 10**precision - 1
+    unscaled = [0, 1, -1, top, -top, 10, -100, 10**scale, 7 * 10 ** max(0, precision - 1),
+                *(rng.randrange(-top, top + 1) for _ in range(60)),
+                *(rng.randrange(1, 10**min(precision, 3)) * 10 ** rng.randrange(0, precision)
+                  for _ in range(30))]
+    values = [None if i % 17 == 5 else Decimal(u if abs(u) <= top else top).scaleb(-scale)
+              for i, u in enumerate(unscaled)]
+    t = row(("d", DecimalType(precision=precision, scale=scale)))
+    batch = pa.RecordBatch.from_arrays([pa.array(values, pa.decimal128(precision, scale))],
+                                       names=["d"])
+    for plain in (False, True):
+        c = create_codec("json", t, {"encode.decimal-as-plain-number": plain})
+        assert c.encode_batch(batch) == [c.encode({"d": v}) for v in values]
+        assert c.encode_batch(batch.slice(7, 20)) == [c.encode({"d": v}) for v in values[7:27]]
