@@ -947,9 +947,6 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
         column = pa.Array.from_buffers(pa.timestamp(typ.unit), len(column),
                                        [column.buffers()[0], pa.py_buffer(ticks)],
                                        column.null_count)
-    fast = _timestamps_text(ticks, digits, iso, column)
-    if fast is not None:
-        return fast
     text = column.cast(pa.string())  # `yyyy-MM-dd HH:mm:ss[.ffffff]`, faster than strftime
     if iso:
         text = pc.replace_substring(text, " ", "T", max_replacements=1)
@@ -967,68 +964,11 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
 
 
 
-def _timestamps_text(ticks: Any, digits: int, iso: bool, column: Any) -> Any:
-    """`yyyy-MM-dd HH:mm:ss[.fraction]` of epoch ticks (10^-digits s), trailing fractional
-    zeros trimmed, written digit by digit into one byte matrix; None when a year falls
-    outside 1..9999 (Arrow's text then, as before). The civil date is Howard Hinnant's
-    `civil_from_days`, in floor divisions."""
-    import numpy as np
-    import pyarrow as pa
-
-    n = len(ticks)
-    per_second = 10**digits
-    seconds = ticks // per_second
-    frac = ticks - seconds * per_second
-    days = seconds // 86400
-    of_day = seconds - days * 86400
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = np.where(mp < 10, mp + 3, mp - 9)
-    year = yoe + era * 400 + (month <= 2)
-    if n and (year.min() < 1 or year.max() > 9999):
-        return None
-    width = 19 + (digits + 1 if digits else 0)
-    mat = np.empty((n, width), dtype=np.uint8)
-
-    def put(at: int, value: Any, size: int) -> None:
-        for k in range(size):
-            mat[:, at + size - 1 - k] = 48 + (value // 10**k) % 10
-
-    put(0, year, 4)
-    put(5, month, 2)
-    put(8, day, 2)
-    put(11, of_day // 3600, 2)
-    put(14, of_day // 60 % 60, 2)
-    put(17, of_day % 60, 2)
-    mat[:, 4] = mat[:, 7] = ord("-")
-    mat[:, 10] = ord("T" if iso else " ")
-    mat[:, 13] = mat[:, 16] = ord(":")
-    keep = np.full(n, width, dtype=np.int64)
-    if digits:
-        mat[:, 19] = ord(".")
-        put(20, frac, digits)
-        # Trailing fractional zeros trimmed, and the point with them when all are zeros.
-        zeros = np.where(frac == 0, digits + 1, 0)
-        live = frac != 0
-        for k in range(1, digits):
-            zeros += live & (frac % 10**k == 0)
-        keep -= zeros
-    data = mat[np.arange(width)[None, :] < keep[:, None]]
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(keep, out=offsets[1:])
-    return pa.Array.from_buffers(pa.string(), n, [column.buffers()[0], pa.py_buffer(offsets),
-                                                 pa.py_buffer(data)], column.null_count)
-
 def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if pa.types.is_decimal128(column.type) and column.type.precision <= 18:
+    if not plain and pa.types.is_decimal128(column.type) and column.type.precision <= 18:
         text, slow_rows = _decimals_text(column, plain)
         slow = pa.array(slow_rows)
     else:
