@@ -67,19 +67,23 @@ def _varint_piece(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mat, np.arange(k)[None, :] < length[:, None]
 
 
-def _pieces_array(n: int, pieces: list[tuple[np.ndarray, np.ndarray]]) -> pa.Array:
+def _pieces_array(n: int, pieces: list[tuple[np.ndarray, np.ndarray | None]]) -> pa.Array:
+    """The records of one run of matrix segments: (bytes, mask of the bytes in use or None
+    when all are) side by side in one matrix, compacted row by row into one buffer."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     width = sum(p[0].shape[1] for p in pieces)
     mat = np.empty((n, width), dtype=np.uint8)
-    mask = np.empty((n, width), dtype=bool)
+    mask = np.ones((n, width), dtype=bool)
     at = 0
     for piece, used in pieces:
-        mat[:, at: at + piece.shape[1]] = piece
-        mask[:, at: at + piece.shape[1]] = used
-        at += piece.shape[1]
+        k = piece.shape[1]
+        mat[:, at: at + k] = piece
+        if used is not None:
+            mask[:, at: at + k] = used
+        at += k
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
     # Arrow's filter compacts the row-major bytes faster than numpy's boolean indexing.
@@ -112,17 +116,17 @@ def _column_pieces(
         raise EncodeError(f"{where}: row {_first(~valid)}: column '{name}' is null, but its "
                           "type is NOT NULL", hint="give every NOT NULL column a value")
     at = arr.type
-    head: list[tuple[np.ndarray, np.ndarray]] = []
+    head: list[tuple[np.ndarray, np.ndarray | None]] = []
     if null_idx is not None:
         branch = np.where(valid, np.uint8(value_idx * 2), np.uint8(null_idx * 2))
-        head.append((branch[:, None], np.ones((n, 1), dtype=bool)))
+        head.append((branch[:, None], None))
 
     def ints() -> np.ndarray:
         return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
     def varints(v: np.ndarray) -> list[Any]:
         mat, mask = _varint_piece(v)
-        return [*head, (mat, mask & valid[:, None])]
+        return [*head, (mat, mask & valid[:, None] if arr.null_count else mask)]
 
     def out_of_range(bad: np.ndarray, v: np.ndarray, what: str) -> EncodeError:
         i = _first(bad & valid)
@@ -131,7 +135,7 @@ def _column_pieces(
 
     if isinstance(t, BooleanType) and kind == "boolean" and pa.types.is_boolean(at):
         b = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
-        return [*head, (b[:, None], valid[:, None])]
+        return [*head, (b[:, None], valid[:, None] if arr.null_count else None)]
     if isinstance(t, IntegralType) and logical is None and pa.types.is_integer(at) and (
         kind == "long" or (kind == "int" and t.bits <= 32)
     ):
@@ -161,7 +165,7 @@ def _column_pieces(
             raw = f32.view(np.uint8).reshape(n, 4)
         else:
             raw = f.astype("<f8", copy=False).view(np.uint8).reshape(n, 8)
-        mask = np.broadcast_to(valid[:, None], raw.shape)
+        mask = np.broadcast_to(valid[:, None], raw.shape) if arr.null_count else None
         return [*head, (raw, mask)]
     if (isinstance(t, StringType) and kind == "string" and
             (pa.types.is_string(at) or pa.types.is_large_string(at))) or \
@@ -225,7 +229,7 @@ def _column_pieces(
         be = v.astype(">i8").view(np.uint8).reshape(n, 8)
         mask = (np.arange(8)[None, :] >= 8 - nbytes[:, None]) & valid[:, None]
         length = (nbytes * 2).astype(np.uint8)[:, None]  # zig-zag varint of 1..8: one byte
-        return [*head, (length, valid[:, None]), (be, mask)]
+        return [*head, (length, valid[:, None] if arr.null_count else None), (be, mask)]
     raise _Fallback
 
 
@@ -253,10 +257,9 @@ def encode_arrow(
     head = (prefix() if callable(prefix) else prefix) + w.row_prefix
     if head:
         row = np.frombuffer(head, dtype=np.uint8)[None, :]
-        segments.insert(0, (np.broadcast_to(row, (n, len(head))),
-                            np.ones((1, len(head)), dtype=bool)))
+        segments.insert(0, (np.broadcast_to(row, (n, len(head))), None))
     parts: list[Any] = []
-    group: list[tuple[np.ndarray, np.ndarray]] = []
+    group: list[tuple[np.ndarray, np.ndarray | None]] = []
     for segment in segments:  # neighbouring matrices: one matrix, one compaction
         if isinstance(segment, tuple):
             group.append(segment)
