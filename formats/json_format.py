@@ -693,13 +693,6 @@ class JsonCodec(Codec):
         parts.append(_repeated(lit[:-1] + b"}", n))
         return pc.binary_join_element_wise(*parts, b"")
 
-    def _column_text(self, name: str, t: DataType, column: Any) -> Any:
-        """The JSON text of each value of one column (null where the value is null)."""
-        import pyarrow.compute as pc
-
-        text, wrap = self._column_json(name, t, column)
-        return text if wrap is None else pc.binary_join_element_wise(wrap[0], text, wrap[1], "")
-
     def _column_json(
         self, name: str, t: DataType, column: Any
     ) -> tuple[Any, tuple[str, str] | None]:
@@ -750,10 +743,9 @@ def _repeated(value: bytes, n: int) -> Any:
     import numpy as np
     import pyarrow as pa
 
-    offsets = np.arange(n + 1, dtype=np.int64) * len(value)
-    if offsets[-1] >= 1 << 31:
-        return pa.array([value] * n, pa.large_binary()).cast(pa.binary())  # pragma: no cover
-    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)),
+    # The joined rows hold these bytes and more, within Arrow binary's 2 GiB as before.
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(value))
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
                                                  pa.py_buffer(value * n)])
 
 
@@ -961,7 +953,6 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
             cut = np.where(text.is_valid().to_numpy(zero_copy_only=False), cut, 0)
         text = _trim_ends(text, cut)
     return text
-
 
 
 def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
