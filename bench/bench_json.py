@@ -12,6 +12,7 @@ import argparse
 import datetime as dt
 import json
 import random
+import statistics
 import sys
 import time
 from decimal import Decimal
@@ -104,6 +105,8 @@ def main() -> None:
                    ratio_label="x json.dumps (throughput, goal >= 2x)",
                    title=f"json encoding, {args.rows:,} rows, batches of {args.batch:,}, "
                          f"python {sys.version.split()[0]}, pyarrow {pa.__version__}"))
+    for c in contenders:  # one line per contender, for bench/bench_before_after.py
+        print(f"{c.name}: {args.rows / statistics.median(c.seconds):,.0f} rows/s")
     print(f"example: {first[0].decode()}")
 
 if __name__ == "__main__":

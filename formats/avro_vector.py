@@ -1,10 +1,13 @@
 """Column-wise Avro encoding of Arrow batches with numpy: where the avro formats' speed comes from.
 
-Each column becomes "pieces": fixed-width uint8 matrices (one row per record) with a mask of
-the bytes in use, compacted into one Arrow binary array; strings and bytes add their Arrow
-data as is. `binary_join_element_wise` then concatenates all columns of a row in C++. Columns
-numpy cannot write (nested types, rare logical types) fall back to the row writer, so the
-bytes always equal `AvroWriter.encode` row by row.
+Each column becomes segments: fixed-width uint8 matrices (one row per record) with a mask of
+the bytes in use; short strings and bytes become such a matrix too (their Arrow data gathered,
+padded to the longest value), long ones stay Arrow arrays. The header, the columns and the
+strings of a record are so written into one matrix, compacted into one buffer with its offsets
+in a single numpy pass; only a string longer than `_DENSE_WIDTH` bytes splits the record in
+parts that `binary_join_element_wise` concatenates in C++. Columns numpy cannot write (nested
+types, rare logical types) fall back to the row writer, so the bytes always equal
+`AvroWriter.encode` row by row.
 """
 
 from __future__ import annotations
@@ -64,17 +67,32 @@ def _varint_piece(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mat, np.arange(k)[None, :] < length[:, None]
 
 
-def _pieces_array(n: int, pieces: list[tuple[np.ndarray, np.ndarray]]) -> pa.Array:
+def _pieces_array(n: int, pieces: list[tuple[np.ndarray, np.ndarray | None]]) -> pa.Array:
+    """The records of one run of matrix segments: (bytes, mask of the bytes in use or None
+    when all are) side by side in one matrix, compacted row by row into one buffer."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    mat = np.concatenate([p[0] for p in pieces], axis=1)
-    mask = np.concatenate([p[1] for p in pieces], axis=1)
-    data = mat[mask]
+    width = sum(p[0].shape[1] for p in pieces)
+    mat = np.empty((n, width), dtype=np.uint8)
+    mask = np.ones((n, width), dtype=bool)
+    at = 0
+    for piece, used in pieces:
+        k = piece.shape[1]
+        mat[:, at: at + k] = piece
+        if used is not None:
+            mask[:, at: at + k] = used
+        at += k
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
+    # Arrow's filter compacts the row-major bytes faster than numpy's boolean indexing.
+    flat_mask = mask.reshape(-1)
+    keep = pa.Array.from_buffers(pa.bool_(), len(flat_mask), [
+        None, pa.py_buffer(np.packbits(flat_mask, bitorder="little"))])
+    data = pc.filter(pa.array(mat.reshape(-1)), keep)
     return pa.Array.from_buffers(
-        pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        pa.binary(), n, [None, pa.py_buffer(offsets), data.buffers()[1]]
     )
 
 
@@ -98,17 +116,17 @@ def _column_pieces(
         raise EncodeError(f"{where}: row {_first(~valid)}: column '{name}' is null, but its "
                           "type is NOT NULL", hint="give every NOT NULL column a value")
     at = arr.type
-    head: list[tuple[np.ndarray, np.ndarray]] = []
+    head: list[tuple[np.ndarray, np.ndarray | None]] = []
     if null_idx is not None:
         branch = np.where(valid, np.uint8(value_idx * 2), np.uint8(null_idx * 2))
-        head.append((branch[:, None], np.ones((n, 1), dtype=bool)))
+        head.append((branch[:, None], None))
 
     def ints() -> np.ndarray:
         return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
     def varints(v: np.ndarray) -> list[Any]:
         mat, mask = _varint_piece(v)
-        return [_pieces_array(n, [*head, (mat, mask & valid[:, None])])]
+        return [*head, (mat, mask & valid[:, None] if arr.null_count else mask)]
 
     def out_of_range(bad: np.ndarray, v: np.ndarray, what: str) -> EncodeError:
         i = _first(bad & valid)
@@ -117,7 +135,7 @@ def _column_pieces(
 
     if isinstance(t, BooleanType) and kind == "boolean" and pa.types.is_boolean(at):
         b = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
-        return [_pieces_array(n, [*head, (b[:, None], valid[:, None])])]
+        return [*head, (b[:, None], valid[:, None] if arr.null_count else None)]
     if isinstance(t, IntegralType) and logical is None and pa.types.is_integer(at) and (
         kind == "long" or (kind == "int" and t.bits <= 32)
     ):
@@ -147,8 +165,8 @@ def _column_pieces(
             raw = f32.view(np.uint8).reshape(n, 4)
         else:
             raw = f.astype("<f8", copy=False).view(np.uint8).reshape(n, 8)
-        mask = np.broadcast_to(valid[:, None], raw.shape)
-        return [_pieces_array(n, [*head, (raw, mask)])]
+        mask = np.broadcast_to(valid[:, None], raw.shape) if arr.null_count else None
+        return [*head, (raw, mask)]
     if (isinstance(t, StringType) and kind == "string" and
             (pa.types.is_string(at) or pa.types.is_large_string(at))) or \
             (isinstance(t, BytesType) and kind == "bytes" and logical is None and
@@ -158,7 +176,7 @@ def _column_pieces(
                            pa.types.is_large_binary(at) else pa.binary())
         if payload.type != pa.binary():
             payload = payload.cast(pa.binary())
-        return [*varints(lengths.astype(np.int64)), payload.fill_null(b"")]
+        return [*varints(lengths.astype(np.int64)), *_payload(payload.fill_null(b""))]
     if isinstance(t, DateType) and kind == "int" and logical == "date" and \
             pa.types.is_date32(at):
         return varints(arr.cast(pa.int32()).fill_null(0).to_numpy(
@@ -211,18 +229,19 @@ def _column_pieces(
         be = v.astype(">i8").view(np.uint8).reshape(n, 8)
         mask = (np.arange(8)[None, :] >= 8 - nbytes[:, None]) & valid[:, None]
         length = (nbytes * 2).astype(np.uint8)[:, None]  # zig-zag varint of 1..8: one byte
-        return [_pieces_array(n, [*head, (length, valid[:, None]), (be, mask)])]
+        return [*head, (length, valid[:, None] if arr.null_count else None), (be, mask)]
     raise _Fallback
 
 
 def encode_arrow(
     w: ColumnWriters, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes]
 ) -> pa.Array:
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     n = batch.num_rows
-    parts: list[Any] = []
+    segments: list[Any] = []
     names = batch.schema.names
     for f, schema, write in w.columns:
         if f.name not in names:
@@ -232,17 +251,54 @@ def encode_arrow(
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
         try:
-            parts.extend(_column_pieces(f.type, schema, arr, w.where, f.name))
+            segments.extend(_column_pieces(f.type, schema, arr, w.where, f.name))
         except _Fallback:
-            parts.append(_column_fallback(arr, write, w.where))
+            segments.append(_column_fallback(arr, write, w.where))
     head = (prefix() if callable(prefix) else prefix) + w.row_prefix
     if head:
-        parts.insert(0, pa.scalar(head, pa.binary()))
-    if not any(isinstance(p, (pa.Array, pa.ChunkedArray)) for p in parts):
-        return pa.array([head] * n, pa.binary())
+        row = np.frombuffer(head, dtype=np.uint8)[None, :]
+        segments.insert(0, (np.broadcast_to(row, (n, len(head))), None))
+    parts: list[Any] = []
+    group: list[tuple[np.ndarray, np.ndarray | None]] = []
+    for segment in segments:  # neighbouring matrices: one matrix, one compaction
+        if isinstance(segment, tuple):
+            group.append(segment)
+            continue
+        if group:
+            parts.append(_pieces_array(n, group))
+            group = []
+        parts.append(segment)
+    if group:
+        parts.append(_pieces_array(n, group))
+    if not parts:
+        return pa.array([b""] * n, pa.binary())
     if len(parts) == 1:
         return parts[0]
     return pc.binary_join_element_wise(*parts, b"")
+
+
+#: The longest string or bytes value written through a padded matrix; a batch holding a
+#: longer one keeps that column as an Arrow array (its rows are then joined in parts).
+_DENSE_WIDTH = 64
+
+
+def _payload(arr: pa.Array) -> list[Any]:
+    """The bytes of a binary column (no nulls) as a segment: a padded matrix when short."""
+    import numpy as np
+
+    n = len(arr)
+    offs = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=4 * arr.offset)
+    lens = np.diff(offs)
+    width = int(lens.max()) if n else 0
+    if width == 0:
+        return []
+    if width > _DENSE_WIDTH:
+        return [arr]
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+    mask = np.arange(width)[None, :] < lens[:, None]
+    mat = np.zeros((n, width), dtype=np.uint8)
+    mat[mask] = data[offs[0]: offs[-1]]  # row-major order of the mask is the data's order
+    return [(mat, mask)]
 
 
 def _column_fallback(arr: pa.Array, write: Writer, where: str) -> pa.Array:

@@ -641,17 +641,31 @@ class JsonCodec(Codec):
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
         """Every row of an Arrow batch, the same bytes as `encode` row by row, built per column.
 
-        Strings, integers, booleans, timestamps and decimals are turned into JSON text with
-        pyarrow.compute; doubles, nested values and the rare values needing Java's rules are
-        formatted per value. Columns are then joined element-wise into one object per row.
+        Strings, integers, booleans, doubles, timestamps and decimals are turned into JSON text
+        with pyarrow.compute and numpy; nested values and the rare values needing Java's rules
+        are formatted per value. One join then lays each row out, field names and all.
+        """
+        return self.encode_rows(batch).to_pylist()  # type: ignore[no-any-return]
+
+    def encode_arrow(self, batch: pa.RecordBatch | pa.Table) -> pa.Array:
+        """The encoded rows as one Arrow binary array (what `encode_batch` lists)."""
+        return self.encode_rows(batch)
+
+    def encode_rows(
+        self, batch: pa.RecordBatch | pa.Table, prefix: bytes | Callable[[], bytes] = b""
+    ) -> pa.Array:
+        """Every row of `batch`, each after `prefix`, as one Arrow binary array.
+
+        A callable prefix (a registry frame's header) is asked for only once every value has
+        been checked, as `encode` checks the row before the frame.
         """
         import pyarrow as pa
         import pyarrow.compute as pc
 
         n = batch.num_rows
         if n == 0:
-            return []
-        pieces = []
+            return pa.array([], pa.binary())
+        texts = []
         for f in self.row_type.fields:
             try:
                 column = batch.column(f.name)
@@ -659,46 +673,54 @@ class JsonCodec(Codec):
                 column = pa.nulls(n, pa.string())
             if isinstance(column, pa.ChunkedArray):
                 column = column.combine_chunks()
-            text = self._column_text(f.name, f.type, column)
-            key = json_string(f.name)
-            if self._settings.ignore_nulls:
-                piece = pc.fill_null(pc.binary_join_element_wise("," + key + ":", text, ""), "")
-            else:
-                piece = pc.binary_join_element_wise("," + key + ":", pc.fill_null(text, "null"),
-                                                    "")
-            pieces.append(piece)
-        if pieces:
-            joined = pc.binary_join_element_wise(*pieces, "") if len(pieces) > 1 else pieces[0]
-            body = pc.utf8_slice_codeunits(joined, 1)
-            rows = pc.binary_join_element_wise("{", body, "}", "")
-        else:
-            rows = pa.array(["{}"] * n)
-        return rows.cast(pa.binary()).to_pylist()  # type: ignore[no-any-return]
+            texts.append((f.name, *self._column_json(f.name, f.type, column)))
+        head = prefix() if callable(prefix) else prefix
+        if self._settings.ignore_nulls:
+            return _join_skipping_nulls(n, head, texts)
+        # One element-wise join: literal field names between the columns' texts; a column
+        # without nulls gets its quotes from the literals around it.
+        parts: list[Any] = []
+        lit = head + b"{"
+        for name, text, wrap in texts:
+            if wrap is not None and text.null_count:
+                text = pc.binary_join_element_wise(wrap[0], text, wrap[1], "")
+                wrap = None
+            lit += json_string(name).encode("utf-8") + b":" + (wrap[0].encode() if wrap else b"")
+            if text.null_count:
+                text = pc.fill_null(text, "null")
+            parts += [_repeated(lit, n), text.cast(pa.binary())]
+            lit = (wrap[1].encode() if wrap else b"") + b","
+        parts.append(_repeated(lit[:-1] + b"}", n))
+        return pc.binary_join_element_wise(*parts, b"")
 
-    def _column_text(self, name: str, t: DataType, column: Any) -> Any:
-        """The JSON text of each value of one column (null where the value is null)."""
+    def _column_json(
+        self, name: str, t: DataType, column: Any
+    ) -> tuple[Any, tuple[str, str] | None]:
+        """The JSON text of each value of one column (null where the value is null), and the
+        quotes still to put around each non-null value (None: the text is complete)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         typ = column.type
         if isinstance(t, StringType) and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
-            return _arrow_strings(column)
+            return _arrow_strings(column), ('"', '"')
         if isinstance(t, BooleanType) and pa.types.is_boolean(typ):
-            return column.cast(pa.string())
+            return column.cast(pa.string()), None
         if isinstance(t, IntegralType) and pa.types.is_integer(typ):
             lo_hi = pc.min_max(column)
             lo, hi = lo_hi["min"].as_py(), lo_hi["max"].as_py()
             if lo is None or (t.min_value <= lo and hi <= t.max_value):
-                return column.cast(pa.string())
+                return column.cast(pa.string()), None
         if (isinstance(t, TimestampType) and pa.types.is_timestamp(typ) and typ.tz is None) or (
             isinstance(t, TimestampLtzType) and pa.types.is_timestamp(typ)
         ):
-            return _arrow_timestamps(column, t, self._settings.iso)
+            return _arrow_timestamps(column, t, self._settings.iso), \
+                ('"', 'Z"' if isinstance(t, TimestampLtzType) else '"')
         if isinstance(t, DecimalType) and pa.types.is_decimal(typ) and typ.scale == t.scale \
                 and typ.precision <= t.precision:
-            return _arrow_decimals(column, self._settings.plain_decimals, self._per_value(t))
+            return _arrow_decimals(column, self._settings.plain_decimals, self._per_value(t)), None
         if isinstance(t, DoubleType) and pa.types.is_float64(typ):
-            return _arrow_doubles(column)
+            return _arrow_doubles(column), None
         enc = self._per_value(t)
         out: list[str | None] = []
         for i, v in enumerate(column.to_pylist()):
@@ -706,7 +728,7 @@ class JsonCodec(Codec):
                 out.append(None if v is None else enc(v, name))
             except EncodeError as exc:  # as the row-by-row path: say which row
                 raise type(exc)(f"row {i}: {exc.message}", hint=exc.hint) from None
-        return pa.array(out, pa.string())
+        return pa.array(out, pa.string()), None
 
     def _per_value(self, t: DataType) -> Encoder:
         cache = self.__dict__.setdefault("_encoders", {})
@@ -715,79 +737,221 @@ class JsonCodec(Codec):
         return cache[t]  # type: ignore[no-any-return]
 
 
-def _doubles_text(values: list[float | None]) -> list[str | None]:
+def _repeated(value: bytes, n: int) -> Any:
+    """`value` n times, as an Arrow binary array built from two numpy buffers (no Python loop;
+    Arrow's join is faster with arrays than with scalars)."""
+    import numpy as np
+    import pyarrow as pa
+
+    # The joined rows hold these bytes and more, within Arrow binary's 2 GiB as before.
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(value))
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
+                                                 pa.py_buffer(value * n)])
+
+
+def _join_skipping_nulls(n: int, head: bytes, texts: list[tuple[str, Any, Any]]) -> Any:
+    """Rows without their null fields (encode.ignore-null-fields): each field its own piece."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pieces = []
+    for name, text, wrap in texts:
+        key = "," + json_string(name) + ":"
+        if wrap is not None:
+            pieces.append(pc.binary_join_element_wise(key + wrap[0], text, wrap[1], ""))
+        else:
+            pieces.append(pc.binary_join_element_wise(key, text, ""))
+    pieces = [pc.fill_null(p, "") for p in pieces]
+    if not pieces:
+        return _repeated(head + b"{}", n)
+    joined = pc.binary_join_element_wise(*pieces, "") if len(pieces) > 1 else pieces[0]
+    body = pc.utf8_slice_codeunits(joined, 1)
+    return pc.binary_join_element_wise(head + b"{", body.cast(pa.binary()), b"}", b"")
+
+
+def _offsets(arr: Any) -> tuple[Any, Any]:
+    """(offsets as int64, the data buffer as uint8) of a string or binary array."""
+    import numpy as np
+
+    offs = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1,
+                         offset=4 * arr.offset).astype(np.int64)
+    buf = arr.buffers()[2]
+    data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
+    return offs, data
+
+
+def _trailing_zeros(values: Any, most: int) -> Any:
+    """How many trailing decimal zeros each non-negative int64 value has (0 has `most`), up to
+    `most`: one modulo over all values, then only over the shrinking rest that ends in 0."""
+    import numpy as np
+
+    zeros = np.where(values == 0, most, 0)
+    rows = np.flatnonzero((values != 0) & (values % 10 == 0))
+    rest = values[rows] // 10
+    for _ in range(most):
+        if not rows.size:
+            break
+        zeros[rows] += 1
+        ends_in_0 = rest % 10 == 0
+        rows, rest = rows[ends_in_0], rest[ends_in_0] // 10
+    return np.minimum(zeros, most)
+
+
+def _compact(mat: Any, mask: Any) -> Any:
+    """The bytes of `mat` where `mask` is true, row-major: Arrow's filter on a bit-packed mask
+    (faster than numpy's boolean indexing)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flat = mask.reshape(-1)
+    keep = pa.Array.from_buffers(pa.bool_(), len(flat), [
+        None, pa.py_buffer(np.packbits(flat, bitorder="little"))])
+    return pc.filter(pa.array(mat.reshape(-1)), keep).buffers()[1]
+
+def _trim_ends(arr: Any, cut: Any) -> Any:
+    """A string array with the last cut[i] bytes of each value left off (cut is 0 for nulls)."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(arr)
+    if arr.offset:
+        arr = pa.concat_arrays([arr])
+    offs, data = _offsets(arr)
+    lens = np.diff(offs)
+    keep_len = lens - cut
+    width = int(lens[0]) if n else 0
+    if n and (lens == width).all():  # fixed width (a timestamp's text): one 2-D mask
+        mat = data[offs[0]: offs[0] + n * width].reshape(n, width)
+        out = _compact(mat, np.arange(width)[None, :] < keep_len[:, None])
+    else:
+        total = int(offs[-1] - offs[0])
+        pos = np.arange(total, dtype=np.int64) - np.repeat(offs[:-1] - offs[0], lens)
+        out = data[offs[0]: offs[-1]][pos < np.repeat(keep_len, lens)]
+    new_offs = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(keep_len, out=new_offs[1:])
+    data_out = out if isinstance(out, pa.Buffer) else pa.py_buffer(out)
+    return pa.Array.from_buffers(pa.string(), n, [arr.buffers()[0], pa.py_buffer(new_offs),
+                                                 data_out], arr.null_count)
+
+
+def _doubles_text(values: list[float | None], jdk: int | None = None) -> list[str | None]:
     """Java text of an Arrow float64 column's values (already floats: no checks needed)."""
-    to_text = javatext.double_to_string
+    java = javatext.DEFAULT_JDK if jdk is None else jdk
+
+    def to_text(v: float) -> str:
+        return javatext.double_to_string(v, jdk=java)
     return [None if v is None else to_text(v) if v - v == 0 else f'"{to_text(v)}"'
             for v in values]
 
 
-_POW5 = [5**k for k in range(28)]
 _ARROW_DOUBLES_OK: list[bool] = []
+_MANTISSA = (1 << 52) - 1
 
 
-def _arrow_doubles(column: Any) -> Any:
-    """Java text of a float64 column, reusing Arrow's shortest text where JDK 17 agrees.
+def _arrow_prints_like_repr() -> bool:
+    """Whether this pyarrow prints doubles as `_arrow_doubles` expects: the shortest digits
+    (as `repr`), plain from 1e-3 up to 1e7 (the window's edges probed), integers bare."""
+    import pyarrow as pa
 
-    Arrow prints the shortest round-trip digits, as `repr`. For 1e-3 <= |x| < 1e7 written as
-    `int.frac` with at least two digits, `Double.toString` (JDK 17) is the same text unless x is
-    a tie or half-ulp edge case, which needs 5^k (k = fraction digits) to divide D or 2D +- 1
-    (see javatext._legacy_fast); those and all other values go through javatext.
+    if not _ARROW_DOUBLES_OK:
+        probe = [4739.33, 0.001234, 1234567.891, 0.1, 2.5e-3, 9999999.999999998, 1.1, -123.456,
+                 0.001, 0.0010000000000000002, 0.0019999999999999996, 9999999.5]
+        wholes = [1.0, -0.0, 0.0, 1000000.0, 9999999.0, -42.0]
+        arrow_text = pa.array(probe + wholes).cast(pa.string()).to_pylist()
+        java = [javatext.double_to_string(x) for x in probe]
+        java += [javatext.double_to_string(x).removesuffix(".0") for x in wholes]
+        _ARROW_DOUBLES_OK.append(arrow_text == java)
+    return _ARROW_DOUBLES_OK[0]
+
+
+def _arrow_doubles(column: Any, jdk: int | None = None) -> Any:
+    """Java text of a float64 column (`Double.toString` of JDK `jdk`), from Arrow's text.
+
+    Arrow prints the shortest round-trip digits, as `repr`; from 1e-3 up to 1e7 that is also
+    Java's text (JDK 19+ by definition; JDK 17's FloatingDecimal too, see below), with two
+    layout fixes done here in bulk: an integral value gets `.0` (`1234` -> `1234.0`, `-0` ->
+    `-0.0`). Per value through javatext go only: values outside that window (Java's exponent
+    form), NaN and the infinities, one-digit values (JDK 19+ may then print two digits), and
+    powers of two (FloatingDecimal's one asymmetric case).
+
+    JDK 17: `javatext._legacy_fast` shows FloatingDecimal and `repr` agree but for values of
+    1 digit, powers of two, subnormals, integers >= 2^53, and a k-digit neighbour exactly half
+    an ulp away or x exactly midway between two: with x = m*2^q (2^52 <= m < 2^53) and the text
+    D*10^-k (k >= 1 fraction digits, D < 10^17), the first needs D = (2m+-1)*5^k*2^(q+k-1), so
+    x >= 2^52*5/10 > 1e7 at k = 1 and more digits than 17 beyond; the second needs
+    2D+-1 = m*5^k, so x >= 2^52*5/20 > 1e14. Neither happens in the window.
+    tests/formats/test_json_doubles.py checks this against the full port.
     """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not _ARROW_DOUBLES_OK:  # trust Arrow's text only if this pyarrow prints like repr
-        probe = [4739.33, 0.001234, 1234567.891, 0.1, 2.5e-3, 9999999.999999998, 1.1, -123.456]
-        arrow_text = pa.array(probe).cast(pa.string()).to_pylist()
-        _ARROW_DOUBLES_OK.append(arrow_text == [javatext.double_to_string(x) for x in probe])
-    if javatext.DEFAULT_JDK >= 19 or not _ARROW_DOUBLES_OK[0]:
-        return pa.array(_doubles_text(column.to_pylist()), pa.string())
+    if not _arrow_prints_like_repr():
+        return pa.array(_doubles_text(column.to_pylist(), jdk), pa.string())
     text = column.cast(pa.string())
-    a = pc.abs(column)
-    cand = pc.and_(pc.and_(pc.greater_equal(a, 1e-3), pc.less(a, 1e7)),
-                   pc.match_substring_regex(text, "^-?[0-9]+\\.[0-9]+$"))
-    cand = pc.fill_null(cand, False)
-    safe_text = pc.if_else(cand, text, "0.0")
-    unsigned = pc.replace_substring(safe_text, "-", "")
-    k = pc.subtract(pc.subtract(pc.utf8_length(unsigned), pc.find_substring(unsigned, ".")), 1)
-    d = pc.replace_substring(unsigned, ".", "").cast(pa.int64())
-    p = pa.array(_POW5, pa.int64()).take(pc.min_element_wise(k, 27))
-    twice = pc.multiply(d, 2)
-    ok = cand
-    for n in (d, pc.add(twice, 1), pc.subtract(twice, 1)):
-        # n mod p without pc.modulo (pyarrow >= 26 only); divide truncates on integers,
-        # and the remainder is 0 exactly when p divides n either way.
-        ok = pc.and_(ok, pc.not_equal(pc.subtract(n, pc.multiply(pc.divide(n, p), p)), 0))
-    ok = pc.and_(ok, pc.greater_equal(d, 10))
-    slow = pc.and_(pc.invert(ok), pc.is_valid(column))
-    if pc.any(slow).as_py():
-        values = _doubles_text(pc.filter(column, slow).to_pylist())
-        text = pc.replace_with_mask(text, slow, pa.array(values, pa.string()))
+    x = column.fill_null(0.0).to_numpy(zero_copy_only=False)
+    valid = np.ones(len(x), dtype=bool) if column.null_count == 0 else \
+        column.is_valid().to_numpy(zero_copy_only=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.abs(x)
+        window = (a >= 1e-3) & (a < 1e7)
+        whole = valid & (a < 1e7) & (x == np.trunc(x))  # zeros included
+        fractional = valid & window & ~whole
+        power_of_two = (x.view(np.uint64) & np.uint64(_MANTISSA)) == 0
+        one_digit = np.zeros(len(x), dtype=bool)
+        for scale in (10.0, 100.0, 1000.0):  # 0.d, 0.0d, 0.00d: the only 1-digit fractions
+            d = np.rint(a * scale)
+            one_digit |= (d >= 1) & (d <= 9) & (d / scale == a)
+    plain = fractional & ~power_of_two & ~one_digit
+    slow = valid & ~plain & ~whole
+    if whole.any():
+        mask = pa.array(whole)
+        text = pc.replace_with_mask(text, mask, pc.binary_join_element_wise(
+            pc.filter(text, mask), ".0", ""))
+    if slow.any():
+        mask = pa.array(slow)
+        values = _doubles_text(pc.filter(column, mask).to_pylist(), jdk)
+        text = pc.replace_with_mask(text, mask, pa.array(values, pa.string()))
     return text
 
 
-# Arrow's RE2 spelling of the characters json_string must escape beyond `"` and `\`.
-_ARROW_SPECIAL = "[\\x00-\\x1f\\x{D800}-\\x{DFFF}\\x{10000}-\\x{10FFFF}]"
-
-
 def _arrow_strings(column: Any) -> Any:
+    """The escaped text of a string column, without its quotes (null where null).
+
+    One numpy pass over the UTF-8 bytes finds the values that need escaping at all: `"` and
+    `\\` are escaped in bulk, control characters and characters beyond U+FFFF (4-byte
+    sequences) per value with json_string.
+    """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     column = column.cast(pa.string())
-    special = pc.match_substring_regex(column, _ARROW_SPECIAL)
-    text = pc.replace_substring(column, "\\", "\\\\")
-    text = pc.replace_substring(text, '"', '\\"')
-    text = pc.binary_join_element_wise('"', text, '"', "")
-    if pc.any(special).as_py():
-        mask = pc.fill_null(special, False)
-        slow = [json_string(v) for v in pc.filter(column, mask).to_pylist()]
-        text = pc.replace_with_mask(text, mask, pa.array(slow, pa.string()))
+    n = len(column)
+    offs, data = _offsets(column)
+    body = data[offs[0]: offs[-1]]
+    special = (body < 0x20) | (body >= 0xF0)
+    quoting = (body == 0x22) | (body == 0x5C)
+    text = column
+    if quoting.any():
+        text = pc.replace_substring(text, "\\", "\\\\")
+        text = pc.replace_substring(text, '"', '\\"')
+    if special.any():
+        rows = np.searchsorted(offs, np.flatnonzero(special) + offs[0], side="right") - 1
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        if column.null_count:
+            mask &= column.is_valid().to_numpy(zero_copy_only=False)
+        arrow_mask = pa.array(mask)
+        slow = [json_string(v)[1:-1] for v in pc.filter(column, arrow_mask).to_pylist()]
+        text = pc.replace_with_mask(text, arrow_mask, pa.array(slow, pa.string()))
     return text
 
 
 def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
+    """The text of a timestamp column without its quotes (and without LTZ's `Z`)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -796,44 +960,107 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
     if typ.tz is not None:
         column = column.cast(pa.timestamp(typ.unit))  # the UTC wall clock
     digits = {"s": 0, "ms": 3, "us": 6, "ns": 9}[typ.unit]
+    if column.offset:
+        column = pa.concat_arrays([column])
+    ticks = column.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     if precision < digits:  # floor to the precision in integer ticks (no ns overflow)
         m = 10 ** (digits - precision)
-        ticks = column.cast(pa.int64())
-        floored = pc.multiply(pc.divide(ticks, m), m)
-        floored = pc.if_else(pc.and_(pc.less(ticks, 0), pc.not_equal(floored, ticks)),
-                             pc.subtract(floored, m), floored)
-        column = floored.cast(pa.timestamp(typ.unit))
+        ticks = ticks - ticks % m  # numpy's % is a floor modulo, as the floor needs
+        column = pa.Array.from_buffers(pa.timestamp(typ.unit), len(column),
+                                       [column.buffers()[0], pa.py_buffer(ticks)],
+                                       column.null_count)
     text = column.cast(pa.string())  # `yyyy-MM-dd HH:mm:ss[.ffffff]`, faster than strftime
     if iso:
         text = pc.replace_substring(text, " ", "T", max_replacements=1)
     if digits:
-        text = pc.replace_substring_regex(text, "0+$", "")
-        text = pc.replace_substring_regex(text, "\\.$", "")
-    if isinstance(t, TimestampLtzType):
-        return pc.binary_join_element_wise('"', text, 'Z"', "")
-    return pc.binary_join_element_wise('"', text, '"', "")
+        # Trailing fractional zeros trimmed, and the point with them when all are zeros.
+        cut = _trailing_zeros(ticks % 10**digits, digits)
+        cut += cut == digits  # no fraction left: the point goes too
+        if text.null_count:
+            cut = np.where(text.is_valid().to_numpy(zero_copy_only=False), cut, 0)
+        text = _trim_ends(text, cut)
+    return text
 
 
 def _arrow_decimals(column: Any, plain: bool, enc: Encoder) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    raw = column.cast(pa.string())  # plain at the column's scale, but `1E-8` when tiny
-    slow = pc.match_substring(raw, "E")
-    text = raw
-    if not plain:
-        if column.type.scale > 0:
-            text = pc.replace_substring_regex(text, "0+$", "")
-            text = pc.replace_substring_regex(text, "\\.$", "")
-        # Integers ending in 0 need an exponent, tiny values may: leave those to Java's rules.
-        slow = pc.or_(slow, pc.or_(pc.match_substring_regex(text, "0$"),
-                                   pc.match_substring_regex(text, "^-?0\\.000000")))
-        slow = pc.and_(slow, pc.not_equal(text, "0"))
+    if not plain and pa.types.is_decimal128(column.type) and column.type.precision <= 18:
+        text, slow_rows = _decimals_text(column, plain)
+        slow = pa.array(slow_rows)
+    else:
+        raw = column.cast(pa.string())  # plain at the column's scale, but `1E-8` when tiny
+        text = raw
+        slow = pc.match_substring(raw, "E")
+        if not plain:
+            if column.type.scale > 0:
+                text = pc.replace_substring_regex(text, "0+$", "")
+                text = pc.replace_substring_regex(text, "\\.$", "")
+            # Integers ending in 0 need an exponent, tiny values may: Java's rules for those.
+            slow = pc.or_(slow, pc.or_(pc.match_substring_regex(text, "0$"),
+                                       pc.match_substring_regex(text, "^-?0\\.000000")))
+            slow = pc.and_(slow, pc.not_equal(text, "0"))
     if pc.any(slow).as_py():
         mask = pc.fill_null(slow, False)
         values = [enc(v, "") for v in pc.filter(column, mask).to_pylist()]
         text = pc.replace_with_mask(text, mask, pa.array(values, pa.string()))
     return text
+
+
+def _decimals_text(column: Any, plain: bool) -> tuple[Any, Any]:
+    """The text of a decimal128 column of precision <= 18 (unscaled values fit int64), written
+    digit by digit into one byte matrix, and the rows left to Java's rules: with
+    `stripTrailingZeros().toString()` an integer ending in 0 (`1E+3`) and an adjusted exponent
+    below -6 (`1E-7`). Plain keeps the scale: `toPlainString()` never has an exponent."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(column)
+    scale, precision = column.type.scale, column.type.precision
+    words = np.frombuffer(column.buffers()[1], dtype="<i8")[2 * column.offset:
+                                                            2 * (column.offset + n)]
+    valid = np.ones(n, dtype=bool) if column.null_count == 0 else \
+        column.is_valid().to_numpy(zero_copy_only=False)
+    u = np.where(valid, words[0::2], 0)
+    a = np.abs(u)
+    whole, frac = a // 10**scale, a % 10**scale
+    int_width = max(1, precision - scale)
+    int_digits = np.ones(n, dtype=np.int64)
+    for k in range(1, int_width):
+        int_digits += whole >= 10**k
+    keep_frac = np.full(n, scale, dtype=np.int64)
+    slow = np.zeros(n, dtype=bool)
+    if not plain:
+        keep_frac -= _trailing_zeros(frac, scale)
+        digits_of_u = np.where(whole > 0, int_digits + scale, 0)
+        for k in range(scale):  # the digits of a fraction-only value: frac < 10^scale
+            digits_of_u += (whole == 0) & (frac >= 10**k)
+        adjusted = digits_of_u - 1 - scale
+        slow = valid & (u != 0) & (((frac == 0) & (whole % 10 == 0)) | (adjusted < -6))
+    width = 1 + int_width + (1 + scale if scale else 0)
+    mat = np.empty((n, width), dtype=np.uint8)
+    mask = np.empty((n, width), dtype=bool)
+    mat[:, 0] = ord("-")
+    mask[:, 0] = u < 0
+    cols = np.arange(int_width)
+    for j in range(int_width):
+        mat[:, 1 + j] = 48 + (whole // 10 ** (int_width - 1 - j)) % 10
+    mask[:, 1: 1 + int_width] = cols[None, :] >= int_width - int_digits[:, None]
+    if scale:
+        at = 1 + int_width
+        mat[:, at] = ord(".")
+        mask[:, at] = keep_frac > 0
+        for k in range(scale):
+            mat[:, at + 1 + k] = 48 + (frac // 10 ** (scale - 1 - k)) % 10
+        mask[:, at + 1:] = np.arange(scale)[None, :] < keep_frac[:, None]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(mask.sum(axis=1, dtype=np.int32), out=offsets[1:])
+    data = _compact(mat, mask)
+    validity = None if column.null_count == 0 else pa.array(valid).buffers()[1]
+    text = pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets), data],
+                                 column.null_count)
+    return text, slow
 
 
 def _build(row_type: RowType, options: ResolvedOptions, context: CodecContext) -> Codec:

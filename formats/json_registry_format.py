@@ -123,11 +123,11 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
         return self.header() + body
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
-        bodies = super().encode_batch(batch)
-        if not bodies:
-            return bodies
-        header = self.header()
-        return [header + b for b in bodies]
+        return self.encode_arrow(batch).to_pylist()  # type: ignore[no-any-return]
+
+    def encode_arrow(self, batch: pa.RecordBatch | pa.Table) -> pa.Array:
+        """The framed rows as one Arrow binary array: the header joined in with the body."""
+        return self.encode_rows(batch, prefix=self.header)
 
     # -- decoding ------------------------------------------------------------------------
 

@@ -294,6 +294,23 @@ def test_sliced_and_chunked_batches() -> None:
     assert c.encode_batch(table) == [c.encode(r) for r in rows]
 
 
+
+@pytest.mark.parametrize("longest", [0, 1, 64, 65, 300])
+def test_batches_with_short_long_and_empty_strings(longest: int) -> None:
+    """Strings up to 64 bytes go through the one-buffer matrix, longer ones make the record a
+    join of parts: the bytes are the row writer's either way, sliced batches included."""
+    t = row(("k", BigIntType().not_null()), ("s", StringType()), ("b", BytesType()),
+            ("n", StringType().not_null()), ("x", DoubleType()))
+    rows = [{"k": i, "s": None if i % 4 == 1 else "é" * (i * 7 % (longest + 1)) + "z" * (i % 3),
+             "b": None if i % 5 == 2 else bytes(range(i % 7)) * (longest // 7 + 1),
+             "n": "" if i % 2 else "x" * min(longest, 64 + i % 3), "x": i / 3 if i % 6 else None}
+            for i in range(40)]
+    c = codec(t)
+    batch = to_batch(t, rows)
+    assert c.encode_batch(batch) == [c.encode(r) for r in rows]
+    assert c.encode_batch(batch.slice(3, 30)) == [c.encode(r) for r in rows[3:33]]
+    assert c.encode_batch(batch.slice(0, 0)) == []
+
 def test_json_encoding_round_trip() -> None:
     c = codec(ORDER, encoding="json")
     r = {"id": 1, "name": "x", "qty": None, "price": decimal.Decimal("1.50"),

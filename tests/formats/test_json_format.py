@@ -417,3 +417,52 @@ def test_a_batch_encode_error_names_the_row_and_column() -> None:
     batch = pa.RecordBatch.from_pylist([{"k": "a", "c": 1}, {"k": "b", "c": 300}])
     with pytest.raises(EncodeError, match=r"row 1: .*column 'c'.*out of range"):
         c.encode_batch(batch)
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("iso", [False, True])
+def test_encode_batch_timestamps(unit: str, iso: bool) -> None:
+    """The batch encoder's timestamp text (trailing zeros cut in numpy): years 1 and 9999,
+    leap days, before 1970, every precision and unit, nulls, LTZ."""
+    pa = pytest.importorskip("pyarrow")
+    values = [dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+              dt.datetime(2000, 2, 29, 12, 0, 0, 120000), dt.datetime(1900, 3, 1, 0, 0, 1, 5),
+              dt.datetime(1969, 12, 31, 23, 59, 59, 999000), dt.datetime(1970, 1, 1),
+              dt.datetime(2024, 12, 31, 1, 2, 3, 400), None, dt.datetime(2100, 2, 28, 9, 8, 7)]
+    if unit == "ns":  # 64-bit nanoseconds span 1677..2262
+        values = [v for v in values if v is None or 1678 <= v.year <= 2261]
+    opts = {"timestamp-format.standard": "ISO-8601" if iso else "SQL"}
+    for p in range(10):
+        t = row(("ts", TimestampType(precision=p)), ("ltz", TimestampLtzType(precision=p)))
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(values, pa.timestamp("us")).cast(pa.timestamp(unit), safe=False),
+             pa.array(values, pa.timestamp("us", tz="UTC")).cast(pa.timestamp(unit, tz="UTC"),
+                                                                 safe=False)],
+            names=["ts", "ltz"])
+        c = create_codec("json", t, opts)
+        rows = [{"ts": r["ts"], "ltz": r["ltz"]} for r in batch.to_pylist()] \
+            if unit != "ns" else [{"ts": v, "ltz": v and v.replace(tzinfo=UTC)} for v in values]
+        assert c.encode_batch(batch) == [c.encode(r) for r in rows], (unit, p)
+
+
+@pytest.mark.parametrize(("precision", "scale"), [(1, 0), (5, 0), (12, 2), (9, 6), (10, 8),
+                                                  (18, 0), (18, 9), (18, 17), (18, 18), (20, 4)])
+def test_encode_batch_decimals_digit_by_digit(precision: int, scale: int) -> None:
+    """Decimals of precision <= 18 are written digit by digit: zeros, signs, trailing zeros,
+    integers ending in 0 (`1E+3`) and tiny values (`1E-7`) as the row encoder writes them."""
+    pa = pytest.importorskip("pyarrow")
+    rng = __import__("random").Random(precision * 100 + scale)
+    top = 10**precision - 1
+    unscaled = [0, 1, -1, top, -top, 10, -100, 10**scale, 7 * 10 ** max(0, precision - 1),
+                *(rng.randrange(-top, top + 1) for _ in range(60)),
+                *(rng.randrange(1, 10**min(precision, 3)) * 10 ** rng.randrange(0, precision)
+                  for _ in range(30))]
+    values = [None if i % 17 == 5 else Decimal(u if abs(u) <= top else top).scaleb(-scale)
+              for i, u in enumerate(unscaled)]
+    t = row(("d", DecimalType(precision=precision, scale=scale)))
+    batch = pa.RecordBatch.from_arrays([pa.array(values, pa.decimal128(precision, scale))],
+                                       names=["d"])
+    for plain in (False, True):
+        c = create_codec("json", t, {"encode.decimal-as-plain-number": plain})
+        assert c.encode_batch(batch) == [c.encode({"d": v}) for v in values]
+        assert c.encode_batch(batch.slice(7, 20)) == [c.encode({"d": v}) for v in values[7:27]]
