@@ -3,9 +3,10 @@
     python bench/bench_before_after.py --before /tmp/kg-base-3e90b94 --after /work/main \
         [--script bench/bench_writer.py] [--runs 3] [-- --rows 300000]
 
-The script is always the BEFORE tree's copy, so both sides run the same benchmark code and only
-the library differs: each side gets a shadow directory whose formats/, guard/, sparkio/, tests/
-and schemas/ link to its tree and whose bench/ holds that one script. Runs alternate
+The script is always the BEFORE tree's copy (or the one an absolute --script names), so both sides
+run the same benchmark code and only the library differs: each side gets a shadow directory whose
+formats/, guard/, sparkio/, tests/ and schemas/ link to its tree and whose bench/ holds a copy of
+the script's bench/ modules (the script, bench/harness.py and the other helpers it imports). Runs alternate
 (before, after, before, ...), each a fresh process. Every line of the script's output that
 reports `rows/s` (bench_writer's table, bench_json's and bench_avro_confluent's lines) is
 collected; the table shows each line's median rows/s [min-max] per side and after / before.
@@ -35,7 +36,8 @@ def shadow(tree: Path, script: Path, where: Path) -> Path:
         if (tree / name).exists():
             (where / name).symlink_to(tree / name)
     (where / "bench").mkdir()
-    (where / "bench" / script.name).write_bytes(script.read_bytes())
+    for helper in script.parent.glob("*.py"):  # the script and what it imports (harness, ...)
+        (where / "bench" / helper.name).write_bytes(helper.read_bytes())
     return where / "bench" / script.name
 
 
