@@ -6,11 +6,12 @@
 The script is always the BEFORE tree's copy (or the one an absolute --script names), so both sides
 run the same benchmark code and only the library differs: each side gets a shadow directory whose
 formats/, guard/, sparkio/, tests/ and schemas/ link to its tree and whose bench/ holds a copy of
-the script's bench/ modules (the script, bench/harness.py and the other helpers it imports). Runs alternate
-(before, after, before, ...), each a fresh process. Every line of the script's output that
-reports `rows/s` (bench_writer's table, bench_json's and bench_avro_confluent's lines) is
-collected; the table shows each line's median rows/s [min-max] per side and after / before.
-Also prints the load average: compare only runs made under similar load. Asserts nothing.
+the script's bench/ modules (the script, bench/harness.py and the other helpers it imports).
+Runs alternate (before, after, before, ...), each a fresh process. Every line of the script's
+output that reports `rows/s` (bench_writer's table, bench_json's and bench_avro_confluent's
+lines) is collected; the table shows each line's median rows/s [min-max] per side and
+after / before. Also prints the load average: compare only runs made under similar load.
+Asserts nothing.
 """
 
 from __future__ import annotations
