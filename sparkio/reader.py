@@ -359,7 +359,7 @@ def fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumns
     last = dict(zip(decoded_keys, range(n), strict=True))
     winners: list[int] | range = range(n) if len(last) == n else sorted(last.values())
     del decoded_keys, last
-    if any(v is None for v in values):
+    if None in values:
         winners = [i for i in winners if values[i] is not None]
     live = winners if isinstance(winners, range) else None
     try:
