@@ -685,7 +685,7 @@ from formats.types import BigIntType, IntType, SmallIntType, TinyIntType  # noqa
 #
 # Records of flat rows of integers, floats, booleans and strings (each maybe nullable) are
 # decoded field by field over all records at once with numpy, into Arrow arrays. Nothing is
-# guessed: every record must end exactly where its bytes end, every varint within 9 bytes,
+# guessed: every record must end exactly where its bytes end, every varint within 64 bits,
 # every union branch, boolean, integer range and string valid as `decode` requires; if any
 # record fails one of these, the batch is decoded record by record instead, so its values and
 # its errors are `decode`'s own.
@@ -814,18 +814,19 @@ def decode_columns(plan: list[tuple[str, DataType, tuple[str, int | None, int]]]
 
 
 def _varints(buf: Any, pos: Any, limit: int) -> tuple[Any, Any]:
-    """Raw (zigzagged) varints at `pos`, at most 9 bytes each, and the positions after them;
-    (None, pos) when one is longer."""
+    """Raw (zigzagged) varints at `pos`, 64 bits at most (10 bytes, the last 0 or 1), and the
+    positions after them; (None, pos) when one is longer."""
     import numpy as np
 
-    width = 9
+    width = 10
     idx = np.minimum(pos[:, None] + np.arange(width), limit)
     b = buf[idx]
-    cont = (b & 0x80) != 0
-    stops = ~cont
+    stops = (b & 0x80) == 0
     if not stops.any(axis=1).all():
         return None, pos
     size = stops.argmax(axis=1) + 1
+    if (size == width).any() and (b[size == width, width - 1] > 1).any():
+        return None, pos
     keep = np.arange(width) < size[:, None]
     payload = (b & 0x7F).astype(np.uint64) * keep
     shifts = (np.arange(width, dtype=np.uint64) * np.uint64(7))
