@@ -18,10 +18,11 @@ Same table: the bare process writes the live (key, value) bytes it kept (untimed
 decodes them with the plan's codecs and runs the same aggregate on them as a Spark DataFrame;
 each run's digest is that aggregate, so a reader that returned another table shows as a
 mismatch. Peak memory: the bare consumer's own process (wait4); the reader's is the highest RSS
-of any Python worker Spark ran (its pyspark.daemon children, sampled every 20 ms).
+of any Python worker Spark ran (pyspark.daemon and its workers, sampled every 20 ms; each run
+first resets the high-water mark of the workers Spark reuses, so it is that run's own peak).
 
 Usage: python bench/bench_reader.py [--rows 1000000] [--formats avro-confluent,json]
-       [--runs 3] [--partitions 3] [--updates 0.2] [--tombstones 0.05]
+       [--runs 3] [--partitions 3] [--updates 0.2] [--tombstones 0.05] [--library TREE]
 """
 
 from __future__ import annotations
@@ -39,9 +40,20 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+
+
+def _library() -> Path:
+    """The keyguard tree measured: this one, or `--library TREE` (e.g. a baseline checkout;
+    the benchmark's own code stays this tree's)."""
+    if "--library" in sys.argv:
+        return Path(sys.argv[sys.argv.index("--library") + 1]).resolve()
+    return ROOT
+
+
+LIBRARY = _library()
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.append(str(ROOT / "tests"))
+sys.path.insert(0, str(LIBRARY))
 
 from broker import new_topic, start_broker  # noqa: E402
 from harness import (  # noqa: E402
@@ -164,6 +176,12 @@ class WorkerPeak:
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def __enter__(self) -> WorkerPeak:
+        for pid in self._workers():  # a reused worker's high-water mark restarts here
+            try:
+                with open(f"/proc/{pid}/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError:
+                pass
         self._thread.start()
         return self
 
@@ -171,17 +189,26 @@ class WorkerPeak:
         self._stop.set()
         self._thread.join()
 
+    @staticmethod
+    def _workers() -> list[str]:
+        """Spark's Python workers and their daemon (not the JVM, not this process)."""
+        me, out = os.getpid(), []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == me:
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if b"pyspark" in cmd and b"java" not in cmd.split(b"\0")[0]:
+                out.append(pid)
+        return out
+
     def _sample(self) -> None:
-        me = os.getpid()
         while not self._stop.is_set():
-            for pid in os.listdir("/proc"):
-                if not pid.isdigit() or int(pid) == me:
-                    continue
+            for pid in self._workers():
                 try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        cmd = f.read()
-                    if b"pyspark" not in cmd or b"java" in cmd.split(b"\0")[0]:
-                        continue
                     with open(f"/proc/{pid}/status") as f:
                         for line in f:
                             if line.startswith("VmHWM:"):
@@ -201,10 +228,12 @@ def main() -> None:
                     help="fraction of records that update an earlier key")
     ap.add_argument("--tombstones", type=float, default=0.05,
                     help="fraction of records that delete an earlier key")
+    ap.add_argument("--library", default=str(ROOT),
+                    help="the keyguard tree to measure (default: this one), e.g. a baseline")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+        p for p in (str(LIBRARY), os.environ.get("PYTHONPATH")) if p)
 
     from pyspark.sql import SparkSession
 
@@ -219,7 +248,6 @@ def main() -> None:
                  .appName("bench-reader")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress",
                                                              "false")
-                 .config("spark.python.worker.reuse", "false")
                  .config("spark.driver.memory", "2g").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         sparkio.register(spark)
@@ -265,7 +293,8 @@ def main() -> None:
             tables.append(table(
                 contenders, baseline="bare Consumer loop, no decoding",
                 ratio_label="x bare consumer (goal >= 0.6x)", load=(before, after),
-                title=f"{fmt} key and value, {rows:,} records ({args.updates:.0%} updates, "
+                title=f"{'' if LIBRARY == ROOT else f'keyguard at {LIBRARY}: '}"
+                      f"{fmt} key and value, {rows:,} records ({args.updates:.0%} updates, "
                       f"{args.tombstones:.0%} tombstones), {parts} topic partitions, "
                       "local[2], tansu"))
         print("\n\n".join(tables))
