@@ -642,7 +642,7 @@ class JsonCodec(Codec):
         """`decode` of every record: each parsed, then converted column by column; a batch
         with any record that is not a plain object of this row's fields goes record by
         record, so its skips and errors are `decode`'s."""
-        columns = _json_columns(self, data)
+        columns = json_columns(self, data)
         return super().decode_batch(data) if columns is None else columns
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
@@ -868,7 +868,7 @@ from collections.abc import Sequence  # noqa: E402
 from formats.codec import DecodedColumns  # noqa: E402
 
 
-def _json_columns(codec: JsonCodec, data: Sequence[bytes]) -> DecodedColumns | None:
+def json_columns(codec: JsonCodec, data: Sequence[bytes]) -> DecodedColumns | None:
     """The records' rows column-wise, exactly as `decode` gives them, or None when any record
     is not a JSON object, misses a field `fail-on-missing-field` requires, or fails a column
     (then `decode` record by record says which, and how)."""

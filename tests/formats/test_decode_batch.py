@@ -42,6 +42,13 @@ def _avro_confluent(row: RowType) -> Codec:
     return bind_schema_id(codec)  # type: ignore[no-any-return]
 
 
+def _json_registry(row: RowType, options: dict[str, str] | None = None) -> Codec:
+    registry = MockRegistry(f"decode-batch-{next(_scopes)}")
+    codec = create_codec("json-registry", row, options or {},
+                         CodecContext(role="value", topic="batch", registry=registry))  # type: ignore[arg-type]
+    return bind_schema_id(codec)  # type: ignore[no-any-return]
+
+
 CODECS: dict[str, tuple[str, Callable[[RowType], Codec]]] = {
     "avro-flat": (_FLAT, lambda r: create_codec("avro", r)),
     "avro-other": (_OTHER, lambda r: create_codec("avro", r)),
@@ -51,6 +58,9 @@ CODECS: dict[str, tuple[str, Callable[[RowType], Codec]]] = {
     "avro-confluent-flat": (_FLAT, _avro_confluent),
     "avro-confluent-other": (_OTHER, _avro_confluent),
     "json": (_FLAT, lambda r: create_codec("json", r)),
+    "json-registry": (_FLAT, _json_registry),
+    "json-registry-ignore-errors": (_FLAT, lambda r: _json_registry(
+        r, {"ignore-parse-errors": "true"})),
     "json-other": (_OTHER, lambda r: create_codec("json", r)),
     "json-ignore-errors": (_FLAT, lambda r: create_codec(
         "json", r, {"ignore-parse-errors": "true"})),
