@@ -28,6 +28,12 @@ per partition. Each key's partition is checked against murmur2 (`scan.check-part
 which catches the first two; a changed key encoding is what the guard exists to prevent.
 `scan.fold=global` folds across partitions in one task: within a partition offset order
 decides; across partitions the later record timestamp (then the higher partition) wins.
+
+A per-partition table read (`fold_table`) folds by key bytes first, as records arrive (memory:
+the partition's live table), decodes only the survivors column-wise (`Codec.decode_batch`),
+folds those by decoded key, and yields Arrow columns; the result is `table(decode_events(...))`
+row for row (tests/sparkio/test_reader_fold.py). The changelog and the global fold decode
+record by record (`decode_events`).
 """
 
 from __future__ import annotations
