@@ -163,8 +163,12 @@ def expected_digest(spark: Any, opts: dict[str, str], live: Path) -> str:
     for k, v in zip(kept.column("key").to_pylist(), kept.column("value").to_pylist(),
                     strict=True):
         rows.append(plan.layout.table_row(plan.key_codec.decode(k), plan.value_codec.decode(v)))
-    return aggregate(spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows],
-                                           schema))
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = to_arrow_schema(schema)
+    data = pa.table([pa.array([r[c] for r in rows], type=arrow.field(c).type) for c in COLUMNS],
+                    schema=arrow)
+    return aggregate(spark.createDataFrame(data))
 
 
 class WorkerPeak:
