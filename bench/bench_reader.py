@@ -126,8 +126,8 @@ def write_topic(spark: Any, bs: str, registry: str, fmt: str, rows: int, parts: 
     bind_plan_schema_ids(plan)  # the ids the first write registered
     data, dead = changes(rows, updates, tombstones)
     keys = plan.key_codec.encode_batch(data.select(["id"]))
-    values = plan.value_codec.encode_batch(data)
-    values = [None if d else v for v, d in zip(values, dead, strict=True)]
+    bodies = plan.value_codec.encode_batch(data)
+    values = [None if d else v for v, d in zip(bodies, dead, strict=True)]
     path = work / f"records-{fmt}.arrow"
     records = pa.table({"key": pa.array(keys, pa.binary()),
                         "value": pa.array(values, pa.binary()),
@@ -162,7 +162,9 @@ def expected_digest(spark: Any, opts: dict[str, str], live: Path) -> str:
     rows = []
     for k, v in zip(kept.column("key").to_pylist(), kept.column("value").to_pylist(),
                     strict=True):
-        rows.append(plan.layout.table_row(plan.key_codec.decode(k), plan.value_codec.decode(v)))
+        key = plan.key_codec.decode(k)
+        assert key is not None
+        rows.append(plan.layout.table_row(key, plan.value_codec.decode(v)))
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow = to_arrow_schema(schema)

@@ -198,12 +198,12 @@ class KafkaRanges:
                 offsets, stamps, keys, values = out.offsets, out.timestamps, out.keys, out.values
                 done = False
                 for msg in msgs:
+                    if msg.partition() != r.partition:
+                        continue
                     err = msg.error()
-                    if err is not None or msg.partition() != r.partition:
-                        if msg.partition() != r.partition:
-                            continue
-                        offset = msg.offset()
-                        offset = -1 if offset is None else offset
+                    offset = msg.offset()
+                    offset = -1 if offset is None else offset
+                    if err is not None:
                         if err.code() == eof:
                             if offset >= end:
                                 done = True
@@ -212,7 +212,6 @@ class KafkaRanges:
                         self._check(err, f"cannot read partition {r.partition} of topic "
                                          f"{r.topic!r}")
                         continue
-                    offset = msg.offset()
                     if offset >= end:
                         done = True
                         break

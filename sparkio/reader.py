@@ -383,10 +383,10 @@ def _fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumn
     del decoded_keys, last
     if None in values:
         winners = [i for i in winners if values[i] is not None]
-    live = winners if isinstance(winners, range) else None
+    # Every record is a survivor with a value (no tombstone, no phantom): all of them.
+    bodies = values if isinstance(winners, range) else [values[i] for i in winners]
     try:
-        value_cols = plan.value_codec.decode_batch(
-            values if live is not None else [values[i] for i in winners])  # type: ignore[misc]
+        value_cols = plan.value_codec.decode_batch(bodies)  # type: ignore[arg-type]
     except BatchDecodeError as exc:
         raise _located(plan, partition, offsets[winners[exc.index]], exc.error) from None
     if value_cols.skipped:
