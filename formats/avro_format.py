@@ -815,22 +815,26 @@ def decode_columns(plan: list[tuple[str, DataType, tuple[str, int | None, int]]]
 
 def _varints(buf: Any, pos: Any, limit: int) -> tuple[Any, Any]:
     """Raw (zigzagged) varints at `pos`, 64 bits at most (10 bytes, the last 0 or 1), and the
-    positions after them; (None, pos) when one is longer."""
+    positions after them; (None, pos) when one is longer.
+
+    Byte by byte over the varints still going: most are one to three bytes long."""
     import numpy as np
 
-    width = 10
-    idx = np.minimum(pos[:, None] + np.arange(width), limit)
-    b = buf[idx]
-    stops = (b & 0x80) == 0
-    if not stops.any(axis=1).all():
+    b = buf[np.minimum(pos, limit)]
+    raw = (b & 0x7F).astype(np.uint64)
+    size = np.ones(len(pos), dtype=np.int64)
+    going = np.flatnonzero(b & 0x80)
+    for j in range(1, 10):
+        if not len(going):
+            return raw, pos + size
+        b = buf[np.minimum(pos[going] + j, limit)]
+        if j == 9 and (b > 1).any():
+            return None, pos
+        raw[going] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * j)
+        size[going] += 1
+        going = going[(b & 0x80) != 0]
+    if len(going):
         return None, pos
-    size = stops.argmax(axis=1) + 1
-    if (size == width).any() and (b[size == width, width - 1] > 1).any():
-        return None, pos
-    keep = np.arange(width) < size[:, None]
-    payload = (b & 0x7F).astype(np.uint64) * keep
-    shifts = (np.arange(width, dtype=np.uint64) * np.uint64(7))
-    raw = (payload << shifts).sum(axis=1, dtype=np.uint64)
     return raw, pos + size
 
 

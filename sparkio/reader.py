@@ -69,7 +69,7 @@ from formats.registry.registration import open_plan_registries
 from formats.schemafile import version_text
 from formats.spark_schema import from_spark_schema, to_spark_schema
 from formats.subjects import TOPIC_NAME, qualified
-from formats.types import Field, RowType
+from formats.types import ArrayType, DataType, Field, MapType, RowType
 from guard.offsets import KafkaRanges, OffsetRange, Record, RecordColumns
 from sparkio.options import (
     CAPTURE_TIMEOUT,
@@ -376,8 +376,8 @@ def _fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumn
         return None
     n = len(keys)
     del keys
-    decoded_keys = list(zip(*(_hashable_column(key_cols.column(name))
-                              for name in layout.key_type.names), strict=True))
+    decoded_keys = list(zip(*(_hashable_column(key_cols.column(f.name), f.type)
+                              for f in layout.key_type.fields), strict=True))
     last = dict(zip(decoded_keys, range(n), strict=True))
     winners: list[int] | range = range(n) if len(last) == n else sorted(last.values())
     del decoded_keys, last
@@ -415,8 +415,9 @@ def _take(cols: DecodedColumns, name: str, rows: list[int] | range) -> Sequence[
     return col.take(pa.array(rows, pa.int64()))  # type: ignore[attr-defined,no-any-return]
 
 
-def _hashable_column(values: list[Any]) -> list[Any]:
-    if any(isinstance(v, (dict, list)) for v in values):
+def _hashable_column(values: list[Any], t: DataType) -> list[Any]:
+    """A key column's values as dict keys: ROWs, ARRAYs and MAPs made hashable."""
+    if isinstance(t, (RowType, ArrayType, MapType)):
         return [hashable(v) for v in values]
     return values
 
