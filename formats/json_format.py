@@ -890,10 +890,17 @@ _JSON_CHUNK = 4096
 def _json_chunk(codec: JsonCodec, data: Sequence[bytes]) -> dict[str, list[Any]] | None:
     settings = codec._settings
     try:
-        parse = _PARSE.decode
-        docs = [parse(bytes(d).decode("utf-8")) for d in data]
+        # JSONDecoder.decode without its whitespace skipping: a record with whitespace
+        # around its object goes record by record (raw_decode fails, or the end is short).
+        parse = _PARSE.raw_decode
+        texts = [bytes(d).decode("utf-8") for d in data]
+        parsed = [parse(t) for t in texts]
     except Exception:  # decode names it (or skips the record)
         return None
+    if not all(end == len(t) for (_, end), t in zip(parsed, texts, strict=True)):
+        return None
+    docs = [doc for doc, _ in parsed]
+    del parsed, texts
     if not all(type(d) is dict for d in docs):
         return None
     decoders = _field_decoders(codec)
