@@ -40,6 +40,52 @@ class CodecContext:
     registry: Registry | None = None
 
 
+class BatchDecodeError(Exception):
+    """`Codec.decode_batch`: record `index` of the batch failed with `error`, the exception
+    `decode` raises for it (the caller names the record: topic, partition, offset)."""
+
+    def __init__(self, index: int, error: BaseException) -> None:
+        super().__init__(f"record {index} of the batch: {error}")
+        self.index = index
+        self.error = error
+
+
+@dataclass
+class DecodedColumns:
+    """Decoded rows column-wise: `columns[name][i]` is row i's value (a list, or an Arrow
+    array holding the same values); rows in `skipped` were skipped (all None)."""
+
+    columns: dict[str, Sequence[Any]]
+    skipped: list[int]
+    length: int
+
+    @staticmethod
+    def of_rows(names: Sequence[str], rows: Sequence[Mapping[str, Any] | None],
+                ) -> DecodedColumns:
+        skipped = [i for i, r in enumerate(rows) if r is None]
+        if skipped:
+            empty: dict[str, Any] = {}
+            rows = [empty if r is None else r for r in rows]
+        return DecodedColumns({n: [r.get(n) for r in rows]  # type: ignore[union-attr]
+                               for n in names}, skipped, len(rows))
+
+    def column(self, name: str) -> list[Any]:
+        """One column as Python values."""
+        col = self.columns[name]
+        return col if isinstance(col, list) else col.to_pylist()  # type: ignore[attr-defined]
+
+    def rows(self) -> list[dict[str, Any] | None]:
+        """Row by row, as `decode` answers (None: skipped)."""
+        names = list(self.columns)
+        cols = [self.column(n) for n in names]
+        out: list[dict[str, Any] | None] = [dict(zip(names, vals, strict=True))
+                                             for vals in zip(*cols, strict=True)] \
+            if cols else [{} for _ in range(self.length)]
+        for i in self.skipped:
+            out[i] = None
+        return out
+
+
 class Codec(ABC):
     """Encodes and decodes rows of one RowType in one format."""
 
@@ -60,6 +106,22 @@ class Codec(ABC):
 
         None means the record was skipped (a format's `ignore-parse-errors`), as Flink skips it.
         """
+
+    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+        """The rows in `data`, column-wise: exactly `decode` of each, in order.
+
+        A record `decode` skips (None) is listed in `skipped` and holds None in every column;
+        a record `decode` rejects raises `BatchDecodeError` with its index and that error.
+        Formats override this where decoding whole columns pays (Arrow arrays as columns).
+        """
+        rows: list[dict[str, Any] | None] = []
+        decode = self.decode
+        try:
+            for d in data:
+                rows.append(decode(d))
+        except Exception as exc:
+            raise BatchDecodeError(len(rows), exc) from None
+        return DecodedColumns.of_rows(self.row_type.names, rows)
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
         """Every row of an Arrow batch, in order. Formats override this where vectorizing pays."""

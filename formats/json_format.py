@@ -638,6 +638,13 @@ class JsonCodec(Codec):
                 "such fields into nulls",
             ) from None
 
+    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+        """`decode` of every record: each parsed, then converted column by column; a batch
+        with any record that is not a plain object of this row's fields goes record by
+        record, so its skips and errors are `decode`'s."""
+        columns = json_columns(self, data)
+        return super().decode_batch(data) if columns is None else columns
+
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
         """Every row of an Arrow batch, the same bytes as `encode` row by row, built per column.
 
@@ -1076,3 +1083,97 @@ FACTORY = register_format(
         summary="Flink's json format: compact JSON objects, Java number and time text",
     )
 )
+
+
+# ----------------------------------------------------------------------------------------------
+# Column-wise decoding
+# ----------------------------------------------------------------------------------------------
+
+# Here rather than at the top, so that this part stays apart from the encoding side.
+from collections.abc import Sequence  # noqa: E402
+
+from formats.codec import DecodedColumns  # noqa: E402
+
+
+def json_columns(codec: JsonCodec, data: Sequence[bytes]) -> DecodedColumns | None:
+    """The records' rows column-wise, exactly as `decode` gives them, or None when any record
+    is not a JSON object, misses a field `fail-on-missing-field` requires, or fails a column
+    (then `decode` record by record says which, and how)."""
+    columns: dict[str, list[Any]] = {name: [] for name in codec.row_type.names}
+    # In chunks: the parsed objects of a chunk die before the next is parsed, so the garbage
+    # collector never walks a whole batch of them.
+    for start in range(0, len(data), _JSON_CHUNK):
+        chunk = _json_chunk(codec, data[start:start + _JSON_CHUNK])
+        if chunk is None:
+            return None
+        for name, values in chunk.items():
+            columns[name].extend(values)
+    return DecodedColumns(dict(columns), [], len(data))
+
+
+_JSON_CHUNK = 4096
+
+
+def _json_chunk(codec: JsonCodec, data: Sequence[bytes]) -> dict[str, list[Any]] | None:
+    settings = codec._settings
+    try:
+        # JSONDecoder.decode without its whitespace skipping: a record with whitespace
+        # around its object goes record by record (raw_decode fails, or the end is short).
+        parse = _PARSE.raw_decode
+        texts = [bytes(d).decode("utf-8") for d in data]
+        parsed = [parse(t) for t in texts]
+    except Exception:  # decode names it (or skips the record)
+        return None
+    if not all(end == len(t) for (_, end), t in zip(parsed, texts, strict=True)):
+        return None
+    docs = [doc for doc, _ in parsed]
+    del parsed, texts
+    if not all(type(d) is dict for d in docs):
+        return None
+    decoders = _field_decoders(codec)
+    columns: dict[str, list[Any]] = {}
+    try:
+        for f in codec.row_type.fields:
+            name = f.name
+            if settings.fail_on_missing and not all(name in d for d in docs):
+                return None
+            columns[name] = _json_column(f.type, [d.get(name) for d in docs], decoders[name])
+    except Exception:  # the first error in record order is decode's to report
+        return None
+    return columns
+
+
+def _field_decoders(codec: JsonCodec) -> dict[str, Decoder]:
+    """Each field's decoder, as the row decoder applies it (nulls and ignore-parse-errors)."""
+    cached = codec.__dict__.get("_column_decoders")
+    if cached is None:
+        s = codec._settings
+        cached = {f.name: _nullable_decoder(_decoder(f.type, s), s)
+                  for f in codec.row_type.fields}
+        codec.__dict__["_column_decoders"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
+def _json_column(t: DataType, values: list[Any], dec: Decoder) -> list[Any]:
+    """One column's values converted; the common shapes of a column without a call per value,
+    the others by the field's own decoder."""
+    present = [v for v in values if v is not None]
+    if isinstance(t, StringType):
+        if all(type(v) is str for v in present) and \
+                _SURROGATE.search("\0".join(present)) is None:
+            return values
+    elif isinstance(t, IntegralType):
+        if all(type(v) is _Num for v in present):
+            ints = [None if v is None else int(v) for v in values]
+            kept = [v for v in ints if v is not None]
+            if not kept or (t.min_value <= min(kept) and max(kept) <= t.max_value):
+                return ints
+    elif isinstance(t, DoubleType):
+        if all(type(v) is _Num or type(v) is _FloatNum for v in present):
+            floats = [None if v is None else float(v) for v in values]
+            if not any(math.isinf(v) for v in floats if v is not None):
+                return floats
+    elif isinstance(t, BooleanType):
+        if all(type(v) is bool for v in present):
+            return values
+    return [None if v is None else dec(v) for v in values]

@@ -21,7 +21,7 @@ reads the JSON body as the json format does.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from formats.avro_confluent_format import (
@@ -31,7 +31,7 @@ from formats.avro_confluent_format import (
     SUBJECT_STRATEGY,
     URL,
 )
-from formats.codec import CodecContext, FormatFactory, register_format
+from formats.codec import Codec, CodecContext, DecodedColumns, FormatFactory, register_format
 from formats.errors import (
     DecodeError,
     InvalidOptionError,
@@ -39,7 +39,7 @@ from formats.errors import (
     RegistryUnavailableError,
 )
 from formats.framing import CONFLUENT, MAGIC_BYTE
-from formats.json_format import IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, JsonCodec
+from formats.json_format import IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, JsonCodec, json_columns
 from formats.json_format import OPTIONS as JSON_OPTIONS
 from formats.json_schema import from_json_schema, to_json_schema
 from formats.options import Option, OptionSet, ResolvedOptions, merge
@@ -147,6 +147,23 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
                      "topic with the json format if it holds plain JSON")
         self._check_id(schema_id)
         return super().decode(CONFLUENT.body(data))
+
+    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+        """`decode` of every record: records of one known JSON schema id column-wise, as the
+        json format reads their bodies; any other batch record by record."""
+        heads = {d[:CONFLUENT.header] for d in data}
+        if len(heads) == 1:
+            schema_id = CONFLUENT.schema_id(next(iter(heads)))
+            if schema_id is not None:
+                try:
+                    self._check_id(schema_id)
+                except KeyguardError:  # the record by record path names the record
+                    schema_id = None
+            if schema_id is not None:
+                columns = json_columns(self, [CONFLUENT.body(d) for d in data])
+                if columns is not None:
+                    return columns
+        return Codec.decode_batch(self, data)
 
     def _check_id(self, schema_id: int) -> None:
         # Ids are immutable in a registry, so an id found once stays known.

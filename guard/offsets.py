@@ -87,6 +87,25 @@ class Record:
     value: bytes | None
 
 
+@dataclass
+class RecordColumns:
+    """Consecutive records of one partition, column-wise (index i is one record)."""
+
+    partition: int
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def records(self) -> list[Record]:
+        p = self.partition
+        return [Record(p, o, t, k, v) for o, t, k, v in
+                zip(self.offsets, self.timestamps, self.keys, self.values, strict=True)]
+
+
 class KafkaRanges:
     """Captures the ranges of a topic and reads them; `properties` are librdkafka settings."""
 
@@ -156,45 +175,57 @@ class KafkaRanges:
 
     def read(self, r: OffsetRange, *, batch_size: int = 1000) -> Iterator[list[Record]]:
         """The records of `r` in offset order, in lists of at most `batch_size`."""
+        for cols in self.read_columns(r, batch_size=batch_size):
+            yield cols.records()
+
+    def read_columns(self, r: OffsetRange, *, batch_size: int = 10_000,
+                     ) -> Iterator[RecordColumns]:
+        """The records of `r` in offset order, column-wise, at most `batch_size` at a time:
+        no object per record, for readers that fold and decode whole columns."""
         if r.empty:
             return
         consumer = self._consumer({})
+        eof = KafkaError._PARTITION_EOF
         try:
             consumer.assign([TopicPartition(r.topic, r.partition,
                                             r.start if r.start >= 0 else OFFSET_BEGINNING)])
             last_progress = time.monotonic()
             position = -1
+            end = r.end
             while True:
                 msgs = consumer.consume(batch_size, timeout=0.1)
-                out: list[Record] = []
+                out = RecordColumns(r.partition, [], [], [], [])
+                offsets, stamps, keys, values = out.offsets, out.timestamps, out.keys, out.values
                 done = False
                 for msg in msgs:
                     if msg.partition() != r.partition:
                         continue
+                    err = msg.error()
                     offset = msg.offset()
                     offset = -1 if offset is None else offset
-                    err = msg.error()
                     if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            if offset >= r.end:
+                        if err.code() == eof:
+                            if offset >= end:
                                 done = True
                                 break
                             continue  # below the end: an open transaction under read_committed
                         self._check(err, f"cannot read partition {r.partition} of topic "
                                          f"{r.topic!r}")
                         continue
-                    if offset >= r.end:
+                    if offset >= end:
                         done = True
                         break
-                    position = offset
-                    last_progress = time.monotonic()
                     # A Message's truth value is its value's: a tombstone is falsy. Never test it.
-                    out.append(Record(r.partition, offset, msg.timestamp()[1], msg.key(),
-                                      msg.value()))
-                    if offset + 1 >= r.end:
+                    offsets.append(offset)
+                    stamps.append(msg.timestamp()[1])
+                    keys.append(msg.key())
+                    values.append(msg.value())
+                    if offset + 1 >= end:
                         done = True
                         break
-                if out:
+                if offsets:
+                    position = offsets[-1]
+                    last_progress = time.monotonic()
                     yield out
                 if done:
                     return
