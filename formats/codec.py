@@ -50,7 +50,7 @@ class BatchDecodeError(Exception):
         self.error = error
 
 
-@dataclass
+@record
 class DecodedColumns:
     """Decoded rows column-wise: `columns[name][i]` is row i's value (a list, or an Arrow
     array holding the same values); rows in `skipped` were skipped (all None)."""
