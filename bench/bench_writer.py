@@ -81,12 +81,13 @@ def serialized(spark: Any, rows: int, opts: dict[str, str], partitions: int, int
     import pyarrow as pa
 
     from formats.partitioner import partitions_for
-    from formats.plan import resolve_plan
+    from formats.registry.registration import bind_plan_schema_ids, open_plan
     from formats.spark_schema import from_spark_schema
     from sparkio.options import CONNECTOR_OPTIONS
 
     df = frame(spark, rows)
-    plan = resolve_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
+    plan = open_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
+    bind_plan_schema_ids(plan)  # the ids the warm-up write registered
     data = df.toArrow()
     keys = plan.key_codec.encode_batch(data.select(["id"]))
     values = plan.value_codec.encode_batch(data)

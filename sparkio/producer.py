@@ -19,8 +19,11 @@ from __future__ import annotations
 import resource
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import length_hint
 from typing import TYPE_CHECKING, Any, cast
 
 from formats.codec import Codec
@@ -40,6 +43,8 @@ _LOG = redacting_logger("keyguard.sparkio")
 POLL_EVERY = 5000
 #: How long to let deliveries drain a full librdkafka queue before trying again.
 ROOM_WAIT_S = 0.005
+#: Runs an iterator to its end, keeping nothing (the produce loop's driver, in C).
+_drain = deque(maxlen=0).extend
 
 #: Changelog kinds, as Flink's RowKind short strings.
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
@@ -552,19 +557,25 @@ class UpsertProducer:
 
     def _produce_each(self, keys: Sequence[bytes], values: Sequence[bytes | None],
                       parts: Sequence[int]) -> None:
-        """One produce() per record (a producer without produce_batch)."""
+        """One produce() per record (a producer without produce_batch), called from C: `map`
+        over the chunk's records, drained by a zero-length deque, so no Python bytecode runs
+        per record. A full queue raises BufferError out of `map` after it took the refused
+        record from each iterator: that record is the one before what the key iterator still
+        holds (`length_hint`); it waits for room, and the rest of the chunk goes on as before.
+        """
         n = len(keys)
         produce, topic, done = self._producer.produce, self.topic, self._produced
         for start in range(0, n, POLL_EVERY):
             end = min(start + POLL_EVERY, n)
-            for i, (key, value, partition) in enumerate(
-                    zip(keys[start:end], values[start:end], parts[start:end], strict=True),
-                    start):
+            ks, vs, ps = iter(keys[start:end]), iter(values[start:end]), iter(parts[start:end])
+            while True:
                 try:
-                    produce(topic, value, key, partition)
+                    _drain(map(produce, repeat(topic), vs, ks, ps))
+                    break
                 except BufferError:
+                    i = end - length_hint(ks) - 1  # the refused record
                     self._produced = done + i  # for the counts, should the wait fail
-                    self._produce_when_room(key, value, partition)
+                    self._produce_when_room(keys[i], values[i], parts[i])
             self._produced = done + end
             self._producer.poll(0)
             self._check_failures()
