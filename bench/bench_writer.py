@@ -18,8 +18,14 @@ Peak memory: the bare producer's is its own process's (wait4); the writer's is t
 per-task peak of its Python workers (each task resets the worker's high-water mark first, so a
 reused worker reports that task's peak, not its lifetime's).
 
+--memory ROWS,ROWS,...: instead of the race, the writer's memory per fresh Python worker as
+the rows grow. Its own Spark application with spark.python.worker.reuse=false, so every write
+task runs in a worker forked for it (its peak RSS is that process's whole life); one write per
+row count (after a 1,000-row one, which is in the table as the floor), its counts checked.
+
 Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
-       [--runs 3] [--partitions 3] [--nullable-key] [--foreach]
+       [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases]
+       python bench/bench_writer.py --memory 1000000,4000000,10000000 [--formats ...]
 """
 
 from __future__ import annotations
@@ -81,12 +87,13 @@ def serialized(spark: Any, rows: int, opts: dict[str, str], partitions: int, int
     import pyarrow as pa
 
     from formats.partitioner import partitions_for
-    from formats.plan import resolve_plan
+    from formats.registry.registration import bind_plan_schema_ids, open_plan
     from formats.spark_schema import from_spark_schema
     from sparkio.options import CONNECTOR_OPTIONS
 
     df = frame(spark, rows)
-    plan = resolve_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
+    plan = open_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
+    bind_plan_schema_ids(plan)  # the ids the warm-up write registered
     data = df.toArrow()
     keys = plan.key_codec.encode_batch(data.select(["id"]))
     values = plan.value_codec.encode_batch(data)
@@ -184,6 +191,33 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
         print(f"    {name:<57}{get(key, 0.0):>7.2f} s")
 
 
+def memory_table(spark: Any, bs: str, registry: str, formats: list[str], parts: int,
+                 counts: list[int]) -> str:
+    """One write per row count and format; the peak RSS of its fresh Python workers."""
+    import sparkio
+
+    lines = ["| format | rows | seconds | MB written | tasks | peak RSS per fresh worker |",
+             "|---|---|---|---|---|---|"]
+    before = load_average()
+    for fmt in formats:
+        for rows in [1000, *counts]:
+            start = time.perf_counter()
+            s = sparkio.write_upsert(frame(spark, rows),
+                                     **options(bs, new_topic(bs, parts), registry, fmt))
+            secs = time.perf_counter() - start
+            if (s.rows, s.records, s.upserts) != (rows, rows, rows):
+                raise SystemExit(f"{fmt} at {rows:,} rows: wrote {s}")
+            lines.append(f"| {fmt} | {rows:,} | {secs:.1f} | {s.bytes / 1e6:,.0f} | {s.tasks} | "
+                         f"{s.peak_worker_rss_bytes / 2**20:.0f} MiB |")
+            print(lines[-1], file=sys.stderr, flush=True)
+    after = load_average()
+    lines += ["", "spark.python.worker.reuse=false: every write task in a fresh Python worker; "
+              "the 1,000-row write is the floor (imports, codecs, producer)",
+              "load average (1, 5, 15 min): before " + " ".join(f"{x:.2f}" for x in before)
+              + ", after " + " ".join(f"{x:.2f}" for x in after)]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -195,6 +229,8 @@ def main() -> None:
     ap.add_argument("--foreach", action="store_true",
                     help="also the foreachPartition + AvroSerializer job (avro-confluent)")
     ap.add_argument("--phases", action="store_true", help="print the writer's phases per run")
+    ap.add_argument("--memory", metavar="ROWS,ROWS,...",
+                    help="the writer's peak RSS per fresh Python worker at these row counts")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -211,6 +247,8 @@ def main() -> None:
 
         spark = (point_workers_here(SparkSession.builder).master("local[2]")
                  .appName("bench-writer")
+                 # --memory: a fresh Python worker per task, so its peak is that task's alone.
+                 .config("spark.python.worker.reuse", "false" if args.memory else "true")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress",
                                                              "false")
                  .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
@@ -219,6 +257,11 @@ def main() -> None:
         sparkio.register(spark)
         registry = f"file://{work / 'schemas'}"
         rows, parts, bs = args.rows, args.partitions, broker.bootstrap
+        if args.memory:
+            print(memory_table(spark, bs, registry, args.formats.split(","), parts,
+                               [int(r) for r in args.memory.split(",")]))
+            spark.stop()
+            return
         tables = []
         for fmt in args.formats.split(","):
             # Registers the schemas (ids the bare producer's bytes must carry too).

@@ -269,14 +269,22 @@ class WriteJob:
         """One task: check its whole partition (sink.validate-partition), then produce its
         batches; raises (and Spark retries) unless all were delivered."""
         task = _partition_id()
-        encoder = self.encoder()
+        # The producer first: an idempotent producer needs about 0.5 s to get its producer id
+        # from the brokers (librdkafka retries on a timer), which it spends while the codecs
+        # are built and Spark's first batch comes.
+        producer = self.producer(task)
+        try:
+            encoder = self.encoder()
+        except BaseException:
+            producer.abort()
+            raise
         if self.conn[VALIDATE_PARTITION]:
             outcome = (f"; task {task} produced nothing, but other tasks may have written "
                        "their partitions")
             batches = checked_first(
                 batches, lambda b: encoder.check(b, scope=f" in partition {task}",
                                                  outcome=outcome))
-        return produce_batches(batches, encoder, self.producer(task))
+        return produce_batches(batches, encoder, producer)
 
     def produce_task(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """mapInArrow body of write_upsert: produce, then return the TaskStats as one row

@@ -310,3 +310,45 @@ def test_the_whole_partition_is_checked_before_the_first_batch_is_handed_on() ->
     # A clean partition comes back whole and in order, part of it from the spill file.
     back = list(checked_first(iter(good), encoder.check, memory_bytes=good[0].nbytes * 2))
     assert [b.equals(g) for b, g in zip(back, good, strict=True)] == [True] * 6
+
+
+class RefusingProducer(FakeProducer):
+    """Raises BufferError on the produce() calls numbered in `refuse` (1-based), once each."""
+
+    refuse: frozenset[int] = frozenset()
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.calls = 0
+
+    def produce(self, topic: str, value: bytes | None, key: bytes, partition: int) -> None:
+        self.calls += 1
+        if self.calls in self.refuse:
+            raise BufferError("Local: Queue full")
+        super().produce(topic, value, key, partition)
+
+
+@pytest.mark.parametrize("buffered", [False, True])
+def test_a_refusal_at_either_end_of_a_chunk_resends_exactly_that_record(buffered: bool) -> None:
+    # Call k sends record k-1-(refusals so far): refused are the first record (twice), the last
+    # of the first chunk (twice), the first of the third chunk and the very last record. Each
+    # is sent once, in its place, and the counts are those of the records.
+    n = 2 * POLL_EVERY + 3
+    refuse = {1, 2, POLL_EVERY + 2, POLL_EVERY + 3, 2 * POLL_EVERY + 5, n + 5}
+    made: list[RefusingProducer] = []
+
+    def factory(config: dict[str, Any]) -> RefusingProducer:
+        made.append(type("R", (RefusingProducer,), {"refuse": frozenset(refuse)})(config))
+        return made[0]
+
+    kw: dict[str, Any] = {"max_rows": 10 * n, "interval_ms": 10**9} if buffered else {}
+    p = UpsertProducer(topic="t", config={}, factory=factory, **kw)
+    keys = [b"k%d" % i for i in range(n)]
+    values: list[bytes | None] = [b"v%d" % i if i % 4 else None for i in range(n)]
+    parts = [i % 3 for i in range(n)]
+    p.send(keys, values, parts)
+    stats = p.finish()
+    assert made[0].sent == list(zip(keys, values, parts, strict=True))
+    assert made[0].calls == n + len(refuse)
+    assert (stats.records, stats.tombstones) == (n, len(range(0, n, 4)))
+    assert stats.bytes == sum(map(len, keys)) + sum(len(v) for v in values if v is not None)
