@@ -644,11 +644,15 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
                 else:
                     arrays.append(pa.array(values, type=field.type))
             except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-                raise DecodeError(
-                    f"topic {self.settings.topic!r}: column {name!r}: a decoded value does "
-                    f"not fit {self.schema[name].dataType.simpleString()}: {exc}") from None
+                raise self._does_not_fit(name, exc) from None
         data = pa.Table.from_arrays(arrays, schema=arrow)
         yield from data.to_batches(max_chunksize=_COLUMN_BATCH_ROWS)
+
+    def _does_not_fit(self, name: str, exc: Exception) -> DecodeError:
+        """A decoded value Arrow refused for the column Spark asked for."""
+        return DecodeError(
+            f"topic {self.settings.topic!r}: column {name!r}: a decoded value does not fit "
+            f"{self.schema[name].dataType.simpleString()}: {exc}")
 
     def _batches(self, rows: Iterable[tuple[str | None, dict[str, Any]]],
                  ) -> Iterator[pa.RecordBatch]:
@@ -668,9 +672,7 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
                 try:
                     arrays.append(pa.array(values, type=field.type))
                 except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-                    raise DecodeError(
-                        f"topic {self.settings.topic!r}: column {name!r}: a decoded value does "
-                        f"not fit {self.schema[name].dataType.simpleString()}: {exc}") from None
+                    raise self._does_not_fit(name, exc) from None
             return pa.RecordBatch.from_arrays(arrays, schema=arrow)
 
         for item in rows:
