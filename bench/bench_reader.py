@@ -60,8 +60,9 @@ from harness import (  # noqa: E402
     Contender,
     Run,
     alternate,
-    child_peak_rss,
+    fresh_process,
     load_average,
+    local_spark,
     table,
     text_digest,
 )
@@ -241,22 +242,10 @@ def main() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(LIBRARY), os.environ.get("PYTHONPATH")) if p)
 
-    from pyspark.sql import SparkSession
-
-    import sparkio
-
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
     try:
-        from sparkio.workers import point_workers_here
-
-        spark = (point_workers_here(SparkSession.builder).master("local[2]")
-                 .appName("bench-reader")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress",
-                                                             "false")
-                 .config("spark.driver.memory", "2g").getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
-        sparkio.register(spark)
+        spark: Any = local_spark("bench-reader")
         registry = f"file://{work / 'schemas'}"
         rows, parts, bs = args.rows, args.partitions, broker.bootstrap
         tables = []
@@ -269,19 +258,13 @@ def main() -> None:
             def bare(topic: str = topic, opts: dict[str, str] = opts,
                      expected: dict[str, str] = expected) -> Run:
                 live = work / "live.arrow"
-                proc = subprocess.Popen([sys.executable, str(ROOT / "bench/bare_consumer.py"),
-                                         bs, topic, str(parts), str(live)],
-                                        stdout=subprocess.PIPE)
-                assert proc.stdout is not None
-                out = proc.stdout.read()
-                _, status, usage = os.wait4(proc.pid, 0)
-                if os.waitstatus_to_exitcode(status):
-                    raise SystemExit("bare consumer failed")
-                secs = json.loads(out)["seconds"]
+                done, peak = fresh_process([sys.executable, str(ROOT / "bench/bare_consumer.py"),
+                                            bs, topic, str(parts), str(live)], "bare consumer")
+                secs = float(done["seconds"])  # type: ignore[arg-type]
                 live_digest = text_digest(live.read_bytes())
                 if live_digest not in expected:  # decoded once per distinct kept table
                     expected[live_digest] = expected_digest(spark, opts, live)
-                return Run(secs, expected[live_digest], child_peak_rss(usage))
+                return Run(secs, expected[live_digest], peak)
 
             def reader(opts: dict[str, str] = opts) -> Run:
                 with WorkerPeak() as peak:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,8 +48,9 @@ from harness import (  # noqa: E402
     Contender,
     Run,
     alternate,
-    child_peak_rss,
+    fresh_process,
     load_average,
+    local_spark,
     records_digest,
     table,
 )
@@ -236,25 +236,16 @@ def main() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
 
-    from pyspark.sql import SparkSession
-
     import sparkio
 
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
     try:
-        from sparkio.workers import point_workers_here
-
-        spark = (point_workers_here(SparkSession.builder).master("local[2]")
-                 .appName("bench-writer")
-                 # --memory: a fresh Python worker per task, so its peak is that task's alone.
-                 .config("spark.python.worker.reuse", "false" if args.memory else "true")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress",
-                                                             "false")
-                 .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g")
-                 .getOrCreate())
-        spark.sparkContext.setLogLevel("ERROR")
-        sparkio.register(spark)
+        spark: Any = local_spark(
+            "bench-writer", **{
+                # --memory: a fresh Python worker per task, so its peak is that task's alone.
+                "spark.python.worker.reuse": "false" if args.memory else "true",
+                "spark.sql.shuffle.partitions": "2"})
         registry = f"file://{work / 'schemas'}"
         rows, parts, bs = args.rows, args.partitions, broker.bootstrap
         if args.memory:
@@ -282,18 +273,10 @@ def main() -> None:
 
             def bare(records: Path = records) -> Run:
                 topic = new_topic(bs, parts)
-                proc = subprocess.Popen([sys.executable, str(ROOT / "bench/bare_producer.py"),
-                                         str(records), bs, topic], stdout=subprocess.PIPE)
-                assert proc.stdout is not None
-                out = proc.stdout.read()
-                _, status, usage = os.wait4(proc.pid, 0)
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                if proc.returncode:
-                    raise SystemExit(f"bare producer failed ({proc.returncode})")
-                import json
-
-                secs = json.loads(out)["seconds"]
-                return Run(secs, topic_digest(bs, topic, parts), child_peak_rss(usage))
+                done, peak = fresh_process([sys.executable, str(ROOT / "bench/bare_producer.py"),
+                                            str(records), bs, topic], "bare producer")
+                secs = float(done["seconds"])  # type: ignore[arg-type]
+                return Run(secs, topic_digest(bs, topic, parts), peak)
 
             contenders = [Contender("bare Producer, pre-serialized", bare),
                           Contender("upsert-kafka writer (write_upsert)", writer)]

@@ -174,3 +174,38 @@ def child_peak_rss(rusage: object) -> int:
     rss = int(getattr(rusage, "ru_maxrss", 0))
     return rss if sys.platform == "darwin" else rss * 1024
 
+
+def fresh_process(argv: Sequence[str], what: str) -> tuple[dict[str, object], int]:
+    """Run a bare contender in a fresh process that prints one JSON object on stdout: that
+    object, and the process's own peak RSS (`os.wait4` reaps it, so the rusage is its own)."""
+    import json
+    import subprocess
+
+    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait
+    if code:
+        raise SystemExit(f"{what} failed ({code})")
+    return json.loads(out), child_peak_rss(usage)
+
+
+def local_spark(app: str, **config: str) -> object:
+    """The Spark benchmarks' session: local[2], no UI or progress bar, a 2g driver, logs at
+    ERROR, workers on this Python, keyguard's data source registered; `config` on top."""
+    from pyspark.sql import SparkSession
+
+    import sparkio
+    from sparkio.workers import point_workers_here
+
+    builder = point_workers_here(SparkSession.builder).master("local[2]").appName(app)
+    settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.driver.memory": "2g", **config}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    sparkio.register(spark)
+    return spark
