@@ -709,11 +709,20 @@ class UpsertProducer:
             self._fail(f"{what} failed")
 
     def _fail(self, what: str) -> None:
-        outstanding = len(self._producer)
+        """Raise TaskDeliveryError with the counts: delivered + undelivered is every record
+        the task was given. len(producer) is librdkafka's out-queue, which holds events
+        (an error, a log line) besides the records in flight, so callbacks are served first
+        and what is left is counted as records only up to the number not yet failed."""
+        try:
+            self._producer.poll(0)
+        except Exception:
+            pass
         failed = self._failed
+        in_flight = max(0, self._produced - failed)
+        outstanding = min(len(self._producer), in_flight)
         undelivered = failed + outstanding + self._refused + (
             len(self._buffer) if self._buffer else 0)
-        delivered = self._produced - failed - outstanding
+        delivered = in_flight - outstanding
         if self.transactional:
             delivered = 0  # an aborted transaction delivers nothing visible to read_committed
             undelivered = self._produced + (len(self._buffer) if self._buffer else 0)

@@ -233,6 +233,43 @@ def test_unreachable_broker_fails_the_task_with_counts() -> None:
     assert "0 records delivered, 3 undelivered" in str(err.value)
 
 
+class TimedOutProducer(FakeProducer):
+    """Every record fails delivery when flushed; its out-queue then still holds one event
+    (librdkafka counts a pending error or log event in len(), as in CI once: -1 delivered)."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.events = 0
+
+    def flush(self, timeout: float = 0) -> int:
+        for _ in self.sent:
+            self.config["on_delivery"](RuntimeError("Local: Message timed out"), None)
+        self.sent.clear()
+        self.events = 1
+        return self.events
+
+    def __len__(self) -> int:
+        return len(self.sent) + self.events
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_an_event_in_the_out_queue_is_not_counted_as_a_record(served: bool) -> None:
+    made: list[TimedOutProducer] = []
+
+    def factory(config: dict[str, Any]) -> TimedOutProducer:
+        made.append(TimedOutProducer(config))
+        if served:  # poll serves the pending event, as librdkafka's would
+            made[0].poll = lambda timeout=0: setattr(made[0], "events", 0) or 0  # type: ignore
+        return made[0]
+
+    p = UpsertProducer(topic="t", config={}, factory=factory)
+    p.send([b"a", b"b", b"c"], [b"1", b"2", None], [0, 1, 2])
+    with pytest.raises(TaskDeliveryError) as err:
+        p.finish(timeout_s=5)
+    assert (err.value.delivered, err.value.undelivered) == (0, 3)
+    assert "0 records delivered, 3 undelivered (3 failed, 0 unacknowledged)" in str(err.value)
+
+
 def test_secrets_never_reach_the_delivery_error() -> None:
     config = producer_config({"bootstrap.servers": f"127.0.0.1:{free_port()}",
                               "message.timeout.ms": "1000", "log_level": "0",
