@@ -664,8 +664,7 @@ class UpsertProducer:
     def finish(self, *, timeout_s: float | None = None) -> TaskStats:
         """Flush everything, wait for every acknowledgement, commit; the task's stats."""
         self.flush_buffer()
-        self._wait(timeout_s)
-        if self._failed or len(self._producer):
+        if not self._wait(timeout_s) or self._failed:
             self._fail("records were not acknowledged")
         if self.transactional:
             self._call(lambda: self._producer.commit_transaction(self.transaction_timeout_s),
@@ -689,16 +688,20 @@ class UpsertProducer:
         except Exception:
             pass
 
-    def _wait(self, timeout_s: float | None) -> None:
+    def _wait(self, timeout_s: float | None) -> bool:
+        """Serve callbacks until librdkafka's out-queue is empty (True: every record was
+        acknowledged or failed), a delivery failed, or `timeout_s` passed (False). An empty
+        queue is checked once: an event queued after it (a log line, a broker error) does
+        not make delivered records unacknowledged again."""
         deadline = None if timeout_s is None else self.clock() + timeout_s
-        while len(self._producer):
-            self._producer.flush(1.0)
+        while self._producer.flush(1.0):
             if self._failed:
                 # Let what is in flight settle briefly, so the counts are right.
                 self._producer.flush(min(5.0, timeout_s or 5.0))
-                return
+                return True
             if deadline is not None and self.clock() > deadline:
-                return
+                return False
+        return True
 
     def _call(self, call: Callable[[], Any], what: str) -> Any:
         try:

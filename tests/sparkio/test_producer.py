@@ -270,6 +270,48 @@ def test_an_event_in_the_out_queue_is_not_counted_as_a_record(served: bool) -> N
     assert "0 records delivered, 3 undelivered (3 failed, 0 unacknowledged)" in str(err.value)
 
 
+class LateEventProducer(FakeProducer):
+    """Every record is acknowledged by the first flush; an event (a log line, a broker
+    error) lands in the out-queue afterwards, as librdkafka's can at any time."""
+
+    def flush(self, timeout: float = 0) -> int:
+        return 0
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_an_event_after_every_acknowledgement_does_not_fail_the_task() -> None:
+    p = UpsertProducer(topic="t", config={}, factory=LateEventProducer)
+    p.send([b"a", b"b"], [b"1", None], [0, 1])
+    assert p.finish(timeout_s=5).records == 2
+
+
+class SilentProducer(FakeProducer):
+    """Nothing is ever acknowledged: flush always leaves every record in flight."""
+
+    def flush(self, timeout: float = 0) -> int:
+        return len(self.sent)
+
+    def __len__(self) -> int:
+        return len(self.sent)
+
+
+def test_records_unacknowledged_at_the_deadline_fail_the_task_with_counts() -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1.0
+        return now[0]
+
+    p = UpsertProducer(topic="t", config={}, factory=SilentProducer, clock=clock)
+    p.send([b"a", b"b", b"c"], [b"1", b"2", None], [0, 1, 2])
+    with pytest.raises(TaskDeliveryError) as err:
+        p.finish(timeout_s=3)
+    assert (err.value.delivered, err.value.undelivered) == (0, 3)
+    assert "(0 failed, 3 unacknowledged)" in str(err.value)
+
+
 def test_secrets_never_reach_the_delivery_error() -> None:
     config = producer_config({"bootstrap.servers": f"127.0.0.1:{free_port()}",
                               "message.timeout.ms": "1000", "log_level": "0",
