@@ -1,15 +1,20 @@
 """`@record`: `@dataclass(frozen=True)`, cheaper to declare.
 
 A frozen dataclass gets six methods when its module is imported, each compiled from generated
-source (an `exec` per method, ~0.1 ms each on CPython 3.11): about 20 ms for the records a
-`keyguard check` imports, paid by every run of the CLI. `@record` has `dataclass` generate only
-the three whose code depends on the class (`__init__`, and the frozen `__setattr__` and
-`__delattr__`) and gives every record the same `__eq__`, `__hash__` and `__repr__`, written
-once here. They behave as the generated ones: equal when of the same class with equal compared
-fields, in declaration order; hashed by the fields `dataclass` hashes; `Name(field=value, ...)`
-with the fields shown, `...` for a recursive reference. A method the class writes itself is
-kept, as `@dataclass` keeps it. The class is a dataclass all the same (`fields`, `replace`,
-`asdict`, pickling), and type checkers read it as a frozen one.
+source (an `exec` per method, 0.1 to 0.3 ms each on CPython 3.11): about 25 ms for the 37
+records a `keyguard check` imports, paid by every run of the CLI. `@record` compiles nothing
+when the class is declared: `dataclass` only collects the fields; the frozen `__setattr__` and
+`__delattr__` are closures over the class (the code `dataclass` would generate, written once
+here), every record shares the same `__eq__`, `__hash__` and `__repr__`, and `__init__` is
+compiled on the class's first instantiation (a record a run never builds never pays for it),
+from the source `dataclass` would generate for a frozen class: positional and keyword-only
+fields, defaults, default factories, `__post_init__`. They behave as the generated ones: equal
+when of the same class with equal compared fields, in declaration order; hashed by the fields
+`dataclass` hashes; `Name(field=value, ...)` with the fields shown, `...` for a recursive
+reference; a field without a default after one with a default fails at declaration. A method
+the class writes itself is kept, as `@dataclass` keeps it. The class is a dataclass all the
+same (`fields`, `replace`, `asdict`, pickling), and type checkers read it as a frozen one.
+(`InitVar` pseudo-fields are not supported: declaring one is a TypeError.)
 
 Use it for records built a few times per command (plans, options, reports); a class built per
 row or per key in a hot loop may keep `@dataclass(frozen=True)`, whose equality and hashing are
@@ -19,7 +24,7 @@ a little faster.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -61,6 +66,110 @@ def _repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
+def _frozen(cls: Any, names: tuple[str, ...]) -> None:
+    """The frozen `__setattr__` and `__delattr__` that `dataclass(frozen=True)` generates."""
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for method in (__setattr__, __delattr__):
+        if method.__name__ in vars(cls):  # as dataclass(frozen=True) refuses it
+            raise TypeError(f"Cannot overwrite attribute {method.__name__} in class "
+                            f"{cls.__name__}")
+        method.__qualname__ = f"{cls.__qualname__}.{method.__name__}"
+        setattr(cls, method.__name__, method)
+
+
+class _Factory:
+    """The default of a parameter whose field has a default factory (shown as `<factory>`)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _init_source(cls: Any) -> tuple[str, dict[str, Any]]:
+    """The source of the `__init__` that `dataclass(frozen=True)` generates for `cls`, and the
+    names it refers to."""
+    names: dict[str, Any] = {"__record_set__": object.__setattr__, "__record_factory__": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for f in fields(cls):
+        default = f"__record_default_{f.name}__"
+        if f.default_factory is not MISSING:
+            names[default] = f.default_factory
+            if f.init:
+                param = f"{f.name}=__record_factory__"
+                value = f"{default}() if {f.name} is __record_factory__ else {f.name}"
+            else:
+                param, value = "", f"{default}()"
+        elif f.init:
+            if f.default is not MISSING:
+                names[default] = f.default
+                param = f"{f.name}={default}"
+            else:
+                param = f.name
+            value = f.name
+        else:  # init=False, no factory: the class attribute (if any) is the value
+            continue
+        if param:
+            (keyword if f.kw_only is True else positional).append(param)
+        body.append(f"    __record_set__(self, {f.name!r}, {value})")
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
+    params = ["self", *positional, *(["*", *keyword] if keyword else [])]
+    return (f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n",
+            names)
+
+
+def _compiled_init(cls: Any) -> Callable[..., None]:
+    source, names = _init_source(cls)
+    namespace: dict[str, Any] = {}
+    exec(source, names, namespace)  # the field names only, as dataclass generates it
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {**{f.name: f.type for f in fields(cls) if f.init}, "return": None}
+    return init
+
+
+def _lazy_init(cls: Any) -> Callable[..., None]:
+    """An `__init__` that compiles the real one on the first instantiation and becomes it."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = cls.__init__ = _compiled_init(cls)
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
+def _check_order(cls: Any) -> None:
+    """As `dataclass` checks at declaration: no positional field without a default after one
+    with a default; no InitVar (not supported here)."""
+    declared = {f.name for f in fields(cls)}
+    for name, f in cls.__dataclass_fields__.items():
+        if name not in declared and "ClassVar" not in str(f.type):
+            raise TypeError(f"{cls.__name__}.{name}: @record does not support InitVar")
+    seen_default = False
+    for f in fields(cls):
+        if not f.init or f.kw_only is True:
+            continue
+        if f.default is not MISSING or f.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+
+
 @dataclass_transform(frozen_default=True)
 def record(cls: type[T]) -> type[T]:
     """Declare `cls` as `@dataclass(frozen=True)` would (see the module's docstring)."""
@@ -69,9 +178,20 @@ def record(cls: type[T]) -> type[T]:
     class_hash = own.get("__hash__", MISSING)
     # as dataclass decides: a class that writes __eq__ alone has __hash__ = None implicitly
     writes_hash = not (class_hash is MISSING or (class_hash is None and writes_eq))
-    dataclass(frozen=True, eq=False, repr=False)(cls)  # in place
+    documented = cls.__doc__ is not None
+    dataclass(init=False, eq=False, repr=False)(cls)  # in place: the fields, no code compiled
     declared = fields(cls)  # type: ignore[arg-type]
     kind: Any = cls
+    _check_order(kind)
+    _frozen(kind, tuple(f.name for f in declared))
+    if "__init__" not in own:
+        if documented:
+            kind.__init__ = _lazy_init(kind)
+        else:  # dataclass writes the signature as the docstring: it needs the real __init__
+            kind.__init__ = _compiled_init(kind)
+            import inspect  # only for a record without a docstring
+
+            kind.__doc__ = kind.__name__ + str(inspect.signature(kind)).replace(" -> None", "")
     kind.__record_compared__ = _values(tuple(f.name for f in declared if f.compare))
     kind.__record_hashed__ = _values(tuple(
         f.name for f in declared if (f.compare if f.hash is None else f.hash)))

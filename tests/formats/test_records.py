@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
+import pickle
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
@@ -77,8 +79,31 @@ def _shapes(decorate: Any) -> dict[str, type]:
         name: str
         children: list[Any] = field(default_factory=list)
 
+    @decorate
+    class KwOnly:
+        """Keyword-only fields come after the positional ones, whatever their order."""
+
+        a: int
+        k: int = field(kw_only=True)
+        b: str = "x"
+        j: list[int] = field(default_factory=list, kw_only=True)
+
+    @decorate
+    class NotInit:
+        """Fields outside __init__: from their factory, or the class attribute."""
+
+        a: int
+        made: list[int] = field(default_factory=list, init=False)
+        fixed: int = field(default=5, init=False)
+
+    @decorate
+    class ChildChecked(Checked):
+        """Inherits the parent's fields and its __post_init__."""
+
+        b: int = 0
+
     return {c.__name__: c for c in (Plain, Factory, Flags, Empty, One, Child, OwnEq, OwnHash,
-                                    OwnRepr, Checked, Node)}
+                                    OwnRepr, Checked, Node, KwOnly, NotInit, ChildChecked)}
 
 
 RECORD, DATACLASS = _shapes(record), _shapes(dataclass(frozen=True))
@@ -95,6 +120,9 @@ ARGS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "OwnRepr": [((1,), {})],
     "Checked": [((1,), {})],
     "Node": [(("n",), {})],
+    "KwOnly": [((1,), {"k": 2}), ((1, "y"), {"k": 2, "j": [3]})],
+    "NotInit": [((1,), {})],
+    "ChildChecked": [((1,), {}), ((1, 2), {})],
 }
 
 
@@ -163,3 +191,56 @@ def test_a_recursive_record_repr_says_dots():
     ours.children.append(ours)
     theirs.children.append(theirs)
     assert repr(ours) == repr(theirs) == "_shapes.<locals>.Node(name='n', children=[...])"
+
+
+def test_a_record_has_the_dataclass_signature_and_values():
+    for name, cases in ARGS.items():
+        ours, theirs = RECORD[name], DATACLASS[name]
+        for args, kwargs in cases:
+            built = ours(*args, **kwargs)  # compiles the record's __init__ the first time
+            assert [getattr(built, f.name, None) for f in dataclasses.fields(built)] == [
+                getattr(theirs(*args, **kwargs), f.name, None)
+                for f in dataclasses.fields(theirs)]
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs)), name
+    assert RECORD["NotInit"](1).fixed == 5 and RECORD["NotInit"](1).made == []
+
+
+def test_a_record_fails_at_declaration_and_construction_as_the_dataclass_does():
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        @record
+        class Bad:
+            a: int = 1
+            b: int  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        RECORD["KwOnly"](1, 2)  # k is keyword-only
+    with pytest.raises(TypeError):
+        RECORD["NotInit"](1, [])  # made is not a parameter
+    with pytest.raises(ValueError, match="negative"):
+        RECORD["ChildChecked"](-1)
+
+
+def test_a_subclass_built_first_leaves_its_parent_right():
+    @record
+    class Base:
+        a: int
+
+    @record
+    class Sub(Base):
+        b: int = 2
+
+    assert repr(Sub(1)).endswith("<locals>.Sub(a=1, b=2)")
+    assert Base(3).a == 3
+    with pytest.raises(TypeError):
+        Base(3, 4)
+    assert pickle.loads(pickle.dumps(ARGS_RECORD_PICKLED)) == ARGS_RECORD_PICKLED
+
+
+@record
+class _Pickled:
+    """Module level, so pickle finds it."""
+
+    a: int
+    items: tuple[int, ...] = ()
+
+
+ARGS_RECORD_PICKLED = _Pickled(1, (2,))
