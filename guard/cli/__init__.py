@@ -6,6 +6,8 @@ so a check of one topic starts fast.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import sys
 from collections.abc import Callable
@@ -132,6 +134,13 @@ add_command("audit", "guard.cli.audit_cmd:audit_cmd")
 
 def main() -> None:
     """The console script: `--debug` is accepted anywhere on the line, not only first."""
+    # Last of the exit handlers registered from here on (they run in reverse): the objects
+    # alive at exit go to the collector's permanent generation, so the interpreter's
+    # finalization does not walk them in its full collections (~15 ms of a `check`: every
+    # function, class and annotation typer and keyguard created). Nothing is skipped: exit
+    # handlers, flushing and the exit code are as before; only reference cycles still alive
+    # at exit are left to the process's end, which the interpreter never promises to collect.
+    atexit.register(gc.freeze)
     args = sys.argv[1:]
     if "--debug" in args:
         args = ["--debug", *(a for a in args if a != "--debug")]

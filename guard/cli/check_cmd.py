@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
-from formats.registry.references import parse_reference_option
 from formats.schemafile import read_schema_source
 from formats.secrets import redact
 from guard.cli.common import (
@@ -211,8 +210,13 @@ def check_cmd(
     reg = settings.open()
     files: dict[str, str] = {}
     specs = []
+    refs: tuple[Any, ...] = ()
+    if reference:
+        # lazy: CLI start-up (schema references, only with --reference)
+        from formats.registry.references import parse_reference_option
+
+        refs = tuple(map(parse_reference_option, reference))
     for e in entries:
-        refs = tuple(map(parse_reference_option, reference or ()))
         ks = read_schema_source(e.key_schema, registry=reg, schema_type=schema_type,
                                 references=refs) if e.key_schema else None
         vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type,
