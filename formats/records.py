@@ -178,20 +178,24 @@ def record(cls: type[T]) -> type[T]:
     class_hash = own.get("__hash__", MISSING)
     # as dataclass decides: a class that writes __eq__ alone has __hash__ = None implicitly
     writes_hash = not (class_hash is MISSING or (class_hash is None and writes_eq))
-    documented = cls.__doc__ is not None
+    documented = bool(cls.__doc__)
+    if not documented:  # else dataclass reads the signature of object.__init__ (~7 ms: tokenize)
+        cls.__doc__ = "(its signature, below)"
     dataclass(init=False, eq=False, repr=False)(cls)  # in place: the fields, no code compiled
     declared = fields(cls)  # type: ignore[arg-type]
     kind: Any = cls
     _check_order(kind)
     _frozen(kind, tuple(f.name for f in declared))
-    if "__init__" not in own:
-        if documented:
-            kind.__init__ = _lazy_init(kind)
-        else:  # dataclass writes the signature as the docstring: it needs the real __init__
-            kind.__init__ = _compiled_init(kind)
-            import inspect  # only for a record without a docstring
+    if "__init__" not in own:  # undocumented: its docstring is its signature, so compiled now
+        kind.__init__ = _lazy_init(kind) if documented else _compiled_init(kind)
+    if not documented:  # as dataclass writes it
+        import inspect  # only for a record without a docstring
 
-            kind.__doc__ = kind.__name__ + str(inspect.signature(kind)).replace(" -> None", "")
+        try:
+            signature = str(inspect.signature(kind)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            signature = ""
+        kind.__doc__ = kind.__name__ + signature
     kind.__record_compared__ = _values(tuple(f.name for f in declared if f.compare))
     kind.__record_hashed__ = _values(tuple(
         f.name for f in declared if (f.compare if f.hash is None else f.hash)))

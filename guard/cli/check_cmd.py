@@ -144,9 +144,14 @@ def check_cmd(
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.table_options import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
-    from guard.config import GuardConfig, TopicEntry, load_config
+    from guard.entry import GuardConfig, TopicEntry
 
-    cfg = load_config(config) if config else GuardConfig()
+    if config:
+        from guard.config import load_config  # lazy: CLI start-up (the TOML reader)
+
+        cfg = load_config(config)
+    else:
+        cfg = GuardConfig()
     options = parse_kv(option)
     entries = list(cfg.topics)
     if flink_ddl is not None:

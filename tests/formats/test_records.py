@@ -244,3 +244,9 @@ class _Pickled:
 
 
 ARGS_RECORD_PICKLED = _Pickled(1, (2,))
+
+
+def test_an_undocumented_record_is_documented_by_its_signature_as_the_dataclass_is():
+    for name in ("Plain", "Factory", "Child", "Empty", "OwnEq"):
+        assert RECORD[name].__doc__ == DATACLASS[name].__doc__, name
+    assert RECORD["KwOnly"].__doc__ == DATACLASS["KwOnly"].__doc__  # its own docstring
