@@ -53,6 +53,9 @@ class TopicEntry:
 
 @record
 class GuardConfig:
+    """A config file's settings (`guard.config.load_config`), or the defaults of a run without
+    one: the registry, the broker, the topics."""
+
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
     registry_options: Mapping[str, Any] = field(default_factory=dict)
