@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
 from operator import attrgetter
 from reprlib import recursive_repr
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -98,8 +98,8 @@ _FACTORY = _Factory()
 
 
 def _init_source(cls: Any) -> tuple[str, dict[str, Any]]:
-    """The source of the `__init__` that `dataclass(frozen=True)` generates for `cls`, and the
-    names it refers to."""
+    """The source of the `__init__` that `dataclass` generates for `cls` (frozen or not), and
+    the names it refers to."""
     names: dict[str, Any] = {"__record_set__": object.__setattr__, "__record_factory__": _FACTORY}
     positional: list[str] = []
     keyword: list[str] = []
@@ -124,7 +124,8 @@ def _init_source(cls: Any) -> tuple[str, dict[str, Any]]:
             continue
         if param:
             (keyword if f.kw_only is True else positional).append(param)
-        body.append(f"    __record_set__(self, {f.name!r}, {value})")
+        body.append(f"    __record_set__(self, {f.name!r}, {value})" if cls.__record_frozen__
+                    else f"    self.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
     params = ["self", *positional, *(["*", *keyword] if keyword else [])]
@@ -170,9 +171,25 @@ def _check_order(cls: Any) -> None:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
+@overload
+def record(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def record(*, frozen: bool = True) -> Callable[[type[T]], type[T]]: ...
+
+
 @dataclass_transform(frozen_default=True)
-def record(cls: type[T]) -> type[T]:
-    """Declare `cls` as `@dataclass(frozen=True)` would (see the module's docstring)."""
+def record(cls: type[T] | None = None, /, *, frozen: bool = True) -> Any:
+    """Declare `cls` as `@dataclass(frozen=True)` would (see the module's docstring);
+    `@record(frozen=False)` as `@dataclass` would (assignable fields, unhashable unless the
+    class writes `__hash__`), for a class whose instances change, such as a walk's state."""
+    if cls is None:
+        return lambda c: _declare(c, frozen)
+    return _declare(cls, frozen)
+
+
+def _declare(cls: type[T], frozen: bool) -> type[T]:
     own = vars(cls)
     writes_eq = "__eq__" in own
     class_hash = own.get("__hash__", MISSING)
@@ -184,8 +201,10 @@ def record(cls: type[T]) -> type[T]:
     dataclass(init=False, eq=False, repr=False)(cls)  # in place: the fields, no code compiled
     declared = fields(cls)  # type: ignore[arg-type]
     kind: Any = cls
+    kind.__record_frozen__ = frozen
     _check_order(kind)
-    _frozen(kind, tuple(f.name for f in declared))
+    if frozen:
+        _frozen(kind, tuple(f.name for f in declared))
     if "__init__" not in own:  # undocumented: its docstring is its signature, so compiled now
         kind.__init__ = _lazy_init(kind) if documented else _compiled_init(kind)
     if not documented:  # as dataclass writes it
@@ -202,8 +221,8 @@ def record(cls: type[T]) -> type[T]:
     kind.__record_shown__ = tuple(f.name for f in declared if f.repr)
     if not writes_eq:
         kind.__eq__ = _eq
-    if not writes_hash:
-        kind.__hash__ = _hash
+    if not writes_hash:  # as dataclass: eq without frozen leaves the class unhashable
+        kind.__hash__ = _hash if frozen else None
     if "__repr__" not in own:
         kind.__repr__ = _repr
     return cls

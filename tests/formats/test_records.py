@@ -250,3 +250,40 @@ def test_an_undocumented_record_is_documented_by_its_signature_as_the_dataclass_
     for name in ("Plain", "Factory", "Child", "Empty", "OwnEq"):
         assert RECORD[name].__doc__ == DATACLASS[name].__doc__, name
     assert RECORD["KwOnly"].__doc__ == DATACLASS["KwOnly"].__doc__  # its own docstring
+
+
+def test_a_mutable_record_behaves_as_a_dataclass():
+    def shapes(decorate: Any) -> tuple[type, type]:
+        @decorate
+        class Walk:
+            """State that changes."""
+
+            named: dict[str, int]
+            seen: set[int] = field(default_factory=set)
+            depth: int = 0
+
+        @decorate
+        class Hashed:
+            """Writes its own hash."""
+
+            a: int
+
+            def __hash__(self) -> int:
+                return self.a
+
+        return Walk, Hashed
+
+    (ours, ours_hashed), (theirs, theirs_hashed) = shapes(record(frozen=False)), shapes(dataclass)
+    a, b = ours({"x": 1}), theirs({"x": 1})
+    a.depth, b.depth = 2, 2  # assignable
+    a.seen.add(1)
+    b.seen.add(1)
+    assert repr(a).replace(".Walk(", "") == repr(b).replace(".Walk(", "")
+    assert a == ours({"x": 1}, {1}, 2) and a != ours({"x": 1})
+    assert (a == ours({"x": 1}, {1}, 2)) == (b == theirs({"x": 1}, {1}, 2))
+    assert not _hashable(a) and not _hashable(b)
+    assert hash(ours_hashed(3)) == hash(theirs_hashed(3)) == 3
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+    assert dataclasses.is_dataclass(a)
+    del a.depth  # no frozen __delattr__
+    assert a.depth == 0  # the class attribute, as for the dataclass
