@@ -5,15 +5,17 @@ source (an `exec` per method, 0.1 to 0.3 ms each on CPython 3.11): about 25 ms f
 records a `keyguard check` imports, paid by every run of the CLI. `@record` compiles nothing
 when the class is declared: `dataclass` only collects the fields; the frozen `__setattr__` and
 `__delattr__` are closures over the class (the code `dataclass` would generate, written once
-here), every record shares the same `__eq__`, `__hash__` and `__repr__`, and `__init__` is
-compiled on the class's first instantiation (a record a run never builds never pays for it),
-from the source `dataclass` would generate for a frozen class: positional and keyword-only
-fields, defaults, default factories, `__post_init__`. They behave as the generated ones: equal
-when of the same class with equal compared fields, in declaration order; hashed by the fields
-`dataclass` hashes; `Name(field=value, ...)` with the fields shown, `...` for a recursive
-reference; a field without a default after one with a default fails at declaration. A method
-the class writes itself is kept, as `@dataclass` keeps it. The class is a dataclass all the
-same (`fields`, `replace`, `asdict`, pickling), and type checkers read it as a frozen one.
+here), every record shares the same `__eq__`, `__hash__` and `__repr__`, and `__init__` binds
+its arguments in Python for the class's first HOT_INSTANCES instances, then is compiled from
+the source `dataclass` would generate (a record a run builds a few times never pays for the
+compilation, ~0.2 ms; `inspect.signature` shows the real parameters once it is): positional
+and keyword-only fields, defaults, default factories, `__post_init__`. They behave as the
+generated ones: equal when of the same class with equal compared fields, in declaration order;
+hashed by the fields `dataclass` hashes; `Name(field=value, ...)` with the fields shown, `...`
+for a recursive reference; a field without a default after one with a default fails at
+declaration. A method the class writes itself is kept, as `@dataclass` keeps it. The class is
+a dataclass all the same (`fields`, `replace`, `asdict`, pickling), and type checkers read it
+as a frozen one.
 (`InitVar` pseudo-fields are not supported: declaring one is a TypeError.)
 
 Use it for records built a few times per command (plans, options, reports); a class built per
@@ -143,15 +145,85 @@ def _compiled_init(cls: Any) -> Callable[..., None]:
     return init
 
 
+#: Instances a record builds by binding its arguments in Python before its `__init__` is
+#: compiled (~0.2 ms): a record a run builds a few times never pays for compiling it, one
+#: built in a loop soon has the fast one.
+HOT_INSTANCES = 50
+
+
+def _plural(names: list[str]) -> str:
+    quoted = [repr(n) for n in names]
+    if len(quoted) < 3:
+        return " and ".join(quoted)
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+
+
 def _lazy_init(cls: Any) -> Callable[..., None]:
-    """An `__init__` that compiles the real one on the first instantiation and becomes it."""
+    """An `__init__` that binds its arguments as the compiled one would, counting the
+    instances; at HOT_INSTANCES it compiles the real one and becomes it."""
+    spec: list[Any] = [None]  # (positional, keyword-only, required, steps), built on first use
+    built = [0]
+    where = f"{cls.__qualname__}.__init__()"
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = cls.__init__ = _compiled_init(cls)
-        init(self, *args, **kwargs)
+        built[0] += 1
+        if built[0] >= HOT_INSTANCES:
+            init = cls.__init__ = _compiled_init(cls)
+            init(self, *args, **kwargs)
+            return
+        if spec[0] is None:  # one assignment: threads building it twice build the same
+            spec[0] = _init_spec(cls)
+        positional, keyword, required, steps = spec[0]
+        if len(args) > len(positional):
+            raise TypeError(f"{where} takes {len(positional) + 1} positional arguments but "
+                            f"{len(args) + 1} were given")
+        bound = dict(zip(positional, args, strict=False))  # the rest by keyword or default
+        for name, value in kwargs.items():
+            if name in bound:
+                raise TypeError(f"{where} got multiple values for argument {name!r}")
+            if name not in keyword and name not in positional:
+                raise TypeError(f"{where} got an unexpected keyword argument {name!r}")
+            bound[name] = value
+        for kind, names in required:
+            missing = [n for n in names if n not in bound]
+            if missing:
+                raise TypeError(f"{where} missing {len(missing)} required {kind} "
+                                f"argument{'s' if len(missing) > 1 else ''}: {_plural(missing)}")
+        assign = object.__setattr__ if cls.__record_frozen__ else setattr
+        for name, default, factory in steps:
+            if name in bound:
+                value = bound[name]
+            elif factory is not MISSING:
+                value = factory()
+            else:
+                value = default
+            assign(self, name, value)
+        if post_init:
+            self.__post_init__()
 
+    post_init = hasattr(cls, "__post_init__")
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _init_spec(cls: Any) -> tuple[tuple[str, ...], frozenset[str], list[Any], list[Any]]:
+    """What `_init_source` compiles, as data: the positional and keyword-only parameters, the
+    required ones of each kind, and per assigned field (name, default, factory)."""
+    positional: list[str] = []
+    keyword: list[str] = []
+    required: dict[str, list[str]] = {"positional": [], "keyword-only": []}
+    steps: list[tuple[str, Any, Any]] = []
+    for f in fields(cls):
+        if f.init:
+            kw = f.kw_only is True
+            (keyword if kw else positional).append(f.name)
+            if f.default is MISSING and f.default_factory is MISSING:
+                required["keyword-only" if kw else "positional"].append(f.name)
+        elif f.default_factory is MISSING:  # init=False, no factory: the class attribute
+            continue
+        steps.append((f.name, f.default, f.default_factory))
+    return (tuple(positional), frozenset(keyword),
+            [(kind, names) for kind, names in required.items() if names], steps)
 
 
 def _check_order(cls: Any) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from formats.records import record
+from formats.records import HOT_INSTANCES, record
 
 
 def _shapes(decorate: Any) -> dict[str, type]:
@@ -193,16 +193,45 @@ def test_a_recursive_record_repr_says_dots():
     assert repr(ours) == repr(theirs) == "_shapes.<locals>.Node(name='n', children=[...])"
 
 
+def _values_of(obj: Any) -> list[Any]:
+    return [getattr(obj, f.name, None) for f in dataclasses.fields(obj)]
+
+
 def test_a_record_has_the_dataclass_signature_and_values():
+    shapes = _shapes(record)  # fresh classes: the first instances bind in Python
     for name, cases in ARGS.items():
-        ours, theirs = RECORD[name], DATACLASS[name]
+        ours, theirs = shapes[name], DATACLASS[name]
         for args, kwargs in cases:
-            built = ours(*args, **kwargs)  # compiles the record's __init__ the first time
-            assert [getattr(built, f.name, None) for f in dataclasses.fields(built)] == [
-                getattr(theirs(*args, **kwargs), f.name, None)
-                for f in dataclasses.fields(theirs)]
+            assert _values_of(ours(*args, **kwargs)) == _values_of(theirs(*args, **kwargs))
+        for _ in range(HOT_INSTANCES):  # then the compiled __init__ takes over
+            ours(*cases[0][0], **cases[0][1])
+        for args, kwargs in cases:
+            assert _values_of(ours(*args, **kwargs)) == _values_of(theirs(*args, **kwargs))
         assert str(inspect.signature(ours)) == str(inspect.signature(theirs)), name
     assert RECORD["NotInit"](1).fixed == 5 and RECORD["NotInit"](1).made == []
+
+
+@pytest.mark.parametrize("hot", [False, True])
+def test_a_wrong_call_fails_as_the_dataclass_does_before_and_after_compiling(hot):
+    shapes = _shapes(record)
+    if hot:
+        for name, cases in ARGS.items():
+            for _ in range(HOT_INSTANCES):
+                shapes[name](*cases[0][0], **cases[0][1])
+    wrong: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+        ("Plain", (), {}), ("Plain", (1, "x", 3), {}), ("Plain", (1,), {"a": 2}),
+        ("Plain", (1,), {"c": 2}), ("KwOnly", (1, 2), {}), ("KwOnly", (1,), {}),
+        ("NotInit", (1, []), {}), ("NotInit", (1,), {"fixed": 2}), ("Empty", (1,), {})]
+    for name, args, kwargs in wrong:
+        with pytest.raises(TypeError) as ours:
+            shapes[name](*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            DATACLASS[name](*args, **kwargs)
+        if "missing" in str(theirs.value) or "unexpected" in str(theirs.value) \
+                or "multiple" in str(theirs.value):
+            assert str(ours.value).split("()", 1)[1] == str(theirs.value).split("()", 1)[1]
+    with pytest.raises(ValueError, match="negative"):
+        shapes["Checked"](-1)
 
 
 def test_a_record_fails_at_declaration_and_construction_as_the_dataclass_does():
@@ -283,6 +312,8 @@ def test_a_mutable_record_behaves_as_a_dataclass():
     assert (a == ours({"x": 1}, {1}, 2)) == (b == theirs({"x": 1}, {1}, 2))
     assert not _hashable(a) and not _hashable(b)
     assert hash(ours_hashed(3)) == hash(theirs_hashed(3)) == 3
+    for _ in range(HOT_INSTANCES):
+        ours({})
     assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
     assert dataclasses.is_dataclass(a)
     del a.depth  # no frozen __delattr__
