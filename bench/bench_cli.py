@@ -13,7 +13,14 @@ after a change: `--root /path/to/baseline --root .`); each row's ratio is to `py
 Wall time moves with other load on the machine, so each table is followed by the median CPU
 time (user + system) of each contender, which moves less.
 
-    python bench/bench_cli.py [--runs 15] [--root DIR ...]
+`--importtime` prints instead what the start-up of the last root is made of, warm and cold:
+the median self-time of every imported module (`python -X importtime`, `--runs` runs), summed
+by who brought it in (the third-party package or keyguard module at the top of its import
+chain; the stdlib modules a package imports count as that package's), and keyguard's slowest
+modules. Import times include `-X importtime`'s own overhead, so they add up to more than the
+wall time of a plain run.
+
+    python bench/bench_cli.py [--runs 15] [--root DIR ...] [--importtime]
 """
 
 from __future__ import annotations
@@ -92,11 +99,83 @@ def script(root: Path) -> str:
     return "sparkio.cli" if cli.exists() and "def main" in cli.read_text() else "guard.cli"
 
 
+def import_self_times(cmd: list[str], cwd: Path, env: Mapping[str, str], runs: int,
+                      ) -> dict[str, tuple[float, str]]:
+    """Median self-time (ms) of each module `cmd` imports, with the owner it counts toward:
+    the nearest of keyguard's packages or of site-packages' on its import chain (itself
+    first), else the interpreter's start-up."""
+    times: dict[str, list[float]] = {}
+    owners: dict[str, str] = {}
+    third_party = _third_party()
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-X", "importtime", *cmd[1:]], cwd=cwd,
+                              env=dict(env), capture_output=True, text=True)
+        chain: list[str] = []
+        # importtime prints a module after its imports, nested by indentation: walk it back
+        lines = [ln for ln in done.stderr.splitlines()
+                 if ln.startswith("import time:") and "|" in ln and "self [us]" not in ln]
+        for line in reversed(lines):
+            self_us, _, name = (part for part in line[len("import time:"):].split("|"))
+            depth = (len(name) - len(name.lstrip())) // 2
+            name = name.strip()
+            del chain[depth:]
+            chain.append(name)
+            # the nearest package on the chain, the module itself first
+            owner = next((c.split(".")[0] for c in reversed(chain)
+                          if c.split(".")[0] in PACKAGES + third_party), "")
+            owners.setdefault(name, "keyguard (and the stdlib it imports)"
+                              if owner in PACKAGES else owner or "python start-up (site)")
+            times.setdefault(name, []).append(int(self_us) / 1000)
+    return {name: (statistics.median(xs), owners[name]) for name, xs in times.items()}
+
+
+def _third_party() -> tuple[str, ...]:
+    """Top-level names importable from site-packages (typer, fastavro, ...)."""
+    import site
+
+    names = set()
+    for d in site.getsitepackages():
+        for p in Path(d).glob("*"):
+            if p.suffix in ("", ".py", ".so") and not p.name.startswith(("_", ".")):
+                names.add(p.name.split(".")[0])
+    return tuple(sorted(names - {"formats", "guard", "sparkio"}))
+
+
+def importtime_tables(root: Path, work: Path, args_check: list[str], runs: int) -> str:
+    """What a check's start-up is made of, warm and cold (see the module's docstring)."""
+    out = []
+    for mode, compiled in (("warm", True), ("cold", False)):
+        env = dict(os.environ)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        if not compiled:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        src = source_copy(root, work / f"src-importtime-{mode}", compiled=compiled)
+        found = import_self_times([sys.executable, "-m", script(root), *args_check], work,
+                                  {**env, "PYTHONPATH": str(src)}, runs)
+        by_owner: dict[str, list[float]] = {}
+        for ms, owner in found.values():
+            by_owner.setdefault(owner, []).append(ms)
+        total = sum(ms for ms, _ in found.values())
+        out += [f"**{mode}: import self-time by who imports it** (`-X importtime`, median of "
+                f"{runs}; all imports {total:.1f} ms)", "",
+                "| imported by | modules | self ms |", "|---|---|---|"]
+        for owner, xs in sorted(by_owner.items(), key=lambda kv: -sum(kv[1])):
+            if sum(xs) >= 0.5:
+                out.append(f"| {owner} | {len(xs)} | {sum(xs):.1f} |")
+        mine = sorted(((ms, name) for name, (ms, owner) in found.items()
+                       if name.split(".")[0] in PACKAGES), reverse=True)
+        out += ["", f"keyguard's {len(mine)} modules, the slowest: " + ", ".join(
+            f"{name} {ms:.1f}" for ms, name in mine[:12]), ""]
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--root", action="append", type=Path,
                     help="a keyguard checkout (repeatable; default: this one)")
+    ap.add_argument("--importtime", action="store_true",
+                    help="print what the last root's start-up is made of, warm and cold")
     args = ap.parse_args()
     roots = [r.resolve() for r in (args.root or [REPO])]
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +185,9 @@ def main() -> None:
         value = work / "schemas/subjects/pageviews_per_region-value/v1.avsc"
         args_check = ["check", "--topic", "pageviews_per_region",
                       "--key-schema", str(key), "--value-schema", str(value)]
+        if args.importtime:
+            print(importtime_tables(roots[-1], work, args_check, args.runs))
+            return
         baseline = [sys.executable, "-c", "pass"]
         tables = []
         for mode, compiled in (("warm", True), ("cold", False)):

@@ -31,13 +31,6 @@ from formats.errors import DecodeError, InvalidOptionError, KeyguardError
 from formats.framing import CONFLUENT, MAGIC_BYTE
 from formats.options import Option, OptionSet, ResolvedOptions, merge
 from formats.registry.options import REGISTRY_OPTIONS
-from formats.registry.references import (
-    Reference,
-    ResolvedReference,
-    parse_references,
-    resolve,
-    standalone,
-)
 from formats.registry_framed import RegistryFramed
 
 # Declared with the frame every registry format shares; re-exported for older importers.
@@ -54,6 +47,8 @@ from formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from formats.registry.references import Reference, ResolvedReference
 
 
 URL: Option[str] = Option(
@@ -121,6 +116,9 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         self.resolved_references: tuple[ResolvedReference, ...] = ()
         readable = given
         if options["references"]:
+            # lazy: CLI start-up (schema references, only with the references option)
+            from formats.registry.references import resolve, standalone
+
             if not given:
                 raise InvalidOptionError(
                     f"{self.describe()}: option 'references' needs option 'schema'",
@@ -140,6 +138,9 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         self._writer_schemas: dict[int, Any] = {}
 
     def _parse_references(self, text: str) -> tuple[Reference, ...]:
+        # lazy: CLI start-up (schema references, only with the references option)
+        from formats.registry.references import parse_references
+
         try:
             raw = json.loads(text)
         except ValueError as exc:
@@ -233,6 +234,9 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         if not raw:
             return text
         where = f"writer schema id {schema_id}"
+        # lazy: CLI start-up (schema references, only a writer schema that has some)
+        from formats.registry.references import parse_references, resolve, standalone
+
         resolved = self._ask(lambda: resolve(self.registry, parse_references(list(raw), where),
                                              origin=where, schema_type="AVRO"),
                              f"resolving the references of schema id {schema_id}")

@@ -9,23 +9,20 @@ record names survive) and a RowType.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from formats.errors import SchemaError
 from formats.records import record
 from formats.registry import Registry, SchemaVersion
-from formats.registry.references import (
-    Reference,
-    ResolvedReference,
-    parse_references,
-    resolve,
-    sidecar_references,
-    standalone,
-)
 from formats.schema_types import schema_type
 from formats.schemajson import loads_schema, paused_gc
 from formats.types import DataType, RowType
+
+if TYPE_CHECKING:
+    from formats.registry.references import Reference, ResolvedReference
 
 
 @record
@@ -51,8 +48,14 @@ class SchemaText:
     def standalone(self) -> str:
         """The schema with its references resolved into it: what the analysis reads."""
         if "_standalone" not in self.__dict__:
-            self.__dict__["_standalone"] = standalone(self.text, self.schema_type,
-                                                      self.references, origin=self.origin)
+            if not self.references:  # standalone() answers the text itself
+                self.__dict__["_standalone"] = self.text
+            else:
+                # lazy: CLI start-up (schema references, only for a schema that has some)
+                from formats.registry.references import standalone
+
+                self.__dict__["_standalone"] = standalone(self.text, self.schema_type,
+                                                          self.references, origin=self.origin)
         return str(self.__dict__["_standalone"])
 
     @property
@@ -155,6 +158,11 @@ def read_schema_file(path: str | Path, schema_type: str | None = None, *,
         raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start})",
                           hint="schema files are JSON text in UTF-8") from None
     kind = guess_schema_type(p, text, schema_type)
+    if not references and not os.path.lexists(f"{p}.refs.json"):
+        return SchemaText(kind, text, str(p))  # no references: none to read or resolve
+    # lazy: CLI start-up (schema references, only for a schema that has some)
+    from formats.registry.references import parse_references, resolve, sidecar_references
+
     refs = parse_references(list(references), "--reference") if references \
         else sidecar_references(p)
     return SchemaText(kind, text, str(p),
@@ -184,6 +192,11 @@ def read_schema_source(
 def version_text(registry: Registry | None, sv: SchemaVersion) -> SchemaText:
     """A registered version as a SchemaText, its references resolved through `registry`."""
     origin = f"{sv.subject} v{sv.version} (id {sv.schema_id})"
+    if not sv.references:
+        return SchemaText(sv.schema_type, sv.schema, origin)  # no references to resolve
+    # lazy: CLI start-up (schema references, only for a version that has some)
+    from formats.registry.references import parse_references, resolve
+
     refs = parse_references(list(sv.references), origin)
     return SchemaText(sv.schema_type, sv.schema, origin,
                       resolve(registry, refs, origin=origin, schema_type=sv.schema_type))

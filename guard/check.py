@@ -26,8 +26,8 @@ from guard.judge import (
     judge,
 )
 from guard.plan import TopicCheck, TopicPlan
-from guard.realkeys import REAL_KEY_RULES
 from guard.report import Report, Rule
+from guard.rules import REAL_KEY_RULES
 
 if TYPE_CHECKING:
     from guard.topic import TopicInspector

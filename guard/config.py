@@ -43,17 +43,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from formats.errors import InvalidOptionError
-from formats.options import strip_prefix
-from formats.records import record
 from formats.registry.connect import REGISTRY_OPTIONS
 from formats.registry.options import is_registry_option
 from formats.registry.settings import resolve_kafka
 from formats.secrets import is_secret_key
+
+# Declared in guard/entry.py (the command line builds them without this module); re-exported.
+from guard.entry import GuardConfig as GuardConfig
+from guard.entry import TopicEntry as TopicEntry
 from guard.options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
@@ -81,49 +82,6 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a t
                list: "an array of tables"}
 #: Keys whose type is more specific than their TOML type.
 _KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
-
-
-@record
-class TopicEntry:
-    """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
-    schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
-    once the candidates are read."""
-
-    name: str
-    key_format: str = KEY_FORMAT.default_value
-    value_format: str | None = VALUE_FORMAT.default_value
-    key_schema: str | None = None
-    value_schema: str | None = None
-    partitions: int | None = None
-    partitioner: str = PARTITIONER.default_value
-    key_fields_prefix: str = KEY_FIELDS_PREFIX.default_value
-    options: Mapping[str, Any] = field(default_factory=dict)
-    #: None: the config's (or the command line's) choice.
-    require_subject: bool | None = None
-    #: Rule IDs and categories ignored for this topic only (`guard.selection`).
-    ignore: tuple[str, ...] = ()
-    #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
-    #: schemas are the candidates unless key-schema / value-schema name others.
-    flink_table: FlinkTable | None = None
-
-    def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
-        return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
-
-
-@record
-class GuardConfig:
-    registry: str | None = None
-    #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
-    registry_options: Mapping[str, Any] = field(default_factory=dict)
-    require_subject: bool = REQUIRE_SUBJECT.default_value
-    bootstrap: str | None = None
-    kafka: Mapping[str, Any] = field(default_factory=dict)
-    topics: tuple[TopicEntry, ...] = ()
-    scan_limit: int = SCAN_LIMIT.default_value
-    #: Rule IDs and categories ignored for every topic (`guard.selection`).
-    ignore: tuple[str, ...] = ()
-    #: Directory the file was read from: relative schema paths resolve against it.
-    base: Path = Path(".")
 
 
 def load_config(path: str | Path) -> GuardConfig:

@@ -21,7 +21,6 @@ from formats.codec import format_factory
 from formats.errors import KeyguardError
 from formats.records import record
 from formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
-from formats.registry.references import parse_references, resolve, standalone
 from formats.schemafile import SchemaText, standalone_versions, version_text
 from guard.keys.known import WriterSchema
 from guard.plan import TopicPlan
@@ -171,6 +170,9 @@ def writer_schema(registry: Registry, schema_id: int) -> WriterSchema:
         refs_of = getattr(registry, "references_of_id", None)
         raw = refs_of(schema_id) if callable(refs_of) and schema_type.upper() == "AVRO" else ()
         if raw:
+            # lazy: CLI start-up (schema references, only a writer schema that has some)
+            from formats.registry.references import parse_references, resolve, standalone
+
             where = f"writer schema id {schema_id}"
             resolved = resolve(registry, parse_references(list(raw), where), origin=where,
                                schema_type="AVRO")

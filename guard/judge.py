@@ -26,7 +26,6 @@ from guard.keys.analyze import analyze_key_change
 from guard.keys.placement import topic_findings
 from guard.keys.side import KeySide
 from guard.plan import TopicPlan, migration_command
-from guard.realkeys import decoded_examples, real_key_findings
 from guard.report import Category, Finding, Report, Rule, Severity
 from guard.rules import (
     CHECK_RULES,
@@ -169,6 +168,8 @@ def _examples(old: KeySide, topic: TopicFacts | None, registered: Registered,
     """Keys sampled from the topic, decoded: witnesses a reader recognizes as their own data."""
     if topic is None or not topic.sample_keys:
         return []
+    from guard.realkeys import decoded_examples  # lazy: CLI start-up (only with sampled keys)
+
     return decoded_examples(old, topic.sample_keys, registered.writer_schemas, name)
 
 
@@ -179,6 +180,8 @@ def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | No
         return []
     out = topic_findings(topic.cleanup_policy, None, None, topic=plan.topic)
     if new is not None and topic.sample_keys:
+        from guard.realkeys import real_key_findings  # lazy: CLI start-up (sampled keys)
+
         out += real_key_findings(new, topic.sample_keys, topic.partitions,
                                  writer_schemas=registered.writer_schemas, topic=plan.topic,
                                  subject=subject)

@@ -80,6 +80,8 @@ class Witness:
 
 @record
 class Finding:
+    """What one rule found at one place, with the key that proves it when there is one."""
+
     rule: Rule
     #: Where in the schema (`user_region`, `address.zip`, `$` for the whole key, or an option).
     path: str

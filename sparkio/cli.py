@@ -10,217 +10,32 @@ module imports neither Spark nor the embedded broker; a command imports them onl
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Annotated, Any
+import gc
 
-import typer
+# Importing this module is the script's start-up (typer, guard's CLI): the collector's youngest
+# generation, collected every 700 new containers by default, would run ~30 times during it
+# (~5 ms of a check). Every 10,000 keeps that to a few, and what cycles hold stays bounded.
+gc.set_threshold(10_000, *gc.get_threshold()[1:])
 
-from formats.records import record
-from guard import cli as guard_cli
-from guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
 
+from guard import cli as guard_cli  # noqa: E402
 
-@handles_errors
-def demo(
-    broker: Annotated[str, typer.Option("--broker", help="Embedded broker: tansu or noida.")]
-    = "tansu",
-    partitions: Annotated[int, typer.Option("--partitions")] = 6,
-    keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary registry.")] = False,
-) -> None:
-    """Write a table with Spark, read it back, and watch the guard block a breaking key change."""
-    from sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
+#: sparkio's commands, as `keyguard <name>`: "module:function", imported when the command is
+#: invoked or listed (`guard.cli.add_command`).
+COMMANDS = {"demo": "sparkio.cli_commands:demo", "migrate": "sparkio.cli_commands:migrate"}
 
-    raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
+#: What this module offered before the commands moved to `sparkio.cli_commands` (the
+#: `keyguard.commands` entry points name `sparkio.cli:demo`): looked up there on first use.
+_MOVED = ("demo", "migrate", "migration_options", "ddl_declarations", "DdlDeclarations",
+          "DEFAULT_VALUE_FORMAT")
 
 
-@handles_errors(formats=("text", "json"))
-def migrate(
-    bootstrap: Annotated[str, typer.Option("--bootstrap", help="Kafka bootstrap servers.")],
-    topic: Annotated[str | None, typer.Option(
-        "--topic", help="The compacted topic to re-key (default: the --flink-ddl table's).")]
-    = None,
-    columns: Annotated[str | None, typer.Option(
-        "--columns", help="The table's columns, Flink SQL: 'id BIGINT, region STRING, ...' "
-        "(or those of --flink-ddl).")] = None,
-    primary_key: Annotated[str | None, typer.Option(
-        "--primary-key", help="Key columns of both sides unless an option says otherwise "
-        "(primary-key=... in --old-option or --new-option).")] = None,
-    old_key_format: Annotated[list[str] | None, typer.Option(
-        "--old-key-format", help="A key format the topic holds now; repeat it once per "
-        "encoding (phantom topics hold several).")] = None,
-    old_option: Annotated[list[str] | None, typer.Option(
-        "--old-option", help="[N:]K=V for the old encodings (N: the Nth --old-key-format, "
-        "else all): primary-key, key.fields-prefix, key.<format>.*.")] = None,
-    new_key_format: Annotated[str | None, typer.Option(
-        "--new-key-format", help="The key format to write; default: the first old one.")] = None,
-    new_option: Annotated[list[str] | None, typer.Option(
-        "--new-option", help="K=V for the new key: primary-key, key.fields-prefix, "
-        "key.<format>.*.")] = None,
-    new_partitions: Annotated[int | None, typer.Option(
-        "--new-partitions", help="Partition count of the target; default: its own.",
-        callback=at_least(1, "--new-partitions"))] = None,
-    value_format: Annotated[str | None, typer.Option(
-        "--value-format", help="The value format (the same on both sides; default json).")]
-    = None,
-    value_option: Annotated[list[str] | None, typer.Option(
-        "--value-option", help="K=V: value.fields-include, value.<format>.*.")] = None,
-    registry: Annotated[str | None, typer.Option(
-        "--registry", help="Schema registry URL for the formats that use one.")] = None,
-    to_topic: Annotated[str | None, typer.Option(
-        "--to-topic", help="Cut over: write the re-keyed table here (created when missing) "
-        "and leave the topic as it is.")] = None,
-    kafka_config: Annotated[list[str] | None, typer.Option(
-        "--kafka-config", help="K=V librdkafka settings (security, timeouts).")] = None,
-    state: Annotated[Path | None, typer.Option(
-        "--state", help="Progress file (JSON); default: ./keyguard-migrate-<topic>.json.")]
-    = None,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan and write nothing.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
-    flink_ddl: Annotated[str | None, typer.Option(
-        "--flink-ddl", help="The NEW table as a Flink CREATE TABLE (.sql): columns, topic, "
-        "key and value formats and options; replaces --columns, --new-key-format, "
-        "--value-format (--new-option goes on top).")] = None,
-    old_flink_ddl: Annotated[list[str] | None, typer.Option(
-        "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
-        "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
-) -> None:
-    """Re-key a compacted topic without orphaning records (the fix for a key change).
-
-    Every live row is written under the new key and acknowledged, then every old key gets a
-    tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
-    # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
-    from formats.sqltypes import parse_columns
-    from sparkio.migrate_topic import Migration, as_json, exit_code, migrate_topic, render_text
-
-    ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
-        "--columns": columns, "--new-key-format": new_key_format,
-        "--value-format": value_format})
-    if ddl is not None:
-        table, topic = ddl.table, topic or ddl.topic
-    elif columns is None:
-        raise fail("--columns is required: the table's columns (or --flink-ddl)")
-    else:
-        table = parse_columns(columns)
-    if topic is None:
-        raise fail("--topic is required: the topic to re-key (or --flink-ddl, which names it)")
-    olds, new = migration_options(
-        old_key_formats=old_key_format or [], old_options=old_option or [],
-        new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
-        value_format=value_format or DEFAULT_VALUE_FORMAT,
-        value_options=parse_kv(value_option, what="--value-option"),
-        primary_key=primary_key, registry=registry,
-        ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
-    report = migrate_topic(Migration(
-        topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
-        to_topic=to_topic, partitions=new_partitions,
-        properties=parse_kv(kafka_config, what="--kafka-config"), state_path=state,
-        dry_run=dry_run))
-    echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
-    raise typer.Exit(exit_code(report))
-
-
-def migration_options(*, old_key_formats: list[str], old_options: list[str],
-                      new_key_format: str | None, new_options: dict[str, str],
-                      value_format: str, value_options: dict[str, str],
-                      primary_key: str | None, registry: str | None,
-                      ddl_new: dict[str, str] | None = None,
-                      ddl_olds: tuple[dict[str, str], ...] = (),
-                      ) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
-    """The flags (and Flink DDLs) as upsert-kafka table options: one set per old encoding, and
-    the new one."""
-    from formats.codec import format_factory  # lazy: CLI start-up (loads the codecs)
-
-    if not old_key_formats and not ddl_olds:
-        raise fail("give the key format the topic holds now: --old-key-format FORMAT "
-                   "(once per encoding), or --old-flink-ddl FILE")
-    shared: dict[str, str] = {}
-    own: list[dict[str, str]] = [{} for _ in old_key_formats]
-    for item in old_options:
-        index, sep, pair = item.partition(":")
-        if sep and index.isdigit() and "=" not in index:
-            n = int(index)
-            if not 1 <= n <= len(old_key_formats):
-                raise fail(f"--old-option {item!r}: there is no --old-key-format number {n}")
-            own[n - 1].update(parse_kv([pair], what="--old-option"))
-        else:
-            shared.update(parse_kv([item], what="--old-option"))
-
-    def table(key_format: str, given: dict[str, str]) -> dict[str, str]:
-        out = {"key.format": key_format, "value.format": value_format, **value_options}
-        if primary_key:
-            out["primary-key"] = primary_key
-        out.update(given)
-        if registry:
-            for role, fmt in (("key", key_format), ("value", value_format)):
-                if format_factory(fmt).uses_registry:
-                    out.setdefault(f"{role}.{fmt}.url", registry)
-        return out
-
-    olds = tuple(table(f, {**shared, **o}) for f, o in zip(old_key_formats, own, strict=True))
-    olds += tuple({**o, **shared} for o in ddl_olds)
-    if ddl_new is not None:
-        return olds, {**ddl_new, **new_options}
-    return olds, table(new_key_format or old_key_formats[0]
-                       if old_key_formats else olds[0]["key.format"], new_options)
-
-
-@record
-class DdlDeclarations:
-    """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
-    options and the old encodings' (each without its topic: the migration names it)."""
-
-    table: Any
-    topic: str | None
-    new: dict[str, str] | None
-    olds: tuple[dict[str, str], ...]
-
-
-def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
-                     given: dict[str, str | None]) -> DdlDeclarations | None:
-    """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it."""
-    if new is None and not olds:
-        return None
-    # lazy: CLI start-up (only with a DDL)
-    from formats.flink_ddl import load_flink_ddl
-    from formats.registry.options import is_registry_table_option  # lazy: CLI start-up
-
-    def options(t: Any) -> dict[str, str]:
-        # the run's --registry wins over the DDL's (Flink's production) registry
-        return {k: v for k, v in t.options.items()
-                if k != "topic" and not (registry and is_registry_table_option(k))}
-
-    tables = [load_flink_ddl(p) for p in ([new] if new else []) + olds]
-    for t in tables:
-        for part in t.ignored:
-            typer.echo(f"keyguard: note: {part}", err=True)
-    def shape(t: Any) -> list[tuple[str, Any]]:
-        # a key column is NOT NULL in its own table (Flink's PRIMARY KEY): not a difference
-        return [(f.name, f.type.with_nullable(True)) for f in t.columns.fields]
-
-    first = tables[0]
-    for t in tables[1:]:
-        if shape(t) != shape(first):
-            raise fail(f"{t.origin}: its columns ({t.columns.sql()}) are not those of "
-                       f"{first.origin} ({first.columns.sql()}): a migration re-keys one "
-                       "table", kind="invalid-option")
-    if new is not None:
-        clash = [flag for flag, v in given.items() if v is not None]
-        if clash:
-            raise fail(f"--flink-ddl gives the new table's columns and formats: drop "
-                       f"{', '.join(clash)}", kind="invalid-option")
-    return DdlDeclarations(
-        table=first.columns, topic=first.topic,
-        new=options(tables[0]) if new is not None else None,
-        olds=tuple(options(t) for t in tables[(1 if new is not None else 0):]))
-
-
-#: The value format of `keyguard migrate` when none is given (Flink's upsert-kafka has none).
-DEFAULT_VALUE_FORMAT = "json"
-
-#: sparkio's commands, as `keyguard <name>`.
-COMMANDS = {"demo": demo, "migrate": migrate}
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return getattr(importlib.import_module("sparkio.cli_commands"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:

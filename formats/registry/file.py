@@ -47,7 +47,6 @@ from urllib.parse import quote, unquote
 
 from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
 from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
-from formats.registry.references import parse_references
 
 # Schema identity is pure (`formats.schema_identity`); re-exported for older importers.
 from formats.schema_identity import canonical_form as canonical_form
@@ -331,6 +330,11 @@ class FileRegistry:
     def _references(self, subject: str, n: int) -> tuple[dict[str, object], ...]:
         rel = f"{_subject_dir(subject)}/v{n}.refs.json"
         raw = self._read_json(rel)
+        if raw is None:  # no references file: parse_references answers ()
+            return ()
+        # lazy: CLI start-up (schema references, only for a version that has some)
+        from formats.registry.references import parse_references
+
         return tuple(r.as_dict() for r in parse_references(raw, self._tree.where(rel)))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:

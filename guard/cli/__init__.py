@@ -1,11 +1,13 @@
 """The `keyguard` command: parses arguments, calls the library, renders the result.
 
 It never imports pyspark, and imports the registry client, pyarrow and the formats lazily,
-so a check of one topic starts fast.
+so a check of one topic starts fast. No `from __future__ import annotations` here nor in
+check_cmd: typer reads the commands' parameters, and annotations kept as text are compiled
+again by `eval` on every run.
 """
 
-from __future__ import annotations
-
+import atexit
+import gc
 import importlib
 import sys
 from collections.abc import Callable
@@ -132,6 +134,16 @@ add_command("audit", "guard.cli.audit_cmd:audit_cmd")
 
 def main() -> None:
     """The console script: `--debug` is accepted anywhere on the line, not only first."""
+    # Last of the exit handlers registered from here on (they run in reverse): the objects
+    # alive at exit go to the collector's permanent generation, so the interpreter's
+    # finalization does not walk them in its full collections (~15 ms of a `check`: every
+    # function, class and annotation typer and keyguard created). Nothing is skipped: exit
+    # handlers, flushing and the exit code are as before; only reference cycles still alive
+    # at exit are left to the process's end, which the interpreter never promises to collect.
+    atexit.register(gc.freeze)
+    # As `sparkio.cli` (the script) sets it before its imports: the youngest generation
+    # collected every 10,000 new containers instead of 700 (~30 collections in a check).
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     args = sys.argv[1:]
     if "--debug" in args:
         args = ["--debug", *(a for a in args if a != "--debug")]

@@ -1,7 +1,10 @@
 """`keyguard check`: the guard on the command line (its report formats and options, which
-`keyguard diff` and `keyguard audit` share)."""
+`keyguard diff` and `keyguard audit` share).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads the command's parameters, and an
+annotation written as text is compiled again by `eval` each run (~0.2 ms per parameter, ~30
+of them); as objects they are built with the module.
+"""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -9,7 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
-from formats.registry.references import parse_reference_option
 from formats.schemafile import read_schema_source
 from formats.secrets import redact
 from guard.cli.common import (
@@ -52,7 +54,7 @@ SchemaTypeOpt = Annotated[
 
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
-          selection: RuleSelection | None = None) -> None:
+          selection: "RuleSelection | None" = None) -> None:
     # The catalogue imports every rule (~8 ms); only SARIF and JUnit describe every rule.
     from guard.render import render, uses_catalogue  # lazy: CLI start-up (when rendering)
 
@@ -145,9 +147,14 @@ def check_cmd(
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
     from formats.registry.settings import reject_unused_kafka, resolve_kafka
     from formats.table_options import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
-    from guard.config import GuardConfig, TopicEntry, load_config
+    from guard.entry import GuardConfig, TopicEntry
 
-    cfg = load_config(config) if config else GuardConfig()
+    if config:
+        from guard.config import load_config  # lazy: CLI start-up (the TOML reader)
+
+        cfg = load_config(config)
+    else:
+        cfg = GuardConfig()
     options = parse_kv(option)
     entries = list(cfg.topics)
     if flink_ddl is not None:
@@ -211,8 +218,13 @@ def check_cmd(
     reg = settings.open()
     files: dict[str, str] = {}
     specs = []
+    refs: tuple[Any, ...] = ()
+    if reference:
+        # lazy: CLI start-up (schema references, only with --reference)
+        from formats.registry.references import parse_reference_option
+
+        refs = tuple(map(parse_reference_option, reference))
     for e in entries:
-        refs = tuple(map(parse_reference_option, reference or ()))
         ks = read_schema_source(e.key_schema, registry=reg, schema_type=schema_type,
                                 references=refs) if e.key_schema else None
         vs = read_schema_source(e.value_schema, registry=reg, schema_type=schema_type,
@@ -273,7 +285,7 @@ def _ddl_entry(path: Path, topic: str | None, entries: list[Any], options: dict[
 
 
 def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
-               entries: list[Any], config: Path | None) -> RuleSelection | None:
+               entries: list[Any], config: Path | None) -> "RuleSelection | None":
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
     the file was read), for the topics this run checks; None when nothing is ignored."""
     if not (ignore or select or cfg.ignore or any(e.ignore for e in entries)):

@@ -11,11 +11,12 @@ format's, `guard/keys/confluent.py`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from formats.avro_schema import parse_avro, to_avro_schema
 from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
+from formats.records import record
 from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from guard.keys.side import (
     Change,
@@ -95,7 +96,7 @@ def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None =
     return out
 
 
-@dataclass
+@record(frozen=False)  # a dataclass, its methods compiled when first used (CLI start-up)
 class AvroWalk:
     """One comparison of an old and a new writer schema, by their binary encodings.
 

@@ -9,7 +9,7 @@ pure: nothing is opened, fetched or registered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from formats.errors import KeyguardError, RegistryError
 from formats.records import record
@@ -26,7 +26,7 @@ class WriterSchema:
     error: KeyguardError | None = None
 
 
-@dataclass
+@record(frozen=False)  # a dataclass, its methods compiled when first used (CLI start-up)
 class KnownSchemas:
     """Answers a codec's registry questions from plain data.
 

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from formats.secrets import redact
-from formats.values import to_jsonable
 from guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
 
 #: The order in which findings and counts are shown: the worst first.
@@ -29,14 +28,19 @@ def safe_opt(text: str | None) -> str | None:
 
 def jsonable(value: Any) -> Any:
     """Key values as JSON (decimals and times as text, bytes as base64), redacted strings."""
-    value = to_jsonable(value)
     if isinstance(value, str):
         return safe(value)
     if isinstance(value, dict):
-        return {safe(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
+        return {safe(str(k)): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
-    return value
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    # lazy: CLI start-up (the loose-value module, only for decimals, times and bytes)
+    from formats.values import to_jsonable
+
+    converted = to_jsonable(value)  # a leaf: text, or the value as it was
+    return safe(converted) if isinstance(converted, str) else converted
 
 
 def key_json(key: Mapping[str, Any]) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
+import pickle
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
 import pytest
 
-from formats.records import record
+from formats.records import HOT_INSTANCES, record
 
 
 def _shapes(decorate: Any) -> dict[str, type]:
@@ -77,8 +79,31 @@ def _shapes(decorate: Any) -> dict[str, type]:
         name: str
         children: list[Any] = field(default_factory=list)
 
+    @decorate
+    class KwOnly:
+        """Keyword-only fields come after the positional ones, whatever their order."""
+
+        a: int
+        k: int = field(kw_only=True)
+        b: str = "x"
+        j: list[int] = field(default_factory=list, kw_only=True)
+
+    @decorate
+    class NotInit:
+        """Fields outside __init__: from their factory, or the class attribute."""
+
+        a: int
+        made: list[int] = field(default_factory=list, init=False)
+        fixed: int = field(default=5, init=False)
+
+    @decorate
+    class ChildChecked(Checked):
+        """Inherits the parent's fields and its __post_init__."""
+
+        b: int = 0
+
     return {c.__name__: c for c in (Plain, Factory, Flags, Empty, One, Child, OwnEq, OwnHash,
-                                    OwnRepr, Checked, Node)}
+                                    OwnRepr, Checked, Node, KwOnly, NotInit, ChildChecked)}
 
 
 RECORD, DATACLASS = _shapes(record), _shapes(dataclass(frozen=True))
@@ -95,6 +120,9 @@ ARGS: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
     "OwnRepr": [((1,), {})],
     "Checked": [((1,), {})],
     "Node": [(("n",), {})],
+    "KwOnly": [((1,), {"k": 2}), ((1, "y"), {"k": 2, "j": [3]})],
+    "NotInit": [((1,), {})],
+    "ChildChecked": [((1,), {}), ((1, 2), {})],
 }
 
 
@@ -163,3 +191,130 @@ def test_a_recursive_record_repr_says_dots():
     ours.children.append(ours)
     theirs.children.append(theirs)
     assert repr(ours) == repr(theirs) == "_shapes.<locals>.Node(name='n', children=[...])"
+
+
+def _values_of(obj: Any) -> list[Any]:
+    return [getattr(obj, f.name, None) for f in dataclasses.fields(obj)]
+
+
+def test_a_record_has_the_dataclass_signature_and_values():
+    shapes = _shapes(record)  # fresh classes: the first instances bind in Python
+    for name, cases in ARGS.items():
+        ours, theirs = shapes[name], DATACLASS[name]
+        for args, kwargs in cases:
+            assert _values_of(ours(*args, **kwargs)) == _values_of(theirs(*args, **kwargs))
+        for _ in range(HOT_INSTANCES):  # then the compiled __init__ takes over
+            ours(*cases[0][0], **cases[0][1])
+        for args, kwargs in cases:
+            assert _values_of(ours(*args, **kwargs)) == _values_of(theirs(*args, **kwargs))
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs)), name
+    assert RECORD["NotInit"](1).fixed == 5 and RECORD["NotInit"](1).made == []
+
+
+@pytest.mark.parametrize("hot", [False, True])
+def test_a_wrong_call_fails_as_the_dataclass_does_before_and_after_compiling(hot):
+    shapes = _shapes(record)
+    if hot:
+        for name, cases in ARGS.items():
+            for _ in range(HOT_INSTANCES):
+                shapes[name](*cases[0][0], **cases[0][1])
+    wrong: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+        ("Plain", (), {}), ("Plain", (1, "x", 3), {}), ("Plain", (1,), {"a": 2}),
+        ("Plain", (1,), {"c": 2}), ("KwOnly", (1, 2), {}), ("KwOnly", (1,), {}),
+        ("NotInit", (1, []), {}), ("NotInit", (1,), {"fixed": 2}), ("Empty", (1,), {})]
+    for name, args, kwargs in wrong:
+        with pytest.raises(TypeError) as ours:
+            shapes[name](*args, **kwargs)
+        with pytest.raises(TypeError) as theirs:
+            DATACLASS[name](*args, **kwargs)
+        if "missing" in str(theirs.value) or "unexpected" in str(theirs.value) \
+                or "multiple" in str(theirs.value):
+            assert str(ours.value).split("()", 1)[1] == str(theirs.value).split("()", 1)[1]
+    with pytest.raises(ValueError, match="negative"):
+        shapes["Checked"](-1)
+
+
+def test_a_record_fails_at_declaration_and_construction_as_the_dataclass_does():
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        @record
+        class Bad:
+            a: int = 1
+            b: int  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        RECORD["KwOnly"](1, 2)  # k is keyword-only
+    with pytest.raises(TypeError):
+        RECORD["NotInit"](1, [])  # made is not a parameter
+    with pytest.raises(ValueError, match="negative"):
+        RECORD["ChildChecked"](-1)
+
+
+def test_a_subclass_built_first_leaves_its_parent_right():
+    @record
+    class Base:
+        a: int
+
+    @record
+    class Sub(Base):
+        b: int = 2
+
+    assert repr(Sub(1)).endswith("<locals>.Sub(a=1, b=2)")
+    assert Base(3).a == 3
+    with pytest.raises(TypeError):
+        Base(3, 4)
+    assert pickle.loads(pickle.dumps(ARGS_RECORD_PICKLED)) == ARGS_RECORD_PICKLED
+
+
+@record
+class _Pickled:
+    """Module level, so pickle finds it."""
+
+    a: int
+    items: tuple[int, ...] = ()
+
+
+ARGS_RECORD_PICKLED = _Pickled(1, (2,))
+
+
+def test_an_undocumented_record_is_documented_by_its_signature_as_the_dataclass_is():
+    for name in ("Plain", "Factory", "Child", "Empty", "OwnEq"):
+        assert RECORD[name].__doc__ == DATACLASS[name].__doc__, name
+    assert RECORD["KwOnly"].__doc__ == DATACLASS["KwOnly"].__doc__  # its own docstring
+
+
+def test_a_mutable_record_behaves_as_a_dataclass():
+    def shapes(decorate: Any) -> tuple[type, type]:
+        @decorate
+        class Walk:
+            """State that changes."""
+
+            named: dict[str, int]
+            seen: set[int] = field(default_factory=set)
+            depth: int = 0
+
+        @decorate
+        class Hashed:
+            """Writes its own hash."""
+
+            a: int
+
+            def __hash__(self) -> int:
+                return self.a
+
+        return Walk, Hashed
+
+    (ours, ours_hashed), (theirs, theirs_hashed) = shapes(record(frozen=False)), shapes(dataclass)
+    a, b = ours({"x": 1}), theirs({"x": 1})
+    a.depth, b.depth = 2, 2  # assignable
+    a.seen.add(1)
+    b.seen.add(1)
+    assert repr(a).replace(".Walk(", "") == repr(b).replace(".Walk(", "")
+    assert a == ours({"x": 1}, {1}, 2) and a != ours({"x": 1})
+    assert (a == ours({"x": 1}, {1}, 2)) == (b == theirs({"x": 1}, {1}, 2))
+    assert not _hashable(a) and not _hashable(b)
+    assert hash(ours_hashed(3)) == hash(theirs_hashed(3)) == 3
+    for _ in range(HOT_INSTANCES):
+        ours({})
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+    assert dataclasses.is_dataclass(a)
+    del a.depth  # no frozen __delattr__
+    assert a.depth == 0  # the class attribute, as for the dataclass

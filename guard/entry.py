@@ -1,0 +1,70 @@
+"""What a config file (or the command line) declares: its topics and its run-wide settings,
+as written; `guard.config` reads them from TOML. Light on purpose: `keyguard check --topic`
+builds them without loading the TOML reader and its checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from formats.options import strip_prefix
+from formats.records import record
+from guard.options import (
+    KEY_FIELDS_PREFIX,
+    KEY_FORMAT,
+    PARTITIONER,
+    REQUIRE_SUBJECT,
+    SCAN_LIMIT,
+    VALUE_FORMAT,
+)
+
+if TYPE_CHECKING:
+    from formats.flink_ddl import FlinkTable
+
+
+@record
+class TopicEntry:
+    """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
+    schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
+    once the candidates are read."""
+
+    name: str
+    key_format: str = KEY_FORMAT.default_value
+    value_format: str | None = VALUE_FORMAT.default_value
+    key_schema: str | None = None
+    value_schema: str | None = None
+    partitions: int | None = None
+    partitioner: str = PARTITIONER.default_value
+    key_fields_prefix: str = KEY_FIELDS_PREFIX.default_value
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: None: the config's (or the command line's) choice.
+    require_subject: bool | None = None
+    #: Rule IDs and categories ignored for this topic only (`guard.selection`).
+    ignore: tuple[str, ...] = ()
+    #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
+    #: schemas are the candidates unless key-schema / value-schema name others.
+    flink_table: FlinkTable | None = None
+
+    def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
+        return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
+
+
+@record
+class GuardConfig:
+    """A config file's settings (`guard.config.load_config`), or the defaults of a run without
+    one: the registry, the broker, the topics."""
+
+    registry: str | None = None
+    #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
+    registry_options: Mapping[str, Any] = field(default_factory=dict)
+    require_subject: bool = REQUIRE_SUBJECT.default_value
+    bootstrap: str | None = None
+    kafka: Mapping[str, Any] = field(default_factory=dict)
+    topics: tuple[TopicEntry, ...] = ()
+    scan_limit: int = SCAN_LIMIT.default_value
+    #: Rule IDs and categories ignored for every topic (`guard.selection`).
+    ignore: tuple[str, ...] = ()
+    #: Directory the file was read from: relative schema paths resolve against it.
+    base: Path = Path(".")
