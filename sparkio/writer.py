@@ -67,7 +67,9 @@ from sparkio.options import (
 from sparkio.parallelism import default_parallelism
 from sparkio.producer import (
     KINDS,
+    WORKER_POOL,
     ChangeEncoder,
+    ProducerPool,
     TaskStats,
     UpsertProducer,
     changelog_kind_error,
@@ -263,6 +265,7 @@ class WriteJob:
             interval_ms=conn[BUFFER_FLUSH_INTERVAL],
             transactional=txid is not None,
             secrets=conn.secrets(),
+            pool=_worker_pool(),
         )
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> TaskStats:
@@ -326,6 +329,24 @@ def stats_of(rows: list[Any]) -> list[TaskStats]:
         data["partitions"] = tuple(data["partitions"])
         out.append(TaskStats(**data))
     return out
+
+
+#: The Spark local property that, set to "false" on the thread starting a write, has its
+#: tasks use producers of their own instead of the worker's pool (`sparkio.producer.ProducerPool`).
+PRODUCER_REUSE_PROPERTY = "keyguard.producer.reuse"
+
+
+def _worker_pool() -> ProducerPool | None:
+    """The Python worker's producer pool inside a Spark task (unless the job's local property
+    turns it off), else None: outside Spark a producer is the caller's own."""
+    from pyspark import TaskContext  # lazy: only inside a Spark task
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return None
+    if (ctx.getLocalProperty(PRODUCER_REUSE_PROPERTY) or "true").strip().lower() == "false":
+        return None
+    return WORKER_POOL
 
 
 def _partition_id() -> int:
