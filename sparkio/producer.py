@@ -117,6 +117,9 @@ class TaskStats:
     #: Wall-clock start and end of the task (epoch seconds), to place it in the job.
     started_at: float = 0.0
     ended_at: float = 0.0
+    #: The task used a producer an earlier task of its Python worker finished with
+    #: (`ProducerPool`): no connection, no wait for a producer id.
+    producer_reused: bool = False
 
 
 def reset_peak_rss() -> None:
@@ -576,6 +579,7 @@ class UpsertProducer:
         if self.pool is not None and not self.transactional:
             self._pool_key = (self.factory, pool_key(config))
             pooled = self.pool.take(self._pool_key)
+            self.stats.producer_reused = pooled is not None
             if pooled is None:
                 router = _Router()
                 config.setdefault("error_cb", router.error)

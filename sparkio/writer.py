@@ -189,6 +189,7 @@ def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
         phases["tasks_ended_at"] = max(ended)
     for name in ("input", "encode", "send", "finish"):
         phases[f"task_{name}"] = sum(getattr(s, f"{name}_s") for s in stats)
+    phases["tasks_reusing_a_producer"] = sum(s.producer_reused for s in stats)
     return {k: round(v, 4) for k, v in phases.items()}
 
 
