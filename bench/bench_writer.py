@@ -23,6 +23,10 @@ the rows grow. Its own Spark application with spark.python.worker.reuse=false, s
 task runs in a worker forked for it (its peak RSS is that process's whole life); one write per
 row count (after a 1,000-row one, which is in the table as the floor), its counts checked.
 
+Besides the tables, one line per format and contender, `NAME  MEDIAN_SECONDS  ROWS_PER_S`, which
+bench/bench_before_after.py collects: the writer of two trees, alternated, each against the same
+bare producer (`--script $PWD/bench/bench_writer.py`, so both sides run this benchmark).
+
 Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
        [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases]
        python bench/bench_writer.py --memory 1000000,4000000,10000000 [--formats ...]
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -296,6 +301,9 @@ def main() -> None:
                 ratio_label="x bare producer (goal >= 0.8x)", load=(before, after),
                 title=f"{fmt} key and value, {rows:,} rows ({summary.bytes / 1e6:.0f} MB of "
                       f"keys+values), {parts} topic partitions, local[2], tansu"))
+            for c in contenders:  # `name  secs  rows/s`, what bench_before_after.py collects
+                median = statistics.median(c.seconds)
+                print(f"{fmt} {c.name}  {median:.3f}  {rows / median:,.0f}", flush=True)
             if args.phases:
                 for s, secs in summaries[1:]:  # the measured runs
                     print_phases(s.phases, secs, s.tasks)
