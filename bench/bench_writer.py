@@ -9,6 +9,9 @@ Contenders (bench/harness: equal warm-up, ABAB... runs, median [min-max], the lo
    null-key check, the shuffle by key, encoding, producing.
 3. (--foreach) the hand-written Spark job people write today: confluent-kafka's
    AvroSerializer row by row in foreachPartition (avro-confluent only; slow).
+4. (--reuse-off) the writer again with the Spark local property keyguard.producer.reuse=false:
+   every write task makes its own producer (connection, 0.5 s idempotent producer id) instead
+   of taking the one its Python worker kept; what that pool saves, measured in the same JVM.
 All use acks=all, idempotence and murmur2_random and write the same rows: `frame()`,
 spark.range plus column expressions. After every run the topic is read back and digested per
 partition (order-independent: the writer shuffles by key); every contender must write the
@@ -23,8 +26,12 @@ the rows grow. Its own Spark application with spark.python.worker.reuse=false, s
 task runs in a worker forked for it (its peak RSS is that process's whole life); one write per
 row count (after a 1,000-row one, which is in the table as the floor), its counts checked.
 
+Besides the tables, one line per format and contender, `NAME  MEDIAN_SECONDS  ROWS_PER_S`, which
+bench/bench_before_after.py collects: the writer of two trees, alternated, each against the same
+bare producer (`--script $PWD/bench/bench_writer.py`, so both sides run this benchmark).
+
 Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
-       [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases]
+       [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases] [--reuse-off]
        python bench/bench_writer.py --memory 1000000,4000000,10000000 [--formats ...]
 """
 
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -229,6 +237,9 @@ def main() -> None:
     ap.add_argument("--foreach", action="store_true",
                     help="also the foreachPartition + AvroSerializer job (avro-confluent)")
     ap.add_argument("--phases", action="store_true", help="print the writer's phases per run")
+    ap.add_argument("--reuse-off", action="store_true",
+                    help="also the writer with keyguard.producer.reuse=false: every task makes "
+                         "its producer (what the worker's producer pool saves, same JVM)")
     ap.add_argument("--memory", metavar="ROWS,ROWS,...",
                     help="the writer's peak RSS per fresh Python worker at these row counts")
     args = ap.parse_args()
@@ -280,6 +291,16 @@ def main() -> None:
 
             contenders = [Contender("bare Producer, pre-serialized", bare),
                           Contender("upsert-kafka writer (write_upsert)", writer)]
+            if args.reuse_off:
+                def fresh_producers(writer: Any = writer) -> Run:
+                    from sparkio.writer import PRODUCER_REUSE_PROPERTY
+
+                    spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, "false")
+                    try:
+                        return writer(summaries=[])  # type: ignore[no-any-return]
+                    finally:
+                        spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, None)
+                contenders.append(Contender("writer, a new producer per task", fresh_producers))
             if args.foreach and fmt == "avro-confluent":
                 def foreach() -> Run:
                     topic = new_topic(bs, parts)
@@ -296,6 +317,9 @@ def main() -> None:
                 ratio_label="x bare producer (goal >= 0.8x)", load=(before, after),
                 title=f"{fmt} key and value, {rows:,} rows ({summary.bytes / 1e6:.0f} MB of "
                       f"keys+values), {parts} topic partitions, local[2], tansu"))
+            for c in contenders:  # `name  secs  rows/s`, what bench_before_after.py collects
+                median = statistics.median(c.seconds)
+                print(f"{fmt} {c.name}  {median:.3f}  {rows / median:,.0f}", flush=True)
             if args.phases:
                 for s, secs in summaries[1:]:  # the measured runs
                     print_phases(s.phases, secs, s.tasks)

@@ -117,6 +117,9 @@ class TaskStats:
     #: Wall-clock start and end of the task (epoch seconds), to place it in the job.
     started_at: float = 0.0
     ended_at: float = 0.0
+    #: The task used a producer an earlier task of its Python worker finished with
+    #: (`ProducerPool`): no connection, no wait for a producer id.
+    producer_reused: bool = False
 
 
 def reset_peak_rss() -> None:
@@ -427,6 +430,103 @@ def _confluent_producer(config: dict[str, Any]) -> Any:
     return Producer(config)
 
 
+# --------------------------------------------------------------------------------------------
+# Producers kept for the next task of a Spark Python worker
+# --------------------------------------------------------------------------------------------
+
+#: How long an idle producer waits in a worker for the next task (Spark's own Kafka sink keeps
+#: its producers 10 minutes: spark.kafka.producer.cache.timeout).
+POOL_IDLE_S = 300.0
+#: Idle producers a worker keeps, one per distinct librdkafka configuration.
+POOL_SIZE = 4
+#: The callbacks librdkafka holds; they go through a `_Router` when the producer is pooled.
+_CALLBACK_KEYS = ("error_cb", "logger", "on_delivery")
+
+
+class _Router:
+    """The callbacks a pooled librdkafka producer holds, forwarded to the UpsertProducer that
+    uses it now (none while it is idle: what it reports then belongs to no task)."""
+
+    __slots__ = ("fatal", "owner")
+
+    def __init__(self) -> None:
+        self.owner: UpsertProducer | None = None
+        #: A fatal error seen while idle: the producer is never handed out again.
+        self.fatal = False
+
+    def delivery(self, err: Any, msg: Any) -> None:
+        owner = self.owner
+        if owner is not None:
+            owner._on_delivery(err, msg)
+
+    def error(self, err: Any) -> None:
+        if getattr(err, "fatal", lambda: False)():
+            self.fatal = True
+        owner = self.owner
+        if owner is not None:
+            owner._on_error(err)
+
+
+def pool_key(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The producer settings that make two producers interchangeable (callbacks aside)."""
+    return tuple(sorted((str(k), repr(v)) for k, v in config.items()
+                        if k not in _CALLBACK_KEYS))
+
+
+class ProducerPool:
+    """The idle producers of one Spark Python worker, by configuration, for its next task.
+
+    A producer that started an idempotent session costs its task a connection and about
+    0.5 s waiting for its producer id; a reused Python worker (`spark.python.worker.reuse`,
+    Spark's default) runs the next task, or the next micro-batch, with the producer the last
+    one finished with, as Spark's own Kafka sink keeps its producers per executor. Only a
+    producer whose task ended with every record acknowledged comes back (`UpsertProducer.finish`),
+    never a transactional one; one that reported a fatal error while idle, or waited longer
+    than `idle_s`, is dropped. A worker runs one task at a time: nothing here is shared
+    between tasks running at once.
+    """
+
+    def __init__(self, *, idle_s: float = POOL_IDLE_S, size: int = POOL_SIZE,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle_s = idle_s
+        self.size = size
+        self.clock = clock
+        self._idle: dict[Any, tuple[Any, _Router, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._idle)
+
+    def take(self, key: Any) -> tuple[Any, _Router] | None:
+        """A healthy idle producer of this configuration, or None."""
+        now = self.clock()
+        for stale in [k for k, (_, _, since) in self._idle.items() if now - since > self.idle_s]:
+            del self._idle[stale]
+        entry = self._idle.pop(key, None)
+        if entry is None:
+            return None
+        producer, router, _ = entry
+        router.owner = None
+        producer.poll(0)  # what it reported while idle, to nobody
+        if router.fatal or len(producer):
+            return None
+        return producer, router
+
+    def give(self, key: Any, producer: Any, router: _Router) -> None:
+        """Keep a producer whose task ended with every record acknowledged."""
+        router.owner = None
+        self._idle.pop(key, None)
+        self._idle[key] = (producer, router, self.clock())
+        while len(self._idle) > self.size:
+            del self._idle[next(iter(self._idle))]  # the longest idle
+
+    def clear(self) -> None:
+        self._idle.clear()
+
+
+#: The pool of this process (a Spark Python worker: `WriteJob.producer`).
+WORKER_POOL = ProducerPool()
+
+
 @dataclass
 class UpsertProducer:
     """Sends one task's records to explicit partitions and proves every one was acknowledged.
@@ -452,6 +552,9 @@ class UpsertProducer:
     factory: ProducerFactory = _confluent_producer
     clock: Callable[[], float] = time.monotonic
     stats: TaskStats = field(default_factory=TaskStats)
+    #: Take the producer from, and give it back to, this pool (`ProducerPool`; never for a
+    #: transactional producer). None: a producer of its own, dropped at the end.
+    pool: ProducerPool | None = None
 
     def __post_init__(self) -> None:
         reset_peak_rss()
@@ -469,8 +572,23 @@ class UpsertProducer:
         self._parts: set[int] = set()
         self._started = self.clock()
         config = dict(self.config)
-        config.setdefault("error_cb", self._on_error)
         config.setdefault("logger", _LOG)
+        self._router: _Router | None = None
+        self._pool_key: Any = None
+        self._given_back = False
+        if self.pool is not None and not self.transactional:
+            self._pool_key = (self.factory, pool_key(config))
+            pooled = self.pool.take(self._pool_key)
+            self.stats.producer_reused = pooled is not None
+            if pooled is None:
+                router = _Router()
+                config.setdefault("error_cb", router.error)
+                config["on_delivery"] = router.delivery
+                pooled = self.factory(config), router
+            self._producer, self._router = pooled
+            self._router.owner = self
+            return
+        config.setdefault("error_cb", self._on_error)
         config["on_delivery"] = self._on_delivery
         self._producer = self.factory(config)
         if self.transactional:
@@ -675,10 +793,16 @@ class UpsertProducer:
         s.partitions = tuple(sorted(self._parts))
         s.elapsed_s = self.clock() - self._started
         s.peak_rss_bytes = peak_rss_bytes()
+        if self.pool is not None and self._router is not None:
+            # Every record acknowledged, none failed: the next task may use it.
+            self.pool.give(self._pool_key, self._producer, self._router)
+            self._given_back = True
         return s
 
     def abort(self) -> None:
         """Best effort after a failure: abort the open transaction, drop what is queued."""
+        if self._given_back:
+            return  # finished: the producer is the pool's now, with nothing of this task
         try:
             if self.transactional:
                 self._producer.abort_transaction(10)

@@ -67,7 +67,9 @@ from sparkio.options import (
 from sparkio.parallelism import default_parallelism
 from sparkio.producer import (
     KINDS,
+    WORKER_POOL,
     ChangeEncoder,
+    ProducerPool,
     TaskStats,
     UpsertProducer,
     changelog_kind_error,
@@ -187,6 +189,7 @@ def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
         phases["tasks_ended_at"] = max(ended)
     for name in ("input", "encode", "send", "finish"):
         phases[f"task_{name}"] = sum(getattr(s, f"{name}_s") for s in stats)
+    phases["tasks_reusing_a_producer"] = sum(s.producer_reused for s in stats)
     return {k: round(v, 4) for k, v in phases.items()}
 
 
@@ -263,6 +266,7 @@ class WriteJob:
             interval_ms=conn[BUFFER_FLUSH_INTERVAL],
             transactional=txid is not None,
             secrets=conn.secrets(),
+            pool=_worker_pool(),
         )
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> TaskStats:
@@ -326,6 +330,24 @@ def stats_of(rows: list[Any]) -> list[TaskStats]:
         data["partitions"] = tuple(data["partitions"])
         out.append(TaskStats(**data))
     return out
+
+
+#: The Spark local property that, set to "false" on the thread starting a write, has its
+#: tasks use producers of their own instead of the worker's pool (`sparkio.producer.ProducerPool`).
+PRODUCER_REUSE_PROPERTY = "keyguard.producer.reuse"
+
+
+def _worker_pool() -> ProducerPool | None:
+    """The Python worker's producer pool inside a Spark task (unless the job's local property
+    turns it off), else None: outside Spark a producer is the caller's own."""
+    from pyspark import TaskContext  # lazy: only inside a Spark task
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return None
+    if (ctx.getLocalProperty(PRODUCER_REUSE_PROPERTY) or "true").strip().lower() == "false":
+        return None
+    return WORKER_POOL
 
 
 def _partition_id() -> int:

@@ -1,0 +1,186 @@
+"""A Spark Python worker's producer pool: the next task gets the last task's producer only
+when every record of that task was acknowledged, never a transactional one, never one that
+reported a fatal error while idle; callbacks always reach the task using it now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from broker import new_topic
+
+from sparkio.producer import (
+    ProducerPool,
+    TaskDeliveryError,
+    UpsertProducer,
+    pool_key,
+    producer_config,
+)
+
+
+class PooledFake:
+    """Acknowledges at once unless told to fail; records what it was sent."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.sent: list[tuple[bytes, bytes | None, int]] = []
+        self.fail_next = False
+        self.pending_error: Any = None
+        self.purged = False
+
+    def produce(self, topic: str, value: bytes | None, key: bytes, partition: int) -> None:
+        self.sent.append((key, value, partition))
+        if self.fail_next:
+            self.config["on_delivery"](RuntimeError("Local: Message timed out"), None)
+
+    def poll(self, timeout: float = 0) -> int:
+        if self.pending_error is not None:
+            err, self.pending_error = self.pending_error, None
+            self.config["error_cb"](err)
+        return 0
+
+    def flush(self, timeout: float = 0) -> int:
+        return 0
+
+    def __len__(self) -> int:
+        return 0
+
+    def purge(self) -> None:
+        self.purged = True
+
+
+class FatalError:
+    def fatal(self) -> bool:
+        return True
+
+    def name(self) -> str:
+        return "_FATAL"
+
+    def str(self) -> str:
+        return "fenced"
+
+
+def factory_made() -> tuple[list[PooledFake], Any]:
+    made: list[PooledFake] = []
+
+    def factory(config: dict[str, Any]) -> PooledFake:
+        made.append(PooledFake(config))
+        return made[-1]
+
+    return made, factory
+
+
+def producer(pool: ProducerPool, factory: Any, **kw: Any) -> UpsertProducer:
+    return UpsertProducer(topic="t", config={"bootstrap.servers": "x", "acks": "all"},
+                          factory=factory, pool=pool, **kw)
+
+
+def test_the_next_task_gets_the_producer_of_a_task_that_finished() -> None:
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory, task=0)
+    first.send([b"a"], [b"1"], [0])
+    assert first.finish().records == 1
+    assert len(pool) == 1
+    second = producer(pool, factory, task=1)
+    second.send([b"b"], [b"2"], [1])
+    stats = second.finish()
+    assert len(made) == 1  # one librdkafka producer for both tasks
+    assert made[0].sent == [(b"a", b"1", 0), (b"b", b"2", 1)]
+    assert (stats.task, stats.records, stats.partitions) == (1, 1, (1,))  # counts its own
+
+
+def test_a_failed_task_never_gives_its_producer_back() -> None:
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory)
+    first.send([b"a"], [b"1"], [0])
+    first.finish()
+    second = producer(pool, factory)
+    made[0].fail_next = True
+    with pytest.raises(TaskDeliveryError) as err:
+        second.send([b"b"], [b"2"], [0])
+        second.finish(timeout_s=1)
+    assert (err.value.delivered, err.value.undelivered) == (0, 1)
+    second.abort()
+    assert len(pool) == 0 and made[0].purged
+    third = producer(pool, factory)
+    assert len(made) == 2 and third._producer is made[1]
+
+
+def test_failures_reach_the_task_using_the_producer_now() -> None:
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory)
+    first.send([b"a"], [b"1"], [0])
+    first.finish()
+    second = producer(pool, factory)
+    made[0].fail_next = True
+    with pytest.raises(TaskDeliveryError):
+        second.send([b"b"], [b"2"], [0])
+    assert (first._failed, second._failed) == (0, 1)
+
+
+def test_a_fatal_error_while_idle_drops_the_producer() -> None:
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory)
+    first.finish()
+    made[0].pending_error = FatalError()  # served by the pool's poll, owned by no task
+    second = producer(pool, factory)
+    assert len(made) == 2 and second._producer is made[1]
+    assert first._errors == [] and second._errors == []
+
+
+def test_transactional_producers_are_never_pooled() -> None:
+    pool, (made, _) = ProducerPool(), factory_made()
+
+    class Tx(PooledFake):
+        def init_transactions(self, timeout: float) -> None: ...
+        def begin_transaction(self) -> None: ...
+        def commit_transaction(self, timeout: float) -> None: ...
+
+    def tx_factory(config: dict[str, Any]) -> Tx:
+        made.append(Tx(config))
+        return made[-1]
+
+    for _ in range(2):
+        p = producer(pool, tx_factory, transactional=True)
+        p.send([b"a"], [b"1"], [0])
+        p.finish()
+    assert len(made) == 2 and len(pool) == 0
+
+
+def test_other_settings_get_another_producer_and_idle_ones_expire() -> None:
+    now = [0.0]
+    pool, (made, factory) = ProducerPool(idle_s=10, size=2, clock=lambda: now[0]), \
+        factory_made()
+    producer(pool, factory).finish()
+    other = UpsertProducer(topic="t", config={"bootstrap.servers": "y"}, factory=factory,
+                           pool=pool)
+    assert len(made) == 2
+    other.finish()
+    assert len(pool) == 2
+    now[0] = 11.0
+    producer(pool, factory)
+    assert len(made) == 3 and len(pool) == 0  # both expired
+
+
+def test_the_key_ignores_callbacks_but_not_settings() -> None:
+    base = {"bootstrap.servers": "x", "acks": "all"}
+    assert pool_key({**base, "on_delivery": print}) == pool_key(base)
+    assert pool_key({**base, "linger.ms": 5}) != pool_key(base)
+
+
+def test_a_pooled_producer_delivers_to_a_second_topic(kafka_bootstrap: str,
+                                                      reader: Any) -> None:
+    pool = ProducerPool()
+    config = producer_config({"bootstrap.servers": kafka_bootstrap}, "at-least-once")
+    topics = [new_topic(kafka_bootstrap, 2) for _ in range(2)]
+    raw = []
+    for i, topic in enumerate(topics):
+        p = UpsertProducer(topic, config, pool=pool)
+        raw.append(p._producer)
+        p.send([b"k%d" % i, b"j%d" % i], [b"v", None], [0, 1])
+        assert p.finish(timeout_s=30).records == 2
+    assert raw[0] is raw[1]
+    for i, topic in enumerate(topics):
+        assert sorted((part, key, value) for part, _, key, value in reader.records(topic)) == \
+            [(0, b"k%d" % i, b"v"), (1, b"j%d" % i, None)]
+    pool.clear()
