@@ -9,7 +9,7 @@ Contenders (bench/harness: equal warm-up, ABAB... runs, median [min-max], the lo
    null-key check, the shuffle by key, encoding, producing.
 3. (--foreach) the hand-written Spark job people write today: confluent-kafka's
    AvroSerializer row by row in foreachPartition (avro-confluent only; slow).
-4. (--reuse-off) the writer again with the Spark local property keyguard.producer.reuse=false:
+4. (--reuse-off) the writer again with sink.producer-reuse=false:
    every write task makes its own producer (connection, 0.5 s idempotent producer id) instead
    of taking the one its Python worker kept; what that pool saves, measured in the same JVM.
 All use acks=all, idempotence and murmur2_random and write the same rows: `frame()`,
@@ -238,7 +238,7 @@ def main() -> None:
                     help="also the foreachPartition + AvroSerializer job (avro-confluent)")
     ap.add_argument("--phases", action="store_true", help="print the writer's phases per run")
     ap.add_argument("--reuse-off", action="store_true",
-                    help="also the writer with keyguard.producer.reuse=false: every task makes "
+                    help="also the writer with sink.producer-reuse=false: every task makes "
                          "its producer (what the worker's producer pool saves, same JVM)")
     ap.add_argument("--memory", metavar="ROWS,ROWS,...",
                     help="the writer's peak RSS per fresh Python worker at these row counts")
@@ -273,11 +273,14 @@ def main() -> None:
                                  work / f"records-{fmt}.arrow")
             summaries: list[Any] = []
 
-            def writer(fmt: str = fmt, summaries: list[Any] = summaries) -> Run:
+            def writer(fmt: str = fmt, summaries: list[Any] = summaries,
+                       reuse: bool = True) -> Run:
                 topic = new_topic(bs, parts)
                 start = time.perf_counter()
-                summary = sparkio.write_upsert(frame(spark, rows, args.nullable_key),
-                                               **options(bs, topic, registry, fmt))
+                summary = sparkio.write_upsert(
+                    frame(spark, rows, args.nullable_key),
+                    **options(bs, topic, registry, fmt),
+                    **({} if reuse else {"sink.producer-reuse": "false"}))
                 secs = time.perf_counter() - start
                 summaries.append((summary, secs))
                 return Run(secs, topic_digest(bs, topic, parts), summary.peak_worker_rss_bytes)
@@ -293,13 +296,7 @@ def main() -> None:
                           Contender("upsert-kafka writer (write_upsert)", writer)]
             if args.reuse_off:
                 def fresh_producers(writer: Any = writer) -> Run:
-                    from sparkio.writer import PRODUCER_REUSE_PROPERTY
-
-                    spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, "false")
-                    try:
-                        return writer(summaries=[])  # type: ignore[no-any-return]
-                    finally:
-                        spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, None)
+                    return writer(summaries=[], reuse=False)  # type: ignore[no-any-return]
                 contenders.append(Contender("writer, a new producer per task", fresh_producers))
             if args.foreach and fmt == "avro-confluent":
                 def foreach() -> Run:

@@ -100,6 +100,13 @@ DELIVERY: Option[DeliveryGuarantee] = enum_option(
     "none: fire and forget (acks=1, no idempotence); at-least-once: acks=all, "
     "idempotent producer, every delivery report checked, a failed task is retried "
     "whole; exactly-once: additionally one Kafka transaction per task.")
+PRODUCER_REUSE: Option[bool] = Option(
+    "sink.producer-reuse", bool, True,
+    "A Spark Python worker keeps the producer of a write task that ended with every "
+    "record acknowledged, for its next task with the same producer settings (as Spark's "
+    "own Kafka sink keeps its producers): no new connection and no wait for an "
+    "idempotent producer id per task. Never a transactional producer; an idle one is "
+    "dropped after 5 minutes. false: every task makes its own producer.")
 TRANSACTIONAL_ID_PREFIX: Option[str | None] = Option(
     "sink.transactional-id-prefix", str, None,
     "Prefix of the transactional.id of each task (prefix-<partition id>); required "
@@ -211,9 +218,9 @@ CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
     (
         FLINK_DDL, SINK_PARALLELISM, BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, DELIVERY,
-        TRANSACTIONAL_ID_PREFIX, ORDER_BY, SUMMARY_FILE, CHANGELOG_COLUMN, SCAN_MODE,
-        CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, CAPTURE_TIMEOUT, STALL_TIMEOUT,
-        GUARD_REGISTRY, ALLOW_BREAKING, SCAN_LIMIT, REQUIRE_SUBJECT, GUARD_IGNORE,
+        PRODUCER_REUSE, TRANSACTIONAL_ID_PREFIX, ORDER_BY, SUMMARY_FILE, CHANGELOG_COLUMN,
+        SCAN_MODE, CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, CAPTURE_TIMEOUT,
+        STALL_TIMEOUT, GUARD_REGISTRY, ALLOW_BREAKING, SCAN_LIMIT, REQUIRE_SUBJECT, GUARD_IGNORE,
         VALIDATE_PARTITION,
         *PRODUCER_TIMEOUTS,
     ),

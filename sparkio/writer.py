@@ -57,6 +57,7 @@ from sparkio.options import (
     CHANGELOG_COLUMN,
     DELIVERY,
     EXACTLY_ONCE,
+    PRODUCER_REUSE,
     SINK_PARALLELISM,
     SUMMARY_FILE,
     TRANSACTIONAL_ID_PREFIX,
@@ -266,7 +267,7 @@ class WriteJob:
             interval_ms=conn[BUFFER_FLUSH_INTERVAL],
             transactional=txid is not None,
             secrets=conn.secrets(),
-            pool=_worker_pool(),
+            pool=_worker_pool() if conn[PRODUCER_REUSE] else None,
         )
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> TaskStats:
@@ -332,22 +333,12 @@ def stats_of(rows: list[Any]) -> list[TaskStats]:
     return out
 
 
-#: The Spark local property that, set to "false" on the thread starting a write, has its
-#: tasks use producers of their own instead of the worker's pool (`sparkio.producer.ProducerPool`).
-PRODUCER_REUSE_PROPERTY = "keyguard.producer.reuse"
-
-
 def _worker_pool() -> ProducerPool | None:
-    """The Python worker's producer pool inside a Spark task (unless the job's local property
-    turns it off), else None: outside Spark a producer is the caller's own."""
+    """The Python worker's producer pool inside a Spark task (sink.producer-reuse), else
+    None: outside Spark a producer is the caller's own."""
     from pyspark import TaskContext  # lazy: only inside a Spark task
 
-    ctx = TaskContext.get()
-    if ctx is None:
-        return None
-    if (ctx.getLocalProperty(PRODUCER_REUSE_PROPERTY) or "true").strip().lower() == "false":
-        return None
-    return WORKER_POOL
+    return WORKER_POOL if TaskContext.get() is not None else None
 
 
 def _partition_id() -> int:

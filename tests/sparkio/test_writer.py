@@ -321,18 +321,14 @@ def test_a_100k_row_batch(spark: Any, kafka_bootstrap: str, reader: Any) -> None
 def test_the_next_write_reuses_the_workers_producers_unless_told_not_to(
         spark: Any, kafka_bootstrap: str, reader: Any) -> None:
     import sparkio
-    from sparkio.writer import PRODUCER_REUSE_PROPERTY
 
     df = spark.createDataFrame([(i % 40, i) for i in range(200)], "k INT, v INT")
     opts = {"primary-key": "k", "key.format": "json", "value.format": "json"}
     topics = [new_topic(kafka_bootstrap, 3) for _ in range(3)]
     summaries = [sparkio.write_upsert(df, **options(kafka_bootstrap, t, **opts))
                  for t in topics[:2]]
-    spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, "false")
-    try:
-        summaries.append(sparkio.write_upsert(df, **options(kafka_bootstrap, topics[2], **opts)))
-    finally:
-        spark.sparkContext.setLocalProperty(PRODUCER_REUSE_PROPERTY, None)
+    summaries.append(sparkio.write_upsert(df, **options(
+        kafka_bootstrap, topics[2], **opts, **{"sink.producer-reuse": "false"})))
     assert summaries[1].phases["tasks_reusing_a_producer"] >= 1  # a reused Python worker
     assert summaries[2].phases["tasks_reusing_a_producer"] == 0
     for topic, summary in zip(topics, summaries, strict=True):
