@@ -33,6 +33,7 @@ bare producer (`--script $PWD/bench/bench_writer.py`, so both sides run this ben
 Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
        [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases] [--reuse-off]
        python bench/bench_writer.py --memory 1000000,4000000,10000000 [--formats ...]
+       python bench/bench_writer.py --worker-start BASELINE_TREE --worker-start .
 """
 
 from __future__ import annotations
@@ -79,6 +80,58 @@ def frame(spark: Any, rows: int, nullable_key: bool = False) -> Any:
                      (F.col("id") % 3 + 1).cast("int")).alias("region"),
         (F.col("id") * 1.25).alias("amount"),
         (F.col("id") % 17).cast("int").alias("qty"))
+
+
+def _touch(batches: Any) -> Any:
+    import sparkio.writer  # noqa: F401  (what a write task imports first)
+
+    time.sleep(0.2)  # both tasks at once, so both workers start
+    yield from batches
+
+
+def start_workers(spark: Any) -> None:
+    """Untimed, before every writer run: two Python workers alive, with the write path
+    imported. Spark stops a Python worker idle for a minute, so at 4M rows (rounds longer
+    than that) the writer run after the bare producer would start its workers and the one
+    after it would not: unequal runs. The bare producer's clock leaves out its process start
+    and imports as well; what starting a worker costs is `bench_writer.py --worker-start`."""
+    spark.range(2, numPartitions=2).mapInArrow(_touch, "id long").collect()
+
+
+#: What a Python worker imports before its first write task: Spark's worker, then the task.
+WORKER_BASE = "import pyspark.worker, pyarrow, numpy, confluent_kafka"
+WORKER_TASK = WORKER_BASE + "; import sparkio.writer, sparkio.producer"
+
+
+def worker_start_table(trees: list[Path], runs: int) -> str:
+    """--worker-start: a fresh Python worker's imports before its first write task (what a
+    writer run pays when Spark has to start its workers), fresh processes alternated."""
+    import subprocess
+
+    from harness import child_peak_rss
+
+    def imports(code: str, tree: Path | None) -> Any:
+        env = {**os.environ, "PYTHONPATH": str(tree) if tree else ""}
+
+        def run() -> Run:
+            start = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd="/")
+            _, status, usage = os.wait4(proc.pid, 0)
+            secs = time.perf_counter() - start
+            if status:
+                raise SystemExit(f"{code!r} failed in {tree}")
+            return Run(secs, "", child_peak_rss(usage))
+        return run
+
+    contenders = [Contender("pyspark's worker, pyarrow, numpy, confluent_kafka",
+                            imports(WORKER_BASE, None))]
+    contenders += [Contender(f"+ a write task's modules @ {tree}", imports(WORKER_TASK, tree))
+                   for tree in trees]
+    before = load_average()
+    alternate(contenders, runs=runs, warmup=1)
+    return table(contenders, baseline=contenders[0].name, higher_is_better=False,
+                 ratio_label="x the worker alone", load=(before, load_average()),
+                 title="a Python worker's imports before its first write task")
 
 
 def options(bootstrap: str, topic: str, registry: str, fmt: str) -> dict[str, str]:
@@ -191,7 +244,8 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
     print(f"writer phases ({wall_s:.2f} s wall):")
     for name, secs in rows:
         print(f"  {name:<50}{secs:>7.2f} s")
-    print(f"  inside the write tasks, summed over {tasks} tasks:")
+    print(f"  inside the write tasks, summed over {tasks} tasks "
+          f"({get('tasks_reusing_a_producer', 0):.0f} of them with a kept producer):")
     for key, name in (("task_input", "waiting for Spark's batches (shuffle read, sort, Arrow)"),
                       ("task_encode", "encode (Arrow -> key/value bytes, murmur2 partitions)"),
                       ("task_send", "produce() calls"),
@@ -242,7 +296,14 @@ def main() -> None:
                          "its producer (what the worker's producer pool saves, same JVM)")
     ap.add_argument("--memory", metavar="ROWS,ROWS,...",
                     help="the writer's peak RSS per fresh Python worker at these row counts")
+    ap.add_argument("--worker-start", action="append", type=Path, metavar="TREE",
+                    help="instead of the race, a fresh Python worker's imports before its "
+                         "first write task, with this keyguard tree (repeatable: "
+                         "--worker-start BASELINE --worker-start .)")
     args = ap.parse_args()
+    if args.worker_start:
+        print(worker_start_table([t.resolve() for t in args.worker_start], max(args.runs, 10)))
+        return
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
@@ -272,10 +333,12 @@ def main() -> None:
             records = serialized(spark, rows, options(bs, "bench", registry, fmt), parts,
                                  work / f"records-{fmt}.arrow")
             summaries: list[Any] = []
+            fresh_summaries: list[Any] = []
 
             def writer(fmt: str = fmt, summaries: list[Any] = summaries,
                        reuse: bool = True) -> Run:
                 topic = new_topic(bs, parts)
+                start_workers(spark)
                 start = time.perf_counter()
                 summary = sparkio.write_upsert(
                     frame(spark, rows, args.nullable_key),
@@ -295,8 +358,10 @@ def main() -> None:
             contenders = [Contender("bare Producer, pre-serialized", bare),
                           Contender("upsert-kafka writer (write_upsert)", writer)]
             if args.reuse_off:
-                def fresh_producers(writer: Any = writer) -> Run:
-                    return writer(summaries=[], reuse=False)  # type: ignore[no-any-return]
+                def fresh_producers(writer: Any = writer,
+                                    fresh_summaries: list[Any] = fresh_summaries) -> Run:
+                    return writer(summaries=fresh_summaries,  # type: ignore[no-any-return]
+                                  reuse=False)
                 contenders.append(Contender("writer, a new producer per task", fresh_producers))
             if args.foreach and fmt == "avro-confluent":
                 def foreach() -> Run:
@@ -318,8 +383,11 @@ def main() -> None:
                 median = statistics.median(c.seconds)
                 print(f"{fmt} {c.name}  {median:.3f}  {rows / median:,.0f}", flush=True)
             if args.phases:
-                for s, secs in summaries[1:]:  # the measured runs
-                    print_phases(s.phases, secs, s.tasks)
+                for label, runs in (("producer kept", summaries),
+                                    ("a new producer per task", fresh_summaries)):
+                    for s, secs in runs[1:]:  # the measured runs (after the warm-up)
+                        print(f"{fmt}, {label}:")
+                        print_phases(s.phases, secs, s.tasks)
         print("\n\n".join(tables))
         spark.stop()
     finally:

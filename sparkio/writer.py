@@ -43,7 +43,6 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-import sparkio.guarding as guarding
 from formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from formats.plan import PlanSpec, UpsertPlan
 from formats.registry.registration import open_plan_registries
@@ -92,6 +91,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
+
+    from sparkio.guarding import GuardOutcome
 
 _LOG = redacting_logger("keyguard.sparkio")
 
@@ -361,7 +362,7 @@ class Prepared:
     plan: UpsertPlan
     job: WriteJob
     started: float = field(default_factory=time.time)
-    guard: guarding.GuardOutcome | None = None
+    guard: GuardOutcome | None = None
 
 
 def resolve_plan_only(schema: StructType, options: Mapping[str, Any], *,
@@ -400,6 +401,11 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     avro-confluent schema ids (the tasks never ask the registry), and a json/csv/raw key's
     and value's JSON Schema into guard.registry, so the next write of the topic is checked
     against this one (`guarding.register_written_schemas`; its failure is logged)."""
+    # The guard and the registry client it uses run on the driver only; a write task
+    # imports this module for its WriteJob, and a fresh Python worker spent ~0.4 s on them
+    # (bench_writer.py --worker-start; Spark stops a worker idle for a minute).
+    from sparkio import guarding  # lazy: driver only, a write task's worker starts faster
+
     started = time.time()
     conn, plan = resolve_plan_only(schema, options)
     clock = time.perf_counter()

@@ -378,6 +378,21 @@ def test_cli_help_imports_no_heavy_package(args):
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+#: What a Spark task runs imports for its job (a fresh Python worker imports it before its
+#: first batch): the guard and the registry client run on the driver only.
+DRIVER_ONLY = ("sparkio.guarding", "guard.check", "guard.judge", "confluent_kafka.schema_registry")
+
+
+@pytest.mark.parametrize("module", ["sparkio.writer", "sparkio.reader", "sparkio.source"])
+def test_task_modules_import_neither_the_guard_nor_a_registry_client(module):
+    code = (f"import sys\nimport {module}\n"
+            f"print(sorted(m for m in sys.modules if m in {DRIVER_ONLY!r}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 # --- the analysis itself, on a tiny package, so a broken analysis cannot pass silently -----
 
 def _package(tmp_path: Path, files: dict[str, str]) -> list[ImportSite]:
