@@ -182,13 +182,27 @@ class KafkaTopicInspector:
               scan_schema_ids: bool = True) -> TopicFacts | None:
         self.errors.clear()
         admin = self._client(AdminClient, self.client_config({}))
-        partitions = self.partitions(admin, topic)
-        if partitions is None:
-            return None
-        policy, notes = self._cleanup_policy(admin, topic)
         if not scan_schema_ids or scan_limit <= 0:
+            partitions = self.partitions(admin, topic)
+            if partitions is None:
+                return None
+            policy, notes = self._cleanup_policy(self._ask_config(admin, topic), topic)
             return TopicFacts(topic, partitions, policy, notes=notes)
-        scan = self._scan(topic, partitions, scan_limit)
+        # A new client's first request costs a connection (~50 ms on tansu and noida): the
+        # topic's config is asked for first, and answered while the scan's consumer connects
+        # and reads the metadata (the partitions), which the scan then needs no more.
+        config = self._ask_config(admin, topic)
+        consumer: Consumer | None = self._consumer()
+        try:
+            partitions = self.partitions(consumer, topic)
+            if partitions is None:
+                return None
+            policy, notes = self._cleanup_policy(config, topic)
+            scan = self._scan(topic, partitions, scan_limit, consumer)
+            consumer = None  # closed by the scan
+        finally:
+            if consumer is not None:
+                consumer.close()
         t = scan.tally
         return TopicFacts(topic, partitions, policy, dict(t.ids), t.seen, scan.complete,
                           t.other, notes + scan.notes, tuple(t.samples.items()),
@@ -196,14 +210,14 @@ class KafkaTopicInspector:
 
     # -- look-ups --------------------------------------------------------------------------
 
-    def partitions(self, admin: AdminClient, topic: str) -> int | None:
+    def partitions(self, client: AdminClient | Consumer, topic: str) -> int | None:
         # All topics, not list_topics(topic): asking for one topic by name makes tansu and
         # noida (and brokers with auto.create.topics.enable) create it.
         try:
-            md = admin.list_topics(timeout=self.timeout_s)
+            md = client.list_topics(timeout=self.timeout_s)
         except KafkaException as exc:
             for _ in range(10_000):  # serve the queued error callbacks (and log lines)
-                if not admin.poll(0):
+                if not client.poll(0):
                     break
             raise self.unavailable(f"cannot read the metadata of topic {topic!r}", exc) from None
         self._topics = sorted(t for t in md.topics if not t.startswith("__"))
@@ -217,11 +231,21 @@ class KafkaTopicInspector:
                                     tm.error)
         return len(tm.partitions)
 
-    def _cleanup_policy(self, admin: AdminClient, topic: str) -> tuple[str | None, tuple[str, ...]]:
+    def _ask_config(self, admin: AdminClient, topic: str) -> Any:
+        """The topic's DescribeConfigs, sent: its future, or the KafkaException that refused
+        it (`_cleanup_policy` reads either). Asking for a topic that does not exist creates
+        nothing (tansu answers {}, noida and Kafka UNKNOWN_TOPIC_OR_PART)."""
         resource = ConfigResource(ResourceType.TOPIC, topic)
         try:
-            future = admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
-            entries = future.result(timeout=self.timeout_s + 1)
+            return admin.describe_configs([resource], request_timeout=self.timeout_s)[resource]
+        except KafkaException as exc:
+            return exc
+
+    def _cleanup_policy(self, config: Any, topic: str) -> tuple[str | None, tuple[str, ...]]:
+        try:
+            if isinstance(config, KafkaException):
+                raise config
+            entries = config.result(timeout=self.timeout_s + 1)
         except (KafkaException, FutureTimeout) as exc:
             why = self.reason(exc)
             return None, (f"topic {topic!r}: cleanup.policy unknown, DescribeConfigs failed: "
@@ -233,7 +257,8 @@ class KafkaTopicInspector:
                           "(the broker default applies, usually delete)",)
         return str(entry.value), ()
 
-    def _scan(self, topic: str, partitions: int, scan_limit: int) -> _Scan:
+    def _scan(self, topic: str, partitions: int, scan_limit: int,
+              consumer: Consumer | None = None) -> _Scan:
         """The newest keys of every partition, at most `scan_limit` in all, spread fairly.
 
         A compacted topic keeps its live keys at the end, so each partition is read from
@@ -246,9 +271,11 @@ class KafkaTopicInspector:
         Only fetch responses are trusted for the end: tansu's ListOffsets may answer an end
         too early (the last batch's base offset + 1), so a partition is read to
         PARTITION_EOF, and a start estimated from a stale end is corrected by the high
-        watermark of the first fetch response.
+        watermark of the first fetch response. `consumer`: one made beforehand with
+        `_consumer` (already connecting), closed here like one made here.
         """
-        consumer = self._consumer()
+        leaders_known = consumer is not None  # it read the metadata (`partitions`)
+        consumer = consumer or self._consumer()
         deadline = time.monotonic() + self.scan_timeout_s
         reads: dict[int, PartitionRead] = {}
         progress = _Progress()
@@ -256,7 +283,8 @@ class KafkaTopicInspector:
             # Learn the leaders first: an offset query for a partition without a known leader
             # waits for a retry timer (~0.5 s per round); all topics, never one by name.
             try:
-                consumer.list_topics(timeout=self.timeout_s)
+                if not leaders_known:
+                    consumer.list_topics(timeout=self.timeout_s)
             except KafkaException:
                 pass  # the offsets query below reports what is wrong
             for p in range(partitions):

@@ -11,15 +11,13 @@ the rendered report, unless `guard.allow-breaking=true`, which logs the report a
 from __future__ import annotations
 
 import logging
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from formats.codec import Codec, format_factory
 from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
 from formats.plan import UpsertPlan
-from formats.registry import Registry
-from formats.registry.mock import MockRegistry
+from formats.registry import EmptyRegistry, Registry
 from formats.registry.registration import registers, registry_of
 from formats.registry.settings import registry_options_of, resolve_registry
 from formats.schemafile import SchemaText
@@ -113,7 +111,7 @@ def guard_registry(plan: UpsertPlan, conn: ConnectorOptions) -> tuple[Registry, 
                 getattr(given, "create", lambda: None)()
             return given, False
     # Nothing registered anywhere: an empty scope, so the key counts as a first version.
-    return MockRegistry(f"keyguard-empty-{uuid.uuid4().hex}"), False
+    return EmptyRegistry(), False
 
 
 def inspector_for(conn: ConnectorOptions) -> KafkaTopicInspector:

@@ -5,6 +5,9 @@
 - `file`: the embedded default, a directory of subjects and versions (see `formats.registry.file`).
 - `mock`: confluent-kafka's in-process mock, for unit tests.
 
+`EmptyRegistry` (here) is none of them: nothing registered, nothing taken, no client; the
+guard's registry when a write names none.
+
 `open_registry(url, config)` picks the backend from the URL scheme; `prove(registry)` fails
 (exit 3) unless the registry showed it is one, before an empty answer may count as "no versions".
 """
@@ -15,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Protocol, runtime_checkable
 
+from formats.errors import RegistryError
 from formats.records import record
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
@@ -27,6 +31,8 @@ COMPATIBILITY_LEVELS = (
     "FULL_TRANSITIVE",
     "NONE",
 )
+#: A registry's level where none is set (Confluent's default).
+DEFAULT_COMPATIBILITY = "BACKWARD"
 
 
 @record
@@ -96,6 +102,52 @@ class Registry(Protocol):
     ) -> CompatibilityAnswer | None:
         """The registry's own answer, or None for registries that have no such endpoint."""
         ...
+
+
+class EmptyRegistry:
+    """A registry with nothing registered, which takes nothing: the guard's registry when a
+    write names none (no registry format, no guard.registry), so every schema is a first
+    version. It opens no client (a mock registry's client builds an SSL context, ~50 ms a
+    write) and keeps no state."""
+
+    name = "(no registry)"
+
+    def subjects(self) -> list[str]:
+        return []
+
+    def versions(self, subject: str) -> list[int]:
+        return []
+
+    def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
+        raise self._missing(f"subject '{subject}' version {version}")
+
+    def all_versions(self, subject: str) -> list[SchemaVersion]:
+        return []
+
+    def get_by_id(self, schema_id: int) -> tuple[str, str]:
+        raise self._missing(f"schema id {schema_id}")
+
+    def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
+               references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
+        return None
+
+    def register(self, subject: str, schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> int:
+        raise RegistryError(f"{self.name}: cannot register under subject '{subject}': no "
+                            "registry was named",
+                            hint="name one (guard.registry, or a registry format's url)")
+
+    def compatibility(self, subject: str) -> str:
+        return DEFAULT_COMPATIBILITY
+
+    def check_compatibility(
+        self, subject: str, schema: str, schema_type: str = "AVRO",
+        references: Sequence[Mapping[str, object]] = (),
+    ) -> CompatibilityAnswer | None:
+        return None
+
+    def _missing(self, what: str) -> RegistryError:
+        return RegistryError(f"{self.name}: {what}: not found (nothing is registered)")
 
 
 def prove(registry: object) -> None:

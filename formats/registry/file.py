@@ -46,14 +46,18 @@ from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
-from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from formats.registry import (
+    COMPATIBILITY_LEVELS,
+    DEFAULT_COMPATIBILITY,
+    CompatibilityAnswer,
+    SchemaVersion,
+)
 
 # Schema identity is pure (`formats.schema_identity`); re-exported for older importers.
 from formats.schema_identity import canonical_form as canonical_form
 from formats.schema_identity import derived_schema_id as derived_schema_id
 from formats.schema_identity import same_schema as same_schema
 
-DEFAULT_COMPATIBILITY = "BACKWARD"
 EXTENSIONS = {"AVRO": "avsc", "JSON": "json", "PROTOBUF": "proto"}
 _TYPE_OF_EXT = {ext: t for t, ext in EXTENSIONS.items()}
 _VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.(avsc|json|proto)$")
