@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -47,6 +46,7 @@ from harness import (  # noqa: E402
     load_average,
     table,
     text_digest,
+    timed_process,
 )
 
 PACKAGES = ("formats", "guard", "sparkio")
@@ -57,15 +57,7 @@ def timed(cmd: list[str], cwd: Path, env: Mapping[str, str], *, digest: bool,
           cpu: list[float]) -> Run:
     """One fresh process: wall time, its own peak RSS (wait4), a digest of what it printed;
     its CPU seconds (user + system) are appended to `cpu`."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)  # reaps it: its own rusage, not the sum
-        elapsed = time.perf_counter() - start
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        printed, errors = out.read(), err.read()
+    elapsed, code, printed, errors, usage = timed_process(cmd, cwd=cwd, env=dict(env))
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({code}): {errors.decode()}")
     peak = child_peak_rss(usage)

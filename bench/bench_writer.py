@@ -106,20 +106,17 @@ WORKER_TASK = WORKER_BASE + "; import sparkio.writer, sparkio.producer"
 def worker_start_table(trees: list[Path], runs: int) -> str:
     """--worker-start: a fresh Python worker's imports before its first write task (what a
     writer run pays when Spark has to start its workers), fresh processes alternated."""
-    import subprocess
-
-    from harness import child_peak_rss
+    from harness import child_peak_rss, timed_process
 
     def imports(code: str, tree: Path | None) -> Any:
+        # cwd "/": `python -c` puts the working directory first on sys.path.
         env = {**os.environ, "PYTHONPATH": str(tree) if tree else ""}
 
         def run() -> Run:
-            start = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd="/")
-            _, status, usage = os.wait4(proc.pid, 0)
-            secs = time.perf_counter() - start
+            secs, status, _, errors, usage = timed_process([sys.executable, "-c", code],
+                                                           cwd="/", env=env)
             if status:
-                raise SystemExit(f"{code!r} failed in {tree}")
+                raise SystemExit(f"{code!r} failed in {tree}: {errors.decode()}")
             return Run(secs, "", child_peak_rss(usage))
         return run
 

@@ -18,6 +18,7 @@ import os
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Fewest measured runs per contender: a median of fewer says nothing about spread.
 MIN_RUNS = 3
@@ -173,6 +174,25 @@ def child_peak_rss(rusage: object) -> int:
 
     rss = int(getattr(rusage, "ru_maxrss", 0))
     return rss if sys.platform == "darwin" else rss * 1024
+
+
+def timed_process(cmd: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+                  env: dict[str, str] | None = None) -> tuple[float, int, bytes, bytes, Any]:
+    """One fresh process, run to its end: (wall seconds, exit code, stdout, stderr, its own
+    rusage: `os.wait4` reaps it, so peak RSS and CPU are that process's alone)."""
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait
+        out.seek(0)
+        err.seek(0)
+        return elapsed, code, out.read(), err.read(), usage
 
 
 def fresh_process(argv: Sequence[str], what: str) -> tuple[dict[str, object], int]:

@@ -5,6 +5,7 @@ scope, without opening a client. No Spark, no broker."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -21,8 +22,10 @@ COLUMNS = "id INT, region STRING, v STRING"
 
 
 @pytest.fixture
-def empty_mock() -> MockRegistry:
-    return MockRegistry(f"empty-{uuid.uuid4().hex}")
+def empty_mock() -> Iterator[MockRegistry]:
+    scope = f"empty-{uuid.uuid4().hex}"
+    yield MockRegistry(scope)
+    MockRegistry.drop_scope(scope)
 
 
 def test_it_is_a_registry_with_nothing_in_it(empty_mock: MockRegistry) -> None:
