@@ -7,9 +7,14 @@ Two start-up conditions, each with its own baseline:
 - cold: a copy without __pycache__ and PYTHONDONTWRITEBYTECODE=1, so every run compiles
   keyguard's modules again (a read-only install, a fresh container).
 Third-party packages are the venv's either way. Every run of `check` must print the same output
-with the same exit code. Goal: at most 4x. Prints a markdown table per condition; asserts
-nothing. Give `--root` twice to compare two checkouts in the same alternated runs (before and
-after a change: `--root /path/to/baseline --root .`); each row's ratio is to `python -c pass`.
+with the same exit code. Goal: at most 4x. A third contender, `python -c "import typer, fastavro"`
+(with the collector's threshold the `keyguard` script sets), is the floor no check can go under:
+the interpreter and the two third-party packages every check imports whole (typer parses the
+command line; fastavro parses and checks the Avro schemas), with nothing of keyguard; what a
+check adds to it is keyguard's (importing, or compiling when cold, its modules, and the check).
+Prints a markdown table per condition; asserts nothing. Give `--root` twice to compare two
+checkouts in the same alternated runs (before and after a change: `--root /path/to/baseline
+--root .`); each row's ratio is to `python -c pass`.
 Wall time moves with other load on the machine, so each table is followed by the median CPU
 time (user + system) of each contender, which moves less.
 
@@ -50,6 +55,10 @@ from harness import (  # noqa: E402
 )
 
 PACKAGES = ("formats", "guard", "sparkio")
+#: The third-party imports every check makes, without keyguard: the floor under a check.
+FLOOR = [sys.executable, "-c",
+         "import gc; gc.set_threshold(10_000, *gc.get_threshold()[1:]); import typer, fastavro"]
+FLOOR_NAME = "floor: import typer, fastavro (no keyguard)"
 WARMUP = 2
 
 
@@ -189,7 +198,8 @@ def main() -> None:
             else:
                 env.pop("PYTHONDONTWRITEBYTECODE", None)
             cpu: dict[str, list[float]] = {}
-            contenders = [contender("python -c pass", baseline, work, env, cpu, digest=False)]
+            contenders = [contender("python -c pass", baseline, work, env, cpu, digest=False),
+                          contender(FLOOR_NAME, FLOOR, work, env, cpu, digest=False)]
             copies = []
             for n, root in enumerate(roots):
                 src = source_copy(root, work / f"src-{mode}-{n}", compiled=compiled)

@@ -6,7 +6,9 @@ Contenders (bench/harness: equal warm-up, ABAB... runs, median [min-max], the lo
    Python producer can push to this broker; goal: writer >= 0.8x). Its clock covers only the
    producing, from the first produce() to the last acknowledgement.
 2. writer: `write_upsert` of a computed DataFrame, everything included: the guard, the
-   null-key check, the shuffle by key, encoding, producing.
+   null-key check, computing the rows, the shuffle by key, encoding, producing. Only building
+   the DataFrame object (the caller's code: a lazy plan, ~0.1 s of Py4J calls) is before the
+   clock, as reading its records is before the bare producer's.
 3. (--foreach) the hand-written Spark job people write today: confluent-kafka's
    AvroSerializer row by row in foreachPartition (avro-confluent only; slow).
 4. (--reuse-off) the writer again with sink.producer-reuse=false:
@@ -16,6 +18,10 @@ All use acks=all, idempotence and murmur2_random and write the same rows: `frame
 spark.range plus column expressions. After every run the topic is read back and digested per
 partition (order-independent: the writer shuffles by key); every contender must write the
 same key and value bytes to the same partitions, or the table says so.
+
+CPU: each run's machine-wide CPU (core-seconds, /proc/stat) over its clock, in the table; on 2
+cores shared with the broker the writer is CPU-bound, so its wall time follows its CPU. With
+--phases, each writer run's CPU split: Spark's JVM, its Python workers, the broker.
 
 Peak memory: the bare producer's is its own process's (wait4); the writer's is the highest
 per-task peak of its Python workers (each task resets the worker's high-water mark first, so a
@@ -30,10 +36,17 @@ Besides the tables, one line per format and contender, `NAME  MEDIAN_SECONDS  RO
 bench/bench_before_after.py collects: the writer of two trees, alternated, each against the same
 bare producer (`--script $PWD/bench/bench_writer.py`, so both sides run this benchmark).
 
+--spark-stages: instead of the race, what Spark's own part of a write costs, stage by stage:
+the same rows through Spark jobs that each add one step of the writer's plan (computing the
+rows, the input-order column, the shuffle by key, the sort back to input order, Arrow to a
+Python worker that only counts), alternated, each on a quiet machine; wall time, machine CPU
+and the JVM's CPU.
+
 Usage: python bench/bench_writer.py [--rows 1000000] [--formats avro-confluent,json]
        [--runs 3] [--partitions 3] [--nullable-key] [--foreach] [--phases] [--reuse-off]
        python bench/bench_writer.py --memory 1000000,4000000,10000000 [--formats ...]
        python bench/bench_writer.py --worker-start BASELINE_TREE --worker-start .
+       python bench/bench_writer.py --spark-stages [--rows 1000000]
 """
 
 from __future__ import annotations
@@ -60,7 +73,10 @@ from harness import (  # noqa: E402
     fresh_process,
     load_average,
     local_spark,
+    machine_cpu_s,
+    process_cpu_s,
     records_digest,
+    settle,
     table,
 )
 
@@ -129,6 +145,90 @@ def worker_start_table(trees: list[Path], runs: int) -> str:
     return table(contenders, baseline=contenders[0].name, higher_is_better=False,
                  ratio_label="x the worker alone", load=(before, load_average()),
                  title="a Python worker's imports before its first write task")
+
+
+def spark_jvm_pid() -> int:
+    """The JVM pyspark started for this process (its child named java); 0 if none is found."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                name, rest = f.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if name.endswith("(java") and int(rest.split()[1]) == me:
+            return int(entry)
+    return 0
+
+
+def cpu_split(jvm: int, broker: int) -> dict[str, float]:
+    """CPU seconds so far of Spark's JVM, of its Python workers (the JVM's descendants), and
+    of the broker: take the difference around a run."""
+    with_workers = process_cpu_s(jvm, descendants=True)
+    alone = process_cpu_s(jvm)
+    return {"jvm": alone, "python_workers": with_workers - alone,
+            "broker": process_cpu_s(broker)}
+
+
+def _count(batches: Any) -> Any:
+    import pyarrow as pa
+
+    n = sum(b.num_rows for b in batches)
+    yield pa.record_batch([pa.array([n])], names=["n"])
+
+
+def spark_stages_table(spark: Any, rows: int, runs: int) -> str:
+    """--spark-stages: Spark's part of a write (what `sparkio.writer.keyed` and mapInArrow
+    ask of it), one step more per contender, on the writer's rows; nothing is produced."""
+    from pyspark.sql import functions as F
+
+    from sparkio.writer import ORDER_COLUMN
+
+    jvm = spark_jvm_pid()
+    jvm_cpu: dict[str, list[float]] = {}
+
+    def noop(df: Any) -> None:
+        df.write.format("noop").mode("overwrite").save()
+
+    def ordered() -> Any:
+        return frame(spark, rows).withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
+
+    def keyed() -> Any:
+        return ordered().repartition(2, F.col("id"))
+
+    def sorted_() -> Any:
+        return keyed().sortWithinPartitions(ORDER_COLUMN).drop(ORDER_COLUMN)
+
+    steps = [("compute the rows", lambda: noop(frame(spark, rows))),
+             ("+ the input-order column", lambda: noop(ordered())),
+             ("+ the shuffle by key", lambda: noop(keyed())),
+             ("+ the sort back to input order", lambda: noop(sorted_())),
+             ("+ Arrow to a Python worker (the writer's Spark part)",
+              lambda: sorted_().mapInArrow(_count, "n long").collect()),
+             ("compute the rows, Arrow to a Python worker (no shuffle, no sort)",
+              lambda: frame(spark, rows).mapInArrow(_count, "n long").collect())]
+
+    def measured(name: str, job: Any) -> Any:
+        def run() -> Run:
+            jvm0, cpu0, start = process_cpu_s(jvm), machine_cpu_s(), time.perf_counter()
+            job()
+            secs = time.perf_counter() - start
+            jvm_cpu.setdefault(name, []).append(process_cpu_s(jvm) - jvm0)
+            return Run(secs, "", 0, machine_cpu_s() - cpu0)
+        return run
+
+    contenders = [Contender(name, measured(name, job)) for name, job in steps]
+    before = load_average()
+    # The JVM compiles Spark's code in the first runs; each run starts on a quiet machine.
+    alternate(contenders, runs=runs, warmup=2, between=settle)
+    text = table(contenders, baseline=steps[0][0], higher_is_better=False,
+                 ratio_label="x computing the rows", load=(before, load_average()),
+                 title=f"Spark's part of a write, {rows:,} rows, local[2] (no broker)")
+    jvm_line = "; ".join(f"{name} {statistics.median(xs[2:]):.2f}"
+                         for name, xs in jvm_cpu.items())  # the warm-ups come first
+    return f"{text}\nthe JVM's CPU, core-s, median: {jvm_line}"
 
 
 def options(bootstrap: str, topic: str, registry: str, fmt: str) -> dict[str, str]:
@@ -297,6 +397,9 @@ def main() -> None:
                     help="instead of the race, a fresh Python worker's imports before its "
                          "first write task, with this keyguard tree (repeatable: "
                          "--worker-start BASELINE --worker-start .)")
+    ap.add_argument("--spark-stages", action="store_true",
+                    help="instead of the race, Spark's part of a write stage by stage: wall "
+                         "time, machine and JVM CPU (no broker)")
     args = ap.parse_args()
     if args.worker_start:
         print(worker_start_table([t.resolve() for t in args.worker_start], max(args.runs, 10)))
@@ -307,6 +410,11 @@ def main() -> None:
 
     import sparkio
 
+    if args.spark_stages:
+        spark_ = local_spark("bench-spark-stages", **{"spark.sql.shuffle.partitions": "2"})
+        print(spark_stages_table(spark_, args.rows, args.runs))
+        spark_.stop()  # type: ignore[attr-defined]
+        return
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
     try:
@@ -317,6 +425,7 @@ def main() -> None:
                 "spark.sql.shuffle.partitions": "2"})
         registry = f"file://{work / 'schemas'}"
         rows, parts, bs = args.rows, args.partitions, broker.bootstrap
+        jvm = spark_jvm_pid()
         if args.memory:
             print(memory_table(spark, bs, registry, args.formats.split(","), parts,
                                [int(r) for r in args.memory.split(",")]))
@@ -336,21 +445,27 @@ def main() -> None:
                        reuse: bool = True) -> Run:
                 topic = new_topic(bs, parts)
                 start_workers(spark)
+                df = frame(spark, rows, args.nullable_key)  # a lazy plan: nothing computed
+                split = cpu_split(jvm, broker.pid or 0)
+                cpu = machine_cpu_s()
                 start = time.perf_counter()
                 summary = sparkio.write_upsert(
-                    frame(spark, rows, args.nullable_key),
-                    **options(bs, topic, registry, fmt),
+                    df, **options(bs, topic, registry, fmt),
                     **({} if reuse else {"sink.producer-reuse": "false"}))
                 secs = time.perf_counter() - start
-                summaries.append((summary, secs))
-                return Run(secs, topic_digest(bs, topic, parts), summary.peak_worker_rss_bytes)
+                cpu = machine_cpu_s() - cpu
+                spent = {k: v - split[k] for k, v in cpu_split(jvm, broker.pid or 0).items()}
+                summaries.append((summary, secs, cpu, spent))
+                return Run(secs, topic_digest(bs, topic, parts), summary.peak_worker_rss_bytes,
+                           cpu)
 
             def bare(records: Path = records) -> Run:
                 topic = new_topic(bs, parts)
                 done, peak = fresh_process([sys.executable, str(ROOT / "bench/bare_producer.py"),
                                             str(records), bs, topic], "bare producer")
                 secs = float(done["seconds"])  # type: ignore[arg-type]
-                return Run(secs, topic_digest(bs, topic, parts), peak)
+                return Run(secs, topic_digest(bs, topic, parts), peak,
+                           float(done["cpu_s"]))  # type: ignore[arg-type]
 
             contenders = [Contender("bare Producer, pre-serialized", bare),
                           Contender("upsert-kafka writer (write_upsert)", writer)]
@@ -368,23 +483,35 @@ def main() -> None:
                     return Run(time.perf_counter() - start)
                 contenders.append(Contender("foreachPartition + AvroSerializer", foreach))
             before = load_average()
-            alternate(contenders, runs=args.runs, warmup=1)
+            # Every run starts on a quiet machine: the JVM compiles and collects for a while
+            # after a writer run, which would slow the bare producer run after it.
+            waits: list[float] = []
+            alternate(contenders, runs=args.runs, warmup=1,
+                      between=lambda waits=waits: waits.append(settle()))
             after = load_average()
-            summary, _ = summaries[-1]
+            summary = summaries[-1][0]
             tables.append(table(
                 contenders, baseline="bare Producer, pre-serialized",
                 ratio_label="x bare producer (goal >= 0.8x)", load=(before, after),
                 title=f"{fmt} key and value, {rows:,} rows ({summary.bytes / 1e6:.0f} MB of "
                       f"keys+values), {parts} topic partitions, local[2], tansu"))
+            tables[-1] += (f"\nbefore each run, waited for a quiet machine (under 0.25 cores busy):"
+                           f" median {statistics.median(waits):.1f} s, at most "
+                           f"{max(waits):.1f} s")
             for c in contenders:  # `name  secs  rows/s`, what bench_before_after.py collects
                 median = statistics.median(c.seconds)
                 print(f"{fmt} {c.name}  {median:.3f}  {rows / median:,.0f}", flush=True)
             if args.phases:
                 for label, runs in (("producer kept", summaries),
                                     ("a new producer per task", fresh_summaries)):
-                    for s, secs in runs[1:]:  # the measured runs (after the warm-up)
+                    for s, secs, cpu, spent in runs[1:]:  # measured runs (after the warm-up)
                         print(f"{fmt}, {label}:")
                         print_phases(s.phases, secs, s.tasks)
+                        print(f"  CPU, core-s: machine {cpu:.2f} = Spark's JVM "
+                              f"{spent['jvm']:.2f} + its Python workers "
+                              f"{spent['python_workers']:.2f} + the broker "
+                              f"{spent['broker']:.2f} + the rest "
+                              f"{max(0.0, cpu - sum(spent.values())):.2f}")
         print("\n\n".join(tables))
         spark.stop()
     finally:

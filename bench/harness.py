@@ -5,7 +5,9 @@
 - Each run reports its wall time, what it wrote (a digest: the same bytes or it does not
   count) and the peak memory of the fresh process that did the work.
 - The result is a markdown table: median [min-max] per contender, its ratio to the baseline
-  contender, the load average before and after, and whether every digest matched.
+  contender, the load average before and after, and whether every digest matched; and, when
+  the runs measured it, the CPU the whole machine spent during each run (core-seconds, from
+  /proc/stat: on a machine whose cores are all busy, wall time follows CPU).
 
 The pure half (median, ratio, table, digests) is tested in tests/test_bench_harness.py; the
 runs themselves never are (timing belongs in benchmarks, not in asserts).
@@ -33,6 +35,8 @@ class Run:
     digest: str = ""
     #: Peak resident memory of the fresh process(es) that did the work, in bytes (0: unknown).
     peak_rss_bytes: int = 0
+    #: CPU seconds every process on the machine spent during the timed part (0: unknown).
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -110,15 +114,19 @@ def table(contenders: Sequence[Contender], *, baseline: str, title: str = "",
     lines = []
     if title:
         lines += [f"**{title}**", ""]
-    lines += [f"| contender | seconds, median [min-max] | runs | {ratio_label} | peak RSS |",
-              "|---|---|---|---|---|"]
+    with_cpu = any(r.cpu_s for c in contenders for r in c.runs)
+    cpu_head = " machine CPU, core-s, median [min-max] |" if with_cpu else ""
+    lines += [f"| contender | seconds, median [min-max] | runs | {ratio_label} | peak RSS |"
+              + cpu_head, "|---|---|---|---|---|" + ("---|" if with_cpu else "")]
     for c in contenders:
         spread = Spread.of(c.seconds)
         r = ratio(base_median, spread.median, higher_is_better=higher_is_better)
         peak = max((x.peak_rss_bytes for x in c.runs), default=0)
         peak_s = f"{peak / 2**20:.0f} MiB" if peak else "-"
+        cpu = [x.cpu_s for x in c.runs if x.cpu_s]
+        cpu_s = (f" {Spread.of(cpu).show()} |" if cpu else " - |") if with_cpu else ""
         lines.append(f"| {c.name} | {spread.show(digits=3)} | {len(c.runs)} | {r:.2f}x | "
-                     f"{peak_s} |")
+                     f"{peak_s} |" + cpu_s)
     lines.append("")
     same = digests_agree(contenders)
     lines.append(f"same output from every run: {'yes' if same else 'NO (see the digests)'}")
@@ -135,6 +143,64 @@ def load_average() -> tuple[float, float, float]:
         return os.getloadavg()
     except OSError:  # not on every platform
         return (0.0, 0.0, 0.0)
+
+
+def machine_cpu_s() -> float:
+    """CPU seconds all processes have spent since boot, user and system (/proc/stat's first
+    line less idle and iowait); 0.0 where there is no /proc. Take the difference around a run."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]  # then steal: not ours
+    return (user + nice + system + irq + softirq) / ticks  # guest time is inside user
+
+
+def settle(*, below_cores: float = 0.25, window_s: float = 0.5, timeout_s: float = 15.0
+           ) -> float:
+    """Wait until the machine is quiet (under `below_cores` busy over `window_s`), at most
+    `timeout_s`; the seconds waited. Between runs, so that no run pays for what the one before
+    left running (a JVM's JIT compiler and garbage collector go on after its job returns)."""
+    import time
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout_s:
+        before = machine_cpu_s()
+        time.sleep(window_s)
+        if machine_cpu_s() - before < below_cores * window_s:
+            break
+    return time.perf_counter() - start
+
+
+def process_cpu_s(pid: int, *, descendants: bool = False) -> float:
+    """CPU seconds (user + system) process `pid` has spent, with its live descendants' when
+    `descendants` (a Spark JVM's Python workers); 0.0 for a process that is gone."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def stat(p: int) -> list[str]:
+        with open(f"/proc/{p}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()  # after the command name
+
+    children: dict[int, list[int]] = {}
+    if descendants:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    children.setdefault(int(stat(int(entry))[1]), []).append(int(entry))
+                except (OSError, IndexError):
+                    continue  # ended meanwhile
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            fields = stat(p)
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+        todo += children.get(p, [])
+    return total
 
 
 def records_digest(records: Iterable[tuple[int, bytes | None, bytes | None]]) -> str:

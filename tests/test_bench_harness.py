@@ -75,3 +75,31 @@ def test_table_has_ratio_to_baseline_and_digest_verdict() -> None:
     assert "NO" in table([base, writer], baseline="bare")
     with pytest.raises(ValueError):
         table([base], baseline="nobody")
+
+
+def test_table_shows_machine_cpu_only_when_runs_measured_it() -> None:
+    base = Contender("bare", lambda: Run(1.0))
+    base.runs = [Run(1.0, cpu_s=1.5), Run(2.0, cpu_s=2.5), Run(3.0, cpu_s=3.5)]
+    writer = Contender("writer", lambda: Run(1.0))
+    writer.runs = [Run(2.0), Run(2.0), Run(2.0)]
+    text = table([base, writer], baseline="bare")
+    assert "machine CPU, core-s" in text
+    assert "| bare | 2.000 [1.000-3.000] | 3 | 1.00x | - | 2.50 [1.50-3.50] |" in text
+    assert "| writer | 2.000 [2.000-2.000] | 3 | 1.00x | - | - |" in text
+    for c in (base, writer):
+        c.runs = [Run(1.0)] * 3
+    assert "CPU" not in table([base, writer], baseline="bare")
+
+
+def test_cpu_counters_grow_with_work() -> None:
+    import os
+
+    from harness import machine_cpu_s, process_cpu_s
+
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc")
+    machine, mine = machine_cpu_s(), process_cpu_s(os.getpid(), descendants=True)
+    sum(i * i for i in range(2_000_000))  # CPU-bound work in this process
+    assert process_cpu_s(os.getpid()) > mine
+    assert machine_cpu_s() > machine
+    assert process_cpu_s(2**22 + 1) == 0.0  # no such process (above Linux's pid_max default)
