@@ -70,6 +70,7 @@ from harness import (  # noqa: E402
     Contender,
     Run,
     alternate,
+    child_named,
     fresh_process,
     load_average,
     local_spark,
@@ -149,18 +150,7 @@ def worker_start_table(trees: list[Path], runs: int) -> str:
 
 def spark_jvm_pid() -> int:
     """The JVM pyspark started for this process (its child named java); 0 if none is found."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                name, rest = f.read().rsplit(")", 1)
-        except OSError:
-            continue
-        if name.endswith("(java") and int(rest.split()[1]) == me:
-            return int(entry)
-    return 0
+    return child_named("java", os.getpid())
 
 
 def cpu_split(jvm: int, broker: int) -> dict[str, float]:

@@ -174,28 +174,46 @@ def settle(*, below_cores: float = 0.25, window_s: float = 0.5, timeout_s: float
     return time.perf_counter() - start
 
 
+def _proc_stat(pid: int) -> tuple[str, list[str]]:
+    """/proc/PID/stat as (the command name, the fields after it); OSError if it is gone."""
+    with open(f"/proc/{pid}/stat") as f:
+        name, rest = f.read().rsplit(")", 1)
+    return name.split("(", 1)[-1], rest.split()
+
+
+def _pids() -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def child_named(name: str, parent: int) -> int:
+    """The pid of `parent`'s child process called `name` (e.g. the JVM pyspark started); 0 if
+    there is none."""
+    for pid in _pids():
+        try:
+            command, fields = _proc_stat(pid)
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if command == name and int(fields[1]) == parent:
+            return pid
+    return 0
+
+
 def process_cpu_s(pid: int, *, descendants: bool = False) -> float:
     """CPU seconds (user + system) process `pid` has spent, with its live descendants' when
     `descendants` (a Spark JVM's Python workers); 0.0 for a process that is gone."""
     ticks = os.sysconf("SC_CLK_TCK")
-
-    def stat(p: int) -> list[str]:
-        with open(f"/proc/{p}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()  # after the command name
-
     children: dict[int, list[int]] = {}
     if descendants:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    children.setdefault(int(stat(int(entry))[1]), []).append(int(entry))
-                except (OSError, IndexError):
-                    continue  # ended meanwhile
+        for child in _pids():
+            try:
+                children.setdefault(int(_proc_stat(child)[1][1]), []).append(child)
+            except (OSError, IndexError):
+                continue  # ended meanwhile
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
         try:
-            fields = stat(p)
+            fields = _proc_stat(p)[1]
         except OSError:
             continue
         total += (int(fields[11]) + int(fields[12])) / ticks

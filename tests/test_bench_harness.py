@@ -104,3 +104,21 @@ def test_cpu_counters_grow_with_work() -> None:
     assert process_cpu_s(os.getpid(), descendants=True) >= process_cpu_s(os.getpid())
     assert machine_cpu_s() > machine
     assert process_cpu_s(2**22 + 1) == 0.0  # no such process (above Linux's pid_max default)
+
+
+def test_child_named_finds_a_child_by_its_command_name() -> None:
+    import os
+    import subprocess
+
+    from harness import child_named
+
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc")
+    child = subprocess.Popen(["sleep", "5"])
+    try:
+        assert child_named("sleep", os.getpid()) == child.pid
+        assert child_named("sleep", child.pid) == 0  # not its own child
+        assert child_named("no-such-command", os.getpid()) == 0
+    finally:
+        child.kill()
+        child.wait()
