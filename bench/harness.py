@@ -146,8 +146,9 @@ def load_average() -> tuple[float, float, float]:
 
 
 def machine_cpu_s() -> float:
-    """CPU seconds all processes have spent since boot, user and system (/proc/stat's first
-    line less idle and iowait); 0.0 where there is no /proc. Take the difference around a run."""
+    """CPU seconds all processes have spent since boot: /proc/stat's user, nice, system, irq
+    and softirq (not idle, iowait or steal); 0.0 where there is no /proc. Take the difference
+    around a run."""
     try:
         with open("/proc/stat") as f:
             fields = [int(x) for x in f.readline().split()[1:]]
