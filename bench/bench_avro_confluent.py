@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Contender, Run, alternate, load_average, text_digest
 from harness import table as table_of
 
-from formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCodec
-from formats.codec import CodecContext
-from formats.projection import EXCEPT_KEY, project
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_schema_id
-from formats.types import (
+from keyguard.formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCodec
+from keyguard.formats.codec import CodecContext
+from keyguard.formats.projection import EXCEPT_KEY, project
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     DecimalType,

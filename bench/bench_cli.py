@@ -94,10 +94,12 @@ def contender(name: str, cmd: list[str], cwd: Path, env: dict[str, str],
 
 
 def script(root: Path) -> str:
-    """The module the `keyguard` script runs in checkout `root` (`sparkio.cli` since it
-    assembles guard's and sparkio's commands; `guard.cli` before)."""
+    """The module the `keyguard` script runs in checkout `root` (`keyguard.sparkio.cli` since it
+    assembles guard's and sparkio's commands; `keyguard.guard.cli` before)."""
     cli = root / "sparkio" / "cli.py"
-    return "sparkio.cli" if cli.exists() and "def main" in cli.read_text() else "guard.cli"
+    if cli.exists() and "def main" in cli.read_text():
+        return "keyguard.sparkio.cli"
+    return "keyguard.guard.cli"
 
 
 def import_self_times(cmd: list[str], cwd: Path, env: Mapping[str, str], runs: int,

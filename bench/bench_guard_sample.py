@@ -31,7 +31,7 @@ sys.path.append(str(ROOT / "tests"))
 from broker import new_topic, start_broker  # noqa: E402
 from harness import Contender, Run, alternate, load_average, table, text_digest  # noqa: E402
 
-from guard.topic import KafkaTopicInspector  # noqa: E402
+from keyguard.guard.topic import KafkaTopicInspector  # noqa: E402
 
 
 def fill(bootstrap: str, topic: str, records: int) -> None:

@@ -25,8 +25,8 @@ import pyarrow as pa
 from harness import Contender, Run, alternate, load_average, text_digest
 from harness import table as table_of
 
-from formats.codec import create_codec
-from formats.types import (
+from keyguard.formats.codec import create_codec
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     DecimalType,

@@ -27,7 +27,7 @@ from bench_writer import topic_digest  # noqa: E402
 from broker import new_topic, start_broker  # noqa: E402
 from harness import Contender, Run, alternate, load_average, table  # noqa: E402
 
-from sparkio.producer import UpsertProducer, producer_config  # noqa: E402
+from keyguard.sparkio.producer import UpsertProducer, producer_config  # noqa: E402
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
     import numpy as np
 
-    from formats.partitioner import partitions_for
+    from keyguard.formats.partitioner import partitions_for
 
     keys = [b"\x00\x00\x00\x00\x01" + i.to_bytes(8, "big") for i in range(args.records)]
     values = [b"\x00\x00\x00\x00\x02" + b"x" * 40 for _ in range(args.records)]

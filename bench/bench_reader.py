@@ -110,17 +110,16 @@ def write_topic(spark: Any, bs: str, registry: str, fmt: str, rows: int, parts: 
     """The topic, written once with the writer's codecs and partitioner (untimed)."""
     import pyarrow as pa
 
-    from formats.partitioner import partitions_for
-    from formats.plan import resolve_plan
-    from formats.registry.registration import bind_plan_schema_ids
-    from formats.spark_schema import from_spark_schema
-    from sparkio.options import CONNECTOR_OPTIONS
+    from keyguard.formats.partitioner import partitions_for
+    from keyguard.formats.plan import resolve_plan
+    from keyguard.formats.registry.registration import bind_plan_schema_ids
+    from keyguard.formats.spark_schema import from_spark_schema
+    from keyguard.sparkio.options import CONNECTOR_OPTIONS
 
     topic = new_topic(bs, parts)
     opts = options(bs, topic, registry, fmt)
     # Registers the key and value schemas (the ids the records carry) with one real write.
-    import sparkio
-
+    from keyguard import sparkio
     schema = spark.createDataFrame([], SCHEMA).schema
     sparkio.write_upsert(spark.createDataFrame([(0, "c", "eu", 1.0, 1)], SCHEMA), **opts)
     plan = resolve_plan(from_spark_schema(schema), opts, extra=CONNECTOR_OPTIONS)
@@ -154,7 +153,7 @@ def expected_digest(spark: Any, opts: dict[str, str], live: Path) -> str:
     """The aggregate of the table the bare consumer kept, decoded with the plan's codecs."""
     import pyarrow as pa
 
-    from sparkio.reader import UpsertKafkaReader
+    from keyguard.sparkio.reader import UpsertKafkaReader
 
     schema = spark.createDataFrame([], SCHEMA).schema
     plan = UpsertKafkaReader(opts, schema).task_plan()  # the row-by-row decode

@@ -52,10 +52,12 @@ def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
 
 
 def _script(root: Path) -> str:
-    """The module the `keyguard` script runs in checkout `root` (`sparkio.cli` since it
-    assembles guard's and sparkio's commands; `guard.cli` before)."""
+    """The module the `keyguard` script runs in checkout `root` (`keyguard.sparkio.cli` since it
+    assembles guard's and sparkio's commands; `keyguard.guard.cli` before)."""
     cli = (root / "sparkio" / "cli.py")
-    return "sparkio.cli" if cli.exists() and "def main" in cli.read_text() else "guard.cli"
+    if cli.exists() and "def main" in cli.read_text():
+        return "keyguard.sparkio.cli"
+    return "keyguard.guard.cli"
 
 
 def _importtime(root: Path, args: list[str], cwd: Path) -> tuple[int, set[str]]:

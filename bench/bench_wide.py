@@ -1,8 +1,8 @@
 """`keyguard encode` with very wide value schemas: the cost must grow linearly with the fields.
 
 For each width, a record of `id` plus N nullable string fields is written as an Avro schema, and
-one full row is encoded by a fresh `python -m guard.cli encode` process. Prints wall and CPU
-seconds (CPU is what to compare: other processes on the machine inflate wall time) and the CPU
+one full row is encoded by a fresh `python -m keyguard.guard.cli encode` process. Prints wall and
+CPU seconds (CPU is what to compare: other processes on the machine inflate wall time) and the CPU
 per 1000 fields, which stays flat when the cost is linear. Asserts nothing.
 
     python bench/bench_wide.py [--widths 2500,5000,10000,50000,200000] [--format json]
@@ -80,7 +80,7 @@ def main() -> None:
         work = Path(tmp)
         for n in widths:
             key, value, row = _files(work, n)
-            cmd = [sys.executable, "-m", "guard.cli", "encode", "--key-schema", str(key),
+            cmd = [sys.executable, "-m", "keyguard.guard.cli", "encode", "--key-schema", str(key),
                    "--value-schema", str(value), "--value-format", args.format, "--row", "-"]
             wall, cpu = _run(cmd, row)
             print(f"{n:>8} {wall:>8.2f} {cpu:>8.2f} {1000 * cpu / (n / 1000):>17.1f}",
@@ -103,7 +103,7 @@ def compare(widths: list[int], fmt: str, baseline: Path, repeat: int, timeout: f
         work = Path(tmp)
         for n in widths:
             key, value, row = _files(work, n)
-            cmd = [sys.executable, "-m", "guard.cli", "encode", "--key-schema", str(key),
+            cmd = [sys.executable, "-m", "keyguard.guard.cli", "encode", "--key-schema", str(key),
                    "--value-schema", str(value), "--value-format", fmt, "--row", "-"]
             runs: dict[Path, list[float]] = {baseline: [], REPO: []}
             for _ in range(repeat):

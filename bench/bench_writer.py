@@ -100,7 +100,7 @@ def frame(spark: Any, rows: int, nullable_key: bool = False) -> Any:
 
 
 def _touch(batches: Any) -> Any:
-    import sparkio.writer  # noqa: F401  (what a write task imports first)
+    import keyguard.sparkio.writer  # noqa: F401  (what a write task imports first)
 
     time.sleep(0.2)  # both tasks at once, so both workers start
     yield from batches
@@ -117,7 +117,7 @@ def start_workers(spark: Any) -> None:
 
 #: What a Python worker imports before its first write task: Spark's worker, then the task.
 WORKER_BASE = "import pyspark.worker, pyarrow, numpy, confluent_kafka"
-WORKER_TASK = WORKER_BASE + "; import sparkio.writer, sparkio.producer"
+WORKER_TASK = WORKER_BASE + "; import keyguard.sparkio.writer, keyguard.sparkio.producer"
 
 
 def worker_start_table(trees: list[Path], runs: int) -> str:
@@ -170,11 +170,11 @@ def _count(batches: Any) -> Any:
 
 
 def spark_stages_table(spark: Any, rows: int, runs: int) -> str:
-    """--spark-stages: Spark's part of a write (what `sparkio.writer.keyed` and mapInArrow
+    """--spark-stages: Spark's part of a write (what `keyguard.sparkio.writer.keyed` and mapInArrow
     ask of it), one step more per contender, on the writer's rows; nothing is produced."""
     from pyspark.sql import functions as F
 
-    from sparkio.writer import ORDER_COLUMN
+    from keyguard.sparkio.writer import ORDER_COLUMN
 
     jvm = spark_jvm_pid()
     jvm_cpu: dict[str, list[float]] = {}
@@ -234,10 +234,10 @@ def serialized(spark: Any, rows: int, opts: dict[str, str], partitions: int, int
     the bare producer (untimed)."""
     import pyarrow as pa
 
-    from formats.partitioner import partitions_for
-    from formats.registry.registration import bind_plan_schema_ids, open_plan
-    from formats.spark_schema import from_spark_schema
-    from sparkio.options import CONNECTOR_OPTIONS
+    from keyguard.formats.partitioner import partitions_for
+    from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+    from keyguard.formats.spark_schema import from_spark_schema
+    from keyguard.sparkio.options import CONNECTOR_OPTIONS
 
     df = frame(spark, rows)
     plan = open_plan(from_spark_schema(df.schema), opts, extra=CONNECTOR_OPTIONS)
@@ -318,7 +318,7 @@ def foreach_partition_job(bootstrap: str, topic: str) -> Any:
 
 
 def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
-    """The writer's wall time, phase by phase (see sparkio.writer.phases_of)."""
+    """The writer's wall time, phase by phase (see keyguard.sparkio.writer.phases_of)."""
     get = phases.get
     rows = [
         ("driver: options, plan, executor probe (once per app)", get("driver", 0.0)),
@@ -343,8 +343,7 @@ def print_phases(phases: dict[str, float], wall_s: float, tasks: int) -> None:
 def memory_table(spark: Any, bs: str, registry: str, formats: list[str], parts: int,
                  counts: list[int]) -> str:
     """One write per row count and format; the peak RSS of its fresh Python workers."""
-    import sparkio
-
+    from keyguard import sparkio
     lines = ["| format | rows | seconds | MB written | tasks | peak RSS per fresh worker |",
              "|---|---|---|---|---|---|"]
     before = load_average()
@@ -398,8 +397,7 @@ def main() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
 
-    import sparkio
-
+    from keyguard import sparkio
     if args.spark_stages:
         spark_ = local_spark("bench-spark-stages", **{"spark.sql.shuffle.partitions": "2"})
         print(spark_stages_table(spark_, args.rows, args.runs))

@@ -302,8 +302,8 @@ def local_spark(app: str, **config: str) -> object:
     ERROR, workers on this Python, keyguard's data source registered; `config` on top."""
     from pyspark.sql import SparkSession
 
-    import sparkio
-    from sparkio.workers import point_workers_here
+    from keyguard import sparkio
+    from keyguard.sparkio.workers import point_workers_here
 
     builder = point_workers_here(SparkSession.builder).master("local[2]").appName(app)
     settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",

@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import EncodeError, SchemaError, UnsupportedTypeError
-from formats.types import (
+from keyguard.formats.errors import EncodeError, SchemaError, UnsupportedTypeError
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,
@@ -196,7 +196,7 @@ def _is(at: pa.DataType, predicate: str) -> bool:
 
 
 def rows_to_batch(rows: Iterable[Mapping[str, Any]], row_type: RowType) -> pa.RecordBatch:
-    """Python rows (see formats.types) as one record batch of `to_arrow_schema(row_type)`.
+    """Python rows (see keyguard.formats.types) as one record batch of `to_arrow_schema(row_type)`.
 
     Missing keys are nulls; extra keys are ignored. A value that does not fit its column, a
     null in a NOT NULL column, or a timestamp with the wrong tz-awareness is an EncodeError
@@ -217,7 +217,8 @@ def rows_to_batch(rows: Iterable[Mapping[str, Any]], row_type: RowType) -> pa.Re
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
             raise EncodeError(
                 f"column '{f.name}': a value does not fit {f.type.sql()}: {e}",
-                hint="check the values' Python types against the column types (see formats.types)",
+                hint="check the values' Python types against the column types "
+                     "(see keyguard.formats.types)",
             ) from e
         if not f.type.nullable and arr.null_count:
             first = next(i for i, v in enumerate(values) if v is None)
@@ -263,7 +264,7 @@ def _check_timestamps(t: DataType, v: Any, where: str) -> None:
 
 
 def batch_to_rows(batch: pa.RecordBatch, row_type: RowType | None = None) -> list[dict[str, Any]]:
-    """A record batch as Python rows (see formats.types): maps as dicts, LTZ in UTC.
+    """A record batch as Python rows (see keyguard.formats.types): maps as dicts, LTZ in UTC.
 
     Columns are first cast to keyguard's Arrow spelling of their type (e.g. nanoseconds to
     microseconds, large_string to string), so any Arrow producer's batch reads the same.

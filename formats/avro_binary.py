@@ -1,6 +1,6 @@
-"""What the row writer (`formats.avro_format`) and the column writer (`formats.avro_vector`)
-share about Avro's binary encoding: value ranges, how a schema node reads, and the shape of a
-compiled writer. Both import it; neither imports the other's internals.
+"""What the row writer (`keyguard.formats.avro_format`) and the column writer
+(`keyguard.formats.avro_vector`) share about Avro's binary encoding: value ranges, how a schema node
+reads, and the shape of a compiled writer. Both import it; neither imports the other's internals.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from formats.errors import SchemaError
+from keyguard.formats.errors import SchemaError
 
 if TYPE_CHECKING:
-    from formats.avro_schema import AvroSchema
-    from formats.types import Field
+    from keyguard.formats.avro_schema import AvroSchema
+    from keyguard.formats.types import Field
 
 #: The range of an Avro `int` and of an Avro `long`.
 INT32 = (-(1 << 31), (1 << 31) - 1)

@@ -1,11 +1,11 @@
 """The `avro-confluent` format: Confluent's wire format, as Flink's `avro-confluent` writes it.
 
-A record is the bare Avro binary of the row (`formats.avro_format`) in the CONFLUENT frame
-(`formats.framing`: the magic byte 0, the schema's registry id as 4 bytes big-endian). The
+A record is the bare Avro binary of the row (`keyguard.formats.avro_format`) in the CONFLUENT frame
+(`keyguard.formats.framing`: the magic byte 0, the schema's registry id as 4 bytes big-endian). The
 schema is the `schema` option, or the one Flink derives from the row type (with the legacy
 timestamp mapping: Flink's RegistryAvroFormat calls `AvroSchemaConverter.convertToSchema
 (rowType)`). The id is given from outside (`bind_schema_id`): the edge resolves it once,
-`formats.registry.registration.resolve_schema_id`, registering the schema under the subject
+`keyguard.formats.registry.registration.resolve_schema_id`, registering the schema under the subject
 with `auto.register.schemas` (default true, as Flink's sinks register on first write), else
 looking it up. Encoding never asks a registry. Reading fetches the writer schema by the id in
 the record from the codec's registry and resolves it to this row's schema, as Avro readers do.
@@ -13,7 +13,8 @@ the record from the codec's registry and resolves it to this row's schema, as Av
 The subject is the `subject` option, else the `subject.name.strategy` (default
 TopicNameStrategy: `<topic>-key` / `<topic>-value`, what Flink's Kafka connectors fill in).
 The registry is always the caller's (`CodecContext.registry`): the edge opens it from `url` and
-the connection options (`formats.registry.connect.open_for`, on first use), a Spark task gets a
+the connection options (`keyguard.formats.registry.connect.open_for`, on first use), a Spark task
+gets a
 `PinnedRegistry`; the codec never opens one. Building a codec asks it only to resolve the
 `references` option.
 """
@@ -24,31 +25,37 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_format import AvroWriter, decoded_batch
-from formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
-from formats.codec import Codec, CodecContext, DecodedColumns, FormatFactory, register_format
-from formats.errors import DecodeError, InvalidOptionError, KeyguardError
-from formats.framing import CONFLUENT, MAGIC_BYTE
-from formats.options import Option, OptionSet, ResolvedOptions, merge
-from formats.registry.options import REGISTRY_OPTIONS
-from formats.registry_framed import RegistryFramed
+from keyguard.formats.avro_format import AvroWriter, decoded_batch
+from keyguard.formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
+from keyguard.formats.codec import (
+    Codec,
+    CodecContext,
+    DecodedColumns,
+    FormatFactory,
+    register_format,
+)
+from keyguard.formats.errors import DecodeError, InvalidOptionError, KeyguardError
+from keyguard.formats.framing import CONFLUENT, MAGIC_BYTE
+from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
+from keyguard.formats.registry.options import REGISTRY_OPTIONS
+from keyguard.formats.registry_framed import RegistryFramed
 
 # Declared with the frame every registry format shares; re-exported for older importers.
-from formats.registry_framed import RegistryNotGiven as RegistryNotGiven
-from formats.registry_framed import SchemaIdNotBound as SchemaIdNotBound
-from formats.schemafile import SchemaText
-from formats.subjects import (
+from keyguard.formats.registry_framed import RegistryNotGiven as RegistryNotGiven
+from keyguard.formats.registry_framed import SchemaIdNotBound as SchemaIdNotBound
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.subjects import (
     STRATEGIES,
     TOPIC_NAME,
     parse_context,
     parse_strategy,
 )
-from formats.types import RowType
+from keyguard.formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from formats.registry.references import Reference, ResolvedReference
+    from keyguard.formats.registry.references import Reference, ResolvedReference
 
 
 URL: Option[str] = Option(
@@ -112,12 +119,12 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         given = options["schema"]
         #: The schema's references as registered ({"name","subject","version"} each).
         self.references: tuple[dict[str, object], ...] = ()
-        #: The same, resolved (for the guard's candidate, `formats.schemafile.SchemaText`).
+        #: The same, resolved (for the guard's candidate, `keyguard.formats.schemafile.SchemaText`).
         self.resolved_references: tuple[ResolvedReference, ...] = ()
         readable = given
         if options["references"]:
             # lazy: CLI start-up (schema references, only with the references option)
-            from formats.registry.references import resolve, standalone
+            from keyguard.formats.registry.references import resolve, standalone
 
             if not given:
                 raise InvalidOptionError(
@@ -139,7 +146,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
 
     def _parse_references(self, text: str) -> tuple[Reference, ...]:
         # lazy: CLI start-up (schema references, only with the references option)
-        from formats.registry.references import parse_references
+        from keyguard.formats.registry.references import parse_references
 
         try:
             raw = json.loads(text)
@@ -221,7 +228,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
                     "not Avro")
             writer = parse_avro(self._standalone_writer(schema_id, text))
             # lazy: CLI start-up (name resolution, for decoding only)
-            from formats.avro_resolution import as_reader_names
+            from keyguard.formats.avro_resolution import as_reader_names
 
             self._writer_schemas[schema_id] = as_reader_names(writer, self.avro_schema)
         return self._writer_schemas[schema_id]
@@ -235,7 +242,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
             return text
         where = f"writer schema id {schema_id}"
         # lazy: CLI start-up (schema references, only a writer schema that has some)
-        from formats.registry.references import parse_references, resolve, standalone
+        from keyguard.formats.registry.references import parse_references, resolve, standalone
 
         resolved = self._ask(lambda: resolve(self.registry, parse_references(list(raw), where),
                                              origin=where, schema_type="AVRO"),

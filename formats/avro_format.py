@@ -1,10 +1,10 @@
 """The `avro` format: schemaless binary Avro of one row, byte-equal to Flink's `avro` format.
 
 Flink writes a Kafka record as the bare Avro binary encoding of one record (no container file,
-no header) with the schema `formats.avro_schema` derives. `AvroWriter` pairs a row type with an
-Avro schema once (derived, or given and checked), compiling one small writer function per
-column, fastavro-style; `encode_arrow` (in `formats.avro_vector`) writes a whole Arrow batch
-column by column with numpy and joins the columns in Arrow's C++ kernels.
+no header) with the schema `keyguard.formats.avro_schema` derives. `AvroWriter` pairs a row type
+with an Avro schema once (derived, or given and checked), compiling one small writer function per
+column, fastavro-style; `encode_arrow` (in `keyguard.formats.avro_vector`) writes a whole Arrow
+batch column by column with numpy and joins the columns in Arrow's C++ kernels.
 
 Where Flink's bytes and fastavro's differ, Flink wins: DECIMAL unscaled values are written as
 Java's `BigInteger.toByteArray()` (the shortest two's complement), which is one byte shorter
@@ -23,14 +23,14 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_binary import INT32, INT64, Writer, avro_kind, null_split
-from formats.avro_schema import AvroSchema, parse_avro, to_avro_json, to_avro_schema
-from formats.avro_vocab import TIMESTAMPS
-from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, SchemaError
-from formats.options import Option, OptionSet, ResolvedOptions
-from formats.schemafile import SchemaText
-from formats.types import (
+from keyguard.formats.avro_binary import INT32, INT64, Writer, avro_kind, null_split
+from keyguard.formats.avro_schema import AvroSchema, parse_avro, to_avro_json, to_avro_schema
+from keyguard.formats.avro_vocab import TIMESTAMPS
+from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
+from keyguard.formats.errors import DecodeError, EncodeError, SchemaError
+from keyguard.formats.options import Option, OptionSet, ResolvedOptions
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -363,7 +363,7 @@ def _compile_record(t: RowType, s: Mapping[str, Any], path: str) -> Writer:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading: fastavro with Avro's schema resolution, then Python values per formats.types
+# Reading: fastavro with Avro's schema resolution, then Python values per keyguard.formats.types
 # --------------------------------------------------------------------------------------------
 
 Reader = Callable[[Any], Any]
@@ -602,7 +602,7 @@ class AvroWriter:
         callable prefix is asked for only once every value has been checked.
         """
         # lazy: CLI start-up (the column-wise encoder, for Arrow batches only)
-        from formats.avro_vector import encode_arrow
+        from keyguard.formats.avro_vector import encode_arrow
 
         return encode_arrow(self, batch, prefix)
 
@@ -679,8 +679,8 @@ AVRO_FORMAT = register_format(
 # Here rather than at the top, so that this part stays apart from the encoding side.
 from collections.abc import Sequence  # noqa: E402
 
-from formats.codec import DecodedColumns  # noqa: E402
-from formats.types import BigIntType, IntType, SmallIntType, TinyIntType  # noqa: E402
+from keyguard.formats.codec import DecodedColumns  # noqa: E402
+from keyguard.formats.types import BigIntType, IntType, SmallIntType, TinyIntType  # noqa: E402
 
 #
 # Records of flat rows of integers, floats, booleans and strings (each maybe nullable) are

@@ -36,14 +36,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from formats.avro_spec import valid_decimal, validate_avro
-from formats.avro_vocab import NAMED, PRIMITIVES, UNIT_PRECISION, full_name
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.schema_identity import fingerprint as schema_fingerprint
-from formats.schema_identity import parsing_canonical_form
-from formats.schema_types import SchemaType, register_schema_type
-from formats.schemajson import check_depth, loads_schema
-from formats.types import (
+from keyguard.formats.avro_spec import valid_decimal, validate_avro
+from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, UNIT_PRECISION, full_name
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.schema_identity import fingerprint as schema_fingerprint
+from keyguard.formats.schema_identity import parsing_canonical_form
+from keyguard.formats.schema_types import SchemaType, register_schema_type
+from keyguard.formats.schemajson import check_depth, loads_schema
+from keyguard.formats.types import (
     ArrayType,
     AvroOnlyType,
     BigIntType,
@@ -219,7 +219,7 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     """JSON data of an Avro schema given as text or data; SchemaError when it is not valid.
 
     Valid means: JSON nested at most MAX_SCHEMA_DEPTH deep, the Avro specification
-    (`formats.avro_spec`), then fastavro's parser. `origin` (a file, a subject) starts the
+    (`keyguard.formats.avro_spec`), then fastavro's parser. `origin` (a file, a subject) starts the
     message of any error.
     """
     import fastavro
@@ -438,6 +438,7 @@ def _row_type(data: object, avro_only: bool) -> DataType:
     return from_avro_schema(data, avro_only=avro_only, validated=True)  # type: ignore[arg-type]
 
 
-#: Found by `formats.schema_types.schema_type("AVRO")` (this module's name is the convention).
+#: Found by `keyguard.formats.schema_types.schema_type("AVRO")` (this module's name is the
+#: convention).
 SCHEMA_TYPE = register_schema_type(SchemaType(
     "AVRO", lambda text, origin: parse_avro(text, origin=origin), _row_type))

@@ -16,7 +16,7 @@ type it does not recognise or whose parameters are invalid"), like Avro Java's
 is its underlying type. `valid_decimal` says whether a decimal annotation counts.
 
 The walk recurses once per nesting level: callers check the depth first
-(`formats.schemajson.check_depth`).
+(`keyguard.formats.schemajson.check_depth`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from formats.avro_vocab import KNOWN_TYPES, ORDERS, PRIMITIVES
-from formats.errors import SchemaError
+from keyguard.formats.avro_vocab import KNOWN_TYPES, ORDERS, PRIMITIVES
+from keyguard.formats.errors import SchemaError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT_RANGE = {"int": 2**31, "long": 2**63}

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_binary import INT32, INT64, ColumnWriters, Writer, avro_kind, null_split
-from formats.avro_schema import AvroSchema
-from formats.avro_vocab import TIMESTAMPS
-from formats.errors import EncodeError
-from formats.types import (
+from keyguard.formats.avro_binary import INT32, INT64, ColumnWriters, Writer, avro_kind, null_split
+from keyguard.formats.avro_schema import AvroSchema
+from keyguard.formats.avro_vocab import TIMESTAMPS
+from keyguard.formats.errors import EncodeError
+from keyguard.formats.types import (
     BooleanType,
     BytesType,
     DataType,

@@ -1,10 +1,11 @@
 """The Avro vocabulary, declared once: type names, named types, logical types, promotions.
 
 Everything here is the Avro specification's (1.11/1.12), not keyguard's: the schema parser
-(`formats.avro_spec`), the Flink mapping (`formats.avro_schema`), the encoders
-(`formats.avro_format`, `formats.avro_vector`), schema identity (`formats.schema_identity`),
-references (`formats.registry.references`) and the guard's walkers (`guard.compat.avro`,
-`guard.keys.avro`) all read these names from here.
+(`keyguard.formats.avro_spec`), the Flink mapping (`keyguard.formats.avro_schema`), the encoders
+(`keyguard.formats.avro_format`, `keyguard.formats.avro_vector`), schema identity
+(`keyguard.formats.schema_identity`), references (`keyguard.formats.registry.references`) and the
+guard's walkers (`keyguard.guard.compat.avro`,
+`keyguard.guard.keys.avro`) all read these names from here.
 """
 
 from __future__ import annotations

@@ -14,17 +14,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from formats.errors import EncodeError, InvalidOptionError
-from formats.framing import BARE, Frame
-from formats.options import OptionSet, ResolvedOptions
-from formats.records import record
-from formats.schemafile import SchemaText
-from formats.types import RowType
+from keyguard.formats.errors import EncodeError, InvalidOptionError
+from keyguard.formats.framing import BARE, Frame
+from keyguard.formats.options import OptionSet, ResolvedOptions
+from keyguard.formats.records import record
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from formats.registry import Registry
+    from keyguard.formats.registry import Registry
 
 Role = Literal["key", "value"]
 
@@ -36,7 +36,8 @@ class CodecContext:
     role: Role = "value"
     topic: str | None = None
     #: The registry a registry-using format asks (decoding, references, registration),
-    #: always handed in: the edge opens it (`formats.registry.connect.open_for`); no codec does.
+    #: always handed in: the edge opens it (`keyguard.formats.registry.connect.open_for`); no codec
+    #: does.
     registry: Registry | None = None
 
 
@@ -155,7 +156,7 @@ class Codec(ABC):
         Avro formats answer with their Avro schema; the others with the row's JSON Schema.
         """
         # lazy: CLI start-up (JSON Schema derivation, only for a text format's written schema)
-        from formats.json_schema import to_json_schema
+        from keyguard.formats.json_schema import to_json_schema
 
         return SchemaText("JSON", json.dumps(to_json_schema(self.row_type)),
                           origin or f"the {self.context.role} ({self.format_name})")
@@ -171,9 +172,10 @@ class FormatFactory:
     #: One line for `keyguard formats` and the README.
     summary: str = ""
     #: The type of the schema the format writes, as a registry names it: AVRO or JSON. Its
-    #: parser is `formats/<type>_schema.py` (`formats.schema_types`, found by convention).
+    #: parser is `formats/<type>_schema.py` (`keyguard.formats.schema_types`, found by convention).
     schema_type: str = "JSON"
-    #: How a record's body is framed (`formats.framing`): BARE, or CONFLUENT with a schema id.
+    #: How a record's body is framed (`keyguard.formats.framing`): BARE, or CONFLUENT with a schema
+    #: id.
     frame: Frame = BARE
     #: The format registers its schema under a registry subject and writes the id it gets.
     uses_registry: bool = False
@@ -197,14 +199,14 @@ def register_format(factory: FormatFactory) -> FormatFactory:
 
 #: The built-in formats and the module that registers each, imported on first use only.
 BUILTIN_FORMATS = {
-    "json": "formats.json_format",
-    "csv": "formats.csv_format",
-    "raw": "formats.raw_format",
-    "avro": "formats.avro_format",
-    "avro-confluent": "formats.avro_confluent_format",
-    "json-registry": "formats.json_registry_format",
-    "protobuf": "formats.protobuf_format",
-    "protobuf-registry": "formats.protobuf_format",
+    "json": "keyguard.formats.json_format",
+    "csv": "keyguard.formats.csv_format",
+    "raw": "keyguard.formats.raw_format",
+    "avro": "keyguard.formats.avro_format",
+    "avro-confluent": "keyguard.formats.avro_confluent_format",
+    "json-registry": "keyguard.formats.json_registry_format",
+    "protobuf": "keyguard.formats.protobuf_format",
+    "protobuf-registry": "keyguard.formats.protobuf_format",
 }
 
 #: Other names of built-in formats, as Confluent Cloud's Flink names them in DDL: an alias

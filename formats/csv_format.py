@@ -40,11 +40,16 @@ from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
-from formats import javatext
-from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionSet, ResolvedOptions
-from formats.types import (
+from keyguard.formats import javatext
+from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.options import Option, OptionSet, ResolvedOptions
+from keyguard.formats.types import (
     ATOMIC_TYPES,
     ArrayType,
     BooleanType,
@@ -61,7 +66,7 @@ from formats.types import (
     TimestampType,
     TimeType,
 )
-from formats.values import lone_surrogate
+from keyguard.formats.values import lone_surrogate
 
 FORMAT = "csv"
 

@@ -1,6 +1,6 @@
 """The README's option tables, generated from the option declarations (never written by hand).
 
-`python -m formats.docs README.md` rewrites every block between `<!-- options:NAME -->` and
+`python -m keyguard.formats.docs README.md` rewrites every block between `<!-- options:NAME -->` and
 `<!-- /options:NAME -->`; a test fails when the README is out of date.
 """
 
@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from formats.codec import format_factory, format_names
-from formats.options import OptionSet
-from formats.plan import TABLE_OPTIONS
-from formats.registry.connect import REGISTRY_OPTIONS
+from keyguard.formats.codec import format_factory, format_names
+from keyguard.formats.options import OptionSet
+from keyguard.formats.plan import TABLE_OPTIONS
+from keyguard.formats.registry.connect import REGISTRY_OPTIONS
 
 _BLOCK = re.compile(
     r"(<!-- options:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /options:(?P=name) -->)",

@@ -2,12 +2,12 @@
 
 Every error says what failed, where (topic, subject, column, row, option) and what to do next,
 and carries the CLI exit code it maps to. Messages never contain credentials: anything that
-could hold a secret goes through `formats.secrets.redact` before it reaches a message.
+could hold a secret goes through `keyguard.formats.secrets.redact` before it reaches a message.
 """
 
 from __future__ import annotations
 
-from formats.secrets import redact
+from keyguard.formats.secrets import redact
 
 # Exit codes shared by every command.
 EXIT_OK = 0

@@ -3,11 +3,11 @@
 Teams moving a table from Flink (or gating a Flink job) have its DDL, not keyguard's options.
 Flink's option names ARE keyguard's where keyguard has the option (`key.format`,
 `value.json.timestamp-format.standard`, `key.fields-prefix`, ...), so the WITH clause maps one
-to one; the physical columns go through `formats.sqltypes` (the same type text as `--columns`).
-Metadata columns, computed columns and watermarks describe no key or value bytes: they are
-listed as ignored (`FlinkTable.ignored`) for the caller to print. Anything keyguard cannot honour
-(another connector, an option it does not know, a type its model lacks) is an error naming the
-line and column, because a silently dropped option could change the bytes.
+to one; the physical columns go through `keyguard.formats.sqltypes` (the same type text as
+`--columns`). Metadata columns, computed columns and watermarks describe no key or value bytes: they
+are listed as ignored (`FlinkTable.ignored`) for the caller to print. Anything keyguard cannot
+honour (another connector, an option it does not know, a type its model lacks) is an error naming
+the line and column, because a silently dropped option could change the bytes.
 
 Why a tokenizer of our own rather than a SQL library: sqlglot (30.x, checked) has no Flink
 dialect; its default dialect falls back to an opaque `Command` for this statement, and its
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from formats.errors import InvalidOptionError, SchemaError, UnsupportedTypeError
-from formats.schemafile import SchemaText
-from formats.secrets import holds_secret, register_options, register_url_credentials
-from formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
-from formats.table_options import (
+from keyguard.formats.errors import InvalidOptionError, SchemaError, UnsupportedTypeError
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.secrets import holds_secret, register_options, register_url_credentials
+from keyguard.formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
+from keyguard.formats.table_options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
     PRIMARY_KEY,
@@ -37,7 +37,7 @@ from formats.table_options import (
     VALUE_FIELDS_INCLUDE,
     VALUE_FORMAT,
 )
-from formats.types import Field, RowType
+from keyguard.formats.types import Field, RowType
 
 __all__ = ["FlinkDdlError", "FlinkTable", "Ignored", "load_flink_ddl", "read_flink_ddl"]
 
@@ -83,8 +83,8 @@ class Ignored:
 class FlinkTable:
     """A Flink table as keyguard takes it.
 
-    `options` are keyguard's table options (the input of `formats.plan.resolve_plan`): topic,
-    primary-key, key.format, value.format, key.fields-prefix, value.fields-include and the
+    `options` are keyguard's table options (the input of `keyguard.formats.plan.resolve_plan`):
+    topic, primary-key, key.format, value.format, key.fields-prefix, value.fields-include and the
     formats' own `key.<format>.*` / `value.<format>.*`. `properties` are the Kafka client's
     (`properties.*`, prefix kept), `connector_options` the sink/scan ones, as written.
     """
@@ -136,7 +136,7 @@ class FlinkTable:
         """The key and value schemas this table writes (Avro for the Avro formats, else the
         row's JSON Schema), as the guard compares them: no registry is opened."""
         # lazy: the plan loads both formats (the parser alone is light)
-        from formats.plan import resolve_options
+        from keyguard.formats.plan import resolve_options
 
         spec = resolve_options(self.options).project(self.columns)
         plan = spec.build()
@@ -217,7 +217,7 @@ class _Statement:
     def _register_secrets(self, t: list[_Tok]) -> None:
         """Credentials among the WITH options ('properties.sasl.jaas.config', a registry's
         user-info, a URL's user:password), before any error can quote their line: registered
-        (`formats.secrets`) and masked in the text errors show."""
+        (`keyguard.formats.secrets`) and masked in the text errors show."""
         masked = list(self.text)
         for a, eq, b in zip(t, t[1:], t[2:], strict=False):
             if a.kind == "string" and eq.is_punct("=") and b.kind == "string":
@@ -616,7 +616,7 @@ class _Statement:
         """The options as a whole (a format's required option, key.fields-prefix with
         value.fields-include) and the table's layout, as the plan will check them."""
         # lazy: the plan loads both formats (the parser alone is light)
-        from formats.plan import resolve_options
+        from keyguard.formats.plan import resolve_options
 
         try:
             resolve_options(options).project(columns).build()  # builds no registry
@@ -659,7 +659,7 @@ class _Statement:
 
     def known_format(self, fmt: str, pos: int) -> None:
         # lazy: the format registry (imports the named format's module only)
-        from formats.codec import format_factory
+        from keyguard.formats.codec import format_factory
 
         try:
             format_factory(fmt)
@@ -670,7 +670,7 @@ class _Statement:
                       formats: Mapping[str, tuple[str, int, int]]) -> None:
         """`key.<format>.x` / `value.<format>.x`: declared by that format, with a valid value."""
         # lazy: the format registry (imports the named format's module only)
-        from formats.codec import format_factory
+        from keyguard.formats.codec import format_factory
 
         role = key.split(".", 1)[0]
         fmt = formats[role][0]

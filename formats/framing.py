@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 
-from formats.records import record
+from keyguard.formats.records import record
 
 MAGIC_BYTE = 0
 _CONFLUENT = struct.Struct(">bI")

@@ -26,11 +26,16 @@ from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from formats import javatext
-from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
-from formats.types import (
+from keyguard.formats import javatext
+from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -48,7 +53,7 @@ from formats.types import (
     TimeType,
     TinyIntType,
 )
-from formats.values import lone_surrogate
+from keyguard.formats.values import lone_surrogate
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1092,7 +1097,7 @@ FACTORY = register_format(
 # Here rather than at the top, so that this part stays apart from the encoding side.
 from collections.abc import Sequence  # noqa: E402
 
-from formats.codec import DecodedColumns  # noqa: E402
+from keyguard.formats.codec import DecodedColumns  # noqa: E402
 
 
 def json_columns(codec: JsonCodec, data: Sequence[bytes]) -> DecodedColumns | None:

@@ -3,19 +3,19 @@
 Confluent Cloud's Flink names it `json-registry`; Confluent's JSON Schema serializers
 (`KafkaJsonSchemaSerializer`, confluent-kafka's `JSONSerializer`) and Kafka Connect's
 `JsonSchemaConverter` write the same frame. A record is the CONFLUENT frame
-(`formats.framing`: magic byte 0, the schema's registry id as 4 bytes big-endian) around the
-JSON text exactly as Flink's `json` format writes the row (`formats.json_format`: its encoder
-and its options, so `json-registry.timestamp-format.standard` works as `json.` does).
+(`keyguard.formats.framing`: magic byte 0, the schema's registry id as 4 bytes big-endian) around
+the JSON text exactly as Flink's `json` format writes the row (`keyguard.formats.json_format`: its
+encoder and its options, so `json-registry.timestamp-format.standard` works as `json.` does).
 
 The registered schema is the `schema` option, or the JSON Schema derived from the row as
-Confluent Connect derives it (`formats.json_schema.to_json_schema`). As for avro-confluent,
+Confluent Connect derives it (`keyguard.formats.json_schema.to_json_schema`). As for avro-confluent,
 the id is given from outside (`bind_schema_id`; the edge resolves it once,
-`formats.registry.registration`, registering under the subject with `auto.register.schemas`,
-else looking it up), the subject is `subject` or the `subject.name.strategy` (the record name
-of Record strategies is the schema's `title`), in the `schema-context` when one is given (as
-Confluent Cloud Flink's DDL names it), and the registry is always the caller's.
-Decoding checks the frame (magic byte, an id the registry holds as a JSON schema) and then
-reads the JSON body as the json format does.
+`keyguard.formats.registry.registration`, registering under the subject with
+`auto.register.schemas`, else looking it up), the subject is `subject` or the
+`subject.name.strategy` (the record name of Record strategies is the schema's `title`), in the
+`schema-context` when one is given (as Confluent Cloud Flink's DDL names it), and the registry is
+always the caller's. Decoding checks the frame (magic byte, an id the registry holds as a JSON
+schema) and then reads the JSON body as the json format does.
 """
 
 from __future__ import annotations
@@ -24,31 +24,42 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_confluent_format import (
+from keyguard.formats.avro_confluent_format import (
     AUTO_REGISTER,
     SCHEMA_CONTEXT,
     SUBJECT,
     SUBJECT_STRATEGY,
     URL,
 )
-from formats.codec import Codec, CodecContext, DecodedColumns, FormatFactory, register_format
-from formats.errors import (
+from keyguard.formats.codec import (
+    Codec,
+    CodecContext,
+    DecodedColumns,
+    FormatFactory,
+    register_format,
+)
+from keyguard.formats.errors import (
     DecodeError,
     InvalidOptionError,
     KeyguardError,
     RegistryUnavailableError,
 )
-from formats.framing import CONFLUENT, MAGIC_BYTE
-from formats.json_format import IGNORE_PARSE_ERRORS, TIMESTAMP_FORMAT, JsonCodec, json_columns
-from formats.json_format import OPTIONS as JSON_OPTIONS
-from formats.json_schema import from_json_schema, to_json_schema
-from formats.options import Option, OptionSet, ResolvedOptions, merge
-from formats.registry.options import REGISTRY_OPTIONS
-from formats.registry.references import ResolvedReference
-from formats.registry_framed import RegistryFramed
-from formats.schemafile import SchemaText
-from formats.schemajson import loads_schema
-from formats.types import RowType
+from keyguard.formats.framing import CONFLUENT, MAGIC_BYTE
+from keyguard.formats.json_format import (
+    IGNORE_PARSE_ERRORS,
+    TIMESTAMP_FORMAT,
+    JsonCodec,
+    json_columns,
+)
+from keyguard.formats.json_format import OPTIONS as JSON_OPTIONS
+from keyguard.formats.json_schema import from_json_schema, to_json_schema
+from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
+from keyguard.formats.registry.options import REGISTRY_OPTIONS
+from keyguard.formats.registry.references import ResolvedReference
+from keyguard.formats.registry_framed import RegistryFramed
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.schemajson import loads_schema
+from keyguard.formats.types import RowType
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -28,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.schema_types import SchemaType, register_schema_type
-from formats.schemajson import loads_schema
-from formats.sqltypes import parse_type
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.schema_types import SchemaType, register_schema_type
+from keyguard.formats.schemajson import loads_schema
+from keyguard.formats.sqltypes import parse_type
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,
@@ -403,5 +403,6 @@ def _row_type(doc: object, avro_only: bool) -> DataType:
     return from_json_schema(doc)
 
 
-#: Found by `formats.schema_types.schema_type("JSON")` (this module's name is the convention).
+#: Found by `keyguard.formats.schema_types.schema_type("JSON")` (this module's name is the
+#: convention).
 SCHEMA_TYPE = register_schema_type(SchemaType("JSON", _parse, _row_type))

@@ -14,9 +14,9 @@ from difflib import get_close_matches
 from enum import Enum
 from typing import Any, Generic, TypeVar, overload
 
-from formats.errors import InvalidOptionError
-from formats.records import record
-from formats.secrets import REDACTED, is_secret_key, redact_options, register_options
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.records import record
+from keyguard.formats.secrets import REDACTED, is_secret_key, redact_options, register_options
 
 V = TypeVar("V")
 E = TypeVar("E", bound="OptionEnum")
@@ -161,7 +161,8 @@ class OptionSet:
 
     def validate(self, raw: Mapping[str, Any], *, where: str | None = None) -> ResolvedOptions:
         """Typed values for every declared option; unknown keys are one error listing them all."""
-        register_options(raw)  # credentials, before anything can print them (formats.secrets)
+        # Credentials first, before anything can print them (keyguard.formats.secrets).
+        register_options(raw)
         where = where or self.owner
         unknown = [
             k

@@ -17,13 +17,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formats.codec import Codec, CodecContext, FormatFactory, canonical_format, format_factory
-from formats.errors import InvalidOptionError
-from formats.options import OptionSet, ResolvedOptions, strip_prefix
-from formats.projection import UpsertLayout, project
-from formats.registry import Registry
-from formats.schemajson import paused_gc
-from formats.table_options import (  # noqa: F401 (the table options, declared there)
+from keyguard.formats.codec import (
+    Codec,
+    CodecContext,
+    FormatFactory,
+    canonical_format,
+    format_factory,
+)
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.options import OptionSet, ResolvedOptions, strip_prefix
+from keyguard.formats.projection import UpsertLayout, project
+from keyguard.formats.registry import Registry
+from keyguard.formats.schemajson import paused_gc
+from keyguard.formats.table_options import (  # noqa: F401 (the table options, declared there)
     FORMAT_PREFIXES,
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
@@ -34,7 +40,7 @@ from formats.table_options import (  # noqa: F401 (the table options, declared t
     VALUE_FORMAT,
     FieldsInclude,
 )
-from formats.types import RowType
+from keyguard.formats.types import RowType
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,8 @@ class PlanSpec:
         """Both codecs, from the options as validated (`FormatFactory.build`, no `validate`).
 
         The codecs get `registry`, or their role's in `registries` (the edge opens them from
-        the options: `formats.registry.registration.open_plan_registries`); none opens one."""
+        the options: `keyguard.formats.registry.registration.open_plan_registries`); none opens
+        one."""
         layout, opts = self.layout, self.options
         by_role = registries or {}
         with paused_gc():  # a wide row builds an encoder per column: no collector rescans

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from formats.errors import InvalidOptionError, NullKeyError, SchemaError
-from formats.table_options import ALL, EXCEPT_KEY
-from formats.types import Field, RowType
+from keyguard.formats.errors import InvalidOptionError, NullKeyError, SchemaError
+from keyguard.formats.table_options import ALL, EXCEPT_KEY
+from keyguard.formats.types import Field, RowType
 
 
 def parse_primary_key(spec: str | Sequence[str]) -> tuple[str, ...]:

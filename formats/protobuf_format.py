@@ -7,12 +7,13 @@ message class from the schema's descriptors (`message_factory.GetMessageClass` o
 
 The message is the `message` option's in the `schema` option's `.proto` text, else the file's
 first message; without a `schema`, the message derived from the row type
-(`formats.protobuf_schema.to_proto`, as Confluent Cloud's Flink derives one). Flink's own
+(`keyguard.formats.protobuf_schema.to_proto`, as Confluent Cloud's Flink derives one). Flink's own
 `protobuf` format names a compiled Java class (`message-class-name`): here that key names the
 message in the `.proto` text instead (its last `.`/`$` part when no message has the full name).
 
 - `protobuf`: the bare message (Flink's `protobuf` format has no framing).
-- `protobuf-registry`: Confluent's wire format (`formats.framing.CONFLUENT_PROTOBUF`): magic
+- `protobuf-registry`: Confluent's wire format (`keyguard.formats.framing.CONFLUENT_PROTOBUF`):
+magic
   byte 0, the schema id (given from outside, as avro-confluent's: `bind_schema_id`), the
   message index of the message in its file, then the body, byte for byte as confluent-kafka's
   `ProtobufSerializer`. Reading fetches the writer's schema by id and finds the writer's
@@ -33,17 +34,17 @@ import decimal
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_confluent_format import (
+from keyguard.formats.avro_confluent_format import (
     AUTO_REGISTER,
     SUBJECT,
     SUBJECT_STRATEGY,
     URL,
 )
-from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
-from formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
-from formats.options import Option, OptionSet, ResolvedOptions, merge
-from formats.protobuf_schema import (
+from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
+from keyguard.formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
+from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
+from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
+from keyguard.formats.protobuf_schema import (
     ProtoSchema,
     descriptor_pool,
     find_message,
@@ -52,10 +53,10 @@ from formats.protobuf_schema import (
     registered_proto,
     to_proto,
 )
-from formats.registry.options import REGISTRY_OPTIONS
-from formats.registry_framed import RegistryFramed
-from formats.schemafile import SchemaText
-from formats.types import (
+from keyguard.formats.registry.options import REGISTRY_OPTIONS
+from keyguard.formats.registry_framed import RegistryFramed
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -75,7 +76,7 @@ from formats.types import (
 )
 
 if TYPE_CHECKING:
-    from formats.registry import Registry
+    from keyguard.formats.registry import Registry
 
 SCHEMA: Option[str] = Option(
     "schema", str, None,
@@ -544,7 +545,8 @@ def message_name(schema: ProtoSchema, name: str | None) -> str | None:
 
 class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
     """Rows as Protobuf messages in Confluent's framing, with a schema id given from outside
-    (the frame's half, registry, subject and id, is `formats.registry_framed.RegistryFramed`)."""
+    (the frame's half, registry, subject and id, is
+    `keyguard.formats.registry_framed.RegistryFramed`)."""
 
     format_name = "protobuf-registry"
 

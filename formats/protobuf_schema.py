@@ -23,14 +23,14 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.schema_types import SchemaType, register_schema_type
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.schema_types import SchemaType, register_schema_type
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,
@@ -118,10 +118,12 @@ def parse_proto(text: str, origin: str = "schema", *, name: str = DEFAULT_FILE_N
                           hint="give the .proto text of the schema")
     try:
         from google.protobuf import descriptor_pb2  # lazy: protobuf runtime
-        from grpc_tools import _protoc_compiler  # lazy: protoc only when needed
-    except ImportError as exc:  # pragma: no cover - a broken install
-        raise SchemaError(f"{origin}: reading a Protobuf schema needs protoc ({exc})",
-                          hint="pip install grpcio-tools") from None
+        from grpc_tools import protoc  # lazy: protoc only when needed
+    except ImportError as exc:
+        raise SchemaError(f"{origin}: reading a Protobuf schema needs keyguard's protobuf "
+                          f"extra ({exc})",
+                          hint="pip install 'keyguard[protobuf]' (it brings protoc, as "
+                               "grpcio-tools)") from None
     texts = [text, *(references or {}).values()]
     files = {dep: body for dep, body in BUILTIN_IMPORTS.items()
              if any(f'"{dep}"' in t for t in texts)}
@@ -135,37 +137,54 @@ def parse_proto(text: str, origin: str = "schema", *, name: str = DEFAULT_FILE_N
                                   hint="name references by relative .proto paths")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(body, encoding="utf-8")
-        include = [tmp.encode(), _include_dir().encode()]
-        try:
-            # get_protos reports errors structured (file:line:column); run_main would print them.
-            _protoc_compiler.get_protos(name.encode(), include)
-        except _protoc_compiler.ProtocErrors as exc:
-            raise SchemaError(f"{origin}: the Protobuf schema does not compile: "
-                              + _protoc_message(exc, name, origin),
-                              hint="fix the .proto text at that line and column") from None
         out = os.path.join(tmp, "out.desc")
-        args = [b"protoc", b"-I" + include[0], b"-I" + include[1],
-                b"--include_imports", b"--descriptor_set_out=" + out.encode(), name.encode()]
-        if _protoc_compiler.run_main(args) != 0:
-            raise SchemaError(f"{origin}: protoc could not compile the Protobuf schema",
-                              hint="check the .proto text and its imports")
+        args = ["protoc", f"-I{tmp}", f"-I{_include_dir()}", "--include_imports",
+                f"--descriptor_set_out={out}", name]
+        code, errors = _run_protoc(protoc.main, args)
+        if code != 0:
+            raise SchemaError(f"{origin}: the Protobuf schema does not compile: "
+                              + _protoc_message(errors, tmp, name, origin),
+                              hint="fix the .proto text at that line and column")
         descriptors = descriptor_pb2.FileDescriptorSet.FromString(Path(out).read_bytes())
     by_name = {f.name: f for f in descriptors.file}
     main = by_name.pop(name)
     return ProtoSchema(text=text, file=main, dependencies=tuple(by_name.values()))
 
 
-def _protoc_message(exc: object, name: str, origin: str) -> str:
-    errors = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore
+def _run_protoc(main: Callable[[list[str]], int], args: list[str]) -> tuple[int, str]:
+    """protoc's exit code and what it wrote to stderr: `grpc_tools.protoc.main` runs protoc in
+    this process, which reports errors on file descriptor 2 (callers hold `_PROTOC`)."""
+    with tempfile.TemporaryFile() as captured:
+        saved = os.dup(2)
+        try:
+            os.dup2(captured.fileno(), 2)
+            code = main(args)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return code, captured.read().decode("utf-8", "replace")
+
+
+#: One protoc error line: `file:line:column: message` (lines and columns count from 1).
+_PROTOC_ERROR = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)$")
+
+
+def _protoc_message(errors: str, tmp: str, name: str, origin: str) -> str:
     parts = []
-    for err in errors or []:
-        where = err.filename.decode() if isinstance(err.filename, bytes) else str(err.filename)
+    for line in errors.splitlines():
+        line = line.strip()
+        if not line or line.startswith("warning:"):
+            continue
+        m = _PROTOC_ERROR.match(line)
+        if m is None:
+            parts.append(line.replace(tmp + os.sep, ""))
+            continue
+        where = m["file"].replace(tmp + os.sep, "")
         if where == name:
             where = origin
-        message = err.message.decode() if isinstance(err.message, bytes) else str(err.message)
-        # protoc counts lines and columns from 0.
-        parts.append(f"line {err.line + 1}, column {err.column + 1} of {where}: {message}")
-    return "; ".join(parts) or str(exc)
+        parts.append(f"line {m['line']}, column {m['column']} of {where}: {m['message']}")
+    return "; ".join(parts) or "protoc could not compile it"
 
 
 # --- messages in a file ----------------------------------------------------------------------
@@ -526,9 +545,10 @@ def field_meta(f: Any) -> dict[str, str]:
         return {}
 
 
-#: A schema with references in one text (its standalone form, `formats.registry.references`):
-#: a JSON object of the `.proto` text and the imported files' texts by import name. A `.proto`
-#: file never starts with `{`, so the two cannot be confused.
+#: A schema with references in one text (its standalone form,
+#: `keyguard.formats.registry.references`): a JSON object of the `.proto` text and the imported
+#: files' texts by import name. A `.proto` file never starts with `{`, so the two cannot be
+#: confused.
 _BUNDLE_KEYS = {"schema", "references"}
 
 
@@ -572,7 +592,8 @@ def _row_type(data: object, avro_only: bool) -> DataType:
     return message_row_type(data)
 
 
-#: Found by `formats.schema_types.schema_type("PROTOBUF")` (this module's name is the convention).
+#: Found by `keyguard.formats.schema_types.schema_type("PROTOBUF")` (this module's name is the
+#: convention).
 SCHEMA_TYPE = register_schema_type(SchemaType("PROTOBUF", _parse, _row_type))
 
 

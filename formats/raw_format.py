@@ -18,10 +18,15 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from formats.codec import Codec, CodecContext, FormatFactory, register_format
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
-from formats.types import (
+from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.options import Option, OptionEnum, OptionSet, ResolvedOptions, enum_option
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     BytesType,
@@ -35,7 +40,7 @@ from formats.types import (
     StringType,
     TinyIntType,
 )
-from formats.values import lone_surrogate
+from keyguard.formats.values import lone_surrogate
 
 FORMAT = "raw"
 

@@ -4,28 +4,28 @@ the schema id given from outside (avro-confluent, json-registry, protobuf-regist
 The body is the format's own; this mixin holds the frame's side of the codec: the subject from
 the `subject`, `subject.name.strategy` and `schema-context` options, the registry the caller
 handed in (`CodecContext.registry`, never opened here), and the id bound once by the
-registration step (`formats.registry.registration.bind_schema_id`), whose header
-(`formats.framing.CONFLUENT`) starts every record. Encoding never asks a registry.
+registration step (`keyguard.formats.registry.registration.bind_schema_id`), whose header
+(`keyguard.formats.framing.CONFLUENT`) starts every record. Encoding never asks a registry.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import EXIT_INTERNAL, InvalidOptionError, KeyguardError
-from formats.framing import CONFLUENT
-from formats.secrets import redact_url
-from formats.subjects import qualified, subject_name
+from keyguard.formats.errors import EXIT_INTERNAL, InvalidOptionError, KeyguardError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.secrets import redact_url
+from keyguard.formats.subjects import qualified, subject_name
 
 if TYPE_CHECKING:
-    from formats.codec import CodecContext
-    from formats.options import ResolvedOptions
-    from formats.registry import Registry
+    from keyguard.formats.codec import CodecContext
+    from keyguard.formats.options import ResolvedOptions
+    from keyguard.formats.registry import Registry
 
 
 class SchemaIdNotBound(KeyguardError):
     """A framed codec asked to encode before anyone gave it its schema id: a bug of the
-    caller, which must resolve the id first (`formats.registry.registration`)."""
+    caller, which must resolve the id first (`keyguard.formats.registry.registration`)."""
 
     kind = "schema-id-not-bound"
     exit_code = EXIT_INTERNAL
@@ -33,7 +33,7 @@ class SchemaIdNotBound(KeyguardError):
 
 class RegistryNotGiven(KeyguardError):
     """A framed codec asked its registry when its caller handed it none: a bug of the
-    caller, which opens the registry at the edge (`formats.registry.connect.open_for`)."""
+    caller, which opens the registry at the edge (`keyguard.formats.registry.connect.open_for`)."""
 
     kind = "registry-not-given"
     exit_code = EXIT_INTERNAL
@@ -77,7 +77,8 @@ class RegistryFramed:
                 f"{self.describe()}: no schema registry was handed to the codec "
                 f"(url {redact_url(str(self.options['url']))})",
                 hint="this is a keyguard bug: the caller opens the registry "
-                     "(formats.registry.connect.open_for) and passes it in the CodecContext; "
+                     "(keyguard.formats.registry.connect.open_for) and passes it in the "
+                     "CodecContext; "
                      "report it")
         return self._registry
 
@@ -104,7 +105,7 @@ class RegistryFramed:
                 f"{self.describe()}: asked to encode before its schema id was given "
                 "(the registration step did not run)",
                 hint="this is a keyguard bug: resolve and bind the id first "
-                     "(formats.registry.registration.bind_schema_id); report it")
+                     "(keyguard.formats.registry.registration.bind_schema_id); report it")
         return self._schema_id
 
     @property

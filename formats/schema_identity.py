@@ -1,7 +1,8 @@
 """Schema identity: when two schema texts are one schema, and the ids and fingerprints of one.
 
-Pure (no I/O): the registry backends (`formats.registry.file`, `formats.registry.mock`) and the
-pure analysis (`guard.diff`, `guard.gate`, `guard.keys`) ask the same questions here.
+Pure (no I/O): the registry backends (`keyguard.formats.registry.file`,
+`keyguard.formats.registry.mock`) and the pure analysis (`keyguard.guard.diff`,
+`keyguard.guard.gate`, `keyguard.guard.keys`) ask the same questions here.
 
 `canonical_form` is a registry's notion of "the same schema", not Avro's Parsing Canonical
 Form: that drops logical types, defaults and docs, which would give `decimal(10,2)` and
@@ -24,13 +25,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_vocab import NAMED, PRIMITIVES, full_name
-from formats.errors import SchemaError
-from formats.registry import SCHEMA_TYPES
-from formats.schemajson import loads_schema
+from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, full_name
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.registry import SCHEMA_TYPES
+from keyguard.formats.schemajson import loads_schema
 
 if TYPE_CHECKING:
-    from formats.registry import SchemaVersion
+    from keyguard.formats.registry import SchemaVersion
 
 
 def avro_canonical(node: Any, namespace: str | None) -> Any:
@@ -70,7 +71,7 @@ def canonical_form(schema: str, schema_type: str = "AVRO", *, where: str = "sche
 
     With `references`, they are appended (two schemas with one text and different references
     are two schemas), and an Avro schema is not parsed here: its referenced names are unknown
-    until the references are resolved (`formats.registry.references`).
+    until the references are resolved (`keyguard.formats.registry.references`).
     """
     schema_type = schema_type.upper()
     if references:
@@ -83,7 +84,7 @@ def _canonical(schema: str, schema_type: str, where: str, parse: bool) -> str:
     if schema_type == "PROTOBUF":
         if parse:
             # lazy: protoc, only when a Protobuf schema is compared
-            from formats.protobuf_schema import canonical_proto
+            from keyguard.formats.protobuf_schema import canonical_proto
 
             return canonical_proto(schema, where)
         # With references the imports are unknown here: the text, its lines stripped.
@@ -128,8 +129,9 @@ def derived_schema_id(schema: str, schema_type: str = "AVRO",
 
 
 def parsing_canonical_form(schema: Any) -> str:
-    """Avro's Parsing Canonical Form of a parsed Avro schema (`formats.avro_schema.parse_avro`):
-    equal for schemas that read and write the same bytes."""
+    """Avro's Parsing Canonical Form of a parsed Avro schema
+    (`keyguard.formats.avro_schema.parse_avro`): equal for schemas that read and write the same
+    bytes."""
     import fastavro  # third-party, only when asked
     from fastavro.schema import to_parsing_canonical_form
 

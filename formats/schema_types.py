@@ -2,9 +2,10 @@
 
 A schema type `NAME` is declared by the module `formats/<name>_schema.py` (lower case), which
 calls `register_schema_type` when imported; `schema_type("NAME")` imports that module on first
-use only, so reading an Avro schema never loads the JSON Schema validator. `formats.schemafile`
-dispatches through it without a switch: adding a schema type (PROTOBUF) adds its module, and
-no table changes. A type no module declares (a registry's PROTOBUF today) is kept as text.
+use only, so reading an Avro schema never loads the JSON Schema validator.
+`keyguard.formats.schemafile` dispatches through it without a switch: adding a schema type
+(PROTOBUF) adds its module, and no table changes. A type no module declares (a registry's PROTOBUF
+today) is kept as text.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import importlib
 import re
 from collections.abc import Callable
 
-from formats.records import record
-from formats.types import DataType
+from keyguard.formats.records import record
+from keyguard.formats.types import DataType
 
 #: What a registry's or a file's schema type may be called: upper case, as Confluent spells it.
 _NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
@@ -44,7 +45,7 @@ def register_schema_type(declared: SchemaType) -> SchemaType:
 
 def schema_module(name: str) -> str:
     """The module that declares schema type `name` by convention."""
-    return f"formats.{name.lower()}_schema"
+    return f"keyguard.formats.{name.lower()}_schema"
 
 
 def schema_type(name: str) -> SchemaType | None:

@@ -14,27 +14,27 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from formats.errors import SchemaError
-from formats.records import record
-from formats.registry import Registry, SchemaVersion
-from formats.schema_types import schema_type
-from formats.schemajson import loads_schema, paused_gc
-from formats.types import DataType, RowType
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.records import record
+from keyguard.formats.registry import Registry, SchemaVersion
+from keyguard.formats.schema_types import schema_type
+from keyguard.formats.schemajson import loads_schema, paused_gc
+from keyguard.formats.types import DataType, RowType
 
 if TYPE_CHECKING:
-    from formats.registry.references import Reference, ResolvedReference
+    from keyguard.formats.registry.references import Reference, ResolvedReference
 
 
 @record
 class SchemaText:
     """A schema as registered or written: its type (AVRO or JSON) and its exact text.
 
-    Checked against its specification when made (Avro: `formats.avro_spec`; JSON Schema: the
-    metaschema of its draft), so that nothing judges an invalid schema: a SchemaError names
+    Checked against its specification when made (Avro: `keyguard.formats.avro_spec`; JSON Schema:
+    the metaschema of its draft), so that nothing judges an invalid schema: a SchemaError names
     `origin` (the file, or the subject and version), the place inside the schema and the rule.
     Other schema types (PROTOBUF) are kept as text; `row_type` rejects them.
 
-    `references` are the schema's resolved references (`formats.registry.references`): the
+    `references` are the schema's resolved references (`keyguard.formats.registry.references`): the
     text stays as registered, and everything that reads the schema reads `standalone`, the text
     with the referenced definitions brought in.
     """
@@ -52,7 +52,7 @@ class SchemaText:
                 self.__dict__["_standalone"] = self.text
             else:
                 # lazy: CLI start-up (schema references, only for a schema that has some)
-                from formats.registry.references import standalone
+                from keyguard.formats.registry.references import standalone
 
                 self.__dict__["_standalone"] = standalone(self.text, self.schema_type,
                                                           self.references, origin=self.origin)
@@ -161,7 +161,7 @@ def read_schema_file(path: str | Path, schema_type: str | None = None, *,
     if not references and not os.path.lexists(f"{p}.refs.json"):
         return SchemaText(kind, text, str(p))  # no references: none to read or resolve
     # lazy: CLI start-up (schema references, only for a schema that has some)
-    from formats.registry.references import parse_references, resolve, sidecar_references
+    from keyguard.formats.registry.references import parse_references, resolve, sidecar_references
 
     refs = parse_references(list(references), "--reference") if references \
         else sidecar_references(p)
@@ -195,7 +195,7 @@ def version_text(registry: Registry | None, sv: SchemaVersion) -> SchemaText:
     if not sv.references:
         return SchemaText(sv.schema_type, sv.schema, origin)  # no references to resolve
     # lazy: CLI start-up (schema references, only for a version that has some)
-    from formats.registry.references import parse_references, resolve
+    from keyguard.formats.registry.references import parse_references, resolve
 
     refs = parse_references(list(sv.references), origin)
     return SchemaText(sv.schema_type, sv.schema, origin,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from formats.errors import SchemaError
+from keyguard.formats.errors import SchemaError
 
 #: Deepest nesting of JSON arrays and objects accepted in a schema (documented in the README).
 MAX_SCHEMA_DEPTH = 100

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,
@@ -215,7 +215,7 @@ def from_spark_ddl(ddl: str) -> RowType:
     """A Spark DDL column list (`a INT, b STRING`) as a row type.
 
     Spark parses DDL in the JVM, so this needs an active SparkSession; without one, use
-    `formats.sqltypes.parse_columns` (Flink's spelling, which differs from Spark's for
+    `keyguard.formats.sqltypes.parse_columns` (Flink's spelling, which differs from Spark's for
     TIMESTAMP: in Spark it is an instant, in Flink a wall-clock time).
     """
     from pyspark.sql import types as T
@@ -226,7 +226,7 @@ def from_spark_ddl(ddl: str) -> RowType:
         if "SESSION_OR_CONTEXT_NOT_EXISTS" in str(e):
             raise SchemaError(
                 "parsing Spark DDL needs an active SparkSession",
-                hint="start one first, or give the schema in Flink SQL (formats.sqltypes)",
+                hint="start one first, or give the schema in Flink SQL (keyguard.formats.sqltypes)",
             ) from e
         raise SchemaError(f"cannot parse Spark DDL {ddl!r}: {e}") from e
     if not isinstance(dt, T.StructType):

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

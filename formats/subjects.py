@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from formats.errors import InvalidOptionError
+from keyguard.formats.errors import InvalidOptionError
 
 TOPIC_NAME = "TopicNameStrategy"
 RECORD_NAME = "RecordNameStrategy"

@@ -1,12 +1,12 @@
 """The upsert-kafka table options, declared once: Flink's names, plus keyguard's `primary-key`.
 
-Apart from the plan (`formats.plan`) so that the CLI and the TOML config read these
+Apart from the plan (`keyguard.formats.plan`) so that the CLI and the TOML config read these
 declarations without loading the formats.
 """
 
 from __future__ import annotations
 
-from formats.options import Option, OptionEnum, OptionSet, enum_option
+from keyguard.formats.options import Option, OptionEnum, OptionSet, enum_option
 
 #: value.fields-include: every column in the value, or all but the key columns.
 ALL = "ALL"

@@ -30,7 +30,7 @@ from dataclasses import FrozenInstanceError, dataclass, fields, replace
 from functools import cached_property
 from typing import Any, ClassVar, TypeVar
 
-from formats.errors import SchemaError
+from keyguard.formats.errors import SchemaError
 
 T = TypeVar("T", bound="DataType")
 C = TypeVar("C", bound=type)

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from formats.errors import EncodeError
-from formats.types import (
+from keyguard.formats.errors import EncodeError
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -162,7 +162,7 @@ def _floating(t: DataType, v: Any) -> float:
     overflows = math.isinf(f)
     if not overflows and isinstance(t, FloatType):
         # lazy: CLI start-up (Java's number text, ~1.5 ms to load; a check needs none of it)
-        from formats.javatext import float32_fits
+        from keyguard.formats.javatext import float32_fits
 
         overflows = not float32_fits(f)
     if overflows:

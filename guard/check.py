@@ -1,11 +1,12 @@
-"""`guard.check`: the library call behind `keyguard check`, the CI gate and the Spark writer.
+"""`keyguard.guard.check`: the library call behind `keyguard check`, the CI gate and the Spark
+writer.
 
-Gather, then judge: `guard.facts.gather` reads what the registry holds and what the topic says
-(the imperative shell, the only I/O), and the pure `guard.judge.judge` turns the plan and those
-facts into one Report, whoever asked.
+Gather, then judge: `keyguard.guard.facts.gather` reads what the registry holds and what the topic
+says (the imperative shell, the only I/O), and the pure `keyguard.guard.judge.judge` turns the plan
+and those facts into one Report, whoever asked.
 
 Fail closed: before any registry answer counts, the registry must prove it is one
-(`formats.registry.prove`), otherwise RegistryUnavailableError (exit 3), never "no versions
+(`keyguard.formats.registry.prove`), otherwise RegistryUnavailableError (exit 3), never "no versions
 yet". A breaking change is a finding, never an exception.
 """
 
@@ -15,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from formats.registry import Registry
-from guard.facts import gather
-from guard.judge import (
+from keyguard.formats.registry import Registry
+from keyguard.guard.facts import gather
+from keyguard.guard.judge import (
     JUDGE_RULES,
     KEY_FIRST_VERSION,
     KEYS_ASSUMED_LATEST,
@@ -25,12 +26,12 @@ from guard.judge import (
     SUBJECT_MISSING,
     judge,
 )
-from guard.plan import TopicCheck, TopicPlan
-from guard.report import Report, Rule
-from guard.rules import REAL_KEY_RULES
+from keyguard.guard.plan import TopicCheck, TopicPlan
+from keyguard.guard.report import Report, Rule
+from keyguard.guard.rules import REAL_KEY_RULES
 
 if TYPE_CHECKING:
-    from guard.topic import TopicInspector
+    from keyguard.guard.topic import TopicInspector
 
 __all__ = ["KEYS_ASSUMED_LATEST", "KEYS_UNLISTED_ID", "KEY_FIRST_VERSION", "SUBJECT_MISSING",
            "TopicCheck", "TopicPlan", "check", "check_many", "check_rules"]

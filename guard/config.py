@@ -36,7 +36,7 @@ Secrets do not belong here: SASL passwords and registry credentials come from th
 (`KEYGUARD_KAFKA_SASL_PASSWORD`, `KEYGUARD_REGISTRY_USER_INFO`, ...), so the file can be committed.
 Every key is checked for its type; an unknown key or a wrong type exits 2 naming the file and the
 key. How these settings rank against the command line and the environment:
-`formats.registry.settings` (explicit option > config file > environment > default).
+`keyguard.formats.registry.settings` (explicit option > config file > environment > default).
 """
 
 from __future__ import annotations
@@ -46,16 +46,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import InvalidOptionError
-from formats.registry.connect import REGISTRY_OPTIONS
-from formats.registry.options import is_registry_option
-from formats.registry.settings import resolve_kafka
-from formats.secrets import is_secret_key
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.registry.connect import REGISTRY_OPTIONS
+from keyguard.formats.registry.options import is_registry_option
+from keyguard.formats.registry.settings import resolve_kafka
+from keyguard.formats.secrets import is_secret_key
 
 # Declared in guard/entry.py (the command line builds them without this module); re-exported.
-from guard.entry import GuardConfig as GuardConfig
-from guard.entry import TopicEntry as TopicEntry
-from guard.options import (
+from keyguard.guard.entry import GuardConfig as GuardConfig
+from keyguard.guard.entry import TopicEntry as TopicEntry
+from keyguard.guard.options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
     PARTITIONER,
@@ -65,7 +65,7 @@ from guard.options import (
 )
 
 if TYPE_CHECKING:
-    from formats.flink_ddl import FlinkTable
+    from keyguard.formats.flink_ddl import FlinkTable
 
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
 _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
@@ -196,7 +196,7 @@ def entry_of_flink_table(table: FlinkTable, *, name: str | None = None,
 def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: bool
                  ) -> TopicEntry:
     """A `[[topics]]` entry with `flink-ddl`: the DDL's table, the entry's other settings."""
-    from formats.flink_ddl import load_flink_ddl  # lazy: only configs with a Flink DDL
+    from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: only configs with a Flink DDL
 
     twice = [k for k in _FROM_DDL if k in t]
     if twice:
@@ -248,7 +248,9 @@ def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
                                  hint='e.g. ignore = ["KG701", "key-placement"]')
     if not names:
         return ()
-    from guard.selection import selectors  # lazy: CLI start-up (~2.5 ms; only when ignoring)
+    from keyguard.guard.selection import (
+        selectors,  # lazy: CLI start-up (~2.5 ms; only when ignoring)
+    )
 
     return tuple(s.token for s in selectors(names, where=f"{where}: ignore"))
 
@@ -283,6 +285,6 @@ def kafka_properties(
     configured: Mapping[str, Any], environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """librdkafka properties of a config file, with KEYGUARD_KAFKA_* below them (see
-    `formats.registry.settings.resolve_kafka`, the one path)."""
+    `keyguard.formats.registry.settings.resolve_kafka`, the one path)."""
 
     return resolve_kafka(configured=configured, environ=environ)

@@ -14,19 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from formats.codec import format_factory
-from formats.errors import InvalidOptionError, SchemaError
-from formats.registry.options import is_registry_option
-from formats.schema_identity import derived_schema_id
-from formats.schemafile import SchemaText
-from guard.keys.analyze import analyze_key_change
-from guard.keys.side import KeySide
-from guard.options import KEY_FORMAT, PARTITIONER
-from guard.plan import TopicPlan, migration_command
-from guard.report import Report, Severity
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.registry.options import is_registry_option
+from keyguard.formats.schema_identity import derived_schema_id
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.keys.analyze import analyze_key_change
+from keyguard.guard.keys.side import KeySide
+from keyguard.guard.options import KEY_FORMAT, PARTITIONER
+from keyguard.guard.plan import TopicPlan, migration_command
+from keyguard.guard.report import Report, Severity
 
 if TYPE_CHECKING:
-    from formats.flink_ddl import FlinkTable
+    from keyguard.formats.flink_ddl import FlinkTable
 
 
 @dataclass(frozen=True)

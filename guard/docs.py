@@ -1,8 +1,9 @@
 """The README's rules and exit-code tables, generated from the rule catalogue and the exit codes.
 
 Renders the block between `<!-- rules -->` and `<!-- /rules -->`, after the option tables
-(`formats.docs`) and any option sets a package above guard/ contributes: `sparkio.docs` adds the
-Spark connector's and is the README's one command (`python -m sparkio.docs README.md`).
+(`keyguard.formats.docs`) and any option sets a package above guard/ contributes:
+`keyguard.sparkio.docs` adds the Spark connector's and is the README's one command (`python -m
+keyguard.sparkio.docs README.md`).
 """
 
 from __future__ import annotations
@@ -10,18 +11,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from formats.docs import option_sets
-from formats.docs import render as render_options
-from formats.errors import EXIT_CODES
-from formats.options import OptionSet
-from guard.rules_catalogue import catalogue
+from keyguard.formats.docs import option_sets
+from keyguard.formats.docs import render as render_options
+from keyguard.formats.errors import EXIT_CODES
+from keyguard.formats.options import OptionSet
+from keyguard.guard.rules_catalogue import catalogue
 
 _BLOCK = re.compile(r"(<!-- rules -->\n)(?P<body>.*?)(<!-- /rules -->)", re.DOTALL)
 _EXIT_BLOCK = re.compile(r"(<!-- exit-codes -->\n)(?P<body>.*?)(<!-- /exit-codes -->)", re.DOTALL)
 
 
 def exit_codes_table() -> str:
-    """From `formats.errors.EXIT_CODES`, the same lines `--help` shows."""
+    """From `keyguard.formats.errors.EXIT_CODES`, the same lines `--help` shows."""
 
     lines = ["| code | meaning |", "|---|---|"]
     lines += [f"| {code} | {text} |" for code, text in EXIT_CODES.items()]

@@ -1,5 +1,5 @@
 """What a config file (or the command line) declares: its topics and its run-wide settings,
-as written; `guard.config` reads them from TOML. Light on purpose: `keyguard check --topic`
+as written; `keyguard.guard.config` reads them from TOML. Light on purpose: `keyguard check --topic`
 builds them without loading the TOML reader and its checks."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from formats.options import strip_prefix
-from formats.records import record
-from guard.options import (
+from keyguard.formats.options import strip_prefix
+from keyguard.formats.records import record
+from keyguard.guard.options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
     PARTITIONER,
@@ -21,14 +21,14 @@ from guard.options import (
 )
 
 if TYPE_CHECKING:
-    from formats.flink_ddl import FlinkTable
+    from keyguard.formats.flink_ddl import FlinkTable
 
 
 @record
 class TopicEntry:
     """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
-    schema sources still unread. `guard.plan.TopicPlan.of_entry` turns it into the guard's plan
-    once the candidates are read."""
+    schema sources still unread. `keyguard.guard.plan.TopicPlan.of_entry` turns it into the guard's
+    plan once the candidates are read."""
 
     name: str
     key_format: str = KEY_FORMAT.default_value
@@ -41,7 +41,7 @@ class TopicEntry:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: None: the config's (or the command line's) choice.
     require_subject: bool | None = None
-    #: Rule IDs and categories ignored for this topic only (`guard.selection`).
+    #: Rule IDs and categories ignored for this topic only (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
     #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
     #: schemas are the candidates unless key-schema / value-schema name others.
@@ -53,8 +53,8 @@ class TopicEntry:
 
 @record
 class GuardConfig:
-    """A config file's settings (`guard.config.load_config`), or the defaults of a run without
-    one: the registry, the broker, the topics."""
+    """A config file's settings (`keyguard.guard.config.load_config`), or the defaults of a run
+    without one: the registry, the broker, the topics."""
 
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
@@ -64,7 +64,7 @@ class GuardConfig:
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
     scan_limit: int = SCAN_LIMIT.default_value
-    #: Rule IDs and categories ignored for every topic (`guard.selection`).
+    #: Rule IDs and categories ignored for every topic (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
     #: Directory the file was read from: relative schema paths resolve against it.
     base: Path = Path(".")

@@ -5,10 +5,12 @@
 registry has for the candidate key, the value subject's level and the registry's own
 compatibility answer, the subject names a typo may have missed, the topic's facts (partitions,
 cleanup.policy, the schema ids and a sample of its keys) and the writer schemas of the ids the
-sampled keys carry. What comes back is plain data; `guard.judge.judge` decides from it alone.
+sampled keys carry. What comes back is plain data; `keyguard.guard.judge.judge` decides from it
+alone.
 
 Fail closed: before any registry answer counts, the registry must prove it is one
-(`formats.registry.prove`): otherwise RegistryUnavailableError (exit 3), never "no versions".
+(`keyguard.formats.registry.prove`): otherwise RegistryUnavailableError (exit 3), never "no
+versions".
 """
 
 from __future__ import annotations
@@ -17,17 +19,17 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
-from formats.codec import format_factory
-from formats.errors import KeyguardError
-from formats.records import record
-from formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
-from formats.schemafile import SchemaText, standalone_versions, version_text
-from guard.keys.known import WriterSchema
-from guard.plan import TopicPlan
-from guard.values import registry_answer
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.records import record
+from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
+from keyguard.formats.schemafile import SchemaText, standalone_versions, version_text
+from keyguard.guard.keys.known import WriterSchema
+from keyguard.guard.plan import TopicPlan
+from keyguard.guard.values import registry_answer
 
 if TYPE_CHECKING:
-    from guard.topic import TopicFacts, TopicInspector
+    from keyguard.guard.topic import TopicFacts, TopicInspector
 
 
 @record
@@ -80,7 +82,8 @@ def gather(
     *,
     scan_limit: int = 10_000,
 ) -> tuple[Registered, Facts]:
-    """Every fact `guard.judge.judge` needs about `plan`, from the registry and the brokers.
+    """Every fact `keyguard.guard.judge.judge` needs about `plan`, from the registry and the
+    brokers.
 
     Raises RegistryUnavailableError when the registry cannot prove it is one, and whatever the
     registry or the brokers raise; an unknown writer schema id is kept as a fact instead.
@@ -171,7 +174,7 @@ def writer_schema(registry: Registry, schema_id: int) -> WriterSchema:
         raw = refs_of(schema_id) if callable(refs_of) and schema_type.upper() == "AVRO" else ()
         if raw:
             # lazy: CLI start-up (schema references, only a writer schema that has some)
-            from formats.registry.references import parse_references, resolve, standalone
+            from keyguard.formats.registry.references import parse_references, resolve, standalone
 
             where = f"writer schema id {schema_id}"
             resolved = resolve(registry, parse_references(list(raw), where), origin=where,

@@ -14,16 +14,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from formats.codec import default_format
-from formats.errors import InvalidOptionError
-from formats.registry import Registry
-from formats.registry.file import FileRegistry
-from formats.schema_identity import canonical_form
-from formats.schemafile import SchemaText, version_text
-from guard.check import check
-from guard.config import TopicEntry
-from guard.plan import TopicPlan
-from guard.report import Report
+from keyguard.formats.codec import default_format
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schema_identity import canonical_form
+from keyguard.formats.schemafile import SchemaText, version_text
+from keyguard.guard.check import check
+from keyguard.guard.config import TopicEntry
+from keyguard.guard.plan import TopicPlan
+from keyguard.guard.report import Report
 
 
 def registry_at_ref(directory: str | Path, ref: str) -> FileRegistry:

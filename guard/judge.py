@@ -2,9 +2,9 @@
 
 Pure: no registry, no broker, no network client. It takes the `TopicPlan` (how the keys and
 values will be written, and the candidate schemas), what the registry holds (`Registered`) and
-what the topic says (`Facts`), both gathered beforehand by `guard.facts.gather`, turns them
-into an OLD and a NEW key side and hands those to the key analysis (`guard.keys`) and the value
-checker (`guard.values.judge_value`). One Report comes out.
+what the topic says (`Facts`), both gathered beforehand by `keyguard.guard.facts.gather`, turns them
+into an OLD and a NEW key side and hands those to the key analysis (`keyguard.guard.keys`) and the
+value checker (`keyguard.guard.values.judge_value`). One Report comes out.
 
 A subject with no versions is a visible first registration (KG011, with the near-miss subjects
 and topics that do exist), or, with `require_subject`, a breaking KG015. What the scanned keys
@@ -19,15 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from formats.registry import SchemaVersion
-from formats.schemafile import SchemaText
-from guard.facts import Facts, Registered
-from guard.keys.analyze import analyze_key_change
-from guard.keys.placement import topic_findings
-from guard.keys.side import KeySide
-from guard.plan import TopicPlan, migration_command
-from guard.report import Category, Finding, Report, Rule, Severity
-from guard.rules import (
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.facts import Facts, Registered
+from keyguard.guard.keys.analyze import analyze_key_change
+from keyguard.guard.keys.placement import topic_findings
+from keyguard.guard.keys.side import KeySide
+from keyguard.guard.plan import TopicPlan, migration_command
+from keyguard.guard.report import Category, Finding, Report, Rule, Severity
+from keyguard.guard.rules import (
     CHECK_RULES,
     CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
     KEY_FIRST_VERSION,
@@ -35,10 +35,10 @@ from guard.rules import (
     KEYS_UNLISTED_ID,
     SUBJECT_MISSING,
 )
-from guard.values import judge_value
+from keyguard.guard.values import judge_value
 
 if TYPE_CHECKING:
-    from guard.topic import TopicFacts
+    from keyguard.guard.topic import TopicFacts
 
 JUDGE_RULES = CHECK_RULES
 
@@ -168,7 +168,9 @@ def _examples(old: KeySide, topic: TopicFacts | None, registered: Registered,
     """Keys sampled from the topic, decoded: witnesses a reader recognizes as their own data."""
     if topic is None or not topic.sample_keys:
         return []
-    from guard.realkeys import decoded_examples  # lazy: CLI start-up (only with sampled keys)
+    from keyguard.guard.realkeys import (
+        decoded_examples,  # lazy: CLI start-up (only with sampled keys)
+    )
 
     return decoded_examples(old, topic.sample_keys, registered.writer_schemas, name)
 
@@ -180,7 +182,7 @@ def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | No
         return []
     out = topic_findings(topic.cleanup_policy, None, None, topic=plan.topic)
     if new is not None and topic.sample_keys:
-        from guard.realkeys import real_key_findings  # lazy: CLI start-up (sampled keys)
+        from keyguard.guard.realkeys import real_key_findings  # lazy: CLI start-up (sampled keys)
 
         out += real_key_findings(new, topic.sample_keys, topic.partitions,
                                  writer_schemas=registered.writer_schemas, topic=plan.topic,

@@ -24,7 +24,7 @@ default, as Kafka's and Flink's consumers do; with `properties.isolation.level=r
 an open transaction holds the end back and the read waits for it, up to the stall timeout.
 
 The clients, their error callbacks, secret redaction and the topic look-up come from
-`guard.topic.KafkaTopicInspector`, so the guard and the reader report a broker the same way.
+`keyguard.guard.topic.KafkaTopicInspector`, so the guard and the reader report a broker the same way.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
-from formats.errors import InvalidOptionError
-from formats.secrets import redact
-from guard.topic import FATAL_CODES, KafkaTopicInspector
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.secrets import redact
+from keyguard.guard.topic import FATAL_CODES, KafkaTopicInspector
 
 #: Consumer settings the reader needs; properties.* may override the isolation level only.
 _DEFAULTS = {"isolation.level": "read_uncommitted"}

@@ -3,12 +3,13 @@ config file's `[[topics]]` entries, and of the Spark connector's `guard.*` optio
 
 The command line, the TOML config and the connector all read these declarations rather than
 repeating a literal default, so a topic means the same thing wherever it is described. Names are
-the config file's (`key-format`); the table options (`key.format`, `formats.plan`) are Flink's.
+the config file's (`key-format`); the table options (`key.format`, `keyguard.formats.plan`) are
+Flink's.
 """
 
 from __future__ import annotations
 
-from formats.options import Option, OptionSet
+from keyguard.formats.options import Option, OptionSet
 
 KEY_FORMAT: Option[str] = Option(
     "key-format", str, "avro-confluent", "Format of the key (see `keyguard formats`).")

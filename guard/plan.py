@@ -14,18 +14,24 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from formats.avro_schema import record_full_name
-from formats.codec import format_factory
-from formats.errors import SchemaError
-from formats.records import record
-from formats.schemafile import SchemaText
-from formats.subjects import TOPIC_NAME, parse_context, parse_strategy, qualified, subject_name
-from guard.keys.side import KeySide
-from guard.options import KEY_FORMAT, VALUE_FORMAT
+from keyguard.formats.avro_schema import record_full_name
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.records import record
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.subjects import (
+    TOPIC_NAME,
+    parse_context,
+    parse_strategy,
+    qualified,
+    subject_name,
+)
+from keyguard.guard.keys.side import KeySide
+from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 
 if TYPE_CHECKING:
-    from formats.plan import UpsertPlan
-    from guard.config import TopicEntry
+    from keyguard.formats.plan import UpsertPlan
+    from keyguard.guard.config import TopicEntry
 
 
 @record

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from formats.codec import format_factory
-from formats.errors import KeyguardError
-from formats.partitioner import partition_for
-from guard.keys.analyze import encoder, side_codec
-from guard.keys.known import WriterSchema
-from guard.keys.side import KeySide
-from guard.report import Finding, Witness
-from guard.rules import (  # noqa: F401  REAL_KEY_RULES: re-exported
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.partitioner import partition_for
+from keyguard.guard.keys.analyze import encoder, side_codec
+from keyguard.guard.keys.known import WriterSchema
+from keyguard.guard.keys.side import KeySide
+from keyguard.guard.report import Finding, Witness
+from keyguard.guard.rules import (  # noqa: F401  REAL_KEY_RULES: re-exported
     REAL_KEY_CHANGES,
     REAL_KEY_MISPLACED,
     REAL_KEY_RULES,

@@ -11,7 +11,7 @@ from dataclasses import field
 from enum import Enum
 from typing import Any
 
-from formats.records import record
+from keyguard.formats.records import record
 
 
 class Severity(str, Enum):
@@ -53,7 +53,8 @@ class Rule:
     example_new: str = ""
     #: Formats the rule applies to (empty: all).
     formats: tuple[str, ...] = ()
-    #: The checks that emit it: dotted names of functions under guard/ (`guard.keys.text._atomic`).
+    #: The checks that emit it: dotted names of functions under guard/
+    #: (`keyguard.guard.keys.text._atomic`).
     checks: tuple[str, ...] = ()
 
 

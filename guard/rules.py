@@ -16,7 +16,7 @@ its old ID working through `ALIASES`.
 
 from __future__ import annotations
 
-from guard.report import Category, Rule, Severity
+from keyguard.guard.report import Category, Rule, Severity
 
 _B, _W, _I = Severity.BREAKING, Severity.WARNING, Severity.INFO
 _BYTES, _PLACE, _TOPIC = Category.KEY_BYTES, Category.KEY_PLACEMENT, Category.TOPIC
@@ -35,7 +35,7 @@ _ORPHAN = (
 
 def _checks(*names: str) -> tuple[str, ...]:
     """The functions (under guard/) that emit a rule."""
-    return tuple(f"guard.{n}" for n in names)
+    return tuple(f"keyguard.guard.{n}" for n in names)
 
 
 KEY_BYTES_DIFFER = Rule(

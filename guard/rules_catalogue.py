@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from guard.report import Rule
-from guard.rules import ALL_RULES
+from keyguard.guard.report import Rule
+from keyguard.guard.rules import ALL_RULES
 
 
 def catalogue() -> list[Rule]:

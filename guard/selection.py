@@ -3,8 +3,8 @@
 Users name rules on the command line (`--ignore KG701 --ignore key-bytes`, repeatable and
 comma-separated, `--select`), in the config file (`ignore = [...]`, global and per topic) and
 in the Spark option `guard.ignore`. Each name is a rule ID (`KG701`), a retired ID that
-`guard.rules.ALIASES` maps to its successor, a rule name (`topic-not-compacted`) or a category
-(`key-bytes`); anything else is rejected (exit 2) with the names that look alike.
+`keyguard.guard.rules.ALIASES` maps to its successor, a rule name (`topic-not-compacted`) or a
+category (`key-bytes`); anything else is rejected (exit 2) with the names that look alike.
 
 `RuleSelection.apply` is pure: findings of ignored rules (and, with a selection, of the rules
 outside it) leave `Report.findings`, so they count toward neither the verdict nor the exit code,
@@ -17,9 +17,9 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from formats.errors import InvalidOptionError
-from guard.report import Category, Finding, Ignored, Report, Rule
-from guard.rules import ALIASES, ALL_RULES
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.report import Category, Finding, Ignored, Report, Rule
+from keyguard.guard.rules import ALIASES, ALL_RULES
 
 CATEGORIES: dict[str, Category] = {c.value: c for c in Category}
 

@@ -34,9 +34,9 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from formats.errors import BrokerUnavailableError, InvalidOptionError
-from formats.framing import CONFLUENT
-from formats.secrets import is_secret_key, redact, redacting_logger, register_secrets
+from keyguard.formats.errors import BrokerUnavailableError, InvalidOptionError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.secrets import is_secret_key, redact, redacting_logger, register_secrets
 
 #: Distinct keys kept from a scan for re-encoding under the candidate.
 SAMPLE_KEYS = 200

@@ -2,17 +2,17 @@
 
 Unlike keys, values may evolve: consumers resolve old and new value schemas. What matters is the
 subject's compatibility level (its own, else the registry default), checked with the registry's
-semantics by `guard.compat`. Against an HTTP registry the registry's own endpoint is asked too,
-and a disagreement is reported rather than hidden.
+semantics by `keyguard.guard.compat`. Against an HTTP registry the registry's own endpoint is asked
+too, and a disagreement is reported rather than hidden.
 """
 
 from __future__ import annotations
 
-from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
-from formats.schemafile import SchemaText
-from guard.compat import check_compatibility
-from guard.report import Finding
-from guard.rules import (  # noqa: F401  VALUE_RULES: re-exported
+from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.compat import check_compatibility
+from keyguard.guard.report import Finding
+from keyguard.guard.rules import (  # noqa: F401  VALUE_RULES: re-exported
     REGISTRY_DISAGREES,
     VALUE_FIRST_VERSION,
     VALUE_INCOMPATIBLE,

@@ -1,6 +1,6 @@
 """The Spark writer and reader for upsert Kafka topics (needs the `spark` extra).
 
-    import sparkio
+    from keyguard import sparkio
     sparkio.register(spark)                      # once per SparkSession
     df.write.format("upsert-kafka").options(**opts).mode("append").save()
     summary = sparkio.write_upsert(df, **opts)   # repartitioned by key, in input order
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from guard.audit.judge import AuditResult
-    from sparkio.writer import WriteSummary
+    from keyguard.guard.audit.judge import AuditResult
+    from keyguard.sparkio.writer import WriteSummary
 
 __all__ = [
     "ChangelogKindError",
@@ -35,14 +35,14 @@ __all__ = [
 
 def register(spark: SparkSession) -> None:
     """Make `format("upsert-kafka")` available in `spark` (reads, writes, streaming writes)."""
-    from sparkio.source import UpsertKafkaDataSource  # lazy: no pyspark on import
+    from keyguard.sparkio.source import UpsertKafkaDataSource  # lazy: no pyspark on import
 
     spark.dataSource.register(UpsertKafkaDataSource)
 
 
 def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     """Validate, guard, reject null keys, repartition by key and produce; the summary."""
-    from sparkio.writer import write_upsert as run  # lazy: no pyspark on import
+    from keyguard.sparkio.writer import write_upsert as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
@@ -50,47 +50,47 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 def serialize(df: DataFrame, **options: Any) -> DataFrame:
     """key (binary), value (binary, null for tombstones), partition (int) for Spark's Kafka
     sink; the guard and the null-key check run at the call."""
-    from sparkio.writer import serialize as run  # lazy: no pyspark on import
+    from keyguard.sparkio.writer import serialize as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
 
 def prepare(df: DataFrame, **options: Any) -> DataFrame:
     """`df` repartitioned by key and ordered, for `df.write.format("upsert-kafka")`."""
-    from sparkio.writer import prepare as run  # lazy: no pyspark on import
+    from keyguard.sparkio.writer import prepare as run  # lazy: no pyspark on import
 
     return run(df, **options)
 
 
 def audit(spark: SparkSession, **options: Any) -> AuditResult:
     """`keyguard audit` as a Spark job: one task per Kafka partition, the same report."""
-    from sparkio.auditing import audit as run  # lazy: no pyspark on import
+    from keyguard.sparkio.auditing import audit as run  # lazy: no pyspark on import
 
     return run(spark, **options)
 
 
 def migrate(spark: SparkSession, **options: Any) -> Any:
     """Re-key a compacted topic, read by Spark tasks (`sparkio.migrate.migrate_with_spark`)."""
-    from sparkio.migrate_topic import migrate_with_spark  # lazy: no Kafka client on import
+    from keyguard.sparkio.migrate_topic import migrate_with_spark  # lazy: no Kafka client on import
 
     return migrate_with_spark(spark, **options)
 
 
 def __getattr__(name: str) -> Any:
     if name == "WriteSummary":
-        from sparkio.writer import WriteSummary  # lazy: no pyspark on import
+        from keyguard.sparkio.writer import WriteSummary  # lazy: no pyspark on import
 
         return WriteSummary
     if name == "GuardBlockedError":
-        from sparkio.guarding import GuardBlockedError  # lazy: no pyspark on import
+        from keyguard.sparkio.guarding import GuardBlockedError  # lazy: no pyspark on import
 
         return GuardBlockedError
     if name in ("TaskDeliveryError", "ChangelogKindError"):
-        from sparkio import producer  # lazy: no pyspark on import
+        from keyguard.sparkio import producer  # lazy: no pyspark on import
 
         return getattr(producer, name)
     if name == "WorkerSetupError":
-        from sparkio.workers import WorkerSetupError  # lazy: no pyspark on import
+        from keyguard.sparkio.workers import WorkerSetupError  # lazy: no pyspark on import
 
         return WorkerSetupError
     raise AttributeError(name)

@@ -1,12 +1,12 @@
 """`sparkio.audit(spark, ...)`: `keyguard audit` as a Spark job, for topics too large for one
 machine (named like `guarding.py`: `sparkio.audit` is the function).
 
-The driver validates the options as the reader does (`sparkio.reader.UpsertKafkaReader`:
+The driver validates the options as the reader does (`keyguard.sparkio.reader.UpsertKafkaReader`:
 the same plan, writer schemas pinned once), captures each partition's end offset once, and
 hands one Kafka partition to each task (a small RDD of `OffsetRange`s). A task folds its
-partition with the pure per-partition accumulator (`guard.audit.state.Folder`) and returns
+partition with the pure per-partition accumulator (`keyguard.guard.audit.state.Folder`) and returns
 the state: counts and key fingerprints, never keys. The driver merges the states and judges
-them exactly as the command does (`guard.audit.scan.conclude`), so the report is the same.
+them exactly as the command does (`keyguard.guard.audit.scan.conclude`), so the report is the same.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import InvalidOptionError, KeyguardError
-from formats.registry.registration import open_plan_registries
-from guard.audit.judge import AuditResult
-from guard.audit.scan import conclude, sampled
-from guard.audit.state import EXAMPLES, AuditState, Folder
-from guard.offsets import OffsetRange
-from sparkio.reader import UpsertKafkaReader, infer_schema
-from sparkio.workers import for_spark, relayed
+from keyguard.formats.errors import InvalidOptionError, KeyguardError
+from keyguard.formats.registry.registration import open_plan_registries
+from keyguard.guard.audit.judge import AuditResult
+from keyguard.guard.audit.scan import conclude, sampled
+from keyguard.guard.audit.state import EXAMPLES, AuditState, Folder
+from keyguard.guard.offsets import OffsetRange
+from keyguard.sparkio.reader import UpsertKafkaReader, infer_schema
+from keyguard.sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -2,9 +2,9 @@
 migrate).
 
 guard/ depends on nothing above it, so the script is assembled here, above both: `main` adds
-sparkio's commands to `guard.cli.app` and runs it, and `keyguard --help` lists them without
+sparkio's commands to `keyguard.guard.cli.app` and runs it, and `keyguard --help` lists them without
 reading any package metadata. They are also in pyproject.toml's `keyguard.commands`
-entry-point group, which `python -m guard.cli` looks up when a name is not registered. This
+entry-point group, which `python -m keyguard.guard.cli` looks up when a name is not registered. This
 module imports neither Spark nor the embedded broker; a command imports them only when it runs.
 """
 
@@ -20,21 +20,22 @@ gc.set_threshold(10_000, *gc.get_threshold()[1:])
 import importlib  # noqa: E402
 from typing import Any  # noqa: E402
 
-from guard import cli as guard_cli  # noqa: E402
+from keyguard.guard import cli as guard_cli  # noqa: E402
 
 #: sparkio's commands, as `keyguard <name>`: "module:function", imported when the command is
-#: invoked or listed (`guard.cli.add_command`).
-COMMANDS = {"demo": "sparkio.cli_commands:demo", "migrate": "sparkio.cli_commands:migrate"}
+#: invoked or listed (`keyguard.guard.cli.add_command`).
+COMMANDS = {"demo": "keyguard.sparkio.cli_commands:demo",
+            "migrate": "keyguard.sparkio.cli_commands:migrate"}
 
-#: What this module offered before the commands moved to `sparkio.cli_commands` (the
-#: `keyguard.commands` entry points name `sparkio.cli:demo`): looked up there on first use.
+#: What this module offered before the commands moved to `keyguard.sparkio.cli_commands` (the
+#: `keyguard.commands` entry points name `keyguard.sparkio.cli:demo`): looked up there on first use.
 _MOVED = ("demo", "migrate", "migration_options", "ddl_declarations", "DdlDeclarations",
           "DEFAULT_VALUE_FORMAT")
 
 
 def __getattr__(name: str) -> Any:
     if name in _MOVED:
-        return getattr(importlib.import_module("sparkio.cli_commands"), name)
+        return getattr(importlib.import_module("keyguard.sparkio.cli_commands"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

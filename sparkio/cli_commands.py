@@ -1,5 +1,5 @@
 """sparkio's commands of the `keyguard` script: `demo` and `migrate` (the `keyguard.commands`
-entry points name them through `sparkio.cli`). A module of their own, imported when one of
+entry points name them through `keyguard.sparkio.cli`). A module of their own, imported when one of
 them is invoked or `--help` lists them: a `keyguard check` does not compile them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from formats.records import record
-from guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
+from keyguard.formats.records import record
+from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
 
 
 @handles_errors
@@ -22,7 +22,7 @@ def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary registry.")] = False,
 ) -> None:
     """Write a table with Spark, read it back, and watch the guard block a breaking key change."""
-    from sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
+    from keyguard.sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
 
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
 
@@ -84,8 +84,14 @@ def migrate(
     Every live row is written under the new key and acknowledged, then every old key gets a
     tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
-    from formats.sqltypes import parse_columns
-    from sparkio.migrate_topic import Migration, as_json, exit_code, migrate_topic, render_text
+    from keyguard.formats.sqltypes import parse_columns
+    from keyguard.sparkio.migrate_topic import (
+        Migration,
+        as_json,
+        exit_code,
+        migrate_topic,
+        render_text,
+    )
 
     ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
         "--columns": columns, "--new-key-format": new_key_format,
@@ -123,7 +129,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                       ) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
     """The flags (and Flink DDLs) as upsert-kafka table options: one set per old encoding, and
     the new one."""
-    from formats.codec import format_factory  # lazy: CLI start-up (loads the codecs)
+    from keyguard.formats.codec import format_factory  # lazy: CLI start-up (loads the codecs)
 
     if not old_key_formats and not ddl_olds:
         raise fail("give the key format the topic holds now: --old-key-format FORMAT "
@@ -176,8 +182,8 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
     if new is None and not olds:
         return None
     # lazy: CLI start-up (only with a DDL)
-    from formats.flink_ddl import load_flink_ddl
-    from formats.registry.options import is_registry_table_option  # lazy: CLI start-up
+    from keyguard.formats.flink_ddl import load_flink_ddl
+    from keyguard.formats.registry.options import is_registry_table_option  # lazy: CLI start-up
 
     def options(t: Any) -> dict[str, str]:
         # the run's --registry wins over the DDL's (Flink's production) registry

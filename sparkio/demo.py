@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import sparkio
-from formats.errors import KeyguardError
-from sparkio.embedded import start_broker
-from sparkio.guarding import GuardBlockedError
-from sparkio.workers import point_workers_here
+from keyguard import sparkio
+from keyguard.formats.errors import KeyguardError
+from keyguard.sparkio.embedded import start_broker
+from keyguard.sparkio.guarding import GuardBlockedError
+from keyguard.sparkio.workers import point_workers_here
 
 TOPIC = "pageviews_per_region"
 SAMPLE_SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"

@@ -1,8 +1,9 @@
-"""The README's generated parts, all of them: `python -m sparkio.docs README.md`.
+"""The README's generated parts, all of them: `python -m keyguard.sparkio.docs README.md`.
 
-guard.docs renders the formats' option tables, the exit codes and the rules; sparkio sits above
-both and contributes its own table (the connector's options, `sparkio.options`), so no module in
-guard/ or formats/ imports sparkio. A test fails when the README drifts from the declarations.
+keyguard.guard.docs renders the formats' option tables, the exit codes and the rules; sparkio sits
+above both and contributes its own table (the connector's options, `keyguard.sparkio.options`), so
+no module in guard/ or formats/ imports sparkio. A test fails when the README drifts from the
+declarations.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from formats.docs import rewrite
-from formats.options import OptionSet
-from guard import docs as guard_docs
-from sparkio.options import CONNECTOR_OPTIONS
+from keyguard.formats.docs import rewrite
+from keyguard.formats.options import OptionSet
+from keyguard.guard import docs as guard_docs
+from keyguard.sparkio.options import CONNECTOR_OPTIONS
 
 
 def option_sets() -> dict[str, Callable[[], OptionSet]]:

@@ -19,14 +19,14 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sparkio.parallelism import default_parallelism
+from keyguard.sparkio.parallelism import default_parallelism
 
 # keyguard's packages, the hint to ship them and the message are the shim's: one builder for
-# this probe and for a data-source task on an executor without keyguard (sparkio.shim).
-from sparkio.shim import PACKAGES as PACKAGES
-from sparkio.shim import SHIP_HINT as SHIP_HINT
-from sparkio.shim import missing_message
-from sparkio.workers import WorkerSetupError
+# this probe and for a data-source task on an executor without keyguard (keyguard.sparkio.shim).
+from keyguard.sparkio.shim import PACKAGES as PACKAGES
+from keyguard.sparkio.shim import SHIP_HINT as SHIP_HINT
+from keyguard.sparkio.shim import missing_message
+from keyguard.sparkio.workers import WorkerSetupError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 #: pickle's error when the executors' keyguard lacks a class or function the driver's has.
 _SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
-                   r"'((?:sparkio|formats|guard)[A-Za-z0-9_.]*)'")
+                   r"'(keyguard\.[A-Za-z0-9_.]*)'")
 
 #: Spark applications whose workers passed the probe (app id -> True).
 _PROBED: set[str] = set()
@@ -52,7 +52,7 @@ def _probe_task(batches: Any) -> Any:
         pass
     missing, detail = "", ""
     # What a write task imports (and through them numpy, confluent_kafka, fastavro).
-    for name in ("sparkio.writer", "sparkio.producer", "formats.plan"):
+    for name in ("keyguard.sparkio.writer", "keyguard.sparkio.producer", "keyguard.formats.plan"):
         try:
             importlib.import_module(name)
         except ImportError as exc:
@@ -100,7 +100,8 @@ def probe_workers(spark: SparkSession) -> None:
 
 
 def _by_value(func: Any) -> Any:
-    """A copy of `func` that cloudpickle serializes by value, not as `sparkio.executors.X`."""
+    """A copy of `func` that cloudpickle serializes by value, not as
+    `keyguard.sparkio.executors.X`."""
     import types
 
     copy = types.FunctionType(func.__code__, {"__builtins__": __builtins__}, func.__name__,

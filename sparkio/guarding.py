@@ -14,21 +14,26 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from formats.codec import Codec, format_factory
-from formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
-from formats.plan import UpsertPlan
-from formats.registry import EmptyRegistry, Registry
-from formats.registry.registration import registers, registry_of
-from formats.registry.settings import registry_options_of, resolve_registry
-from formats.schemafile import SchemaText
-from formats.secrets import redact, redact_url, redacting_logger
-from guard.check import check
-from guard.plan import TopicPlan
-from guard.render import render
-from guard.report import Report, Verdict
-from guard.selection import RuleSelection
-from guard.topic import KafkaTopicInspector, StaticTopicInspector, TopicFacts, TopicInspector
-from sparkio.options import (
+from keyguard.formats.codec import Codec, format_factory
+from keyguard.formats.errors import EXIT_BREAKING, BrokerUnavailableError, KeyguardError
+from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.registry import EmptyRegistry, Registry
+from keyguard.formats.registry.registration import registers, registry_of
+from keyguard.formats.registry.settings import registry_options_of, resolve_registry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.secrets import redact, redact_url, redacting_logger
+from keyguard.guard.check import check
+from keyguard.guard.plan import TopicPlan
+from keyguard.guard.render import render
+from keyguard.guard.report import Report, Verdict
+from keyguard.guard.selection import RuleSelection
+from keyguard.guard.topic import (
+    KafkaTopicInspector,
+    StaticTopicInspector,
+    TopicFacts,
+    TopicInspector,
+)
+from keyguard.sparkio.options import (
     ALLOW_BREAKING,
     GUARD_IGNORE,
     GUARD_REGISTRY,
@@ -172,8 +177,8 @@ def register_written_schemas(plan: UpsertPlan, conn: ConnectorOptions) -> None:
     guard.registry, so the next write of the topic is checked against it.
 
     Formats that register their own schema (avro-confluent) are registered in the same step,
-    when their id is resolved (`formats.registry.registration`); nothing else remembers what
-    the other formats' keys looked like. A failure to register is logged, never raised: it
+    when their id is resolved (`keyguard.formats.registry.registration`); nothing else remembers
+    what the other formats' keys looked like. A failure to register is logged, never raised: it
     only means the next write has no previous key to be checked against.
     """
     if not conn[GUARD_REGISTRY] or format_factory(plan.key_format).uses_registry:

@@ -1,6 +1,6 @@
 """The pure half of `keyguard migrate`: folded records -> what to rewrite and what to delete.
 
-No broker here: `sparkio.migrate_topic` reads the topic, hands the folded records to
+No broker here: `keyguard.sparkio.migrate_topic` reads the topic, hands the folded records to
 `plan_migration`, and writes what it says. A compacted topic is a table keyed by exact key
 bytes, one table per partition (compaction never folds across partitions), so the fold keeps
 the last record of every (partition, key bytes): later offset wins, a tombstone deletes.
@@ -22,11 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from formats.errors import DecodeError, KeyguardError
-from formats.partitioner import partition_for
-from formats.plan import UpsertPlan
-from formats.registry.registration import needs_schema_id
-from guard.offsets import Record
+from keyguard.formats.errors import DecodeError, KeyguardError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.registry.registration import needs_schema_id
+from keyguard.guard.offsets import Record
 
 #: The label of a record already under the new key encoding.
 NEW = "new"

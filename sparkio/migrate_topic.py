@@ -7,17 +7,17 @@ A key change (new key fields, another key format or namespace, a partition count
 row new key bytes. Written naively, the old records stay live beside the new ones: phantom
 keys, deletes that miss. A migration, in this order:
 
-1. reads the live table: each partition's end captured once (`guard.offsets`), every record
-   up to it folded by key bytes (`sparkio.migrate_plan`);
+1. reads the live table: each partition's end captured once (`keyguard.guard.offsets`), every record
+   up to it folded by key bytes (`keyguard.sparkio.migrate_plan`);
 2. decodes each record under the declared encodings (the new one, then each old one), and
    plans: every live row under its new key on the partition murmur2 picks, the latest record
    of a row winning when several encodings of it are live (timestamp, then offset);
-3. writes the rewrites and waits until every one is acknowledged (`sparkio.producer`);
+3. writes the rewrites and waits until every one is acknowledged (`keyguard.sparkio.producer`);
 4. only then writes a tombstone for every other live key byte string of those rows (every
    phantom encoding included), each on the partition it lives on;
 5. reads the topic again and fails (exit 1, with counts) when a row is still live under two
    encodings, or under an old one, or when `keyguard audit` of the target under the new key
-   (`guard.audit.scan.audit_topic`) finds phantom or live misplaced keys (`verify` replaces
+   (`keyguard.guard.audit.scan.audit_topic`) finds phantom or live misplaced keys (`verify` replaces
    both).
 
 Between 3 and 4 consumers see both keys of a row live: a migration never leaves a moment
@@ -44,21 +44,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
-from formats.plan import TOPIC, UpsertPlan
-from formats.registry import Registry
-from formats.registry.registration import (
+from keyguard.formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
+from keyguard.formats.plan import TOPIC, UpsertPlan
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.registration import (
     bind_plan_schema_ids,
     needs_schema_id,
     open_plan,
     resolve_schema_id,
 )
-from formats.secrets import is_secret_key, redact, register_options
-from formats.types import RowType
-from guard.audit.scan import audit_topic
-from guard.offsets import KafkaRanges, OffsetRange
-from guard.topic import KafkaTopicInspector
-from sparkio.migrate_plan import (
+from keyguard.formats.secrets import is_secret_key, redact, register_options
+from keyguard.formats.types import RowType
+from keyguard.guard.audit.scan import audit_topic
+from keyguard.guard.offsets import KafkaRanges, OffsetRange
+from keyguard.guard.topic import KafkaTopicInspector
+from keyguard.sparkio.migrate_plan import (
     Classified,
     Declarations,
     Fold,
@@ -69,7 +69,7 @@ from sparkio.migrate_plan import (
     plan_migration,
     verify_entries,
 )
-from sparkio.producer import ProducerFactory, UpsertProducer, producer_config
+from keyguard.sparkio.producer import ProducerFactory, UpsertProducer, producer_config
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -602,7 +602,7 @@ def migrate_with_spark(spark: SparkSession, *, topic: str, bootstrap: str,
     run on the driver, so the live table (key and value bytes) must fit in its memory. Same
     guarantees and report as `keyguard migrate`. `table`: a RowType or Flink SQL columns."""
     if isinstance(table, str):
-        from formats.sqltypes import parse_columns  # lazy: only for columns given as text
+        from keyguard.formats.sqltypes import parse_columns  # lazy: only for columns given as text
 
         table = parse_columns(table)
     m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=tuple(old), new=new,

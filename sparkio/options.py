@@ -1,13 +1,14 @@
 """The `upsert-kafka` connector's own options, declared once (Flink's names where it has one).
 
-`formats.plan.TABLE_OPTIONS` declares the table options (topic, primary-key, key.format, ...);
+`keyguard.formats.plan.TABLE_OPTIONS` declares the table options (topic, primary-key, key.format,
+...);
 `CONNECTOR_OPTIONS` here adds the sink, scan and guard options, and `properties.*` passes
 through to librdkafka. Each option is a constant (`SCAN_LIMIT`, `DELIVERY`, ...) and is read
 back through it (`conn[SCAN_LIMIT]`), typed; enum-like options read back as enum members.
 `resolve_connector` validates all of them once, with both formats' options (via
-`formats.plan.resolve_options`), then checks the combinations Flink rejects too, so an unknown
-or conflicting option fails before Spark runs anything. The result, `ConnectorOptions`, is the
-plan the tasks receive: they never validate again.
+`keyguard.formats.plan.resolve_options`), then checks the combinations Flink rejects too, so an
+unknown or conflicting option fails before Spark runs anything. The result, `ConnectorOptions`, is
+the plan the tasks receive: they never validate again.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
-from formats.errors import InvalidOptionError
-from formats.flink_ddl import read_flink_ddl
-from formats.options import (
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.flink_ddl import read_flink_ddl
+from keyguard.formats.options import (
     Option,
     OptionEnum,
     OptionSet,
@@ -26,12 +27,12 @@ from formats.options import (
     duration_option,
     enum_option,
 )
-from formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions, resolve_options
-from formats.projection import parse_primary_key
-from formats.registry.settings import resolve_kafka
-from formats.secrets import is_secret_key, register_options
-from guard import options as guard_options
-from guard.selection import selectors
+from keyguard.formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions, resolve_options
+from keyguard.formats.projection import parse_primary_key
+from keyguard.formats.registry.settings import resolve_kafka
+from keyguard.formats.secrets import is_secret_key, register_options
+from keyguard.guard import options as guard_options
+from keyguard.guard.selection import selectors
 
 V = TypeVar("V")
 
@@ -299,7 +300,7 @@ class ConnectorOptions:
 
     def register_secrets(self) -> None:
         """In a task (which validates nothing): the credentials, before anything can print
-        them (`formats.secrets`), as validation registers them on the driver."""
+        them (`keyguard.formats.secrets`), as validation registers them on the driver."""
         register_options(self.raw)
         register_options({PROPERTIES + k: v for k, v in self.properties.items()})
 

@@ -26,16 +26,16 @@ from itertools import repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, cast
 
-from formats.codec import Codec
-from formats.errors import DeliveryError, EncodeError, InvalidOptionError, NullKeyError
-from formats.partitioner import murmur2_offsets, partitions_for
-from formats.secrets import redact, redacting_logger
+from keyguard.formats.codec import Codec
+from keyguard.formats.errors import DeliveryError, EncodeError, InvalidOptionError, NullKeyError
+from keyguard.formats.partitioner import murmur2_offsets, partitions_for
+from keyguard.formats.secrets import redact, redacting_logger
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from formats.plan import UpsertPlan
+    from keyguard.formats.plan import UpsertPlan
 
 _LOG = redacting_logger("keyguard.sparkio")
 

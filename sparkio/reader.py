@@ -1,8 +1,8 @@
 """`spark.read.format("upsert-kafka")`: an upsert topic as a table, or as its changelog.
 
-The plan is the writer's (`formats.plan.resolve_plan` with the same options), so a topic reads
-back with the codecs that wrote it. The driver captures each partition's end offset once
-(`guard.offsets`); one Spark task per Kafka partition reads from the beginning up to it, so
+The plan is the writer's (`keyguard.formats.plan.resolve_plan` with the same options), so a topic
+reads back with the codecs that wrote it. The driver captures each partition's end offset once
+(`keyguard.guard.offsets`); one Spark task per Kafka partition reads from the beginning up to it, so
 a read ends while producers keep writing, and yields Arrow record batches.
 
 Two views (`scan.mode`):
@@ -45,14 +45,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from formats.avro_confluent_format import SUBJECT, SUBJECT_STRATEGY, URL
-from formats.avro_schema import from_avro_schema
-from formats.codec import BatchDecodeError, DecodedColumns
-from formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
-from formats.flink_ddl import read_flink_ddl
-from formats.options import OptionSet
-from formats.partitioner import partitions_for
-from formats.plan import (
+from keyguard.formats.avro_confluent_format import SUBJECT, SUBJECT_STRATEGY, URL
+from keyguard.formats.avro_schema import from_avro_schema
+from keyguard.formats.codec import BatchDecodeError, DecodedColumns
+from keyguard.formats.errors import DecodeError, InvalidOptionError, KeyguardError, SchemaError
+from keyguard.formats.flink_ddl import read_flink_ddl
+from keyguard.formats.options import OptionSet
+from keyguard.formats.partitioner import partitions_for
+from keyguard.formats.plan import (
     KEY_FIELDS_PREFIX,
     PRIMARY_KEY,
     TOPIC,
@@ -63,15 +63,15 @@ from formats.plan import (
     UpsertPlan,
     resolve_options,
 )
-from formats.projection import ALL, parse_primary_key, project
-from formats.registry.connect import open_for
-from formats.registry.registration import open_plan_registries
-from formats.schemafile import version_text
-from formats.spark_schema import from_spark_schema, to_spark_schema
-from formats.subjects import TOPIC_NAME, qualified
-from formats.types import ArrayType, DataType, Field, MapType, RowType
-from guard.offsets import KafkaRanges, OffsetRange, Record, RecordColumns
-from sparkio.options import (
+from keyguard.formats.projection import ALL, parse_primary_key, project
+from keyguard.formats.registry.connect import open_for
+from keyguard.formats.registry.registration import open_plan_registries
+from keyguard.formats.schemafile import version_text
+from keyguard.formats.spark_schema import from_spark_schema, to_spark_schema
+from keyguard.formats.subjects import TOPIC_NAME, qualified
+from keyguard.formats.types import ArrayType, DataType, Field, MapType, RowType
+from keyguard.guard.offsets import KafkaRanges, OffsetRange, Record, RecordColumns
+from keyguard.sparkio.options import (
     CAPTURE_TIMEOUT,
     CHANGELOG,
     CHANGELOG_COLUMN,
@@ -89,13 +89,13 @@ from sparkio.options import (
     ScanMode,
     with_flink_ddl,
 )
-from sparkio.schema_ids import (
+from keyguard.sparkio.schema_ids import (
     PinnedRegistry,
     pinned_references,
     registry_factories,
     resolve_read_schemas,
 )
-from sparkio.workers import for_spark
+from keyguard.sparkio.workers import for_spark
 
 if TYPE_CHECKING:
     import pyarrow as pa

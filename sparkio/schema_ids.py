@@ -1,7 +1,7 @@
 """Schema ids resolved once on the driver, and the registry the tasks' codecs get instead.
 
 An avro-confluent codec is given its schema id from outside (registered or looked up by
-`formats.registry.registration`), and asks its registry for writer schemas by id when it
+`keyguard.formats.registry.registration`), and asks its registry for writer schemas by id when it
 decodes. Left to the Spark tasks, that is a registry round trip per task: a registry outage
 in the middle of a write fails every later task after the earlier ones wrote, and a registry
 only the driver can reach (a `file://` directory on the driver, a URL the executors cannot
@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from formats.codec import format_factory
-from formats.errors import KeyguardError, RegistryError
-from formats.registry import SchemaVersion, connect
-from formats.registry.registration import bind_plan_schema_ids, needs_schema_id
-from formats.schemafile import standalone_versions
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import KeyguardError, RegistryError
+from keyguard.formats.registry import SchemaVersion, connect
+from keyguard.formats.registry.registration import bind_plan_schema_ids, needs_schema_id
+from keyguard.formats.schemafile import standalone_versions
 
 if TYPE_CHECKING:
-    from formats.plan import UpsertPlan
-    from formats.registry import CompatibilityAnswer, Registry
+    from keyguard.formats.plan import UpsertPlan
+    from keyguard.formats.registry import CompatibilityAnswer, Registry
 
 
 @dataclass(frozen=True)

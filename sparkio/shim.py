@@ -2,9 +2,9 @@
 
 Spark pickles the data source's writer (batch and streaming), its reader and the reader's
 input partitions with cloudpickle and unpickles them in every task. A class pickled by
-reference (`sparkio.writer.UpsertKafkaWriter`) makes an executor whose Python lacks keyguard
-die while unpickling, with `No module named 'sparkio'` inside a cloudpickle traceback, before
-any keyguard code runs. So the data source hands Spark a `Shipped*` wrapper instead: this
+reference (`keyguard.sparkio.writer.UpsertKafkaWriter`) makes an executor whose Python lacks
+keyguard die while unpickling, with `No module named 'sparkio'` inside a cloudpickle traceback,
+before any keyguard code runs. So the data source hands Spark a `Shipped*` wrapper instead: this
 module is pickled by value (cloudpickle.register_pickle_by_value) and needs only the standard
 library and pyspark, and the wrapper carries the real object as bytes. In a task the first call
 loads it (one pickle.loads per task) and delegates; a failed import says, as the first thing
@@ -32,13 +32,13 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-#: keyguard's own top-level packages: a missing one means keyguard itself is not installed.
-PACKAGES = ("sparkio", "formats", "guard")
+#: keyguard's import root: a missing module under it means keyguard itself is not installed.
+PACKAGES = ("keyguard",)
 
 SHIP_HINT = (
     "install keyguard with its spark extra on every node (the same Python as "
-    "PYSPARK_PYTHON / spark.pyspark.python), or ship it with the job: a zip of formats/, "
-    "guard/ and sparkio/ in spark.submit.pyFiles (--py-files, or spark.sparkContext."
+    "PYSPARK_PYTHON / spark.pyspark.python), or ship it with the job: keyguard's wheel copied "
+    "to keyguard.zip in spark.submit.pyFiles (--py-files, or spark.sparkContext."
     "addPyFile / spark.addArtifacts(..., pyfile=True) under Spark Connect) on nodes that have "
     "its dependencies, or a packed virtualenv with keyguard and its dependencies in "
     "spark.archives (venv-pack; PYSPARK_PYTHON=./environment/bin/python). See README.md, "
@@ -71,7 +71,7 @@ class KeyguardMissingError(ImportError):
 
 def not_installed(exc: ImportError, *, where: str) -> KeyguardMissingError:
     """The error for `exc`, to raise in a Spark worker: Spark prints its class and message
-    first, without the worker's traceback above them (as `sparkio.workers.for_spark`)."""
+    first, without the worker's traceback above them (as `keyguard.sparkio.workers.for_spark`)."""
     main = sys.modules.get("__main__")
     if str(getattr(getattr(main, "__spec__", None), "name", "") or "").startswith("pyspark."):
         os.environ["SPARK_HIDE_TRACEBACK"] = "1"
@@ -110,7 +110,7 @@ class Shipped:
 
 
 class ShippedArrowWriter(Shipped, DataSourceArrowWriter):
-    """A batch writer (`sparkio.writer.UpsertKafkaWriter`) as Spark ships it."""
+    """A batch writer (`keyguard.sparkio.writer.UpsertKafkaWriter`) as Spark ships it."""
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         try:
@@ -126,7 +126,7 @@ class ShippedArrowWriter(Shipped, DataSourceArrowWriter):
 
 
 class ShippedStreamArrowWriter(Shipped, DataSourceStreamArrowWriter):
-    """A streaming writer (`sparkio.writer.UpsertKafkaStreamWriter`) as Spark ships it."""
+    """A streaming writer (`keyguard.sparkio.writer.UpsertKafkaStreamWriter`) as Spark ships it."""
 
     def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
         try:
@@ -142,7 +142,7 @@ class ShippedStreamArrowWriter(Shipped, DataSourceStreamArrowWriter):
 
 
 class ShippedPartition(Shipped, InputPartition):
-    """An input partition (`sparkio.reader.KafkaInputPartition`) as Spark ships it."""
+    """An input partition (`keyguard.sparkio.reader.KafkaInputPartition`) as Spark ships it."""
 
     def __init__(self, real: Any) -> None:
         Shipped.__init__(self, real)
@@ -160,7 +160,7 @@ class ShippedPartition(Shipped, InputPartition):
 
 
 class ShippedReader(Shipped, DataSourceReader):
-    """A reader (`sparkio.reader.UpsertKafkaReader`) as Spark ships it; its partitions are
+    """A reader (`keyguard.sparkio.reader.UpsertKafkaReader`) as Spark ships it; its partitions are
     shipped the same way (Spark unpickles one in the task before calling read())."""
 
     def partitions(self) -> Sequence[InputPartition]:

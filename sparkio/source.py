@@ -1,12 +1,13 @@
 """The `upsert-kafka` Spark data source: it parses options and hands out writers and readers.
 
-Everything else lives elsewhere: resolving and guarding in `sparkio.writer` and
-`sparkio.guarding`, producing in `sparkio.producer`, reading in `sparkio.reader`.
+Everything else lives elsewhere: resolving and guarding in `keyguard.sparkio.writer` and
+`keyguard.sparkio.guarding`, producing in `keyguard.sparkio.producer`, reading in
+`keyguard.sparkio.reader`.
 
 Spark pickles this class to its Python workers, and an instance of it into every read task:
 the module is pickled by value and imports keyguard only inside its methods, so an executor
 (or the driver's planner Python) without keyguard can load it and say what is missing; the
-writers and readers it hands out are wrapped the same way (`sparkio.shim`).
+writers and readers it hands out are wrapped the same way (`keyguard.sparkio.shim`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pyspark import cloudpickle
 from pyspark.sql.datasource import DataSource
 
-from sparkio.shim import not_installed, ship
+from keyguard.sparkio.shim import not_installed, ship
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import DataSourceReader, DataSourceStreamWriter, DataSourceWriter
@@ -42,8 +43,12 @@ def first_in_spark_errors(method: F) -> F:
                 f"the Python that Spark runs for the upsert-kafka data source's "
                 f"{method.__name__}() ({sys.executable}, on the driver's host)")) from None
         except Exception as exc:
-            from formats.errors import KeyguardError  # lazy: loads without keyguard (by value)
-            from sparkio.workers import for_spark  # lazy: loads without keyguard (by value)
+            from keyguard.formats.errors import (
+                KeyguardError,  # lazy: loads without keyguard (by value)
+            )
+            from keyguard.sparkio.workers import (
+                for_spark,  # lazy: loads without keyguard (by value)
+            )
 
             if isinstance(exc, KeyguardError):
                 raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
@@ -69,13 +74,15 @@ class UpsertKafkaDataSource(DataSource):
 
     @first_in_spark_errors
     def schema(self) -> StructType:
-        from sparkio.reader import infer_schema  # lazy: loads without keyguard (by value)
+        from keyguard.sparkio.reader import infer_schema  # lazy: loads without keyguard (by value)
 
         return infer_schema(self._options())
 
     @first_in_spark_errors
     def reader(self, schema: StructType) -> DataSourceReader:
-        from sparkio.reader import UpsertKafkaReader  # lazy: loads without keyguard (by value)
+        from keyguard.sparkio.reader import (
+            UpsertKafkaReader,  # lazy: loads without keyguard (by value)
+        )
 
         return ship(UpsertKafkaReader(self._options(), schema))  # type: ignore[no-any-return]
 
@@ -89,12 +96,12 @@ class UpsertKafkaDataSource(DataSource):
 
 
 def _create_writer() -> Any:
-    """sparkio.writer.create_writer; a missing dependency in Spark's planner Python (it runs
-    PYSPARK_PYTHON on the driver host, not the caller's interpreter) says so."""
+    """keyguard.sparkio.writer.create_writer; a missing dependency in Spark's planner Python (it
+    runs PYSPARK_PYTHON on the driver host, not the caller's interpreter) says so."""
     try:
-        from sparkio.writer import create_writer  # lazy: loads without keyguard (by value)
+        from keyguard.sparkio.writer import create_writer  # lazy: loads without keyguard (by value)
     except ImportError as exc:
-        from sparkio.executors import missing_in_this_process  # lazy: as above
+        from keyguard.sparkio.executors import missing_in_this_process  # lazy: as above
 
         raise missing_in_this_process(exc, role="the upsert-kafka data source's writer()"
                                       ) from None

@@ -24,10 +24,10 @@ import re
 import sys
 from typing import Any
 
-from formats.errors import EXIT_INVALID, KeyguardError
+from keyguard.formats.errors import EXIT_INVALID, KeyguardError
 
 #: The packages a Spark worker must import to run keyguard's data source.
-PACKAGES = ("sparkio", "formats", "guard")
+PACKAGES = ("keyguard",)
 
 
 class WorkerSetupError(KeyguardError):
@@ -63,7 +63,7 @@ def for_spark(exc: KeyguardError) -> KeyguardError:
 
 #: A keyguard error as Python's traceback module prints it: `module.Class: message`.
 _FORMATTED = re.compile(
-    r"^(?:.*?: )?(?P<module>(?:formats|sparkio|guard)(?:\.\w+)+)\.(?P<cls>\w+): (?P<message>.+)$",
+    r"^(?:.*?: )?(?P<module>keyguard(?:\.\w+)+)\.(?P<cls>\w+): (?P<message>.+)$",
     re.MULTILINE)
 _COUNTS = re.compile(r"(?P<delivered>\d+) records delivered, (?P<undelivered>\d+) undelivered")
 

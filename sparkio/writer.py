@@ -4,13 +4,14 @@ The data source's writer() resolves and guards (options -> plan -> guard verdict
 driver host, before Spark starts the job: the one enforcement point of every data-source write.
 write_upsert and serialize use no data source: they guard in the caller's own process (the
 driver, or a Spark Connect client), so nothing they do depends on sharing a disk or a Python
-with Spark's driver. Each task serializes and produces its Arrow batches (`sparkio.producer`)
-and returns its `TaskStats`: in a commit message to the data source's commit(), or as a row
-that write_upsert collects; they are summed into a `WriteSummary`. A `WriteJob` is everything
-a task needs, as plain picklable values (the plan the driver resolved: every option validated
-once, the table's layout; the partition count; the schema ids the driver resolved after the
-guard passed): the writers hold no other state, no client crosses the wire, a task validates
-no option again, and a task's codecs never open a registry (`sparkio.schema_ids`).
+with Spark's driver. Each task serializes and produces its Arrow batches
+(`keyguard.sparkio.producer`) and returns its `TaskStats`: in a commit message to the data source's
+commit(), or as a row that write_upsert collects; they are summed into a `WriteSummary`. A
+`WriteJob` is everything a task needs, as plain picklable values (the plan the driver resolved:
+every option validated once, the table's layout; the partition count; the schema ids the driver
+resolved after the guard passed): the writers hold no other state, no client crosses the wire, a
+task validates no option again, and a task's codecs never open a registry
+(`keyguard.sparkio.schema_ids`).
 
 Nothing half-written: rows that cannot be written (a null primary-key column, a changelog kind
 that is not +I, +U, -U or -D) fail the write before its first record. write_upsert checks them
@@ -43,14 +44,14 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from formats.errors import InvalidOptionError, KeyguardError, SchemaError
-from formats.plan import PlanSpec, UpsertPlan
-from formats.registry.registration import open_plan_registries
-from formats.secrets import redacting_logger
-from formats.spark_schema import from_spark_schema
-from formats.types import RowType
-from sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
-from sparkio.options import (
+from keyguard.formats.errors import InvalidOptionError, KeyguardError, SchemaError
+from keyguard.formats.plan import PlanSpec, UpsertPlan
+from keyguard.formats.registry.registration import open_plan_registries
+from keyguard.formats.secrets import redacting_logger
+from keyguard.formats.spark_schema import from_spark_schema
+from keyguard.formats.types import RowType
+from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
+from keyguard.sparkio.options import (
     BUFFER_FLUSH_INTERVAL,
     BUFFER_FLUSH_MAX_ROWS,
     CHANGELOG_COLUMN,
@@ -64,8 +65,8 @@ from sparkio.options import (
     ConnectorOptions,
     resolve_connector,
 )
-from sparkio.parallelism import default_parallelism
-from sparkio.producer import (
+from keyguard.sparkio.parallelism import default_parallelism
+from keyguard.sparkio.producer import (
     KINDS,
     WORKER_POOL,
     ChangeEncoder,
@@ -79,20 +80,20 @@ from sparkio.producer import (
     produce_batches,
     producer_config,
 )
-from sparkio.schema_ids import (
+from keyguard.sparkio.schema_ids import (
     PinnedRegistry,
     PinnedVersion,
     pinned_references,
     resolve_write_ids,
 )
-from sparkio.workers import for_spark, relayed
+from keyguard.sparkio.workers import for_spark, relayed
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from sparkio.guarding import GuardOutcome
+    from keyguard.sparkio.guarding import GuardOutcome
 
 _LOG = redacting_logger("keyguard.sparkio")
 
@@ -233,7 +234,7 @@ class WriteJob:
     #: Seconds the guard took in writer() (for the summary's phases).
     guard_s: float = 0.0
     #: The avro-confluent schema ids the driver resolved (None: the format has none). A
-    #: task's codecs use these and never open a registry (`sparkio.schema_ids`).
+    #: task's codecs use these and never open a registry (`keyguard.sparkio.schema_ids`).
     key_schema_id: int | None = None
     value_schema_id: int | None = None
     #: The versions the codecs' schemas reference, resolved on the driver.
@@ -404,7 +405,7 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     # The guard and the registry client it uses run on the driver only; a write task
     # imports this module for its WriteJob, and a fresh Python worker spent ~0.4 s on them
     # (bench_writer.py --worker-start; Spark stops a worker idle for a minute).
-    from sparkio import guarding  # lazy: driver only, a write task's worker starts faster
+    from keyguard.sparkio import guarding  # lazy: driver only, a write task's worker starts faster
 
     started = time.time()
     conn, plan = resolve_plan_only(schema, options)
@@ -655,8 +656,8 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     Everything before the first record happens here, in the caller's process (the driver,
     or a Spark Connect client): options are validated and the guard runs (a blocked write
     raises its GuardBlockedError here), and a probe job checks that the executors can run
-    keyguard (`sparkio.executors`). Null keys fail the shuffle's map stage, before any write
-    task starts. The tasks (mapInArrow over the keyed DataFrame) produce and return their
+    keyguard (`keyguard.sparkio.executors`). Null keys fail the shuffle's map stage, before any
+    write task starts. The tasks (mapInArrow over the keyed DataFrame) produce and return their
     TaskStats as rows, which are collected here: nothing travels through a file, so the
     driver, the executors and this process need not share a disk.
     """

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The start/stop core ships in the package (keyguard demo and the benchmarks use it too).
-from sparkio.embedded import (  # noqa: F401  (re-exported for the tests)
+from keyguard.sparkio.embedded import (  # noqa: F401  (re-exported for the tests)
     _QUIET,
     KINDS,
     Broker,

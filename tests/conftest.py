@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from broker import BrokerMissing, BrokerPool
 
-from formats.options import OptionSet
+from keyguard.formats.options import OptionSet
 
 _BROKER_FIXTURES = {"kafka_bootstrap", "kafka_brokers"}
 

@@ -28,14 +28,15 @@ NETWORK = ("confluent_kafka", "requests", "httpx", "httpx2", "urllib.request", "
            "http.client", "socket", "aiohttp")
 #: The edge of guard/: the modules that gather facts (registry, broker, git) and the shell that
 #: drives them. Everything else in guard/, and formats/ outside formats/registry/, is the core.
-GUARD_EDGE = ("guard.check", "guard.facts", "guard.topic", "guard.offsets", "guard.realkeys",
-              "guard.config", "guard.gate", "guard.cli", "guard.docs", "guard.audit.scan")
+GUARD_EDGE = tuple(f"keyguard.guard.{m}" for m in (
+    "check", "facts", "topic", "offsets", "realkeys", "config", "gate", "cli", "docs",
+    "audit.scan"))
 #: formats/docs.py generates the README's option tables: tooling, like guard/docs.py.
-FORMATS_EDGE = ("formats.registry", "formats.docs")
-#: The registry backends and their opener: the core gets a `Registry` (formats.registry, the
-#: interface) handed in and never opens one itself.
-REGISTRY_BACKENDS = ("formats.registry.connect", "formats.registry.settings",
-                     "formats.registry.http", "formats.registry.mock", "formats.registry.file")
+FORMATS_EDGE = ("keyguard.formats.registry", "keyguard.formats.docs")
+#: The registry backends and their opener: the core gets a `Registry` (keyguard.formats.registry,
+#: the interface) handed in and never opens one itself.
+REGISTRY_BACKENDS = tuple(f"keyguard.formats.registry.{m}"
+                          for m in ("connect", "settings", "http", "mock", "file"))
 #: A function-local import of a project module says why on its line or the line above.
 REASON = re.compile(r"#\s*lazy:\s*\S")
 #: Packages the CLI must not import to print its help (the `spark` extra, the Kafka client).
@@ -51,7 +52,7 @@ class ImportSite:
     rel: str  # the path from the repository root, for messages
     line: int
     end_line: int
-    names: tuple[str, ...]  # what it names, e.g. ("confluent_kafka.admin", "formats.types")
+    names: tuple[str, ...]  # what it names: ("confluent_kafka.admin", "keyguard.formats.types")
     targets: tuple[str, ...]  # the project modules among them
     local: bool  # inside a function (or lambda)
     type_checking: bool  # under `if TYPE_CHECKING:`
@@ -67,7 +68,7 @@ def project_modules(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str,
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            mods[".".join(parts)] = path
+            mods[".".join(("keyguard", *parts))] = path
     return mods
 
 
@@ -182,8 +183,13 @@ def _in(module: str, prefixes: Iterable[str]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
+def _package_of(module: str) -> str:
+    """formats, guard or sparkio: the package under the `keyguard` root."""
+    return module.split(".")[1]
+
+
 def is_pure_core(module: str) -> bool:
-    top = module.split(".")[0]
+    top = _package_of(module)
     return (top == "formats" and not _in(module, FORMATS_EDGE)) or (
         top == "guard" and not _in(module, GUARD_EDGE))
 
@@ -261,7 +267,7 @@ def layer_violations(sites: list[ImportSite]) -> list[str]:
     """formats/ imports neither guard/ nor sparkio/; guard/ does not import sparkio/."""
     above = {"formats": ("guard", "sparkio"), "guard": ("sparkio",), "sparkio": ()}
     return [f"{s.where()} imports {t}" for s in sites for t in s.targets
-            if t.split(".")[0] in above[s.module.split(".")[0]]]
+            if _package_of(t) in above[_package_of(s.module)]]
 
 
 # --- the project's own graph ---------------------------------------------------------------
@@ -309,7 +315,7 @@ def test_guard_names_no_package_above_it_even_by_string():
 def test_contributed_commands_are_entry_points():
     text = (REPO / "pyproject.toml").read_text()
     assert '[project.entry-points."keyguard.commands"]' in text
-    assert 'demo = "sparkio.cli:demo"' in text
+    assert 'demo = "keyguard.sparkio.cli:demo"' in text
 
 
 def format_name_switches(root: Path = REPO) -> list[str]:
@@ -369,7 +375,7 @@ def test_function_local_project_imports_say_why():
 def test_cli_help_imports_no_heavy_package(args):
     code = ("import runpy, sys\n"
             f"sys.argv = ['keyguard', *{args!r}]\n"
-            "try:\n    runpy.run_module('guard.cli', run_name='__main__')\n"
+            "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
             "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -380,10 +386,12 @@ def test_cli_help_imports_no_heavy_package(args):
 
 #: What a Spark task runs imports for its job (a fresh Python worker imports it before its
 #: first batch): the guard and the registry client run on the driver only.
-DRIVER_ONLY = ("sparkio.guarding", "guard.check", "guard.judge", "confluent_kafka.schema_registry")
+DRIVER_ONLY = ("keyguard.sparkio.guarding", "keyguard.guard.check", "keyguard.guard.judge",
+               "confluent_kafka.schema_registry")
 
 
-@pytest.mark.parametrize("module", ["sparkio.writer", "sparkio.reader", "sparkio.source"])
+@pytest.mark.parametrize("module", ["keyguard.sparkio.writer", "keyguard.sparkio.reader",
+                                    "keyguard.sparkio.source"])
 def test_task_modules_import_neither_the_guard_nor_a_registry_client(module):
     code = (f"import sys\nimport {module}\n"
             f"print(sorted(m for m in sys.modules if m in {DRIVER_ONLY!r}))\n")
@@ -406,27 +414,28 @@ def _package(tmp_path: Path, files: dict[str, str]) -> list[ImportSite]:
 def test_analysis_finds_each_kind_of_violation(tmp_path):
     sites = _package(tmp_path, {
         "formats/__init__.py": "",
-        "formats/a.py": "from formats.b import x\n",
+        "formats/a.py": "from keyguard.formats.b import x\n",
         "formats/b.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                         "    from guard import g\n"
-                         "def f():\n    from formats import a\n    return a\n"),
-        "formats/c.py": ("def f():\n    # lazy: start-up\n    from formats import a\n"
-                         "    from formats.b import x\n    import json\n"
+                         "    from keyguard.guard import g\n"
+                         "def f():\n    from keyguard.formats import a\n    return a\n"),
+        "formats/c.py": ("def f():\n    # lazy: start-up\n    from keyguard.formats import a\n"
+                         "    from keyguard.formats.b import x\n    import json\n"
                          "def h():\n    from . import b  # lazy: start-up\n"),
         "formats/registry/__init__.py": "import socket\n",
         "guard/__init__.py": "",
-        "guard/g.py": "import formats.c\n\ndef k():\n    from ..formats import registry\n",
+        "guard/g.py": "import keyguard.formats.c\n\ndef k():\n    from ..formats import registry\n",
         "guard/t.py": "def k():\n    import confluent_kafka.admin\n",
         "formats/registry/connect.py": "",
-        "guard/v.py": "def f():\n    from formats.registry.connect import open_registry\n",
+        "guard/v.py": "def f():\n    from keyguard.formats.registry.connect import open_registry\n",
     })
-    assert cycles(runtime_edges(sites)) == [["formats.a", "formats.b"]]
-    assert layer_violations(sites) == ["formats/b.py:3 imports guard.g"]
-    assert [s.split(":")[0] for s in network_paths(sites)] == ["guard.g", "guard.t"]
-    assert unexplained_local_imports(sites) == ["formats/b.py:5 (formats.a)",
-                                                "guard/g.py:4 (formats.registry)",
-                                                "guard/v.py:2 (formats.registry.connect)"]
-    assert registry_openers(sites) == ["guard/v.py:2 imports formats.registry.connect"]
+    assert cycles(runtime_edges(sites)) == [["keyguard.formats.a", "keyguard.formats.b"]]
+    assert layer_violations(sites) == ["formats/b.py:3 imports keyguard.guard.g"]
+    assert [s.split(":")[0] for s in network_paths(sites)] == ["keyguard.guard.g",
+                                                              "keyguard.guard.t"]
+    assert unexplained_local_imports(sites) == ["formats/b.py:5 (keyguard.formats.a)",
+                                                "guard/g.py:4 (keyguard.formats.registry)",
+                                                "guard/v.py:2 (keyguard.formats.registry.connect)"]
+    assert registry_openers(sites) == ["guard/v.py:2 imports keyguard.formats.registry.connect"]
 
 
 # --- ARCHITECTURE.md's module list ---------------------------------------------------------
@@ -438,7 +447,7 @@ LISTED = re.compile(r"`((?:formats|guard|sparkio)(?:/[A-Za-z0-9_]+)*(?:\.py|/))`
 def documented_modules(text: str) -> set[str]:
     """Modules named in the module list: `formats/codec.py`; `formats/registry/` for a package."""
     section = text.split("## Modules", 1)[1].split("\n## ", 1)[0]
-    return {m.removesuffix("/").removesuffix(".py").replace("/", ".")
+    return {"keyguard." + m.removesuffix("/").removesuffix(".py").replace("/", ".")
             for m in LISTED.findall(section)}
 
 
@@ -455,7 +464,8 @@ def test_architecture_md_lists_only_modules_that_exist():
 def test_module_list_parsing():
     text = ("# x\n`formats/nope.py` outside\n## Modules\n- `formats/codec.py`: one\n"
             "- `formats/registry/`: pkg, `guard/`\n## Where to add\n`guard/x.py`\n")
-    assert documented_modules(text) == {"formats.codec", "formats.registry", "guard"}
+    assert documented_modules(text) == {"keyguard.formats.codec", "keyguard.formats.registry",
+                                      "keyguard.guard"}
 
 
 if __name__ == "__main__":  # `python tests/test_architecture.py`: what still violates, listed

@@ -21,7 +21,7 @@ from broker import (
 )
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, Producer, TopicPartition
 
-from formats.partitioner import partition_for, partitions_for
+from keyguard.formats.partitioner import partition_for, partitions_for
 
 PRODUCER = {"partitioner": "murmur2_random", "acks": "all", "enable.idempotence": True}
 

@@ -12,7 +12,7 @@ import pytest
 def test_demo_writes_reads_blocks_and_passes(tmp_path):
     if shutil.which("java") is None:
         pytest.fail("keyguard demo needs Java 17 (the README's command installs it)")
-    done = subprocess.run([sys.executable, "-m", "guard.cli", "demo"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "keyguard.guard.cli", "demo"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600)
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]

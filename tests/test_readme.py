@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from sparkio.docs import render
+from keyguard.sparkio.docs import render
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_option_tables_match_the_declarations():
-    assert render(README) == README, "run: python -m sparkio.docs README.md"
+    assert render(README) == README, "run: python -m keyguard.sparkio.docs README.md"
 
 
 def _commands() -> list[str]:

@@ -2,7 +2,8 @@
 
 - `http`: a Confluent-compatible registry (Confluent, Karapace, Redpanda, Apicurio ccompat)
   through confluent-kafka's SchemaRegistryClient, with auth, TLS, timeouts and retries.
-- `file`: the embedded default, a directory of subjects and versions (see `formats.registry.file`).
+- `file`: the embedded default, a directory of subjects and versions (see
+`keyguard.formats.registry.file`).
 - `mock`: confluent-kafka's in-process mock, for unit tests.
 
 `EmptyRegistry` (here) is none of them: nothing registered, nothing taken, no client; the
@@ -18,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Protocol, runtime_checkable
 
-from formats.errors import RegistryError
-from formats.records import record
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.records import record
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 COMPATIBILITY_LEVELS = (
@@ -38,7 +39,7 @@ DEFAULT_COMPATIBILITY = "BACKWARD"
 @record
 class SchemaVersion:
     """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
-    (see `formats.registry.references`)."""
+    (see `keyguard.formats.registry.references`)."""
 
     subject: str
     version: int

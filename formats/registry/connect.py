@@ -8,8 +8,8 @@ the prefix, so a Flink DDL's options work unchanged; `REGISTRY_OPTIONS` declares
 Credentials may also come from the environment, so they stay out of shell history and DDL:
 `KEYGUARD_REGISTRY_USER_INFO` (`user:password`, basic auth) and
 `KEYGUARD_REGISTRY_BEARER_TOKEN` (a static bearer token). Options win over the environment.
-The HTTP client's settings are built in `formats.registry.http_settings`, loaded only for an
-http(s) URL: a check against a file registry does not compile them.
+The HTTP client's settings are built in `keyguard.formats.registry.http_settings`, loaded only for
+an http(s) URL: a check against a file registry does not compile them.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from formats.errors import InvalidOptionError, RegistryUnavailableError
-from formats.options import ResolvedOptions
-from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
-from formats.registry.options import (  # noqa: F401  ENV_*: re-exported, declared there
+from keyguard.formats.errors import InvalidOptionError, RegistryUnavailableError
+from keyguard.formats.options import ResolvedOptions
+from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+from keyguard.formats.registry.options import (  # noqa: F401  ENV_*: re-exported, declared there
     ENV_BEARER_TOKEN,
     ENV_USER_INFO,
     REGISTRY_OPTIONS,
     connection_options,
 )
-from formats.secrets import redact_url
+from keyguard.formats.secrets import redact_url
 
 
 def open_registry(url: str, config: Mapping[str, Any] | None = None,
@@ -38,19 +38,21 @@ def open_registry(url: str, config: Mapping[str, Any] | None = None,
     config = dict(config or {})
     if url.startswith("mock://"):
         # lazy: only the backend the URL names is loaded (mock and http load confluent_kafka)
-        from formats.registry.mock import MockRegistry
+        from keyguard.formats.registry.mock import MockRegistry
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
         return MockRegistry(url[len("mock://"):] or "default")
     if url.startswith("file://") or (url and "://" not in url and Path(url).exists()):
-        from formats.registry.file import FileRegistry  # lazy: only the backend the URL names
+        from keyguard.formats.registry.file import (
+            FileRegistry,  # lazy: only the backend the URL names
+        )
 
         REGISTRY_OPTIONS.validate(config, where=f"schema registry {url}")
         return FileRegistry(url.removeprefix("file://"))
     if url.startswith(("http://", "https://")):
         # lazy: only the backend the URL names (and its client settings)
-        from formats.registry.http import HttpRegistry
-        from formats.registry.http_settings import http_client_settings
+        from keyguard.formats.registry.http import HttpRegistry
+        from keyguard.formats.registry.http_settings import http_client_settings
 
         settings = http_client_settings(url, config,
                                         os.environ if environ is None else environ)

@@ -11,7 +11,7 @@ Layout (every file optional except the version files)::
     DIR/subjects/<subject>/ids.json          {"1": 100017, "2": 100023}     pinned schema ids
 
 A version that references types or documents of other subjects (Confluent's schema references,
-see `formats.registry.references`) lists them in `v<N>.refs.json`, a JSON list of
+see `keyguard.formats.registry.references`) lists them in `v<N>.refs.json`, a JSON list of
 `{"name": "com.acme.Address", "subject": "address-value", "version": 1}`: for Avro the full name
 of a named type that version defines, for JSON Schema the URI its `$ref`s use. The references
 are part of the version's identity (and of its derived id), as in Confluent's registry.
@@ -28,10 +28,10 @@ The extension is the schema type. `<subject>` is the subject name percent-encode
 Schema ids matter because avro-confluent keys carry the id in their bytes: the same key
 written with two ids is two different Kafka keys, and compaction never folds them. So an
 export of a real registry pins its real ids in `ids.json`; without a pin, a schema's id is
-derived from its canonical form (`formats.schema_identity.derived_schema_id`: 31 bits of a
+derived from its canonical form (`keyguard.formats.schema_identity.derived_schema_id`: 31 bits of a
 SHA-256 of type + canonical text), the same on every run and machine, and the same schema gets
 the same id in every subject, as Confluent's. What makes two texts one schema is
-`formats.schema_identity.canonical_form` (pure, shared with the analysis).
+`keyguard.formats.schema_identity.canonical_form` (pure, shared with the analysis).
 """
 
 from __future__ import annotations
@@ -45,18 +45,18 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
-from formats.errors import RegistryError, RegistryUnavailableError, SchemaError
-from formats.registry import (
+from keyguard.formats.errors import RegistryError, RegistryUnavailableError, SchemaError
+from keyguard.formats.registry import (
     COMPATIBILITY_LEVELS,
     DEFAULT_COMPATIBILITY,
     CompatibilityAnswer,
     SchemaVersion,
 )
 
-# Schema identity is pure (`formats.schema_identity`); re-exported for older importers.
-from formats.schema_identity import canonical_form as canonical_form
-from formats.schema_identity import derived_schema_id as derived_schema_id
-from formats.schema_identity import same_schema as same_schema
+# Schema identity is pure (`keyguard.formats.schema_identity`); re-exported for older importers.
+from keyguard.formats.schema_identity import canonical_form as canonical_form
+from keyguard.formats.schema_identity import derived_schema_id as derived_schema_id
+from keyguard.formats.schema_identity import same_schema as same_schema
 
 EXTENSIONS = {"AVRO": "avsc", "JSON": "json", "PROTOBUF": "proto"}
 _TYPE_OF_EXT = {ext: t for t, ext in EXTENSIONS.items()}
@@ -126,13 +126,32 @@ class _GitTree:
     def __init__(self, repo_dir: Path, ref: str, subdir: str) -> None:
         self.repo_dir, self.ref = repo_dir, ref
         self.subdir = subdir.strip("/") if subdir not in ("", ".") else ""
-        self.commit = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
-                                what=f"git ref '{ref}'").strip()
+        try:
+            self.commit = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
+                                    what=f"git ref '{ref}'").strip()
+        except RegistryError as exc:
+            raise self._shallow_clone_error(ref) or exc from None
         prefix = f"{self.subdir}/" if self.subdir else ""
         listing = self._git("ls-tree", "-r", "-z", "--name-only", self.commit, "--",
                             self.subdir or ".", what="git ls-tree")
         self.files = {p[len(prefix):] for p in listing.split("\0") if p.startswith(prefix)}
         self._cache: dict[str, str | None] = {}
+
+    def _shallow_clone_error(self, ref: str) -> RegistryError | None:
+        """The error for a ref missing from a shallow clone (CI checkouts fetch one commit by
+        default), or None when the clone is whole."""
+        shallow = subprocess.run(["git", "-C", str(self.repo_dir), "rev-parse",
+                                  "--is-shallow-repository"],
+                                 capture_output=True, text=True, check=False)
+        if shallow.stdout.strip() != "true":
+            return None
+        branch = ref.removeprefix("origin/")
+        return RegistryError(
+            f"git ref '{ref}' is not in this clone of {self.repo_dir}: it is a shallow clone, "
+            "which holds only the commits it fetched",
+            hint=f"fetch the base first (git fetch --no-tags --depth=1 origin "
+                 f"{branch}:refs/remotes/origin/{branch}), or clone with full history "
+                 "(actions/checkout: fetch-depth: 0; GitLab: GIT_DEPTH: 0)")
 
     def _git(self, *args: str, what: str) -> str:
         try:
@@ -337,7 +356,7 @@ class FileRegistry:
         if raw is None:  # no references file: parse_references answers ()
             return ()
         # lazy: CLI start-up (schema references, only for a version that has some)
-        from formats.registry.references import parse_references
+        from keyguard.formats.registry.references import parse_references
 
         return tuple(r.as_dict() for r in parse_references(raw, self._tree.where(rel)))
 

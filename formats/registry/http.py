@@ -3,7 +3,7 @@
 The client brings auth, TLS, timeouts and retries; this module adds what a guard needs on top:
 answers that are never a stale cached "latest", errors that say whether the registry was
 unreachable (exit 3) or refused the request (exit 2), and no credentials in any message.
-Build the client configuration with `formats.registry.connect.open_registry`.
+Build the client configuration with `keyguard.formats.registry.connect.open_registry`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from urllib.parse import quote
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
 
-from formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
-from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
-from formats.registry.mock import references_of, schema_references
-from formats.secrets import redact, redact_url
+from keyguard.formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
+from keyguard.formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from keyguard.formats.registry.mock import references_of, schema_references
+from keyguard.formats.secrets import redact, redact_url
 
 try:  # the client uses httpx2 when it is installed, else httpx; catch what it raises
     import httpx2 as _httpx

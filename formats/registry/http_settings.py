@@ -1,5 +1,6 @@
 """The settings of confluent-kafka's SchemaRegistryClient, from Flink's avro-confluent
-connection options (`formats.registry.connect.open_registry` builds them for an http(s) URL).
+connection options (`keyguard.formats.registry.connect.open_registry` builds them for an http(s)
+URL).
 
 Credentials may also come from the environment (`KEYGUARD_REGISTRY_USER_INFO`,
 `KEYGUARD_REGISTRY_BEARER_TOKEN`); options win over the environment.
@@ -22,9 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from formats.errors import InvalidOptionError
-from formats.registry.options import ENV_BEARER_TOKEN, ENV_USER_INFO, REGISTRY_OPTIONS
-from formats.secrets import is_secret_key, redact_url, register_secrets
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.registry.options import ENV_BEARER_TOKEN, ENV_USER_INFO, REGISTRY_OPTIONS
+from keyguard.formats.secrets import is_secret_key, redact_url, register_secrets
 
 # confluent-kafka's numeric settings: values from a DDL or a CLI arrive as strings.
 _NUMERIC_PROPERTIES = ("max.retries", "retries.wait.ms", "retries.max.wait.ms",

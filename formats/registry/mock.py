@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from formats.errors import RegistryError
-from formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
-from formats.registry.file import DEFAULT_COMPATIBILITY
-from formats.schema_identity import same_schema
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from keyguard.formats.registry.file import DEFAULT_COMPATIBILITY
+from keyguard.formats.schema_identity import same_schema
 
 _LOCK = threading.Lock()
 _SCOPES: dict[str, SchemaRegistryClient] = {}

@@ -1,8 +1,8 @@
 """How to reach a schema registry, declared: Flink's avro-confluent connection options.
 
 Plain declarations (no backend, no network), so a format that uses a registry declares these
-with its own options (`formats.avro_confluent_format`) without importing what opens one
-(`formats.registry.connect`).
+with its own options (`keyguard.formats.avro_confluent_format`) without importing what opens one
+(`keyguard.formats.registry.connect`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from formats.options import Option, OptionSet, duration_option
+from keyguard.formats.options import Option, OptionSet, duration_option
 
 ENV_USER_INFO = "KEYGUARD_REGISTRY_USER_INFO"
 ENV_BEARER_TOKEN = "KEYGUARD_REGISTRY_BEARER_TOKEN"

@@ -22,16 +22,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from formats.avro_vocab import NAMED as _NAMED
-from formats.avro_vocab import PRIMITIVES as _PRIMITIVES
-from formats.avro_vocab import full_name as _fullname
-from formats.errors import RegistryError, SchemaError, UsageError
-from formats.records import record
-from formats.schema_identity import avro_canonical as _avro_canonical
-from formats.schemajson import loads_schema
+from keyguard.formats.avro_vocab import NAMED as _NAMED
+from keyguard.formats.avro_vocab import PRIMITIVES as _PRIMITIVES
+from keyguard.formats.avro_vocab import full_name as _fullname
+from keyguard.formats.errors import RegistryError, SchemaError, UsageError
+from keyguard.formats.records import record
+from keyguard.formats.schema_identity import avro_canonical as _avro_canonical
+from keyguard.formats.schemajson import loads_schema
 
 if TYPE_CHECKING:
-    from formats.registry import Registry
+    from keyguard.formats.registry import Registry
 
 _OPTION = re.compile(r"^(?P<name>[^=]+)=(?P<subject>.+):(?P<version>[1-9][0-9]*)$")
 #: Where bundled JSON Schema documents go, one key per reference.
@@ -201,7 +201,7 @@ def standalone(text: str, schema_type: str, resolved: Sequence[ResolvedReference
     if not resolved:
         return text
     if schema_type.upper() == "PROTOBUF":  # imports stay imports: the files travel beside it
-        from formats.protobuf_schema import bundle  # lazy: only for a Protobuf schema
+        from keyguard.formats.protobuf_schema import bundle  # lazy: only for a Protobuf schema
 
         return bundle(text, {str(r.reference.name): r.standalone for r in resolved})
     if schema_type.upper() not in ("AVRO", "JSON"):

@@ -4,7 +4,7 @@ A codec in the CONFLUENT frame (avro-confluent, json-registry) writes the regist
 schema in every record, and never asks a registry for it while encoding: the id is given from
 outside. This module is where it comes from, at the edge, once, before the first record: the
 CLI calls it before `keyguard encode` writes, the Spark driver after the guard passed (the
-tasks receive the ids, `sparkio.schema_ids`).
+tasks receive the ids, `keyguard.sparkio.schema_ids`).
 
 With `auto.register.schemas` (default true, Flink's behavior) the schema is registered under
 the codec's subject (idempotent: an equal schema keeps its id), else looked up there, and a
@@ -16,17 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
-from formats.codec import CodecContext, format_factory
-from formats.errors import KeyguardError, RegistryError
-from formats.options import OptionSet
-from formats.plan import PlanOptions, UpsertPlan, resolve_options
-from formats.registry import Registry
-from formats.registry.connect import open_for
+from keyguard.formats.codec import CodecContext, format_factory
+from keyguard.formats.errors import KeyguardError, RegistryError
+from keyguard.formats.options import OptionSet
+from keyguard.formats.plan import PlanOptions, UpsertPlan, resolve_options
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.connect import open_for
 
 if TYPE_CHECKING:
-    from formats.codec import Codec
-    from formats.options import ResolvedOptions
-    from formats.types import RowType
+    from keyguard.formats.codec import Codec
+    from keyguard.formats.options import ResolvedOptions
+    from keyguard.formats.types import RowType
 
 T = TypeVar("T")
 C = TypeVar("C", bound="Codec")
@@ -86,8 +86,9 @@ def open_plan_registries(options: PlanOptions) -> dict[str, Registry]:
 
 def open_plan(table: RowType, options: Mapping[str, Any], *, registry: Registry | None = None,
               extra: OptionSet | None = None) -> UpsertPlan:
-    """`formats.plan.resolve_plan` at the edge: validate every option, then build the codecs
-    with `registry`, else the registries the formats' options name (`open_plan_registries`)."""
+    """`keyguard.formats.plan.resolve_plan` at the edge: validate every option, then build the
+    codecs with `registry`, else the registries the formats' options name
+    (`open_plan_registries`)."""
     resolved = resolve_options(options, extra=extra)
     return resolved.project(table).build(
         registry, registries=None if registry is not None else open_plan_registries(resolved))

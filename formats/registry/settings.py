@@ -15,8 +15,8 @@ Precedence, for every setting, highest first:
 Every accepted option is used: a registry option that no registry reads, two values of one
 option that disagree (the key's and the value's, when both name the same registry), or an option
 given where nothing uses it is rejected (exit 2) naming it. Credentials from the environment are
-applied by `formats.registry.connect.open_registry` below every option, so an explicit bearer
-token wins over `KEYGUARD_REGISTRY_USER_INFO`.
+applied by `keyguard.formats.registry.connect.open_registry` below every option, so an explicit
+bearer token wins over `KEYGUARD_REGISTRY_USER_INFO`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
-from formats.errors import InvalidOptionError
-from formats.records import record
-from formats.registry import Registry
-from formats.registry.connect import REGISTRY_OPTIONS, open_registry
-from formats.registry.options import is_registry_option  # re-exported: declared there
-from formats.secrets import is_secret_key, redact_url
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.records import record
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.connect import REGISTRY_OPTIONS, open_registry
+from keyguard.formats.registry.options import is_registry_option  # re-exported: declared there
+from keyguard.formats.secrets import is_secret_key, redact_url
 
 #: librdkafka properties may come from KEYGUARD_KAFKA_<NAME> (dots -> underscores).
 KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"

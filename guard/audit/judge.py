@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from guard.audit.state import SHOWN_BYTES, AuditState, Entry, Located, logical_key
-from guard.report import Finding, Report, Section, Witness
-from guard.rules import (
+from keyguard.guard.audit.state import SHOWN_BYTES, AuditState, Entry, Located, logical_key
+from keyguard.guard.report import Finding, Report, Section, Witness
+from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
     COMPACTION_DEFEATED,
     MISPLACED_KEY,

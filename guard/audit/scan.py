@@ -1,8 +1,8 @@
 """The audit's edge: read a topic to the end offsets captured at start, fold it, judge it.
 
-The records come through `guard.offsets.KafkaRanges` (each partition's end captured once, so
-the audit ends while producers keep writing); the topic's configuration through an
-AdminClient as `guard.topic` reads it; the schema ids a subject lists through the registry
+The records come through `keyguard.guard.offsets.KafkaRanges` (each partition's end captured once,
+so the audit ends while producers keep writing); the topic's configuration through an
+AdminClient as `keyguard.guard.topic` reads it; the schema ids a subject lists through the registry
 the plan's framed codecs were handed. The few example records a report shows are fetched
 again by offset at the end: the fold keeps fingerprints, never keys.
 """
@@ -26,11 +26,11 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from formats.errors import KeyguardError
-from formats.plan import UpsertPlan
-from formats.registry import Registry
-from formats.registry.registration import needs_schema_id
-from guard.audit.judge import (
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.registration import needs_schema_id
+from keyguard.guard.audit.judge import (
     CONFIG_NAMES,
     AuditFacts,
     AuditResult,
@@ -40,9 +40,9 @@ from guard.audit.judge import (
     judge,
     phantoms,
 )
-from guard.audit.state import EXAMPLES, AuditState, Folder
-from guard.offsets import KafkaRanges, OffsetRange
-from guard.topic import FATAL_CODES, KafkaTopicInspector, split_evenly
+from keyguard.guard.audit.state import EXAMPLES, AuditState, Folder
+from keyguard.guard.offsets import KafkaRanges, OffsetRange
+from keyguard.guard.topic import FATAL_CODES, KafkaTopicInspector, split_evenly
 
 #: progress(records read, records to read, seconds since the start).
 Progress = Callable[[int, int, float], None]
@@ -91,8 +91,8 @@ def conclude(state: AuditState, plan: UpsertPlan, *, bootstrap: str,
              properties: Mapping[str, Any] | None = None, registry: Registry | None = None,
              sample: int | None = None, captured: int = 0,
              timeout_s: float = 30.0) -> AuditResult:
-    """Judge a merged state (`guard.audit.scan.audit_topic`'s, or a Spark job's): the topic's
-    configuration, the subjects' ids and the example records are read here."""
+    """Judge a merged state (`keyguard.guard.audit.scan.audit_topic`'s, or a Spark job's): the
+    topic's configuration, the subjects' ids and the example records are read here."""
     inspector = KafkaTopicInspector(bootstrap, properties, timeout_s=min(timeout_s, 10.0))
     topic = plan.topic
     configs = topic_configs(inspector, topic)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any, Protocol
 
-from formats.codec import format_factory
-from formats.errors import KeyguardError
-from formats.framing import Frame
-from formats.partitioner import partitions_for
-from formats.plan import UpsertPlan
-from formats.values import to_jsonable
+from keyguard.formats.codec import format_factory
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.framing import Frame
+from keyguard.formats.partitioner import partitions_for
+from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.values import to_jsonable
 
 #: Bytes of a fingerprint: 128 bits, no collision in any topic's lifetime.
 FINGERPRINT_BYTES = 16
@@ -36,7 +36,7 @@ SHOWN_BYTES = 64
 
 
 class RecordLike(Protocol):
-    """A consumed record (`guard.offsets.Record` is one)."""
+    """A consumed record (`keyguard.guard.offsets.Record` is one)."""
 
     @property
     def partition(self) -> int: ...

@@ -17,8 +17,9 @@ import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-from formats.errors import EXIT_CODES
-from guard.cli.common import DEBUG
+from keyguard import __version__
+from keyguard.formats.errors import EXIT_CODES
+from keyguard.guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
 
@@ -56,7 +57,8 @@ def _built(name: str, function: Callable[..., Any]) -> Any:
 
 class _Commands(TyperGroup):
     """The commands of `COMMANDS` (guard's, and those the packages above guard/ add when they
-    assemble the `keyguard` script: `sparkio.cli.main`), each built when it is asked for, plus
+    assemble the `keyguard` script: `keyguard.sparkio.cli.main`), each built when it is asked for,
+    plus
     those of the `keyguard.commands` entry points, looked up only when a name is not known:
     neither a check nor `--help` reads the installed packages' metadata (~15 ms). Help lists
     `COMMANDS`; an entry point's command runs by its name."""
@@ -112,10 +114,20 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"keyguard {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the traceback when keyguard itself fails.")
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                           help="Print keyguard's version and exit.")
     ] = False,
 ) -> None:
     if debug:
@@ -123,13 +135,13 @@ def _global(
 
 
 # Each command's module is imported when the command is invoked or help lists it.
-add_command("encode", "guard.cli.bytes_cmd:encode")
-add_command("decode", "guard.cli.bytes_cmd:decode")
-add_command("formats", "guard.cli.bytes_cmd:formats_cmd")
-add_command("check", "guard.cli.check_cmd:check_cmd")
-add_command("diff", "guard.cli.diff_cmd:diff_cmd")
-add_command("rules", "guard.cli.rules_cmd:rules_cmd")
-add_command("audit", "guard.cli.audit_cmd:audit_cmd")
+add_command("encode", "keyguard.guard.cli.bytes_cmd:encode")
+add_command("decode", "keyguard.guard.cli.bytes_cmd:decode")
+add_command("formats", "keyguard.guard.cli.bytes_cmd:formats_cmd")
+add_command("check", "keyguard.guard.cli.check_cmd:check_cmd")
+add_command("diff", "keyguard.guard.cli.diff_cmd:diff_cmd")
+add_command("rules", "keyguard.guard.cli.rules_cmd:rules_cmd")
+add_command("audit", "keyguard.guard.cli.audit_cmd:audit_cmd")
 
 
 def main() -> None:
@@ -141,7 +153,7 @@ def main() -> None:
     # handlers, flushing and the exit code are as before; only reference cycles still alive
     # at exit are left to the process's end, which the interpreter never promises to collect.
     atexit.register(gc.freeze)
-    # As `sparkio.cli` (the script) sets it before its imports: the youngest generation
+    # As `keyguard.sparkio.cli` (the script) sets it before its imports: the youngest generation
     # collected every 10,000 new containers instead of 700 (~30 collections in a check).
     gc.set_threshold(10_000, *gc.get_threshold()[1:])
     args = sys.argv[1:]

@@ -1,5 +1,5 @@
-"""`python -m guard.cli` runs the keyguard command."""
+"""`python -m keyguard.guard.cli` runs the keyguard command."""
 
-from guard.cli import main
+from keyguard.guard.cli import main
 
 main()

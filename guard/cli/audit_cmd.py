@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from guard.cli.bytes_cmd import (
+from keyguard.guard.cli.bytes_cmd import (
     ColumnsOpt,
     FlinkDdlOpt,
     KeySchemaOpt,
@@ -21,13 +21,13 @@ from guard.cli.bytes_cmd import (
     ValueSchemaOpt,
     _build_plan,
 )
-from guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
-from guard.cli.common import ReferenceOpt, at_least, fail, handles_errors, parse_kv
-from guard.options import KEY_FORMAT, VALUE_FORMAT
+from keyguard.guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
+from keyguard.guard.cli.common import ReferenceOpt, at_least, fail, handles_errors, parse_kv
+from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 
 if TYPE_CHECKING:
-    from formats.plan import UpsertPlan
-    from guard.selection import RuleSelection
+    from keyguard.formats.plan import UpsertPlan
+    from keyguard.guard.selection import RuleSelection
 
 #: The report formats of `keyguard audit`.
 AUDIT_FORMATS = ("text", "json", "sarif")
@@ -76,8 +76,8 @@ def audit_cmd(
 
     Exit 1 when phantom or misplaced keys exist, 0 when the topic is clean."""
     # lazy: CLI start-up (registry and Kafka settings)
-    from formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from guard.selection import RuleSelection
+    from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
+    from keyguard.guard.selection import RuleSelection
 
     if topic is None and flink_ddl is None:
         raise fail("--topic is required: the topic to audit (or --flink-ddl, whose table "
@@ -95,7 +95,7 @@ def audit_cmd(
     selection = RuleSelection.of(ignore=ignore, select=select)
     # The table options (topic, primary-key, formats and their options) resolved into the
     # plan as `encode` does; a Flink DDL gives the same table and options mapping, and
-    # `formats.registry.registration.open_plan(table, options)` the same plan.
+    # `keyguard.formats.registry.registration.open_plan(table, options)` the same plan.
     plan = _build_plan(columns=columns, primary_key=primary_key, key_schema=key_schema,
                        value_schema=value_schema, topic=topic,
                        key_format=key_format or (None if flink_ddl else KEY_FORMAT.default_value),
@@ -112,7 +112,7 @@ def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *
               selection: RuleSelection | None = None) -> None:
     """Audit the topic `plan` names, render the report and exit (1 phantom or misplaced keys,
     else 0): what `keyguard audit` runs once it has a plan, however the plan was declared."""
-    from guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
+    from keyguard.guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
 
     result = audit_topic(plan.topic, plan, bootstrap=bootstrap, properties=properties,
                          sample=sample, progress=progress_line())

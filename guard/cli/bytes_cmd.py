@@ -9,13 +9,13 @@ from typing import Annotated, Any
 
 import typer
 
-from formats.errors import InvalidOptionError
-from formats.registry.references import parse_reference_option
-from formats.schemafile import SchemaText, read_schema_source
-from formats.secrets import redact_url
-from formats.types import Field, RowType
-from formats.values import coerce_row, to_jsonable
-from guard.cli.common import (
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.registry.references import parse_reference_option
+from keyguard.formats.schemafile import SchemaText, read_schema_source
+from keyguard.formats.secrets import redact_url
+from keyguard.formats.types import Field, RowType
+from keyguard.formats.values import coerce_row, to_jsonable
+from keyguard.guard.cli.common import (
     ReferenceOpt,
     at_least,
     echo,
@@ -90,7 +90,9 @@ def _table_from_sources(
             raise fail("give either --columns with --primary-key, or --key-schema/--value-schema")
         if not primary_key:
             raise fail("--columns needs --primary-key")
-        from formats.sqltypes import parse_columns  # lazy: CLI start-up (the SQL type parser)
+        from keyguard.formats.sqltypes import (
+            parse_columns,  # lazy: CLI start-up (the SQL type parser)
+        )
 
         return parse_columns(columns), primary_key, "ALL"
     if not (key_schema and value_schema):
@@ -116,7 +118,7 @@ def _explicit_schema_option(
 
     Plain avro has no schema option (as in Flink): its bytes follow the table's columns,
     which come from the same schema in the same order."""
-    from formats.codec import format_factory  # lazy: CLI start-up (the format table)
+    from keyguard.formats.codec import format_factory  # lazy: CLI start-up (the format table)
 
     f = format_factory(fmt)
     if schema and "schema" in f.options.keys() and schema.schema_type == f.schema_type:
@@ -127,7 +129,7 @@ def _explicit_schema_option(
 
 def _uses_registry(name: str | None) -> bool:
     """Whether format `name` reads a registry; an unknown name is reported where it is built."""
-    from formats.codec import format_factory  # lazy: CLI start-up (the format table)
+    from keyguard.formats.codec import format_factory  # lazy: CLI start-up (the format table)
 
     try:
         return bool(name) and format_factory(str(name)).uses_registry
@@ -151,7 +153,7 @@ def _build_plan(
     flink_ddl: str | None = None,
 ) -> Any:
     # lazy: CLI start-up (the plan loads the codecs, registration the registry backends)
-    from formats.registry.registration import open_plan
+    from keyguard.formats.registry.registration import open_plan
 
     ddl = _flink_table(flink_ddl, columns=columns, primary_key=primary_key,
                        key_schema=key_schema, value_schema=value_schema, topic=topic,
@@ -169,8 +171,8 @@ def _build_plan(
         # the one settings path: -o key.avro-confluent.timeout=5s (or key.json-registry.,
         # any registry format's prefix) reaches it too
         # lazy: CLI start-up (registry settings load the registry backends)
-        from formats.options import strip_prefix
-        from formats.registry.settings import registry_options_of, resolve_registry
+        from keyguard.formats.options import strip_prefix
+        from keyguard.formats.registry.settings import registry_options_of, resolve_registry
 
         given = parse_kv(option)
         url, conn, sources = registry_options_of(
@@ -183,7 +185,7 @@ def _build_plan(
         reg = resolve_registry(explicit_url=registry, explicit_options=conn,
                                explicit_sources=sources).open()
     if ddl is not None:  # the DDL's registry url yields to --registry
-        from formats.registry.options import is_registry_table_option  # lazy: CLI start-up
+        from keyguard.formats.registry.options import is_registry_table_option  # lazy: CLI start-up
 
         kept = {k: v for k, v in ddl.options.items()
                 if not (registry and is_registry_table_option(k))}
@@ -220,7 +222,7 @@ def _flink_table(path: str | None, **given: str | None) -> Any:
     if clash:
         raise fail(f"--flink-ddl gives the table, its topic and formats: drop "
                    f"{', '.join(clash)}", kind="invalid-option")
-    from formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
+    from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
 
     table = load_flink_ddl(path)
     for part in table.ignored:
@@ -303,7 +305,7 @@ def encode(
 ) -> None:
     """Print the key and value bytes of one row, exactly as Flink would write them."""
     # lazy: CLI start-up (registration loads the registry backends)
-    from formats.registry.registration import bind_plan_schema_ids
+    from keyguard.formats.registry.registration import bind_plan_schema_ids
 
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
@@ -326,7 +328,9 @@ def encode(
     if partitions is not None:
         if partitions < 1:
             raise fail("--partitions must be at least 1")
-        from formats.partitioner import partition_for  # lazy: CLI start-up (--partitions only)
+        from keyguard.formats.partitioner import (
+            partition_for,  # lazy: CLI start-up (--partitions only)
+        )
 
         result["partition"] = partition_for(key, partitions)
         result["partitions"] = partitions
@@ -384,7 +388,7 @@ def decode(
 def formats_cmd() -> None:
     """List the formats and their options (Flink's names, without the key./value. prefix)."""
     # lazy: CLI start-up (the format registry and its option declarations)
-    from formats.codec import aliases_of, format_factory, format_names
+    from keyguard.formats.codec import aliases_of, format_factory, format_names
 
     for name in format_names():
         factory = format_factory(name)

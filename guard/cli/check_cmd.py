@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
-from formats.schemafile import read_schema_source
-from formats.secrets import redact
-from guard.cli.common import (
+from keyguard.formats.errors import EXIT_BREAKING, EXIT_OK, InvalidOptionError
+from keyguard.formats.schemafile import read_schema_source
+from keyguard.formats.secrets import redact
+from keyguard.guard.cli.common import (
     ReferenceOpt,
     at_least,
     echo,
@@ -24,11 +24,17 @@ from guard.cli.common import (
     parse_kv,
     write_output,
 )
-from guard.options import KEY_FIELDS_PREFIX, KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
-from guard.report import Report, Verdict
+from keyguard.guard.options import (
+    KEY_FIELDS_PREFIX,
+    KEY_FORMAT,
+    PARTITIONER,
+    SCAN_LIMIT,
+    VALUE_FORMAT,
+)
+from keyguard.guard.report import Report, Verdict
 
 if TYPE_CHECKING:
-    from guard.selection import RuleSelection
+    from keyguard.guard.selection import RuleSelection
 
 FormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
@@ -56,13 +62,13 @@ SchemaTypeOpt = Annotated[
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
           selection: "RuleSelection | None" = None) -> None:
     # The catalogue imports every rule (~8 ms); only SARIF and JUnit describe every rule.
-    from guard.render import render, uses_catalogue  # lazy: CLI start-up (when rendering)
+    from keyguard.guard.render import render, uses_catalogue  # lazy: CLI start-up (when rendering)
 
     if selection is not None:  # ignored findings leave the verdict (and the exit code)
         report = selection.apply(report)
     rules: tuple[Any, ...] = ()
     if uses_catalogue(fmt):
-        from guard import rules_catalogue  # lazy: CLI start-up (see above)
+        from keyguard.guard import rules_catalogue  # lazy: CLI start-up (see above)
 
         rules = tuple(rules_catalogue.catalogue())
     # Renderers redact their free text; this catches a credential in any other field too.
@@ -145,12 +151,12 @@ def check_cmd(
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     # lazy: CLI start-up (registry settings and the TOML config load the registry backends)
-    from formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from formats.table_options import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
-    from guard.entry import GuardConfig, TopicEntry
+    from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
+    from keyguard.formats.table_options import KEY_FIELDS_PREFIX as TABLE_KEY_FIELDS_PREFIX
+    from keyguard.guard.entry import GuardConfig, TopicEntry
 
     if config:
-        from guard.config import load_config  # lazy: CLI start-up (the TOML reader)
+        from keyguard.guard.config import load_config  # lazy: CLI start-up (the TOML reader)
 
         cfg = load_config(config)
     else:
@@ -186,7 +192,7 @@ def check_cmd(
         if not against.startswith("git:"):
             raise fail(f"--against must be git:REF, got {against!r}")
         # lazy: CLI start-up (only --against loads the git gate)
-        from guard.gate import candidate_files, gate, registry_at_ref
+        from keyguard.guard.gate import candidate_files, gate, registry_at_ref
 
         directory = settings.url.removeprefix("file://")
         if "://" in directory:
@@ -200,8 +206,8 @@ def check_cmd(
     if not entries:
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
     # lazy: CLI start-up (the analysis, loaded when there is something to check)
-    from guard.check import check_many
-    from guard.plan import TopicPlan
+    from keyguard.guard.check import check_many
+    from keyguard.guard.plan import TopicPlan
 
     servers = bootstrap or cfg.bootstrap
     explicit_kafka = parse_kv(kafka_config, what="--kafka-config")
@@ -221,7 +227,7 @@ def check_cmd(
     refs: tuple[Any, ...] = ()
     if reference:
         # lazy: CLI start-up (schema references, only with --reference)
-        from formats.registry.references import parse_reference_option
+        from keyguard.formats.registry.references import parse_reference_option
 
         refs = tuple(map(parse_reference_option, reference))
     for e in entries:
@@ -245,7 +251,7 @@ def check_cmd(
     inspector = None
     if servers:
         # lazy: confluent_kafka, only with a bootstrap server
-        from guard.topic import KafkaTopicInspector
+        from keyguard.guard.topic import KafkaTopicInspector
 
         inspector = KafkaTopicInspector(servers, props)
     # --scan-limit's default defers to the config file's scan-limit.
@@ -262,7 +268,7 @@ def _ddl_entry(path: Path, topic: str | None, entries: list[Any], options: dict[
     from dataclasses import replace
 
     # lazy: CLI start-up (the config module, only with a DDL)
-    from guard.config import entry_of_flink_table
+    from keyguard.guard.config import entry_of_flink_table
 
     table = _flink_table(path)
     clash = [flag for flag, value, default in (
@@ -290,7 +296,7 @@ def _selection(ignore: list[str] | None, select: list[str] | None, cfg: Any,
     the file was read), for the topics this run checks; None when nothing is ignored."""
     if not (ignore or select or cfg.ignore or any(e.ignore for e in entries)):
         return None
-    from guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when checking)
+    from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when checking)
 
     selection = RuleSelection.of(ignore=ignore, select=select)
     where = f"{config}" if config else "config file"
@@ -322,8 +328,8 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
     # lazy: CLI start-up (registry settings load the registry backends)
-    from formats.codec import format_factory
-    from formats.registry.settings import registry_options_of, resolve_registry
+    from keyguard.formats.codec import format_factory
+    from keyguard.formats.registry.settings import registry_options_of, resolve_registry
 
     url, reg_options, sources = registry_options_of(
         (f"topic {e.name}: {role}.{fmt}.", e.format_options(role, fmt))
@@ -345,7 +351,7 @@ def _registry_settings(registry: str | None, cfg: Any, entries: list[Any],
 def _check_table_options(e: Any) -> None:
     """Reject table options that belong to neither format, naming them."""
     # lazy: CLI start-up (the format registry and its option declarations)
-    from formats.codec import format_factory
+    from keyguard.formats.codec import format_factory
 
     prefixes = tuple(f"{r}.{f}." for r, f in (("key", e.key_format), ("value", e.value_format))
                      if f)
@@ -366,7 +372,7 @@ def _flink_table(path: Path | None) -> Any:
     """A Flink DDL file, its ignored parts noted on stderr."""
     if path is None:
         return None
-    from formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
+    from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
 
     table = load_flink_ddl(path)
     for part in table.ignored:

@@ -1,14 +1,14 @@
 """What every command shares: error handling with exit codes, option parsing, output.
 
-Exit codes (`formats.errors.EXIT_CODES`): 0 nothing breaking, 1 breaking findings, 2 invalid
-input or usage, 3 registry or broker unreachable, 4 keyguard itself failed. A crash is never
+Exit codes (`keyguard.formats.errors.EXIT_CODES`): 0 nothing breaking, 1 breaking findings, 2
+invalid input or usage, 3 registry or broker unreachable, 4 keyguard itself failed. A crash is never
 read as a verdict: anything keyguard did not raise on purpose exits 4 with one line, and the
 traceback only with `--debug` (or KEYGUARD_DEBUG=1).
 
 An error is always one line on stderr. With a machine report format (`--format json`, ...)
 it is also a document of that format, on stdout or in the `--output` file, so a pipeline that
 parses the report learns that there is no verdict, and why. Every line and document is
-redacted (`formats.secrets`): the credentials a command was given are registered first.
+redacted (`keyguard.formats.secrets`): the credentials a command was given are registered first.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from formats.errors import (
+from keyguard.formats.errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
     INTERNAL_KIND,
@@ -32,15 +32,20 @@ from formats.errors import (
     KeyguardError,
     UsageError,
 )
-from formats.secrets import redact, register_environment, register_options, register_url_credentials
+from keyguard.formats.secrets import (
+    redact,
+    register_environment,
+    register_options,
+    register_url_credentials,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Set by the global `--debug` flag (see guard.cli.main).
+#: Set by the global `--debug` flag (see keyguard.guard.cli.main).
 DEBUG = {"on": os.environ.get("KEYGUARD_DEBUG", "") not in ("", "0")}
 
-#: The report formats of `check` and `diff` (`guard.render.FORMATS`, spelled out here so the
-#: CLI starts without importing the renderers).
+#: The report formats of `check` and `diff` (`keyguard.guard.render.FORMATS`, spelled out here so
+#: the CLI starts without importing the renderers).
 REPORT_FORMATS = ("text", "json", "junit", "sarif", "github")
 
 
@@ -90,7 +95,7 @@ def _error_document(kind: str, message: str, code: int, fmt: str | None,
                     output: Path | None) -> None:
     if fmt is None or fmt == "text":
         return
-    from guard.render import render_error  # lazy: CLI start-up (the renderers)
+    from keyguard.guard.render import render_error  # lazy: CLI start-up (the renderers)
 
     document = render_error(fmt, kind, message, code)
     if document is None:
@@ -249,7 +254,9 @@ def read_json_arg(text: str, *, what: str) -> Any:
     NaN/Infinity literals are not JSON (give "NaN" or "Infinity" as strings); a key given twice
     is refused rather than silently letting the last one win; absurd nesting is exit 2.
     """
-    from formats.values import JsonNumber  # lazy: CLI start-up (the value types; not for check)
+    from keyguard.formats.values import (
+        JsonNumber,  # lazy: CLI start-up (the value types; not for check)
+    )
 
     if text == "-":
         text = sys.stdin.read()

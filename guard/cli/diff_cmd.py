@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from formats.registry import SchemaVersion
-from formats.schemafile import read_schema_file
-from guard.cli.check_cmd import (
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.schemafile import read_schema_file
+from keyguard.guard.cli.check_cmd import (
     FormatOpt,
     IgnoreOpt,
     OutputOpt,
@@ -21,8 +21,8 @@ from guard.cli.check_cmd import (
     _emit,
     _flink_table,
 )
-from guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv
-from guard.report import Report
+from keyguard.guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv
+from keyguard.guard.report import Report
 
 
 @handles_errors
@@ -107,15 +107,17 @@ def diff_cmd(
                    "to judge the change", kind="invalid-option")
     selection = None
     if ignore or select:
-        from guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when ignoring)
+        from keyguard.guard.selection import (
+            RuleSelection,  # lazy: CLI start-up (~4 ms, when ignoring)
+        )
 
         selection = RuleSelection.of(ignore=ignore, select=select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
     if level is not None:
         # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
-        from formats.schema_identity import derived_schema_id
-        from guard.values import check_value
+        from keyguard.formats.schema_identity import derived_schema_id
+        from keyguard.guard.values import check_value
 
         history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
                                  t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
@@ -127,7 +129,7 @@ def diff_cmd(
         raise fail("--old-flink-ddl gives the old side: give at most the candidate schema "
                    "file" + (", none with --flink-ddl too" if flink_ddl else ""))
     # lazy: CLI start-up (the key analysis)
-    from guard.diff import diff_sides
+    from keyguard.guard.diff import diff_sides
 
     old_table, new_table = (_flink_table(d) for d in (old_flink_ddl, flink_ddl))
     old, new = _diff_sides(
@@ -151,7 +153,7 @@ def _diff_sides(old_table: Any, new_table: Any, *, key_format: str | None,
                 new_partitions: int | None) -> tuple[Any, Any]:
     """The two `KeyWriting`s: a DDL gives its side whole; flags give the others, the new side
     defaulting to the old one's (and the old one to the candidate DDL's)."""
-    from guard.diff import KeyWriting  # lazy: CLI start-up (the key analysis)
+    from keyguard.guard.diff import KeyWriting  # lazy: CLI start-up (the key analysis)
 
     for table, flag, given in (
             (old_table, "--old-flink-ddl", (("--key-format", key_format), ("--option", options),

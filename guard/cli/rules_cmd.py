@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from formats.errors import InvalidOptionError
-from guard.cli.common import echo, fail, handles_errors
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.cli.common import echo, fail, handles_errors
 
 
 @handles_errors(formats=("text", "json"))
@@ -25,9 +25,9 @@ def rules_cmd(
     import textwrap
 
     # lazy: CLI start-up (the catalogue imports every rule; tests replace it per call)
-    from guard import rules_catalogue
-    from guard.rules import ALIASES
-    from guard.selection import selector
+    from keyguard.guard import rules_catalogue
+    from keyguard.guard.rules import ALIASES
+    from keyguard.guard.selection import selector
 
     rules = rules_catalogue.catalogue()
     notes: list[str] = []

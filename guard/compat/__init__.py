@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from formats.errors import InvalidOptionError
-from guard.compat.levels import (
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.compat.levels import (
     CompatibilityResult,
     Incompatibility,
     PairChecker,

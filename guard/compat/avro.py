@@ -16,11 +16,11 @@ from typing import Any
 import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
 
-from formats.avro_schema import parse_avro
-from formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
-from formats.errors import SchemaError
-from formats.records import record
-from guard.compat.levels import Incompatibility, PairChecker
+from keyguard.formats.avro_schema import parse_avro
+from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.records import record
+from keyguard.guard.compat.levels import Incompatibility, PairChecker
 
 NAME_MISMATCH = "NAME_MISMATCH"
 FIXED_SIZE_MISMATCH = "FIXED_SIZE_MISMATCH"
@@ -30,7 +30,7 @@ TYPE_MISMATCH = "TYPE_MISMATCH"
 MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 
 # PRIMITIVES, NAMED and PROMOTIONS (writer types each reader type accepts besides its own)
-# are the specification's: `formats.avro_vocab`.
+# are the specification's: `keyguard.formats.avro_vocab`.
 
 
 @record

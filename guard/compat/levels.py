@@ -3,8 +3,9 @@
 Mirrors Confluent Schema Registry's `CompatibilityChecker`: BACKWARD means the new schema reads
 data written with the old one (reader = new, writer = old), FORWARD the reverse, FULL both;
 plain levels look at the latest version only, `_TRANSITIVE` ones at every version; NONE checks
-nothing. The format-specific walks (`guard.compat.avro`, `guard.compat.jsonschema`) only ever
-answer "can this reader read what this writer wrote"; this module decides which pairs to ask.
+nothing. The format-specific walks (`keyguard.guard.compat.avro`,
+`keyguard.guard.compat.jsonschema`) only ever answer "can this reader read what this writer wrote";
+this module decides which pairs to ask.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from typing import Any, Generic, TypeVar
 
-from formats.errors import InvalidOptionError, SchemaError
-from formats.records import record
-from formats.registry import COMPATIBILITY_LEVELS
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.records import record
+from keyguard.formats.registry import COMPATIBILITY_LEVELS
 
 #: Reader reads writer: the new schema reads data written with an old version.
 BACKWARD = "BACKWARD"

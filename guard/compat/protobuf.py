@@ -6,7 +6,8 @@ is in `SchemaDiff.COMPATIBLE_CHANGES`. `ProtobufSchema.isBackwardCompatible(prev
 original = previous with update = new, so here original = writer and update = reader: BACKWARD
 compares (old, new), FORWARD (new, old). This is a port of that walk (its `MessageSchemaDiff`,
 `OneOfDiff`, `FieldSchemaDiff` and `EnumSchemaDiff`) over the descriptors protoc compiles
-(`formats.protobuf_schema`), with what Confluent's wire-based model sees restored from them:
+(`keyguard.formats.protobuf_schema`), with what Confluent's wire-based model sees restored from
+them:
 
 - a field's label is what its text says: proto3 fields without a label have none (so
   implicit <-> `optional` <-> `repeated` is never a label change there), `optional`, `required`
@@ -41,9 +42,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from formats.errors import SchemaError
-from formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
-from guard.compat.levels import Incompatibility, PairChecker
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
+from keyguard.guard.compat.levels import Incompatibility, PairChecker
 
 PACKAGE_CHANGED = "PACKAGE_CHANGED"
 MESSAGE_ADDED = "MESSAGE_ADDED"

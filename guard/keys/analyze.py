@@ -16,14 +16,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from formats.avro_format import AvroWriter
-from formats.codec import Codec, CodecContext, create_codec
-from formats.types import avro_only_parts
-from guard.keys.avro import battery_hints, side_schema
-from guard.keys.confluent import confluent_changes, derived_id, registered_schema, resolve_ids
-from guard.keys.known import KnownSchemas, WriterSchema
-from guard.keys.placement import placement_changes
-from guard.keys.side import (
+from keyguard.formats.avro_format import AvroWriter
+from keyguard.formats.codec import Codec, CodecContext, create_codec
+from keyguard.formats.types import avro_only_parts
+from keyguard.guard.keys.avro import battery_hints, side_schema
+from keyguard.guard.keys.confluent import (
+    confluent_changes,
+    derived_id,
+    registered_schema,
+    resolve_ids,
+)
+from keyguard.guard.keys.known import KnownSchemas, WriterSchema
+from keyguard.guard.keys.placement import placement_changes
+from keyguard.guard.keys.side import (
     Change,
     FamilyContext,
     FamilyRules,
@@ -31,9 +36,9 @@ from guard.keys.side import (
     effective_options,
     factory,
 )
-from guard.keys.witness import Encoder, Trial, WitnessSearch, place
-from guard.report import Finding, Severity, Witness
-from guard.rules import (
+from keyguard.guard.keys.witness import Encoder, Trial, WitnessSearch, place
+from keyguard.guard.report import Finding, Severity, Witness
+from keyguard.guard.rules import (
     DECIMAL_PRECISION_NARROWED,
     FORMAT_OPTION_CHANGED,
     FORMAT_OPTION_NO_KEY_EFFECT,

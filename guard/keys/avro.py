@@ -14,11 +14,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import field
 from typing import Any
 
-from formats.avro_schema import parse_avro, to_avro_schema
-from formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
-from formats.records import record
-from formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
-from guard.keys.side import (
+from keyguard.formats.avro_schema import parse_avro, to_avro_schema
+from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
+from keyguard.formats.records import record
+from keyguard.formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
+from keyguard.guard.keys.side import (
     Change,
     FamilyContext,
     KeySide,
@@ -26,7 +26,7 @@ from guard.keys.side import (
     factory,
     pair_fields,
 )
-from guard.rules import (
+from keyguard.guard.rules import (
     AVRO_ENUM_SYMBOLS_APPENDED,
     AVRO_ENUM_SYMBOLS_CHANGED,
     AVRO_FIXED_SIZE_CHANGED,
@@ -458,7 +458,8 @@ def _quiet_options(side: KeySide) -> frozenset[str] | None:
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The avro key family's rules (found by convention: `guard.keys.analyze.family_rules`)."""
+    """The avro key family's rules (found by convention:
+    `keyguard.guard.keys.analyze.family_rules`)."""
     encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
     if "json" in encodings:
         # Avro's JSON encoding writes names and symbols, not indexes: judged by example.

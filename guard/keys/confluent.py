@@ -5,7 +5,7 @@ in front of every key, so any change the registry sees as a new schema gives eve
 bytes, even a FULL-compatible one. The analysis applies these rules to any side whose format's
 frame carries an id (`KeySide.carries_schema_id`), next to its key family's rules on the body;
 the schema is the one the format registers (`registered_schema`), compared as the registry
-dedupes it (`formats.schema_identity.canonical_form` of its schema type).
+dedupes it (`keyguard.formats.schema_identity.canonical_form` of its schema type).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from formats.codec import CodecContext, create_codec
-from formats.records import record
-from formats.schema_identity import canonical_form, derived_schema_id
-from guard.keys.avro import side_schema
-from guard.keys.known import KnownSchemas
-from guard.keys.side import Change, KeySide, factory
-from guard.rules import (
+from keyguard.formats.codec import CodecContext, create_codec
+from keyguard.formats.records import record
+from keyguard.formats.schema_identity import canonical_form, derived_schema_id
+from keyguard.guard.keys.avro import side_schema
+from keyguard.guard.keys.known import KnownSchemas
+from keyguard.guard.keys.side import Change, KeySide, factory
+from keyguard.guard.rules import (
     CONFLUENT_KEYS_CARRY_SEVERAL_IDS,
     CONFLUENT_SAME_SCHEMA_ID,
     CONFLUENT_SCHEMA_ID_CHANGED,

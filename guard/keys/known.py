@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 
-from formats.errors import KeyguardError, RegistryError
-from formats.records import record
-from formats.registry import SchemaVersion
+from keyguard.formats.errors import KeyguardError, RegistryError
+from keyguard.formats.records import record
+from keyguard.formats.registry import SchemaVersion
 
 
 @record

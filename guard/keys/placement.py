@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from guard.keys.side import Change, KeySide, partitioner_family
-from guard.keys.witness import ILLUSTRATIVE_PARTITIONS, place
-from guard.report import Finding, Witness
-from guard.rules import (
+from keyguard.guard.keys.side import Change, KeySide, partitioner_family
+from keyguard.guard.keys.witness import ILLUSTRATIVE_PARTITIONS, place
+from keyguard.guard.report import Finding, Witness
+from keyguard.guard.rules import (
     KEY_FORMAT_CHANGED,
     PARTITION_COUNT_CHANGED,
     PARTITIONER_NOT_MURMUR2,

@@ -31,9 +31,9 @@ from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, EncodeError
 
-from formats.errors import SchemaError
-from guard.keys.confluent import Ids, resolve_ids
-from guard.keys.protobuf_wire import (
+from keyguard.formats.errors import SchemaError
+from keyguard.guard.keys.confluent import Ids, resolve_ids
+from keyguard.guard.keys.protobuf_wire import (
     ABSENT,
     Encoding,
     Step,
@@ -48,15 +48,15 @@ from guard.keys.protobuf_wire import (
     sample,
     scalar_sample,
 )
-from guard.keys.side import Change, FamilyContext, KeySide
-from guard.keys.witness import (
+from keyguard.guard.keys.side import Change, FamilyContext, KeySide
+from keyguard.guard.keys.witness import (
     ILLUSTRATIVE_PARTITIONS,
     Carry,
     CarryError,
     Encoder,
     carry_row,
 )
-from guard.rules import (
+from keyguard.guard.rules import (
     KEY_FIELD_ADDED,
     PROTOBUF_DEFAULT_CHANGED,
     PROTOBUF_ENUM_NUMBER_CHANGED,
@@ -514,7 +514,8 @@ def message_changes(old: Encoding, new: Encoding) -> Iterator[Change]:
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The protobuf key family's rules (found by convention: `guard.keys.analyze.family_rules`)."""
+    """The protobuf key family's rules (found by convention:
+    `keyguard.guard.keys.analyze.family_rules`)."""
     o, n, _ = _encodings(old, new)
     yield from message_changes(o, n)
     # The schema id (KG501, KG502, KG911): guard/keys/confluent.py, as for every framed format.

@@ -18,13 +18,13 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import EncodeError, Message
 
-from formats.errors import SchemaError
-from formats.framing import CONFLUENT, message_index_bytes
-from formats.protobuf_format import message_name
-from formats.protobuf_schema import ProtoSchema, find_message, parse_proto, unbundle
-from guard.keys.side import KeySide, effective_options
-from guard.keys.witness import place
-from guard.report import Witness
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.framing import CONFLUENT, message_index_bytes
+from keyguard.formats.protobuf_format import message_name
+from keyguard.formats.protobuf_schema import ProtoSchema, find_message, parse_proto, unbundle
+from keyguard.guard.keys.side import KeySide, effective_options
+from keyguard.guard.keys.witness import place
+from keyguard.guard.report import Witness
 
 #: The format option that names the key message in the schema (and Flink's name it accepts).
 #: The protobuf formats declare it (formats/protobuf_format.py `MESSAGE`, built in parallel):
@@ -93,7 +93,7 @@ def _pool(files: tuple[bytes, ...]) -> descriptor_pool.DescriptorPool:
 
 def key_message(side: KeySide) -> KeyMessage:
     """The key message: the one the format's options name, else the file's first message,
-    chosen as the format chooses the message it writes (`formats.protobuf_format`)."""
+    chosen as the format chooses the message it writes (`keyguard.formats.protobuf_format`)."""
     schema = side_proto(side)
     files = tuple(f.SerializeToString() for f in (*schema.dependencies, schema.file))  # type: ignore[attr-defined]
     pool = _pool(files)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 
-from formats.types import (
+from keyguard.formats.types import (
     BooleanType,
     BytesType,
     DataType,
@@ -19,8 +19,8 @@ from formats.types import (
     StringType,
     TinyIntType,
 )
-from guard.keys.side import Change, FamilyContext, KeySide, effective_options
-from guard.rules import (
+from keyguard.guard.keys.side import Change, FamilyContext, KeySide, effective_options
+from keyguard.guard.rules import (
     FIELD_BECAME_NULLABLE,
     FIELD_RENAMED_POSITIONAL,
     FLOAT_DOUBLE_CHANGED,
@@ -110,5 +110,6 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The raw key family's rules (found by convention: `guard.keys.analyze.family_rules`)."""
+    """The raw key family's rules (found by convention:
+    `keyguard.guard.keys.analyze.family_rules`)."""
     yield from raw_changes(old, new)

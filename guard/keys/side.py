@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import field
 from typing import Any
 
-from formats.avro_schema import from_avro_schema
-from formats.codec import canonical_format, format_factory
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.records import record
-from formats.types import Field, RowType, avro_only_parts
-from guard.report import Rule, Witness
-from guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
+from keyguard.formats.avro_schema import from_avro_schema
+from keyguard.formats.codec import canonical_format, format_factory
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.records import record
+from keyguard.formats.types import Field, RowType, avro_only_parts
+from keyguard.guard.report import Rule, Witness
+from keyguard.guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
 #: Producer partitioners by family: only the key-hashing ones place a key deterministically.
 PARTITIONER_FAMILIES: dict[str, str] = {
@@ -73,7 +73,7 @@ class KeySide:
     partitioner: str = "murmur2"
     partitions: int | None = None
     #: The key schema as written, for schema types other than Avro: its text, or an object
-    #: with `.text` (a `SchemaText`, a `formats.protobuf_schema.ProtoSchema`), if known.
+    #: with `.text` (a `SchemaText`, a `keyguard.formats.protobuf_schema.ProtoSchema`), if known.
     schema: Any = None
 
     @property
@@ -227,7 +227,7 @@ def effective_options(side: KeySide) -> dict[str, Any]:
 
 
 def factory(format_name: str) -> Any:
-    """The format's factory (`formats.codec.format_factory` imports only that format)."""
+    """The format's factory (`keyguard.formats.codec.format_factory` imports only that format)."""
 
     return format_factory(format_name)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from formats.types import (
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -29,7 +29,7 @@ from formats.types import (
     TimeType,
     walk,
 )
-from guard.keys.side import (
+from keyguard.guard.keys.side import (
     Change,
     FamilyContext,
     KeySide,
@@ -37,7 +37,7 @@ from guard.keys.side import (
     pair_fields,
     reordered,
 )
-from guard.rules import (
+from keyguard.guard.rules import (
     CSV_FIELD_DELIMITER_CHANGED,
     CSV_NULL_LITERAL_CHANGED,
     CSV_QUOTING_CHANGED,

@@ -19,10 +19,10 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from formats.errors import KeyguardError
-from formats.partitioner import partition_for
-from formats.records import record
-from formats.types import (
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.records import record
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,
@@ -40,8 +40,8 @@ from formats.types import (
     TimestampType,
     TimeType,
 )
-from guard.keys.side import KeySide, pair_fields
-from guard.report import Witness
+from keyguard.guard.keys.side import KeySide, pair_fields
+from keyguard.guard.report import Witness
 
 #: Partition count used to show a placement witness when the topic's count is not known.
 ILLUSTRATIVE_PARTITIONS = 12
@@ -301,7 +301,7 @@ def _to_string(v: Any, old: DataType) -> str:
         return str(v)
     if isinstance(v, float | Decimal):
         # lazy: CLI start-up (Java's number text, ~1.5 ms to load; only for these keys)
-        from formats import javatext
+        from keyguard.formats import javatext
 
         if isinstance(v, Decimal):
             return javatext.bigdecimal_to_plain_string(v)

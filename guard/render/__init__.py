@@ -18,8 +18,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 
-from formats.errors import InvalidOptionError
-from guard.report import Report, Rule
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.report import Report, Rule
 
 Renderer = Callable[..., str]
 ErrorRenderer = Callable[[str, str, int], str]
@@ -33,7 +33,7 @@ MACHINE_FORMATS = ("json", "junit", "sarif", "github")
 
 def _module(fmt: str):  # type: ignore[no-untyped-def]
     # lazy: CLI start-up (only the renderer asked for)
-    return importlib.import_module(f"guard.render.{fmt}")
+    return importlib.import_module(f"keyguard.guard.render.{fmt}")
 
 
 def renderer(fmt: str) -> Renderer:

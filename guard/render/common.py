@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from formats.secrets import redact
-from guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
+from keyguard.formats.secrets import redact
+from keyguard.guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
 
 #: The order in which findings and counts are shown: the worst first.
 SEVERITY_ORDER = (Severity.BREAKING, Severity.WARNING, Severity.INFO)
@@ -37,7 +37,7 @@ def jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     # lazy: CLI start-up (the loose-value module, only for decimals, times and bytes)
-    from formats.values import to_jsonable
+    from keyguard.formats.values import to_jsonable
 
     converted = to_jsonable(value)  # a leaf: text, or the value as it was
     return safe(converted) if isinstance(converted, str) else converted

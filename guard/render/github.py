@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from guard.render.common import (
+from keyguard.guard.render.common import (
     file_for,
     first_difference,
     ignored_line,
@@ -19,7 +19,7 @@ from guard.render.common import (
     safe,
     where,
 )
-from guard.report import Finding, Report, Rule, Severity
+from keyguard.guard.report import Finding, Report, Rule, Severity
 
 COMMAND = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -48,7 +48,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from guard.render.common import (
+from keyguard.guard.render.common import (
     SEVERITY_ORDER,
     counts,
     file_for,
@@ -58,7 +58,7 @@ from guard.render.common import (
     safe_opt,
     witness_dict,
 )
-from guard.report import Finding, Report, Rule
+from keyguard.guard.report import Finding, Report, Rule
 
 VERSION = 1
 

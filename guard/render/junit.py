@@ -12,9 +12,9 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 
-from guard.render import text
-from guard.render.common import catalogue, file_for, ignored_line, ordered, safe
-from guard.report import Finding, Ignored, Report, Rule, Severity
+from keyguard.guard.render import text
+from keyguard.guard.render.common import catalogue, file_for, ignored_line, ordered, safe
+from keyguard.guard.report import Finding, Ignored, Report, Rule, Severity
 
 #: It describes every rule, so the caller hands it the whole catalogue.
 USES_CATALOGUE = True

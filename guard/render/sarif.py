@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any
 
-from guard.render.common import (
+from keyguard.guard.render.common import (
     catalogue,
     file_for,
     ignored_dict,
@@ -30,7 +30,7 @@ from guard.render.common import (
     safe_opt,
     witness_dict,
 )
-from guard.report import Finding, Report, Rule, Severity
+from keyguard.guard.report import Finding, Report, Rule, Severity
 
 #: It describes every rule, so the caller hands it the whole catalogue.
 USES_CATALOGUE = True

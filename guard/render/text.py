@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from guard.render.common import (
+from keyguard.guard.render.common import (
     counts,
     file_for,
     first_difference,
@@ -21,7 +21,7 @@ from guard.render.common import (
     safe,
     where,
 )
-from guard.report import Finding, Report, Rule, Witness
+from keyguard.guard.report import Finding, Report, Rule, Witness
 
 #: Bytes shown per line; a longer key is shown around its first difference.
 WIDTH = 32

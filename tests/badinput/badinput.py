@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from typer.testing import CliRunner
 
-from guard.cli import app
+from keyguard.guard.cli import app
 
 _KIND = re.compile(r"^keyguard: error \((?P<kind>[a-z0-9-]+)\): ", re.MULTILINE)
 

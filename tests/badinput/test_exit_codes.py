@@ -8,8 +8,8 @@ import sys
 import pytest
 from badinput import assert_rejected, run_cli
 
-from formats.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INVALID
-from guard.cli import EXIT_CODES_HELP
+from keyguard.formats.errors import EXIT_CODES, EXIT_INTERNAL, EXIT_INVALID
+from keyguard.guard.cli import EXIT_CODES_HELP
 
 
 def _boom(*_a: object, **_k: object) -> None:
@@ -17,7 +17,7 @@ def _boom(*_a: object, **_k: object) -> None:
 
 
 def test_an_unexpected_error_exits_4_without_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("guard.rules_catalogue.catalogue", _boom)
+    monkeypatch.setattr("keyguard.guard.rules_catalogue.catalogue", _boom)
     out = run_cli(["rules"])
     assert out.code == EXIT_INTERNAL
     assert out.kind == "internal"
@@ -26,15 +26,15 @@ def test_an_unexpected_error_exits_4_without_traceback(monkeypatch: pytest.Monke
 
 
 def test_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("guard.rules_catalogue.catalogue", _boom)
-    monkeypatch.setitem(__import__("guard.cli.common").cli.common.DEBUG, "on", False)
+    monkeypatch.setattr("keyguard.guard.rules_catalogue.catalogue", _boom)
+    monkeypatch.setitem(__import__("keyguard.guard.cli.common").guard.cli.common.DEBUG, "on", False)
     out = run_cli(["--debug", "rules"])
     assert out.code == EXIT_INTERNAL
     assert "Traceback" in out.stderr
 
 
 def test_debug_is_accepted_after_the_command() -> None:
-    proc = subprocess.run([sys.executable, "-m", "guard.cli", "rules", "KG101", "--debug"],
+    proc = subprocess.run([sys.executable, "-m", "keyguard.guard.cli", "rules", "KG101", "--debug"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "KG101" in proc.stdout

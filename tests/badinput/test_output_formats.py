@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from badinput import assert_rejected, run_cli
 
-from formats.errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNREACHABLE
+from keyguard.formats.errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNREACHABLE
 
 MACHINE = ("json", "sarif", "junit", "github")
 REPO = Path(__file__).resolve().parents[2]
@@ -196,7 +196,7 @@ def test_a_crash_is_an_internal_error_document(fmt: str, monkeypatch: pytest.Mon
     def boom(*_a: Any, **_k: Any) -> None:
         raise ZeroDivisionError("planted by the test")
 
-    monkeypatch.setattr("guard.rules_catalogue.catalogue", boom)
+    monkeypatch.setattr("keyguard.guard.rules_catalogue.catalogue", boom)
     out = run_cli(["rules", "--format", fmt])
     assert out.code == EXIT_INTERNAL and out.kind == "internal"
     assert "Traceback" not in out.output

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from badinput import assert_rejected
 
-from formats.errors import EXIT_INVALID
+from keyguard.formats.errors import EXIT_INVALID
 
 SCHEMA = str(Path(__file__).resolve().parents[2]
              / "schemas/subjects/pageviews_per_region-key/v1.avsc")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from badinput import assert_rejected, run_cli
 
-from formats.schemajson import MAX_SCHEMA_DEPTH
+from keyguard.formats.schemajson import MAX_SCHEMA_DEPTH
 
 KEY = {"type": "record", "name": "k", "fields": [{"name": "id", "type": "long"}]}
 VALUE = {"type": "record", "name": "v", "fields": [{"name": "id", "type": "long"},

@@ -1,4 +1,5 @@
-"""Hypothesis strategies for the logical type model and its Python values (formats.types)."""
+"""Hypothesis strategies for the logical type model and its Python values
+(keyguard.formats.types)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from formats.types import (
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

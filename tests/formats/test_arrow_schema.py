@@ -10,7 +10,7 @@ from strategies import data_types, rows_of
 
 pa = pytest.importorskip("pyarrow")
 
-from formats.arrow_schema import (  # noqa: E402
+from keyguard.formats.arrow_schema import (  # noqa: E402
     batch_to_rows,
     from_arrow_schema,
     from_arrow_type,
@@ -18,9 +18,9 @@ from formats.arrow_schema import (  # noqa: E402
     to_arrow_schema,
     to_arrow_type,
 )
-from formats.errors import EncodeError, UnsupportedTypeError  # noqa: E402
-from formats.sqltypes import parse_columns, parse_type  # noqa: E402
-from formats.types import (  # noqa: E402
+from keyguard.formats.errors import EncodeError, UnsupportedTypeError  # noqa: E402
+from keyguard.formats.sqltypes import parse_columns, parse_type  # noqa: E402
+from keyguard.formats.types import (  # noqa: E402
     ArrayType,
     DataType,
     Field,

@@ -15,21 +15,21 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCodec
-from formats.avro_schema import canonical_form, to_avro_json, to_avro_schema
-from formats.codec import CodecContext
-from formats.errors import (
+from keyguard.formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT, AvroConfluentCodec
+from keyguard.formats.avro_schema import canonical_form, to_avro_json, to_avro_schema
+from keyguard.formats.codec import CodecContext
+from keyguard.formats.errors import (
     DecodeError,
     EncodeError,
     InvalidOptionError,
     RegistryError,
     SchemaError,
 )
-from formats.registry import CompatibilityAnswer, Registry, SchemaVersion
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_schema_id
-from formats.subjects import parse_strategy
-from formats.types import (
+from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.subjects import parse_strategy
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     DecimalType,

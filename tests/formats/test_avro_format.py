@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats.avro_format import AVRO_FORMAT, AvroCodec, AvroWriter
-from formats.avro_schema import to_avro_schema
-from formats.codec import CodecContext
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, SchemaError
-from formats.types import (
+from keyguard.formats.avro_format import AVRO_FORMAT, AvroCodec, AvroWriter
+from keyguard.formats.avro_schema import to_avro_schema
+from keyguard.formats.codec import CodecContext
+from keyguard.formats.errors import DecodeError, EncodeError, InvalidOptionError, SchemaError
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

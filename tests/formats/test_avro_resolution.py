@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from test_avro_format import typed_rows
 
-from formats.avro_resolution import as_reader_names
-from formats.avro_schema import canonical_form, to_avro_schema
-from formats.errors import DecodeError
-from formats.types import BigIntType, StringType, row
+from keyguard.formats.avro_resolution import as_reader_names
+from keyguard.formats.avro_schema import canonical_form, to_avro_schema
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.types import BigIntType, StringType, row
 
 GOLDEN = Path(__file__).parent / "data" / "avro_resolution" / "golden.jsonl"
 CASES = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
@@ -87,9 +87,9 @@ def test_names_are_untouched_where_they_already_match() -> None:
 def test_a_confluent_producer_record_reads_as_flinks_derived_record() -> None:
     """The avro-confluent codec reads a com.acme.Order (a Java producer's) with the schema
     Flink derives (org.apache.flink.avro.generated.record, nested record_ship)."""
-    from formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT
-    from formats.codec import CodecContext
-    from formats.registry.mock import MockRegistry
+    from keyguard.formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT
+    from keyguard.formats.codec import CodecContext
+    from keyguard.formats.registry.mock import MockRegistry
 
     order = {"type": "record", "name": "Order", "namespace": "com.acme", "fields": [
         {"name": "id", "type": "long"},
@@ -138,7 +138,7 @@ def _renamed(schema: Any, seen: list[str]) -> Any:
 @given(typed_rows())
 def test_records_renamed_by_the_writer_read_back_as_written(table: Any) -> None:
     """Any table's rows, written under other record names, read as written with Flink's schema."""
-    from formats.avro_format import AvroWriter
+    from keyguard.formats.avro_format import AvroWriter
 
     t, rows = table
     schema = to_avro_schema(t)

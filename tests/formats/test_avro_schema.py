@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from formats.avro_schema import (
+from keyguard.formats.avro_schema import (
     DEFAULT_RECORD_NAME,
     canonical_form,
     fingerprint,
@@ -16,8 +16,8 @@ from formats.avro_schema import (
     to_avro_json,
     to_avro_schema,
 )
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats import avro_spec
-from formats.avro_schema import from_avro_schema, parse_avro
-from formats.avro_spec import valid_decimal, validate_avro
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.json_schema import validate_json_schema
-from formats.schemafile import SchemaText
-from formats.schemajson import MAX_SCHEMA_DEPTH, check_depth, loads_schema
-from formats.types import AvroOnlyType, BytesType, DecimalType, RowType, StringType
+from keyguard.formats import avro_spec
+from keyguard.formats.avro_schema import from_avro_schema, parse_avro
+from keyguard.formats.avro_spec import valid_decimal, validate_avro
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.json_schema import validate_json_schema
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.schemajson import MAX_SCHEMA_DEPTH, check_depth, loads_schema
+from keyguard.formats.types import AvroOnlyType, BytesType, DecimalType, RowType, StringType
 
 
 def _rec(*fields: Any, **extra: Any) -> dict[str, Any]:

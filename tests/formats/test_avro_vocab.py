@@ -8,9 +8,9 @@ from pathlib import Path
 import fastavro
 import pytest
 
-import formats.avro_vocab as vocab
-import guard.compat.avro as compat_avro
-import guard.keys.avro as keys_avro
+import keyguard.formats.avro_vocab as vocab
+import keyguard.guard.compat.avro as compat_avro
+import keyguard.guard.keys.avro as keys_avro
 
 ROOT = Path(__file__).parents[2]
 
@@ -57,12 +57,13 @@ def test_vocabulary_shapes() -> None:
 def _project_imports(module: str) -> set[str]:
     tree = ast.parse((ROOT / module).read_text())
     return {str(node.module) for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and str(node.module).startswith("formats")}
+            if isinstance(node, ast.ImportFrom) and str(node.module).startswith("keyguard.formats")}
 
 
 def test_avro_writers_share_a_module_instead_of_a_cycle() -> None:
-    assert "formats.avro_format" not in _project_imports("formats/avro_vector.py")
-    assert "formats.avro_binary" in _project_imports("formats/avro_vector.py")
-    assert "formats.avro_binary" in _project_imports("formats/avro_format.py")
+    assert "keyguard.formats.avro_format" not in _project_imports("formats/avro_vector.py")
+    assert "keyguard.formats.avro_binary" in _project_imports("formats/avro_vector.py")
+    assert "keyguard.formats.avro_binary" in _project_imports("formats/avro_format.py")
     assert {m for m in _project_imports("formats/avro_binary.py")
-            if m not in ("formats.avro_schema", "formats.types")} == {"formats.errors"}
+            if m not in ("keyguard.formats.avro_schema", "keyguard.formats.types")} == {
+                "keyguard.formats.errors"}

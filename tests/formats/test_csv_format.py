@@ -9,10 +9,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from formats.codec import Codec, CodecContext
-from formats.csv_format import FACTORY, unescape_java
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.types import (
+from keyguard.formats.codec import Codec, CodecContext
+from keyguard.formats.csv_format import FACTORY, unescape_java
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
-from formats.codec import BatchDecodeError, Codec, CodecContext, create_codec
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_schema_id
-from formats.sqltypes import parse_columns
-from formats.types import RowType
+from keyguard.formats.codec import BatchDecodeError, Codec, CodecContext, create_codec
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.formats.types import RowType
 
 _SETTINGS = settings(max_examples=60, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

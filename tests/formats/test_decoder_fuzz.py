@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
-from formats.codec import Codec, CodecContext, create_codec
-from formats.errors import KeyguardError
-from formats.registry.mock import MockRegistry
-from formats.sqltypes import parse_columns
-from formats.types import (
+from keyguard.formats.codec import Codec, CodecContext, create_codec
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.formats.types import (
     ArrayType,
     BooleanType,
     BytesType,

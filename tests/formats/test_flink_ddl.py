@@ -1,4 +1,5 @@
-"""formats.flink_ddl: a Flink CREATE TABLE read as keyguard's table (columns, key, options).
+"""keyguard.formats.flink_ddl: a Flink CREATE TABLE read as keyguard's table (columns, key,
+options).
 
 The DDLs marked "Flink docs" are the examples of Flink's upsert-kafka, kafka and avro-confluent
 documentation pages; the equivalence tests show a DDL and the options it stands for give the
@@ -16,10 +17,15 @@ from typing import Any
 
 import pytest
 
-from formats.errors import InvalidOptionError, KeyguardError, SchemaError, UnsupportedTypeError
-from formats.flink_ddl import FlinkDdlError, load_flink_ddl, read_flink_ddl
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns, parse_type
+from keyguard.formats.errors import (
+    InvalidOptionError,
+    KeyguardError,
+    SchemaError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.flink_ddl import FlinkDdlError, load_flink_ddl, read_flink_ddl
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns, parse_type
 
 # --- DDLs from Flink's documentation -------------------------------------------------------
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from formats.arrow_schema import rows_to_batch
-from formats.codec import Codec, create_codec
-from formats.errors import DecodeError
-from formats.sqltypes import parse_columns
-from formats.types import (
+from keyguard.formats.arrow_schema import rows_to_batch
+from keyguard.formats.codec import Codec, create_codec
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.formats.types import (
     ArrayType,
     DataType,
     DoubleType,
@@ -27,7 +27,7 @@ from formats.types import (
     RowType,
     StringType,
 )
-from formats.values import coerce_row
+from keyguard.formats.values import coerce_row
 
 GOLDEN = Path(__file__).parent / "data" / "flink_golden" / "golden.jsonl"
 CASES = [json.loads(line) for line in GOLDEN.read_text("utf-8").split("\n") if line]

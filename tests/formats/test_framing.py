@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from formats.codec import CodecContext, create_codec, format_factory
-from formats.framing import BARE, CONFLUENT
-from formats.registry.mock import MockRegistry
-from formats.sqltypes import parse_type
+from keyguard.formats.codec import CodecContext, create_codec, format_factory
+from keyguard.formats.framing import BARE, CONFLUENT
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.sqltypes import parse_type
 
 
 def test_confluent_frame_wraps_and_reads_the_id() -> None:

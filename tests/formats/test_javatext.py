@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats import javatext as jt
+from keyguard.formats import javatext as jt
 
 VECTORS = [json.loads(line) for line in
            (Path(__file__).parent / "data" / "java_numbers.jsonl").read_text().splitlines()]

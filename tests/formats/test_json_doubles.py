@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats import javatext as jt
-from formats.json_format import _arrow_doubles
+from keyguard.formats import javatext as jt
+from keyguard.formats.json_format import _arrow_doubles
 
 pa = pytest.importorskip("pyarrow")
 

@@ -12,11 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats.codec import create_codec
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.json_format import OPTIONS, json_string
-from formats.projection import project
-from formats.types import (
+from keyguard.formats.codec import create_codec
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.json_format import OPTIONS, json_string
+from keyguard.formats.projection import project
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from jsonschema import Draft7Validator
 from strategies import rows_of
 
-from formats.codec import (
+from keyguard.formats.codec import (
     FORMAT_ALIASES,
     CodecContext,
     aliases_of,
@@ -34,21 +34,21 @@ from formats.codec import (
     format_factory,
     format_names,
 )
-from formats.errors import (
+from keyguard.formats.errors import (
     DecodeError,
     EncodeError,
     InvalidOptionError,
     RegistryError,
     UnsupportedTypeError,
 )
-from formats.framing import CONFLUENT
-from formats.json_registry_format import JsonRegistryCodec
-from formats.plan import resolve_plan
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_plan_schema_ids, bind_schema_id
-from formats.registry_framed import SchemaIdNotBound
-from formats.sqltypes import parse_type
-from formats.types import RowType
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.json_registry_format import JsonRegistryCodec
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_plan_schema_ids, bind_schema_id
+from keyguard.formats.registry_framed import SchemaIdNotBound
+from keyguard.formats.sqltypes import parse_type
+from keyguard.formats.types import RowType
 
 _scopes = itertools.count()
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats import javatext
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.json_schema import DRAFT_07, from_json_schema, to_json_schema
-from formats.types import (
+from keyguard.formats import javatext
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.json_schema import DRAFT_07, from_json_schema, to_json_schema
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,
@@ -197,10 +197,10 @@ def test_environment_json_row_validates_and_wrong_rows_do_not():
         assert not v.is_valid(json.loads(bad))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("formats.json_format") is None,
-                    reason="formats.json_format not written yet")
+@pytest.mark.skipif(importlib.util.find_spec("keyguard.formats.json_format") is None,
+                    reason="keyguard.formats.json_format not written yet")
 def test_rows_of_the_json_codec_validate():
-    from formats.codec import create_codec
+    from keyguard.formats.codec import create_codec
 
     t = row(("k", StringType().not_null()), ("d", DecimalType(precision=6, scale=2)),
             ("ts", TimestampType(precision=3)), ("x", ArrayType(element=DoubleType())))

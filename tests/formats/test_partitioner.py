@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats.partitioner import (
+from keyguard.formats.partitioner import (
     murmur2,
     murmur2_many,
     murmur2_offsets,

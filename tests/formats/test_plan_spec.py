@@ -7,9 +7,9 @@ import pickle
 
 import pytest
 
-from formats.errors import InvalidOptionError
-from formats.json_format import TIMESTAMP_FORMAT, TimestampStandard
-from formats.plan import (
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.json_format import TIMESTAMP_FORMAT, TimestampStandard
+from keyguard.formats.plan import (
     KEY_FORMAT,
     TOPIC,
     VALUE_FIELDS_INCLUDE,
@@ -17,8 +17,8 @@ from formats.plan import (
     resolve_options,
     resolve_plan,
 )
-from formats.raw_format import ENDIANNESS, Endianness
-from formats.sqltypes import parse_columns
+from keyguard.formats.raw_format import ENDIANNESS, Endianness
+from keyguard.formats.sqltypes import parse_columns
 
 TABLE = parse_columns("id INT, region STRING, ts TIMESTAMP(3), v STRING")
 OPTIONS = {"topic": "t", "primary-key": "region, id", "key.format": "json",

@@ -2,9 +2,9 @@
 
 import pytest
 
-from formats.errors import InvalidOptionError, NullKeyError, SchemaError
-from formats.projection import parse_primary_key, project
-from formats.types import BigIntType, IntType, StringType, row
+from keyguard.formats.errors import InvalidOptionError, NullKeyError, SchemaError
+from keyguard.formats.projection import parse_primary_key, project
+from keyguard.formats.types import BigIntType, IntType, StringType, row
 
 TABLE = row(("a", IntType()), ("b", StringType()), ("c", BigIntType()))
 

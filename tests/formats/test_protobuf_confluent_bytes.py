@@ -14,12 +14,12 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import message_factory
 
-from formats.codec import CodecContext, create_codec
-from formats.protobuf_format import ProtobufRegistryCodec
-from formats.protobuf_schema import descriptor_pool, parse_proto, to_proto
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_schema_id
-from formats.sqltypes import parse_type
+from keyguard.formats.codec import CodecContext, create_codec
+from keyguard.formats.protobuf_format import ProtobufRegistryCodec
+from keyguard.formats.protobuf_schema import descriptor_pool, parse_proto, to_proto
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.sqltypes import parse_type
 
 _SCOPES = itertools.count()
 

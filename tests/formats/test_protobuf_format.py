@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import values
 
-from formats.codec import CodecContext, create_codec, format_factory
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, SchemaError
-from formats.framing import BARE, CONFLUENT_PROTOBUF
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_schema_id, needs_schema_id
-from formats.sqltypes import parse_type
+from keyguard.formats.codec import CodecContext, create_codec, format_factory
+from keyguard.formats.errors import DecodeError, EncodeError, InvalidOptionError, SchemaError
+from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_schema_id, needs_schema_id
+from keyguard.formats.sqltypes import parse_type
 
 _SCOPES = itertools.count()
 ROW = parse_type("ROW<id BIGINT NOT NULL, name STRING>").not_null()

@@ -2,8 +2,8 @@
 
 import pytest
 
-from formats.errors import SchemaError
-from formats.protobuf_schema import parse_proto
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.protobuf_schema import parse_proto
 
 SCHEMA = """syntax = "proto3";
 package shop;

@@ -7,18 +7,18 @@ import pickle
 
 import pytest
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.framing import CONFLUENT_PROTOBUF, message_index_bytes, read_message_index
-from formats.protobuf_schema import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.framing import CONFLUENT_PROTOBUF, message_index_bytes, read_message_index
+from keyguard.formats.protobuf_schema import (
     find_message,
     message_row_type,
     parse_proto,
     to_proto,
 )
-from formats.registry.file import FileRegistry
-from formats.schema_identity import canonical_form, derived_schema_id
-from formats.schemafile import SchemaText, read_schema_file, read_schema_source
-from formats.sqltypes import parse_type
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schema_identity import canonical_form, derived_schema_id
+from keyguard.formats.schemafile import SchemaText, read_schema_file, read_schema_source
+from keyguard.formats.sqltypes import parse_type
 
 TABLE = parse_type(
     "ROW<id BIGINT NOT NULL, name STRING, tags ARRAY<STRING NOT NULL>, "

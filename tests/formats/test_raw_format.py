@@ -7,10 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formats.codec import Codec, CodecContext
-from formats.errors import DecodeError, EncodeError, InvalidOptionError, UnsupportedTypeError
-from formats.raw_format import FACTORY
-from formats.types import (
+from keyguard.formats.codec import Codec, CodecContext
+from keyguard.formats.errors import (
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    UnsupportedTypeError,
+)
+from keyguard.formats.raw_format import FACTORY
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     BytesType,

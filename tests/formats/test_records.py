@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from formats.records import HOT_INSTANCES, record
+from keyguard.formats.records import HOT_INSTANCES, record
 
 
 def _shapes(decorate: Any) -> dict[str, type]:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-import formats.registry.file as file_registry
-from formats.avro_schema import canonical_form as avro_parsing_canonical_form
-from formats.avro_schema import fingerprint as avro_fingerprint
-from formats.avro_schema import parse_avro
-from formats.errors import SchemaError
-from formats.registry import SchemaVersion
-from formats.registry.file import FileRegistry
-from formats.schema_identity import (
+import keyguard.formats.registry.file as file_registry
+from keyguard.formats.avro_schema import canonical_form as avro_parsing_canonical_form
+from keyguard.formats.avro_schema import fingerprint as avro_fingerprint
+from keyguard.formats.avro_schema import parse_avro
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schema_identity import (
     avro_canonical,
     canonical_form,
     derived_schema_id,
@@ -53,8 +53,8 @@ def test_canonical_form_drops_only_what_a_registry_drops() -> None:
 def test_canonical_form_of_other_types_and_references() -> None:
     assert canonical_form('{"b": 1, "a": {"y": 2, "x": 1}}', "json") == \
         '{"a":{"x":1,"y":2},"b":1}'
-    # Protobuf: the compiled descriptor (formats.protobuf_schema.canonical_proto), so layout
-    # and comments do not count.
+    # Protobuf: the compiled descriptor (keyguard.formats.protobuf_schema.canonical_proto), so
+    # layout and comments do not count.
     assert canonical_form("  syntax = \"proto3\";\n\n message M {}\n", "PROTOBUF") == \
         canonical_form('syntax = "proto3"; // M\nmessage M {}', "PROTOBUF")
     text = json.dumps({"type": "record", "name": "Order", "fields": [
@@ -129,5 +129,6 @@ def test_schema_identity_is_pure() -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     }
-    assert not {m for m in imported if m.startswith(("formats.registry.", "confluent_kafka",
-                                                     "requests", "httpx", "os", "pathlib"))}
+    assert not {m for m in imported
+                if m.startswith(("keyguard.formats.registry.", "confluent_kafka", "requests",
+                                 "httpx", "os", "pathlib"))}

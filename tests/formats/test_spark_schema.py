@@ -4,16 +4,16 @@ import pytest
 
 T = pytest.importorskip("pyspark.sql.types")
 
-from formats.errors import SchemaError, UnsupportedTypeError  # noqa: E402
-from formats.spark_schema import (  # noqa: E402
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError  # noqa: E402
+from keyguard.formats.spark_schema import (  # noqa: E402
     from_spark_ddl,
     from_spark_schema,
     from_spark_type,
     to_spark_schema,
     to_spark_type,
 )
-from formats.sqltypes import parse_columns, parse_type  # noqa: E402
-from formats.types import RowType  # noqa: E402
+from keyguard.formats.sqltypes import parse_columns, parse_type  # noqa: E402
+from keyguard.formats.types import RowType  # noqa: E402
 
 
 @pytest.mark.parametrize(

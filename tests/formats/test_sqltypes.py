@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from strategies import data_types, row_types
 
-from formats.errors import SchemaError, UnsupportedTypeError
-from formats.sqltypes import TypeSyntaxError, parse_columns, parse_type
-from formats.types import (
+from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.sqltypes import TypeSyntaxError, parse_columns, parse_type
+from keyguard.formats.types import (
     ArrayType,
     BigIntType,
     BooleanType,

@@ -2,10 +2,10 @@
 
 import pytest
 
-from formats.errors import InvalidOptionError, SchemaError
-from formats.options import Option, OptionSet, duration_option
-from formats.secrets import redact, redact_options, redact_url
-from formats.types import (
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.options import Option, OptionSet, duration_option
+from keyguard.formats.secrets import redact, redact_options, redact_url
+from keyguard.formats.types import (
     ArrayType,
     DecimalType,
     IntType,

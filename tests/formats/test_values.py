@@ -5,8 +5,8 @@ import decimal
 
 import pytest
 
-from formats.errors import EncodeError
-from formats.types import (
+from keyguard.formats.errors import EncodeError
+from keyguard.formats.types import (
     BytesType,
     DateType,
     DecimalType,
@@ -19,7 +19,7 @@ from formats.types import (
     TimestampType,
     row,
 )
-from formats.values import JsonNumber, coerce, coerce_row
+from keyguard.formats.values import JsonNumber, coerce, coerce_row
 
 T = row(("id", IntType()), ("amount", DecimalType(precision=10, scale=2)),
         ("ts", TimestampType(precision=3)), ("ltz", TimestampLtzType(precision=3)),

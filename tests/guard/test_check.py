@@ -1,4 +1,4 @@
-"""guard.check: registry versions and topic facts in, one Report out."""
+"""keyguard.guard.check: registry versions and topic facts in, one Report out."""
 
 import json
 import shutil
@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from formats.registry.file import FileRegistry
-from formats.schemafile import SchemaText
-from guard.check import TopicCheck, check
-from guard.report import Verdict
-from guard.rules_catalogue import catalogue
-from guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.check import TopicCheck, check
+from keyguard.guard.report import Verdict
+from keyguard.guard.rules_catalogue import catalogue
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_V1 = (REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc").read_text()
@@ -118,9 +118,9 @@ def test_rule_ids_are_unique_and_documented():
 
 
 def test_witnesses_are_real_keys_from_the_topic_when_sampled(registry):
-    from formats.codec import CodecContext, create_codec
-    from formats.partitioner import partition_for
-    from formats.registry.registration import bind_schema_id
+    from keyguard.formats.codec import CodecContext, create_codec
+    from keyguard.formats.partitioner import partition_for
+    from keyguard.formats.registry.registration import bind_schema_id
 
     key_type = SchemaText("AVRO", KEY_V1, "key").row_type()
     codec = create_codec("avro-confluent", key_type, {"schema": KEY_V1},
@@ -142,7 +142,7 @@ def test_witnesses_are_real_keys_from_the_topic_when_sampled(registry):
 def test_a_first_registration_is_visible_in_every_format_with_near_misses(fmt):
     from typer.testing import CliRunner
 
-    from guard.cli import app
+    from keyguard.guard.cli import app
 
     key = str(REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc")
     result = CliRunner().invoke(app, ["check", "--topic", "pageviews_per_regoin", "--registry",
@@ -166,7 +166,7 @@ def test_require_subject_makes_a_missing_key_or_value_subject_breaking(registry)
 
 
 def test_a_registry_that_is_not_there_is_never_a_first_registration(tmp_path):
-    from formats.errors import RegistryUnavailableError
+    from keyguard.formats.errors import RegistryUnavailableError
 
     with pytest.raises(RegistryUnavailableError, match="does not exist"):
         check(TopicCheck(TOPIC, candidate_key=SchemaText("AVRO", KEY_V1, "key")),

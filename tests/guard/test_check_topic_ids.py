@@ -19,11 +19,11 @@ import pytest
 from broker import new_topic
 from confluent_kafka import Producer
 
-from formats.registry.file import FileRegistry
-from formats.schemafile import SchemaText
-from guard.check import TopicCheck, check
-from guard.report import Report, Verdict
-from guard.topic import KafkaTopicInspector
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.check import TopicCheck, check
+from keyguard.guard.report import Report, Verdict
+from keyguard.guard.topic import KafkaTopicInspector
 
 REPO = Path(__file__).resolve().parents[2]
 SUBJECT_OF = "{}-key"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from guard.cli import app
+from keyguard.guard.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_V1 = REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc"
@@ -46,7 +46,7 @@ def test_encode_prints_flink_json_key_in_primary_key_order():
 
 
 def test_encode_shows_the_murmur2_partition():
-    from formats.partitioner import partition_for
+    from keyguard.formats.partitioner import partition_for
 
     r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1"}', "--partitions", "6", "--json")
     out = json.loads(r.output)
@@ -160,7 +160,7 @@ def test_cli_never_imports_pyspark(schemas):
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from guard.cli import app\n"
+        "from keyguard.guard.cli import app\n"
         "r = CliRunner().invoke(app, ['check', '--topic', 'pageviews_per_region', "
         f"'--key-schema', {str(KEY_V1)!r}])\n"
         "assert r.exit_code == 0, r.output\n"
@@ -177,8 +177,8 @@ def test_check_scans_a_live_topic_with_bootstrap(kafka_bootstrap, tmp_path):
     from broker import new_topic
     from confluent_kafka import Producer
 
-    from formats.json_schema import to_json_schema
-    from formats.sqltypes import parse_columns
+    from keyguard.formats.json_schema import to_json_schema
+    from keyguard.formats.sqltypes import parse_columns
 
     topic = new_topic(kafka_bootstrap, partitions=3, config={"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from guard.cli import app
+from keyguard.guard.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_V1 = REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc"

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from formats.framing import CONFLUENT
-from formats.registry.file import FileRegistry
-from guard.cli import app
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.guard.cli import app
 
 runner = CliRunner()
 COLUMNS = ["--columns", "region STRING, id BIGINT, amount DECIMAL(10, 2)",

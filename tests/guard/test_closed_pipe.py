@@ -21,7 +21,7 @@ def run_with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will ever read: the child's first write gets EPIPE
     try:
-        return subprocess.run([sys.executable, "-m", "guard.cli", *args], stdout=write_end,
+        return subprocess.run([sys.executable, "-m", "keyguard.guard.cli", *args], stdout=write_end,
                               stderr=subprocess.PIPE, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": str(REPO)})
     finally:

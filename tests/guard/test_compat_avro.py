@@ -1,4 +1,5 @@
-"""Avro reader/writer rules with their locations, and the level semantics (guard.compat.levels)."""
+"""Avro reader/writer rules with their locations, and the level semantics
+(keyguard.guard.compat.levels)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from formats.errors import InvalidOptionError, SchemaError
-from guard.compat import check_compatibility, check_reader_writer
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.guard.compat import check_compatibility, check_reader_writer
 
 
 def record(*fields: dict[str, Any], name: str = "R", **extra: Any) -> dict[str, Any]:

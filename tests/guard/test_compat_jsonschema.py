@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats.errors import SchemaError
-from guard.compat import check_compatibility, check_reader_writer
+from keyguard.formats.errors import SchemaError
+from keyguard.guard.compat import check_compatibility, check_reader_writer
 
 
 def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -370,9 +370,9 @@ def test_unevaluated_properties_named_in_the_finding() -> None:
 
 
 def test_value_finding_names_confluents_kind() -> None:
-    from formats.registry import SchemaVersion
-    from formats.schemafile import SchemaText
-    from guard.values import check_value
+    from keyguard.formats.registry import SchemaVersion
+    from keyguard.formats.schemafile import SchemaText
+    from keyguard.guard.values import check_value
 
     old = {"type": "object", "additionalProperties": STR}
     history = [SchemaVersion("t-value", 1, 7, json.dumps(old), "JSON")]

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from formats.errors import SchemaError
-from formats.registry import COMPATIBILITY_LEVELS
-from guard.compat import check_compatibility, check_reader_writer
-from guard.compat.protobuf import (
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.registry import COMPATIBILITY_LEVELS
+from keyguard.guard.compat import check_compatibility, check_reader_writer
+from keyguard.guard.compat.protobuf import (
     COMPATIBLE_CHANGES,
     DIFFERENCE_TYPES,
     differences,

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from formats.errors import SchemaError
-from guard.compat import check_compatibility
+from keyguard.formats.errors import SchemaError
+from keyguard.guard.compat import check_compatibility
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE_DIR = Path(

@@ -11,29 +11,29 @@ from dataclasses import replace
 
 import pytest
 
-import formats
-from formats import codec
-from formats.codec import format_factory, register_format
-from formats.errors import InvalidOptionError, SchemaError
-from formats.schema_types import schema_module, schema_type
-from formats.schemafile import SchemaText
-from formats.types import BigIntType, Field, RowType
-from guard.compat import check_reader_writer, checked_types
-from guard.compat.levels import PairChecker
-from guard.keys import KeySide, analyze_key_change
-from guard.keys.analyze import family_rules
-from guard.keys.side import Change, FamilyContext
-from guard.keys.text import text_family_changes
-from guard.rules import FORMAT_OPTION_CHANGED
+from keyguard import formats
+from keyguard.formats import codec
+from keyguard.formats.codec import format_factory, register_format
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.schema_types import schema_module, schema_type
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.types import BigIntType, Field, RowType
+from keyguard.guard.compat import check_reader_writer, checked_types
+from keyguard.guard.compat.levels import PairChecker
+from keyguard.guard.keys import KeySide, analyze_key_change
+from keyguard.guard.keys.analyze import family_rules
+from keyguard.guard.keys.side import Change, FamilyContext
+from keyguard.guard.keys.text import text_family_changes
+from keyguard.guard.rules import FORMAT_OPTION_CHANGED
 
 ROW = RowType(fields=(Field("id", BigIntType(nullable=False)),))
 
 
 def test_builtin_schema_types_come_from_their_modules():
-    assert schema_module("AVRO") == "formats.avro_schema"
-    assert schema_type("AVRO") is sys.modules["formats.avro_schema"].SCHEMA_TYPE
-    assert schema_type("JSON") is sys.modules["formats.json_schema"].SCHEMA_TYPE
-    assert schema_type("PROTOBUF") is sys.modules["formats.protobuf_schema"].SCHEMA_TYPE
+    assert schema_module("AVRO") == "keyguard.formats.avro_schema"
+    assert schema_type("AVRO") is sys.modules["keyguard.formats.avro_schema"].SCHEMA_TYPE
+    assert schema_type("JSON") is sys.modules["keyguard.formats.json_schema"].SCHEMA_TYPE
+    assert schema_type("PROTOBUF") is sys.modules["keyguard.formats.protobuf_schema"].SCHEMA_TYPE
     assert schema_type("XML") is None  # no module declares it: kept as text
     assert SchemaText("XML", "<k/>", "k.xml").text == "<k/>"
     assert schema_type("../etc") is None
@@ -43,9 +43,9 @@ def test_a_schema_type_module_found_by_convention_parses_and_types_schemas(
         monkeypatch, tmp_path):
     # A real module file, formats/kgtest_schema.py, imported by schema_type("KGTEST") itself.
     (tmp_path / "kgtest_schema.py").write_text(
-        "from formats.errors import SchemaError\n"
-        "from formats.schema_types import SchemaType, register_schema_type\n"
-        "from formats.types import BigIntType, Field, RowType\n"
+        "from keyguard.formats.errors import SchemaError\n"
+        "from keyguard.formats.schema_types import SchemaType, register_schema_type\n"
+        "from keyguard.formats.types import BigIntType, Field, RowType\n"
         "SEEN = []\n"
         "def parse(text, origin):\n"
         "    SEEN.append(origin)\n"
@@ -57,24 +57,24 @@ def test_a_schema_type_module_found_by_convention_parses_and_types_schemas(
         "                                for n in data['fields']))\n"
         "SCHEMA_TYPE = register_schema_type(SchemaType('KGTEST', parse, row_type))\n")
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(tmp_path)])
-    monkeypatch.setattr("formats.schema_types._TYPES", {})
-    monkeypatch.delitem(sys.modules, "formats.kgtest_schema", raising=False)
+    monkeypatch.setattr("keyguard.formats.schema_types._TYPES", {})
+    monkeypatch.delitem(sys.modules, "keyguard.formats.kgtest_schema", raising=False)
     try:
         text = SchemaText("KGTEST", "a,b", origin="k.kg")
-        assert sys.modules["formats.kgtest_schema"].SEEN == ["k.kg"]
+        assert sys.modules["keyguard.formats.kgtest_schema"].SEEN == ["k.kg"]
         assert text.parsed() == {"fields": ["a", "b"]}
         assert text.row_type().names == ["a", "b"]
         with pytest.raises(SchemaError, match=r"^bad.kg: not a kgtest schema"):
             SchemaText("KGTEST", "bad", origin="bad.kg")
     finally:
-        sys.modules.pop("formats.kgtest_schema", None)
+        sys.modules.pop("keyguard.formats.kgtest_schema", None)
 
 
 def test_builtin_key_families_come_from_their_modules():
     assert family_rules("json") is text_family_changes
     assert family_rules("csv") is text_family_changes
-    assert family_rules("avro") is sys.modules["guard.keys.avro"].family_changes
-    assert family_rules("raw") is sys.modules["guard.keys.raw"].family_changes
+    assert family_rules("avro") is sys.modules["keyguard.guard.keys.avro"].family_changes
+    assert family_rules("raw") is sys.modules["keyguard.guard.keys.raw"].family_changes
     assert family_rules("nosuchfamily") is None
     assert family_rules("Bad.Name") is None
 
@@ -86,9 +86,9 @@ def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
         calls.append((old.format, new.format, ctx.topic, ctx.by_example))
         yield Change(FORMAT_OPTION_CHANGED, "$", "the kgtest family judged this change")
 
-    module = types.ModuleType("guard.keys.kgtest")
+    module = types.ModuleType("keyguard.guard.keys.kgtest")
     module.family_changes = family_changes  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "guard.keys.kgtest", module)
+    monkeypatch.setitem(sys.modules, "keyguard.guard.keys.kgtest", module)
     codec.format_names()  # every built-in registered first: the copy below is thrown away
     monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
     register_format(replace(format_factory("json"), name="kgtest-json", key_family="kgtest"))
@@ -101,10 +101,10 @@ def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
 
 def test_a_compatibility_checker_module_found_by_convention_is_used(monkeypatch):
     assert checked_types() == ["AVRO", "JSON", "PROTOBUF"]
-    module = types.ModuleType("guard.compat.kgtest")
+    module = types.ModuleType("keyguard.guard.compat.kgtest")
     module.CHECKER = PairChecker(  # type: ignore[attr-defined]
         parse=lambda s: s, check=lambda reader, writer: ["differs"] if reader != writer else [])
-    monkeypatch.setitem(sys.modules, "guard.compat.kgtest", module)
+    monkeypatch.setitem(sys.modules, "keyguard.guard.compat.kgtest", module)
     assert check_reader_writer("KGTEST", "a", "a") == []
     assert check_reader_writer("kgtest", "a", "b") == ["differs"]
     with pytest.raises(InvalidOptionError, match="no compatibility checker for schema type "
@@ -125,7 +125,7 @@ def test_contributed_commands_come_from_the_entry_point_group(monkeypatch):
 
     from typer.testing import CliRunner
 
-    from guard.cli import COMMANDS_GROUP, app
+    from keyguard.guard.cli import COMMANDS_GROUP, app
 
     asked = []
 

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from formats.avro_schema import to_avro_json, to_avro_schema
-from formats.errors import UnsupportedTypeError
-from formats.json_schema import to_json_schema
-from formats.schemafile import read_schema_file
-from formats.sqltypes import parse_columns
-from guard.cli import app
-from guard.rules import RULES
+from keyguard.formats.avro_schema import to_avro_json, to_avro_schema
+from keyguard.formats.errors import UnsupportedTypeError
+from keyguard.formats.json_schema import to_json_schema
+from keyguard.formats.schemafile import read_schema_file
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.cli import app
+from keyguard.guard.rules import RULES
 
 CORPUS = {c["name"]: c for c in json.loads(
     (Path(__file__).parent / "key_evolutions.json").read_text())}

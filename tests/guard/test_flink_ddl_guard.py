@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from formats.flink_ddl import read_flink_ddl
-from guard.cli import app
-from guard.config import load_config
+from keyguard.formats.flink_ddl import read_flink_ddl
+from keyguard.guard.cli import app
+from keyguard.guard.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()

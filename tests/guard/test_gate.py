@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from formats.registry.file import FileRegistry
-from guard.gate import discover_topics, gate, registry_at_ref
-from guard.report import Verdict
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.guard.gate import discover_topics, gate, registry_at_ref
+from keyguard.guard.report import Verdict
 
 REPO = Path(__file__).resolve().parents[2]
 TOPIC = "pageviews_per_region"
@@ -74,8 +74,27 @@ def test_topics_are_discovered_from_key_subjects(repo):
 
 
 def test_outside_git_is_a_clear_error(tmp_path):
-    from formats.errors import InvalidOptionError
+    from keyguard.formats.errors import InvalidOptionError
 
     (tmp_path / "schemas").mkdir()
     with pytest.raises(InvalidOptionError, match="not inside a git repository"):
         registry_at_ref(tmp_path / "schemas", "main")
+
+
+def test_a_base_ref_missing_from_a_shallow_clone_says_how_to_fetch_it(repo, tmp_path):
+    _add_version(repo, f"{TOPIC}-value", lambda doc: doc.update(doc="v2"))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "second")
+    _git(repo, "branch", "feature")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "--depth=1", "--branch", "feature", f"file://{repo}",
+         str(clone))
+    from keyguard.formats.registry import RegistryError
+
+    with pytest.raises(RegistryError) as err:
+        registry_at_ref(clone / "schemas", "origin/main")
+    assert "shallow clone" in str(err.value)
+    assert "fetch-depth: 0" in err.value.hint and "git fetch" in err.value.hint
+    with pytest.raises(RegistryError) as whole:  # a whole clone: the ref is just missing
+        registry_at_ref(repo / "schemas", "no-such-branch")
+    assert "shallow" not in str(whole.value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from formats.errors import EXIT_CODES
-from guard.cli import EXIT_CODES_HELP, app
+from keyguard.formats.errors import EXIT_CODES
+from keyguard.guard.cli import EXIT_CODES_HELP, app
 
 
 @pytest.mark.parametrize("command", ["check", "diff", "encode", "decode", "rules", "formats",

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from formats.registry import SchemaVersion
-from formats.schemafile import SchemaText
-from guard.compat import check_compatibility
-from guard.diff import diff_keys
-from guard.values import check_value
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.compat import check_compatibility
+from keyguard.guard.diff import diff_keys
+from keyguard.guard.values import check_value
 
 NAMED: dict[str, tuple[dict[str, Any], Any]] = {
     "record": ({"type": "record", "name": "N", "fields": [{"name": "x", "type": "int"}]},
@@ -116,11 +116,11 @@ def test_the_writer_guard_path_judges_a_new_nested_row(tmp_path: Any, column: st
 
     A ROW column becomes an inline named record (`record_n`); the check used to crash on it.
     """
-    from formats.avro_schema import to_avro_json, to_avro_schema
-    from formats.registry.file import FileRegistry
-    from formats.sqltypes import parse_columns
-    from guard.check import TopicCheck, check
-    from guard.report import Verdict
+    from keyguard.formats.avro_schema import to_avro_json, to_avro_schema
+    from keyguard.formats.registry.file import FileRegistry
+    from keyguard.formats.sqltypes import parse_columns
+    from keyguard.guard.check import TopicCheck, check
+    from keyguard.guard.report import Verdict
 
     old = to_avro_json(to_avro_schema(parse_columns("id BIGINT NOT NULL, a STRING").not_null()))
     new = to_avro_json(to_avro_schema(

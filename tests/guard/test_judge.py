@@ -1,4 +1,5 @@
-"""guard.judge: the verdict from plain data (no registry object, no broker), and the facts step.
+"""keyguard.guard.judge: the verdict from plain data (no registry object, no broker), and the facts
+step.
 
 `judge(plan, registered, facts)` is pure: every test here builds its inputs as plain values.
 The last tests check that `check()` is exactly gather + judge, and that the pure core imports
@@ -17,16 +18,16 @@ from pathlib import Path
 
 import fastavro
 
-from formats.registry import CompatibilityAnswer, SchemaVersion
-from formats.registry.file import FileRegistry
-from formats.schemafile import SchemaText
-from guard.check import TopicCheck, check
-from guard.facts import Facts, Registered, SubjectFacts, gather
-from guard.judge import judge
-from guard.keys.known import WriterSchema
-from guard.plan import TopicPlan
-from guard.report import Verdict
-from guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.formats.registry import CompatibilityAnswer, SchemaVersion
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.check import TopicCheck, check
+from keyguard.guard.facts import Facts, Registered, SubjectFacts, gather
+from keyguard.guard.judge import judge
+from keyguard.guard.keys.known import WriterSchema
+from keyguard.guard.plan import TopicPlan
+from keyguard.guard.report import Verdict
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 REPO = Path(__file__).resolve().parents[2]
 TOPIC = "pv"

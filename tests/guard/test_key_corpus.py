@@ -14,15 +14,17 @@ from typing import Any
 
 import pytest
 
-from formats.sqltypes import parse_columns
-from guard.keys import KeySide, analyze_key_change
-from guard.report import Report, Severity
-from guard.rules import RULES
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.keys import KeySide, analyze_key_change
+from keyguard.guard.report import Report, Severity
+from keyguard.guard.rules import RULES
 
 CORPUS = json.loads((Path(__file__).parent / "key_evolutions.json").read_text())
-MODULES = {"json": "formats.json_format", "csv": "formats.csv_format", "raw": "formats.raw_format",
-           "avro": "formats.avro_format", "avro-confluent": "formats.avro_confluent_format",
-           "protobuf": "formats.protobuf_format", "protobuf-registry": "formats.protobuf_format"}
+MODULES = {"json": "keyguard.formats.json_format", "csv": "keyguard.formats.csv_format",
+           "raw": "keyguard.formats.raw_format", "avro": "keyguard.formats.avro_format",
+           "avro-confluent": "keyguard.formats.avro_confluent_format",
+           "protobuf": "keyguard.formats.protobuf_format",
+           "protobuf-registry": "keyguard.formats.protobuf_format"}
 
 
 def _available(fmt: str) -> bool:

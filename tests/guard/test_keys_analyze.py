@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from formats.errors import KeyguardError
-from formats.partitioner import partition_for
-from formats.sqltypes import parse_columns
-from guard.keys import KeySide, analyze_key_change, topic_findings
-from guard.report import Report, Severity, Verdict
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.keys import KeySide, analyze_key_change, topic_findings
+from keyguard.guard.report import Report, Severity, Verdict
 
 
 def ids(findings: list) -> list[str]:

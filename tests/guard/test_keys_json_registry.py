@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import SchemaError
-from formats.framing import CONFLUENT
-from formats.json_schema import to_json_schema
-from formats.partitioner import partition_for
-from formats.registry.file import FileRegistry
-from formats.schemafile import SchemaText
-from formats.sqltypes import parse_type
-from formats.types import RowType
-from guard.check import TopicCheck, check
-from guard.keys import KeySide, analyze_key_change
-from guard.keys.analyze import encoder
-from guard.report import Report, Verdict
-from guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.json_schema import to_json_schema
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.sqltypes import parse_type
+from keyguard.formats.types import RowType
+from keyguard.guard.check import TopicCheck, check
+from keyguard.guard.keys import KeySide, analyze_key_change
+from keyguard.guard.keys.analyze import encoder
+from keyguard.guard.report import Report, Verdict
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 TOPIC = "orders"
 

@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry._sync.protobuf import ProtobufSerializer
 
-from formats import codec
-from formats.codec import format_factory, register_format
-from formats.errors import InvalidOptionError, SchemaError
-from formats.framing import CONFLUENT
-from formats.protobuf_schema import parse_proto
-from formats.schemafile import SchemaText
-from formats.sqltypes import parse_columns
-from guard.keys import KeySide, analyze_key_change
-from guard.keys.protobuf import family_encoders
-from guard.keys.protobuf_wire import key_message, message_index_bytes
-from guard.report import Report, Severity
+from keyguard.formats import codec
+from keyguard.formats.codec import format_factory, register_format
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.protobuf_schema import parse_proto
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.keys import KeySide, analyze_key_change
+from keyguard.guard.keys.protobuf import family_encoders
+from keyguard.guard.keys.protobuf_wire import key_message, message_index_bytes
+from keyguard.guard.report import Report, Severity
 
 P3 = 'syntax = "proto3";\npackage shop;\n'
 P2 = 'syntax = "proto2";\npackage shop;\n'

@@ -20,15 +20,15 @@ import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from formats import codec
-from formats.codec import format_factory, register_format
-from formats.errors import InvalidOptionError
-from formats.framing import CONFLUENT
-from formats.sqltypes import parse_columns
-from guard.keys.protobuf import family_changes
-from guard.keys.protobuf_wire import fill, key_message, message_index_bytes
-from guard.keys.side import FamilyContext, KeySide
-from guard.report import Severity
+from keyguard.formats import codec
+from keyguard.formats.codec import format_factory, register_format
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.keys.protobuf import family_changes
+from keyguard.guard.keys.protobuf_wire import fill, key_message, message_index_bytes
+from keyguard.guard.keys.side import FamilyContext, KeySide
+from keyguard.guard.report import Severity
 
 EXAMPLES = int(os.environ.get("KEYGUARD_SOUNDNESS_EXAMPLES", "150"))
 DERANDOMIZE = not os.environ.get("KEYGUARD_SOUNDNESS_RANDOM")

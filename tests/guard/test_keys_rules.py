@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from formats.codec import format_names
-from guard.report import Category, Severity
-from guard.rules import RULES, all_rules, rule
+from keyguard.formats.codec import format_names
+from keyguard.guard.report import Category, Severity
+from keyguard.guard.rules import RULES, all_rules, rule
 
 #: Rules name formats by their own names (an alias never: it is the same format).
 FORMATS = set(format_names())

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, reject, settings
 from hypothesis import strategies as st
 
-from formats.errors import KeyguardError
-from formats.types import (
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.types import (
     BigIntType,
     BooleanType,
     BytesType,
@@ -42,11 +42,11 @@ from formats.types import (
     TimeType,
     TinyIntType,
 )
-from guard.keys import KeySide, analyze_key_change
-from guard.keys.analyze import encoder
-from guard.keys.avro import battery_hints
-from guard.keys.witness import CarryError, carry_row, place
-from guard.report import Report, Severity, Verdict
+from keyguard.guard.keys import KeySide, analyze_key_change
+from keyguard.guard.keys.analyze import encoder
+from keyguard.guard.keys.avro import battery_hints
+from keyguard.guard.keys.witness import CarryError, carry_row, place
+from keyguard.guard.report import Report, Severity, Verdict
 
 #: Examples per format. Deterministic by default so CI is stable; to hunt for gaps run e.g.
 #: KEYGUARD_SOUNDNESS_EXAMPLES=2000 KEYGUARD_SOUNDNESS_RANDOM=1 pytest this file
@@ -280,7 +280,7 @@ def check(old: KeySide, new: KeySide, samples: list[dict[str, Any]]) -> None:
 
 
 def _id(old: KeySide, new: KeySide, which: str) -> int | None:
-    from guard.keys.analyze import _side_id
+    from keyguard.guard.keys.analyze import _side_id
 
     return _side_id(old, new, which)
 

@@ -7,9 +7,17 @@ from decimal import Decimal
 
 import pytest
 
-from formats.sqltypes import parse_columns, parse_type
-from guard.keys.side import KeySide, pair_fields, partitioner_family, reordered
-from guard.keys.witness import CarryError, base_key, battery, candidates, carry, carry_row, place
+from keyguard.formats.sqltypes import parse_columns, parse_type
+from keyguard.guard.keys.side import KeySide, pair_fields, partitioner_family, reordered
+from keyguard.guard.keys.witness import (
+    CarryError,
+    base_key,
+    battery,
+    candidates,
+    carry,
+    carry_row,
+    place,
+)
 
 
 def test_battery_covers_the_edge_cases() -> None:
@@ -85,7 +93,7 @@ def test_partitioners() -> None:
 
 def test_battery_of_nested_rows_grows_linearly_with_depth(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each nested row's battery is computed once (it was twice per level: 2^depth calls)."""
-    import guard.keys.witness as witness
+    import keyguard.guard.keys.witness as witness
 
     calls = {"n": 0}
     original = witness.battery

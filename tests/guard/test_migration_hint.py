@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from formats.registry import SchemaVersion
-from formats.schemafile import SchemaText
-from guard.facts import Facts, Registered, SubjectFacts
-from guard.judge import judge, migration_hint
-from guard.plan import TopicPlan
-from guard.report import Report, Verdict
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.facts import Facts, Registered, SubjectFacts
+from keyguard.guard.judge import judge, migration_hint
+from keyguard.guard.plan import TopicPlan
+from keyguard.guard.report import Report, Verdict
 
 REGION: dict[str, object] = {"name": "user_region", "type": "string"}
 KEY_V1 = {"type": "record", "name": "record", "namespace": "acme", "fields": [REGION]}

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from guard.cli import app
+from keyguard.guard.cli import app
 
 runner = CliRunner()
 KEY = ('syntax = "proto3";\npackage shop;\n// the key\n'

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from formats.json_schema import to_json_schema
-from formats.partitioner import partition_for
-from formats.registry.file import FileRegistry
-from formats.schemafile import SchemaText
-from formats.sqltypes import parse_columns
-from guard.check import TopicCheck, check
-from guard.report import Verdict
-from guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.formats.json_schema import to_json_schema
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.check import TopicCheck, check
+from keyguard.guard.report import Verdict
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 TOPIC = "users"
 
@@ -90,7 +90,7 @@ def test_live_topic_written_by_librdkafkas_default_partitioner(kafka_bootstrap, 
     from broker import new_topic
     from confluent_kafka import Producer
 
-    from guard.topic import KafkaTopicInspector
+    from keyguard.guard.topic import KafkaTopicInspector
 
     topic = new_topic(kafka_bootstrap, partitions=6, config={"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": kafka_bootstrap})  # default: consistent_random

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from formats.errors import InvalidOptionError
-from guard.render import FORMATS, render
-from guard.render.common import first_difference
-from guard.render.github import escape_data, escape_property
-from guard.report import Category, Finding, Report, Rule, Severity, Witness
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.render import FORMATS, render
+from keyguard.guard.render.common import first_difference
+from keyguard.guard.render.github import escape_data, escape_property
+from keyguard.guard.report import Category, Finding, Report, Rule, Severity, Witness
 
 SCHEMA_ID = Rule(
     "KG101", "key-schema-id-changed", Category.KEY_BYTES, Severity.BREAKING,

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import formats.errors as errors
-from guard.render import MACHINE_FORMATS, render_error
+import keyguard.formats.errors as errors
+from keyguard.guard.render import MACHINE_FORMATS, render_error
 
 
 def _kinds() -> list[tuple[str, int]]:

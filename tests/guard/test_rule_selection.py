@@ -7,18 +7,18 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import guard.rules as rules_module
-from formats.errors import InvalidOptionError
-from guard.render import render
-from guard.report import Finding, Report, Verdict
-from guard.rules import (
+import keyguard.guard.rules as rules_module
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.render import render
+from keyguard.guard.report import Finding, Report, Verdict
+from keyguard.guard.rules import (
     KEY_FIELD_ADDED,
     KEY_FIRST_VERSION,
     PARTITION_COUNT_CHANGED,
     TOPIC_NOT_COMPACTED,
     VALUE_INCOMPATIBLE,
 )
-from guard.selection import RuleSelection, selector, split_names
+from keyguard.guard.selection import RuleSelection, selector, split_names
 
 REPORT = Report.of([
     Finding(KEY_FIELD_ADDED, "region", "field 'region' added", topic="orders"),

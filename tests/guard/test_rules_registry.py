@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import guard.rules as rules_module
-from guard.cli import app
-from guard.report import Rule
-from guard.rules import ALL_RULES, KEY_RULES, RULES, rule
-from guard.rules_catalogue import catalogue
-from guard.selection import selector
+import keyguard.guard.rules as rules_module
+from keyguard.guard.cli import app
+from keyguard.guard.report import Rule
+from keyguard.guard.rules import ALL_RULES, KEY_RULES, RULES, rule
+from keyguard.guard.rules_catalogue import catalogue
+from keyguard.guard.selection import selector
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("formats", "guard", "sparkio")
@@ -30,7 +30,7 @@ def _modules() -> list[tuple[str, ast.Module]]:
     out = []
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")):
-            name = ".".join(path.relative_to(REPO).with_suffix("").parts)
+            name = ".".join(("keyguard", *path.relative_to(REPO).with_suffix("").parts))
             out.append((name.removesuffix(".__init__"), ast.parse(path.read_text())))
     return out
 
@@ -55,13 +55,13 @@ def _emissions() -> dict[str, set[str]]:
             walk(child, module, here, inside)
 
     for module, tree in _modules():
-        if module != "guard.rules":
+        if module != "keyguard.guard.rules":
             walk(tree, module, None)
     return found
 
 
 def _resolve(dotted: str) -> object:
-    """`guard.keys.avro.AvroWalk._record` -> the function (module, then attributes)."""
+    """`keyguard.guard.keys.avro.AvroWalk._record` -> the function (module, then attributes)."""
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
         try:
@@ -95,13 +95,13 @@ def test_each_rule_names_the_checks_that_emit_it_and_only_those() -> None:
 def test_no_rule_id_is_a_string_literal_outside_its_declaration() -> None:
     literals = []
     for module, tree in _modules():
-        if module == "guard.rules":
+        if module == "keyguard.guard.rules":
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and re.fullmatch(r"KG\d{3}", node.value.strip()):
                 literals.append(f"{module}:{node.lineno} {node.value!r}")
-    assert literals == [], "use the rule's constant from guard.rules"
+    assert literals == [], "use the rule's constant from keyguard.guard.rules"
 
 
 @pytest.fixture
@@ -134,10 +134,11 @@ def test_aliases_never_shadow_a_live_id() -> None:
 def test_keyguard_rules_shows_category_and_checks() -> None:
     r = CliRunner().invoke(app, ["rules"])
     assert "KG701  topic-not-compacted  [warning, topic]" in r.output
-    assert "checked by: guard.keys.placement.topic_findings" in r.output
+    assert "checked by: keyguard.guard.keys.placement.topic_findings" in r.output
     one = CliRunner().invoke(app, ["rules", "topic-not-compacted", "-f", "json"])
     (doc,) = __import__("json").loads(one.output)
-    assert doc["category"] == "topic" and doc["checks"] == ["guard.keys.placement.topic_findings"]
+    assert doc["category"] == "topic"
+    assert doc["checks"] == ["keyguard.guard.keys.placement.topic_findings"]
     placement = CliRunner().invoke(app, ["rules", "key-placement"]).output
     ids = re.findall(r"^(KG\d{3}) ", placement, re.MULTILINE)
     assert ids == ["KG014", "KG601", "KG602", "KG603"]

@@ -34,10 +34,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from formats.errors import EXIT_INTERNAL, KeyguardError
-from formats.secrets import forget_secrets, redact
-from guard.cli import app
-from guard.cli.common import handles_errors
+from keyguard.formats.errors import EXIT_INTERNAL, KeyguardError
+from keyguard.formats.secrets import forget_secrets, redact
+from keyguard.guard.cli import app
+from keyguard.guard.cli.common import handles_errors
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -228,7 +228,7 @@ def _check_document(fmt: str, text: str, code: int) -> None:
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c.id for c in CLI_CASES])
 def test_cli_in_process(case: Case, echo_registry: Any, closed_port: int, tmp_path: Path,
                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.cli.common import DEBUG
+    from keyguard.guard.cli.common import DEBUG
 
     monkeypatch.setitem(DEBUG, "on", case.debug)
     schema = tmp_path / "k.avsc"
@@ -263,7 +263,7 @@ def test_cli_subprocess(case: Case, echo_registry: Any, closed_port: int,
                          tmp_path / "report.out", schema)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("KEYGUARD_")}
     environ.update(env, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "guard.cli", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "keyguard.guard.cli", *args], capture_output=True,
                           text=True, env=environ, cwd=tmp_path, timeout=120)
     assert proc.returncode in case.codes, proc.stderr
     assert_clean(proc.stdout, proc.stderr)
@@ -284,7 +284,7 @@ KAFKA_CASES = [
                          ids=[c[0] for c in KAFKA_CASES])
 def test_kafka_credentials(extra: list[str], env: dict[str, str], closed_port: int,
                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.cli.common import DEBUG
+    from keyguard.guard.cli.common import DEBUG
 
     monkeypatch.setitem(DEBUG, "on", True)  # tracebacks too, if it crashes
     out_file = tmp_path / "report.json"
@@ -332,7 +332,7 @@ LIBRARY_CASES = [
 @pytest.mark.parametrize("status", [422, 403])
 @pytest.mark.parametrize("make", [c[1] for c in LIBRARY_CASES], ids=[c[0] for c in LIBRARY_CASES])
 def test_library_exceptions(make: Any, status: int, echo_registry: Any) -> None:
-    from formats.registry.connect import open_registry
+    from keyguard.formats.registry.connect import open_registry
 
     echo_registry.state.echo_status = status
     url, config, environ = make(str(echo_registry.url))
@@ -347,7 +347,7 @@ def test_library_exceptions(make: Any, status: int, echo_registry: Any) -> None:
 def test_error_message_in_a_fresh_process_is_redacted_by_shape() -> None:
     """A Spark executor registered nothing: a header echoed into a message is still removed."""
     header = f"Basic {base64.b64encode(USER_INFO.encode()).decode()}"
-    code = ("import sys; from formats.errors import RegistryError; "
+    code = ("import sys; from keyguard.formats.errors import RegistryError; "
             "e = RegistryError(sys.argv[1], hint=sys.argv[2]); print(str(e)); print(repr(e))")
     proc = subprocess.run(
         [sys.executable, "-c", code, f"proxy said Authorization: {header}",
@@ -381,7 +381,7 @@ def _crashing_app() -> typer.Typer:
 @pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
 def test_crash_lines_tracebacks_and_documents(fmt: str, debug: bool, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from guard.cli.common import DEBUG
+    from keyguard.guard.cli.common import DEBUG
 
     monkeypatch.setitem(DEBUG, "on", debug)
     url = f"http://{quote(USER)}:{quote(PASSWORD, safe='')}@registry:8081"
@@ -400,8 +400,8 @@ def test_crash_lines_tracebacks_and_documents(fmt: str, debug: bool, tmp_path: P
 
 @pytest.mark.parametrize("logger", ["keyguard.kafka", "keyguard.sparkio", "keyguard"])
 def test_log_records(logger: str, caplog: pytest.LogCaptureFixture) -> None:
-    import guard.topic  # noqa: F401  (creates keyguard.kafka)
-    from formats.secrets import register_secret
+    import keyguard.guard.topic  # noqa: F401  (creates keyguard.kafka)
+    from keyguard.formats.secrets import register_secret
 
     register_secret(USER_INFO)
     register_secret(SASL_PASSWORD)
@@ -418,7 +418,7 @@ def test_log_records(logger: str, caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_redact_removes_every_spelling_of_registered_secrets() -> None:
-    from formats.secrets import register_secret
+    from keyguard.formats.secrets import register_secret
 
     for s in (USER_INFO, TOKEN, SASL_PASSWORD):
         register_secret(s)

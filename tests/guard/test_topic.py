@@ -1,4 +1,5 @@
-"""guard.topic against a real broker (tansu or noida, started by the suite), plus its pure half."""
+"""keyguard.guard.topic against a real broker (tansu or noida, started by the suite), plus its pure
+half."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from broker import KINDS, BrokerMissing, BrokerPool, new_topic
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from formats.errors import EXIT_UNREACHABLE, BrokerUnavailableError
-from guard.topic import (
+from keyguard.formats.errors import EXIT_UNREACHABLE, BrokerUnavailableError
+from keyguard.guard.topic import (
     KafkaTopicInspector,
     KeyTally,
     StaticTopicInspector,
@@ -219,7 +220,7 @@ def test_failed_authentication_is_broker_unavailable_without_secrets(kafka_boots
 
 
 def test_tally_keeps_a_bounded_sample_of_distinct_keys_with_partitions():
-    from guard.topic import KeyTally
+    from keyguard.guard.topic import KeyTally
 
     tally = KeyTally(sample_limit=2)
     for key, part in ((b"a", 0), (b"a", 1), (None, 2), (b"b", 1), (b"c", 2)):

@@ -1,15 +1,16 @@
-"""guard.plan.TopicPlan: one plan of a topic from each source, and the key sides it derives."""
+"""keyguard.guard.plan.TopicPlan: one plan of a topic from each source, and the key sides it
+derives."""
 
 from __future__ import annotations
 
 import json
 
-from formats.plan import resolve_plan
-from formats.registry.mock import MockRegistry
-from formats.schemafile import SchemaText
-from formats.sqltypes import parse_columns
-from guard.config import TopicEntry
-from guard.plan import TopicPlan
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.config import TopicEntry
+from keyguard.guard.plan import TopicPlan
 
 KEY = json.dumps({"type": "record", "name": "k", "namespace": "acme",
                   "fields": [{"name": "id", "type": "long"}]})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
 
-from guard.topic import KafkaTopicInspector, PartitionRead, split_evenly
+from keyguard.guard.topic import KafkaTopicInspector, PartitionRead, split_evenly
 
 
 def ckey(schema_id: int, n: int) -> bytes:

@@ -2,9 +2,9 @@
 
 import json
 
-from formats.registry import CompatibilityAnswer, SchemaVersion
-from formats.schemafile import SchemaText
-from guard.values import check_value
+from keyguard.formats.registry import CompatibilityAnswer, SchemaVersion
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.values import check_value
 
 V1 = {"type": "record", "name": "v", "fields": [{"name": "pv", "type": "long"}]}
 ADDED = {**V1, "fields": [*V1["fields"], {"name": "uv", "type": ["null", "long"],

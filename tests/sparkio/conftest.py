@@ -34,8 +34,7 @@ def spark() -> Iterator[SparkSession]:
     pytest.importorskip("pyspark")
     from pyspark.sql import SparkSession
 
-    import sparkio
-
+    from keyguard import sparkio
     # Workers must run this interpreter (and find this checkout's packages).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

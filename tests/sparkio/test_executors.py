@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from formats.errors import KeyguardError
-from sparkio.executors import (
+from keyguard.formats.errors import KeyguardError
+from keyguard.sparkio.executors import (
     WorkerSetupError,
     _by_value,
     _probe_task,
@@ -24,10 +24,10 @@ TASK_FAILURE = ("Job aborted due to stage failure: Task 0 in stage 3.0 failed 4 
 
 
 @pytest.mark.parametrize(("missing", "says"), [
-    ("sparkio", "keyguard is not installed in the Python workers of the executors"),
-    ("formats", "keyguard is not installed in the Python workers of the executors"),
-    ("guard", "keyguard is not installed in the Python workers of the executors"),
-    ("sparkio.writer", "keyguard is not installed in the Python workers of the executors"),
+    ("keyguard", "keyguard is not installed in the Python workers of the executors"),
+    ("keyguard.formats", "keyguard is not installed in the Python workers of the executors"),
+    ("keyguard.guard", "keyguard is not installed in the Python workers of the executors"),
+    ("keyguard.sparkio.writer", "keyguard is not installed in the Python workers of the executors"),
     ("numpy", "keyguard's dependency 'numpy' is missing in the Python workers"),
     ("jsonschema", "keyguard's dependency 'jsonschema' is missing"),
     ("confluent_kafka", "keyguard's dependency 'confluent_kafka' is missing"),
@@ -38,7 +38,7 @@ def test_a_failed_import_in_a_task_is_named(missing: str, says: str) -> None:
     assert isinstance(err, WorkerSetupError) and err.kind == "spark-workers"
     assert err.exit_code == 2 and says in str(err)
     assert "README.md, 'Running on a cluster'" in str(err) and "Traceback" not in str(err)
-    if missing.split(".")[0] in ("sparkio", "formats", "guard"):
+    if missing.split(".")[0] == "keyguard":
         assert "spark.submit.pyFiles" in str(err) and "spark.archives" in str(err)
 
 
@@ -53,10 +53,11 @@ def test_other_task_failures_are_left_alone(text: str) -> None:
 
 def test_another_keyguard_on_the_executors_is_named() -> None:
     text = ("_pickle.UnpicklingError ... AttributeError: Can't get attribute "
-            "'WriteJob.produce_task' on <module 'sparkio.writer' from '/old/sparkio/writer.py'>")
+            "'WriteJob.produce_task' on <module 'keyguard.sparkio.writer' from "
+            "'/old/sparkio/writer.py'>")
     err = missing_on_workers(Exception(text))
     assert err is not None and "another keyguard than this driver" in str(err)
-    assert "sparkio.writer has no WriteJob.produce_task" in str(err)
+    assert "keyguard.sparkio.writer has no WriteJob.produce_task" in str(err)
 
 
 def test_a_missing_dependency_in_sparks_planner_python() -> None:
@@ -72,9 +73,9 @@ def test_a_missing_dependency_in_sparks_planner_python() -> None:
 def test_the_data_source_says_when_its_python_lacks_the_writer(
         monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("pyspark")
-    from sparkio.source import _create_writer
+    from keyguard.sparkio.source import _create_writer
 
-    monkeypatch.setitem(sys.modules, "sparkio.writer", None)  # import fails: ImportError
+    monkeypatch.setitem(sys.modules, "keyguard.sparkio.writer", None)  # import fails: ImportError
     with pytest.raises(WorkerSetupError, match="keyguard is not installed in the Python that "
                                                "Spark runs for the upsert-kafka data source"):
         _create_writer()
@@ -90,10 +91,10 @@ def test_the_probe_loads_and_reports_where_keyguard_is_missing(
     batch = pa.record_batch([pa.array([1])], names=["id"])
     (here,) = list(pickle.loads(payload)(iter([batch])))
     assert here.to_pylist()[0]["missing"] == ""  # this interpreter has keyguard
-    for name in [m for m in sys.modules if m.split(".")[0] in ("sparkio", "formats", "guard")]:
+    for name in [m for m in sys.modules if m.split(".")[0] == "keyguard"]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "sparkio", None)  # as on a node without keyguard
+    monkeypatch.setitem(sys.modules, "keyguard", None)  # as on a node without keyguard
     (there,) = list(pickle.loads(payload)(iter([batch])))
     row = there.to_pylist()[0]
-    assert row["missing"].split(".")[0] == "sparkio" and "ModuleNotFoundError" in row["detail"]
+    assert row["missing"].split(".")[0] == "keyguard" and "ModuleNotFoundError" in row["detail"]
     assert row["python"] == sys.executable

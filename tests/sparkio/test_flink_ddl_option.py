@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from broker import new_topic
 
-from formats.errors import InvalidOptionError
-from sparkio.options import FLINK_DDL, resolve_connector, with_flink_ddl
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.sparkio.options import FLINK_DDL, resolve_connector, with_flink_ddl
 
 DDL = """
 CREATE TABLE orders (

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from formats.errors import InvalidOptionError
-from formats.plan import resolve_plan
-from formats.registry.mock import MockRegistry
-from formats.sqltypes import parse_columns
-from guard.report import Verdict
-from guard.topic import StaticTopicInspector, TopicFacts
-from sparkio.guarding import GuardBlockedError, run_guard, topic_check
-from sparkio.options import CONNECTOR_OPTIONS, resolve_connector
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.report import Verdict
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.sparkio.guarding import GuardBlockedError, run_guard, topic_check
+from keyguard.sparkio.options import CONNECTOR_OPTIONS, resolve_connector
 
 BASE = {"topic": "t", "key.format": "json", "value.format": "json",
         "properties.bootstrap.servers": "localhost:9092"}

@@ -9,8 +9,8 @@ from typing import Any
 
 from broker import new_topic
 
-from formats.framing import CONFLUENT
-from formats.registry.file import FileRegistry
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.registry.file import FileRegistry
 
 DDL = "region string, id int, name string, amount decimal(10,2), ts timestamp_ntz"
 ROWS = [
@@ -22,8 +22,7 @@ ROWS = [
 
 def test_write_and_read_back_json_registry(spark: Any, kafka_bootstrap: str, reader: Any,
                                            tmp_path: Path) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
     url = f"file://{tmp_path / 'schemas'}"
     opts = {"topic": topic, "properties.bootstrap.servers": kafka_bootstrap,

@@ -13,11 +13,17 @@ import pytest
 from broker import new_topic
 from confluent_kafka import Producer
 
-from formats.partitioner import partition_for
-from formats.registry.registration import bind_plan_schema_ids, open_plan
-from formats.sqltypes import parse_columns
-from guard.offsets import KafkaRanges
-from sparkio.migrate_topic import Migration, exit_code, migrate_topic, read_folds, render_text
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import KafkaRanges
+from keyguard.sparkio.migrate_topic import (
+    Migration,
+    exit_code,
+    migrate_topic,
+    read_folds,
+    render_text,
+)
 
 COLS = "id BIGINT, region STRING, name STRING"
 TABLE = parse_columns(COLS)
@@ -190,7 +196,7 @@ def cli(*args: str) -> Any:
     import typer
     from typer.testing import CliRunner
 
-    from sparkio.cli import migrate
+    from keyguard.sparkio.cli import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)
@@ -283,7 +289,7 @@ def test_the_command_reports_bad_input_with_exit_2(kafka_bootstrap: str, tmp_pat
 
 def test_verification_failure_exits_1(kafka_bootstrap: str, tmp_path: Path) -> None:
     """A verifier that still sees a phantom (a producer wrote an old key meanwhile)."""
-    from sparkio.migrate_plan import Verification
+    from keyguard.sparkio.migrate_plan import Verification
 
     topic, _ = phantom_topic(kafka_bootstrap)
     report = migrate_topic(migration(kafka_bootstrap, topic, tmp_path),
@@ -296,7 +302,7 @@ def test_verification_failure_exits_1(kafka_bootstrap: str, tmp_path: Path) -> N
 def test_avro_confluent_keys_under_two_schema_ids(kafka_bootstrap: str, tmp_path: Path) -> None:
     """The issue's case: key v1 registered and written, then key v2 (a new key field, a new
     schema id) written over the same rows: phantoms, repaired; the keys carry v2's id only."""
-    from formats.registry.mock import MockRegistry
+    from keyguard.formats.registry.mock import MockRegistry
 
     scope = f"migrate-{uuid.uuid4().hex[:8]}"
     url = {"key.avro-confluent.url": f"mock://{scope}"}
@@ -342,7 +348,7 @@ def test_records_arriving_while_reading_are_read_before_writing(kafka_bootstrap:
 
 
 def test_a_topic_written_all_along_is_left_alone(kafka_bootstrap: str, tmp_path: Path) -> None:
-    from sparkio.migrate_topic import TopicBusyError
+    from keyguard.sparkio.migrate_topic import TopicBusyError
 
     topic, _ = phantom_topic(kafka_bootstrap)
     kafka = KafkaRanges(kafka_bootstrap)
@@ -388,7 +394,7 @@ from pathlib import Path
 from confluent_kafka import Producer
 sys.path[:0] = [{root!r}, {tests!r}, {here!r}]
 from test_migrate import migration
-from sparkio.migrate_topic import migrate_topic
+from keyguard.sparkio.migrate_topic import migrate_topic
 
 left = {after}
 

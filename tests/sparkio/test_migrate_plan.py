@@ -1,4 +1,4 @@
-"""sparkio.migrate_plan: the migration's pure half, from folded records (no broker)."""
+"""keyguard.sparkio.migrate_plan: the migration's pure half, from folded records (no broker)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from formats.errors import DecodeError
-from formats.partitioner import partition_for
-from formats.plan import UpsertPlan, resolve_plan
-from formats.sqltypes import parse_columns
-from guard.offsets import Record
-from sparkio.migrate_plan import (
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import UpsertPlan, resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import Record
+from keyguard.sparkio.migrate_plan import (
     NEW,
     Declarations,
     Entry,
@@ -126,7 +126,7 @@ def test_a_cut_over_leaves_the_source_and_clears_strays_in_the_target() -> None:
 
 
 def test_flags_become_one_option_set_per_encoding() -> None:
-    from sparkio.cli import migration_options
+    from keyguard.sparkio.cli import migration_options
 
     olds, new = migration_options(
         old_key_formats=["json", "avro-confluent"],
@@ -147,11 +147,11 @@ def test_the_command_help_lists_its_flags() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from guard.cli import EXIT_CODES_HELP
-    from sparkio.cli import migrate
+    from keyguard.guard.cli import EXIT_CODES_HELP
+    from keyguard.sparkio.cli import migrate
 
     app = typer.Typer()
-    app.command("migrate", epilog=EXIT_CODES_HELP)(migrate)  # as guard.cli loads entry points
+    app.command("migrate", epilog=EXIT_CODES_HELP)(migrate)  # as keyguard.guard.cli loads entry points
     app.command("other")(lambda: None)
     result = CliRunner().invoke(app, ["migrate", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -166,7 +166,7 @@ def test_bad_flags_exit_2_before_any_broker() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from sparkio.cli import migrate
+    from keyguard.sparkio.cli import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)
@@ -186,7 +186,7 @@ def test_an_unreachable_broker_exits_3() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from sparkio.cli import migrate
+    from keyguard.sparkio.cli import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)

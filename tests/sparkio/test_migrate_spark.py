@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from test_migrate import COLS, V1, V2, consumer_table, migration, phantom_topic, rows
 
-import sparkio
-from sparkio.migrate_topic import migrate_topic
+from keyguard import sparkio
+from keyguard.sparkio.migrate_topic import migrate_topic
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""guard.offsets: end offsets from fetch answers (right on tansu too), bounded range reads."""
+"""keyguard.guard.offsets: end offsets from fetch answers (right on tansu too), bounded range
+reads."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 from broker import BrokerMissing, BrokerPool, new_topic
 from confluent_kafka import Producer
 
-from formats.errors import BrokerUnavailableError, InvalidOptionError
-from formats.partitioner import partition_for
-from guard.offsets import KafkaRanges, OffsetRange
+from keyguard.formats.errors import BrokerUnavailableError, InvalidOptionError
+from keyguard.formats.partitioner import partition_for
+from keyguard.guard.offsets import KafkaRanges, OffsetRange
 
 
 @pytest.fixture(params=["tansu", "noida"])

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from formats.errors import InvalidOptionError
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
-from sparkio.options import CONNECTOR_OPTIONS, markdown_table, resolve_connector
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.sparkio.options import CONNECTOR_OPTIONS, markdown_table, resolve_connector
 
 BASE = {"topic": "t", "primary-key": "id", "key.format": "json", "value.format": "json",
         "properties.bootstrap.servers": "localhost:9092"}
@@ -98,8 +98,7 @@ def test_readme_table_lists_every_option() -> None:
 
 def test_options_are_validated_before_spark_runs(spark: Any) -> None:
     """The data source rejects a typo when the write is planned: no task runs."""
-    import sparkio
-
+    from keyguard import sparkio
     df = spark.createDataFrame([(1, "a")], "id int, v string")
     with pytest.raises(Exception, match=r"sink\.paralelism"):
         df.write.format("upsert-kafka").options(**BASE, **{"sink.paralelism": "2"}) \

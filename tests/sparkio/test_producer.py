@@ -9,12 +9,12 @@ import pyarrow as pa
 import pytest
 from broker import free_port, new_topic
 
-from formats.errors import EncodeError, NullKeyError
-from formats.partitioner import partition_for
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
-from sparkio.options import CONNECTOR_OPTIONS
-from sparkio.producer import (
+from keyguard.formats.errors import EncodeError, NullKeyError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.sparkio.options import CONNECTOR_OPTIONS
+from keyguard.sparkio.producer import (
     POLL_EVERY,
     ChangeBuffer,
     ChangeEncoder,
@@ -348,7 +348,7 @@ def test_real_broker_keeps_per_key_order_on_the_murmur2_partition(
 
 
 def test_a_dead_broker_fails_within_the_declared_delivery_timeout() -> None:
-    from sparkio.options import resolve_connector
+    from keyguard.sparkio.options import resolve_connector
 
     conn = resolve_connector({"topic": "t", "primary-key": "id", "key.format": "json",
                               "value.format": "json",
@@ -371,7 +371,7 @@ def test_a_dead_broker_fails_within_the_declared_delivery_timeout() -> None:
 
 
 def test_the_whole_partition_is_checked_before_the_first_batch_is_handed_on() -> None:
-    from sparkio.producer import ChangelogKindError, checked_first
+    from keyguard.sparkio.producer import ChangelogKindError, checked_first
 
     pl = plan()
     good = [pa.record_batch({"region": ["eu"] * 50, "id": pa.array(range(50), pa.int32()),

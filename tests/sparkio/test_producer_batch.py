@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import KafkaError
 
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
-from sparkio.options import CONNECTOR_OPTIONS
-from sparkio.producer import (
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.sparkio.options import CONNECTOR_OPTIONS
+from keyguard.sparkio.producer import (
     POLL_EVERY,
     ChangeEncoder,
     TaskDeliveryError,

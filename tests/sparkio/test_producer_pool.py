@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from broker import new_topic
 
-from sparkio.producer import (
+from keyguard.sparkio.producer import (
     ProducerPool,
     TaskDeliveryError,
     UpsertProducer,

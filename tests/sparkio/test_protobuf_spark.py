@@ -23,8 +23,7 @@ COLUMNS = "region string, id int, name string, score double, day date"
 
 @pytest.mark.parametrize("fmt", ["protobuf-registry", "protobuf"])
 def test_write_and_read_back(spark: Any, kafka_bootstrap: str, tmp_path: Path, fmt: str) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
     opts = {"topic": topic, "properties.bootstrap.servers": kafka_bootstrap,
             "primary-key": "region,id", "key.format": fmt, "value.format": fmt,

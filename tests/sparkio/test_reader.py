@@ -1,4 +1,4 @@
-"""sparkio.reader: upsert topics read back as a table and as Flink's normalized changelog.
+"""keyguard.sparkio.reader: upsert topics read back as a table and as Flink's normalized changelog.
 
 Records are produced here with the project's codecs and a murmur2 producer (what the writer
 does), then read with `spark.read.format("upsert-kafka")`.
@@ -18,12 +18,12 @@ import pytest
 from broker import BrokerMissing, BrokerPool, new_topic
 from confluent_kafka import Producer
 
-from formats.errors import DecodeError, InvalidOptionError, SchemaError
-from formats.plan import resolve_plan
-from formats.registry.registration import bind_plan_schema_ids
-from formats.sqltypes import parse_columns
-from guard.offsets import KafkaRanges, Record
-from sparkio.reader import (
+from keyguard.formats.errors import DecodeError, InvalidOptionError, SchemaError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry.registration import bind_plan_schema_ids
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import KafkaRanges, Record
+from keyguard.sparkio.reader import (
     UpsertKafkaReader,
     changelog,
     check_partitioning,
@@ -49,7 +49,7 @@ COLS = "region STRING, id BIGINT, name STRING"
 def _plan(options: Mapping[str, str] = JSON_OPTS, cols: str = COLS, *, spark: bool = False,
           ) -> Any:
     """The writer's plan; `spark`: `cols` is Spark DDL, typed as the reader will type it."""
-    from formats.spark_schema import from_spark_ddl
+    from keyguard.formats.spark_schema import from_spark_ddl
 
     table_type = from_spark_ddl(cols) if spark else parse_columns(cols)
     return resolve_plan(table_type, options, extra=connector_options())
@@ -118,7 +118,7 @@ def test_records_without_a_key_are_dropped_as_flink_does() -> None:
 
 def test_a_key_off_its_murmur2_partition_is_reported() -> None:
     (rec,) = _records([(_row("eu", 1, "a"), False)])
-    from formats.partitioner import partition_for
+    from keyguard.formats.partitioner import partition_for
 
     wrong = (partition_for(rec.key or b"", 4) + 1) % 4
     check_partitioning([Record(wrong, 7, 0, rec.key, rec.value)][:0], 4, "t")  # empty is fine

@@ -11,11 +11,11 @@ import pytest
 from broker import new_topic
 from confluent_kafka import Producer
 
-from formats.errors import DecodeError
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
-from guard.offsets import Record
-from sparkio.reader import connector_options, decode_events
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import Record
+from keyguard.sparkio.reader import connector_options, decode_events
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,4 +1,4 @@
-"""sparkio.reader.fold_table: the column-wise table of a partition is the record-by-record
+"""keyguard.sparkio.reader.fold_table: the column-wise table of a partition is the record-by-record
 fold's (`table(decode_events(...))`), whatever the stream: updates, tombstones, null keys,
 one key written with two byte encodings (a phantom), values a format skips or rejects."""
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formats.errors import DecodeError
-from formats.plan import resolve_plan
-from formats.sqltypes import parse_columns
-from guard.offsets import Record, RecordColumns
-from sparkio.reader import connector_options, decode_events, fold_table, table
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import Record, RecordColumns
+from keyguard.sparkio.reader import connector_options, decode_events, fold_table, table
 
 COLS = "region STRING, id BIGINT, name STRING, qty INT"
 BASE = {"topic": "t", "primary-key": "region,id", "properties.bootstrap.servers": "127.0.0.1:1"}

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from formats.errors import RegistryError
-from formats.registry.file import FileRegistry
-from formats.registry.mock import MockRegistry
-from guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 
 def _schema() -> Any:
@@ -26,7 +26,7 @@ def _schema() -> Any:
 @pytest.fixture
 def topic_exists(monkeypatch: pytest.MonkeyPatch) -> None:
     facts = TopicFacts("orders", partitions=3, cleanup_policy="compact")
-    monkeypatch.setattr("sparkio.guarding.inspector_for",
+    monkeypatch.setattr("keyguard.sparkio.guarding.inspector_for",
                         lambda conn: StaticTopicInspector({"orders": facts}))
 
 
@@ -38,7 +38,7 @@ def _options(registry: str) -> dict[str, str]:
 
 def test_the_key_is_registered_before_the_first_task(topic_exists: None,
                                                       tmp_path: Path) -> None:
-    from sparkio.writer import resolve_and_guard
+    from keyguard.sparkio.writer import resolve_and_guard
 
     prep = resolve_and_guard(_schema(), _options(f"file://{tmp_path / 'reg'}"))
     registry = FileRegistry(tmp_path / "reg")
@@ -50,8 +50,8 @@ def test_the_key_is_registered_before_the_first_task(topic_exists: None,
 def test_a_registration_failure_is_logged_and_the_write_goes_on(
         topic_exists: None, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from sparkio import guarding
-    from sparkio.writer import resolve_and_guard
+    from keyguard.sparkio import guarding
+    from keyguard.sparkio.writer import resolve_and_guard
 
     class Refusing(MockRegistry):
         def register(self, subject: str, schema: str, *args: Any, **kwargs: Any) -> int:

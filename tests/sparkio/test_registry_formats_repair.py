@@ -15,12 +15,12 @@ import pytest
 from broker import new_topic
 from confluent_kafka import Producer
 
-from formats.partitioner import partition_for
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_plan_schema_ids, open_plan
-from formats.sqltypes import parse_columns
-from guard.audit.scan import audit_topic
-from sparkio.migrate_topic import Migration, migrate_topic
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.audit.scan import audit_topic
+from keyguard.sparkio.migrate_topic import Migration, migrate_topic
 
 pytestmark = pytest.mark.broker
 

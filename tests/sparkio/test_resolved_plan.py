@@ -11,7 +11,7 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from sparkio.options import (
+from keyguard.sparkio.options import (
     DELIVERY,
     SCAN_FOLD,
     SCAN_LIMIT,
@@ -21,8 +21,8 @@ from sparkio.options import (
     ScanMode,
     resolve_connector,
 )
-from sparkio.reader import UpsertKafkaReader
-from sparkio.writer import WriteJob, resolve_plan_only
+from keyguard.sparkio.reader import UpsertKafkaReader
+from keyguard.sparkio.writer import WriteJob, resolve_plan_only
 
 SCHEMA = StructType([StructField("id", IntegerType()), StructField("v", StringType())])
 OPTIONS = {"topic": "t", "properties.bootstrap.servers": "127.0.0.1:9", "primary-key": "id",

@@ -9,9 +9,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from formats.errors import RegistryUnavailableError
-from formats.registry.mock import MockRegistry
-from sparkio.schema_ids import NotResolvedOnDriver, PinnedRegistry, PinnedSchema
+from keyguard.formats.errors import RegistryUnavailableError
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.sparkio.schema_ids import NotResolvedOnDriver, PinnedRegistry, PinnedSchema
 
 DUMMY = '{"type":"record","name":"dummy%d","fields":[{"name":"x","type":"int"}]}'
 
@@ -36,7 +36,7 @@ def no_registry_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         opened.append(url)
         raise RegistryUnavailableError(f"{url} is not reachable from this task")
 
-    monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
+    monkeypatch.setattr("keyguard.formats.registry.connect.open_registry", refuse)
     return opened
 
 
@@ -54,8 +54,8 @@ def _schema() -> Any:
 
 
 def _driver_job(options: dict[str, str]) -> Any:
-    from sparkio.schema_ids import resolve_write_ids
-    from sparkio.writer import WriteJob, resolve_plan_only
+    from keyguard.sparkio.schema_ids import resolve_write_ids
+    from keyguard.sparkio.writer import WriteJob, resolve_plan_only
 
     conn, plan = resolve_plan_only(_schema(), options)
     key_id, value_id = resolve_write_ids(plan)
@@ -76,7 +76,7 @@ def test_tasks_encode_with_the_driver_ids_and_open_no_registry(
     assert key_id > 4 and value_id > 4  # not ids an empty registry of its own would give
 
     opened: list[str] = []
-    monkeypatch.setattr("formats.registry.connect.open_registry",  # the one opener
+    monkeypatch.setattr("keyguard.formats.registry.connect.open_registry",  # the one opener
                         lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
     batch = pa.record_batch({"id": pa.array([1, 2], pa.int32()), "v": ["a", None]})
     enc = job.encoder().encode(batch)  # what a task does
@@ -114,7 +114,7 @@ def test_registry_down_on_the_driver_stops_the_write_before_any_task(
 
 def test_the_reader_resolves_every_version_on_the_driver(
         scope: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sparkio.reader import UpsertKafkaReader
+    from keyguard.sparkio.reader import UpsertKafkaReader
 
     registry = MockRegistry(scope)
     v1 = '{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",' \
@@ -131,7 +131,7 @@ def test_the_reader_resolves_every_version_on_the_driver(
         opened.append(url)
         raise RegistryUnavailableError(f"{url} is not reachable from this task")
 
-    monkeypatch.setattr("formats.registry.connect.open_registry", refuse)
+    monkeypatch.setattr("keyguard.formats.registry.connect.open_registry", refuse)
     plan = reader.task_plan()
     body = plan.value_codec.writer.encode({"id": 7, "v": "x"})  # type: ignore[attr-defined]
     row = plan.value_codec.decode(struct.pack(">bI", 0, value_id) + body)
@@ -158,8 +158,7 @@ def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_boots
     pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
     from broker import new_topic
 
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     options = {**_options(scope), "topic": topic, "properties.bootstrap.servers": kafka_bootstrap}
     df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
@@ -192,8 +191,7 @@ def test_a_data_source_write_registers_once_not_once_per_task(
         spark: Any, kafka_bootstrap: str, reader: Any) -> None:
     from broker import new_topic
 
-    import sparkio
-
+    from keyguard import sparkio
     fake = _fake_registry()
     try:
         topic = new_topic(kafka_bootstrap, 3)
@@ -221,8 +219,8 @@ def test_a_value_schema_with_references_is_written_and_read_back(
 
     from broker import new_topic
 
-    import sparkio
-    from formats.registry.file import FileRegistry
+    from keyguard import sparkio
+    from keyguard.formats.registry.file import FileRegistry
 
     address = {"type": "record", "name": "Address", "namespace": "com.acme",
                "fields": [{"name": "street", "type": "string"}]}

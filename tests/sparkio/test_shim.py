@@ -18,9 +18,9 @@ import pytest
 from pyspark import cloudpickle
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from guard.offsets import OffsetRange
-from sparkio.reader import KafkaInputPartition, UpsertKafkaReader
-from sparkio.shim import (
+from keyguard.guard.offsets import OffsetRange
+from keyguard.sparkio.reader import KafkaInputPartition, UpsertKafkaReader
+from keyguard.sparkio.shim import (
     KeyguardMissingError,
     ShippedArrowWriter,
     ShippedPartition,
@@ -28,8 +28,8 @@ from sparkio.shim import (
     ShippedStreamArrowWriter,
     ship,
 )
-from sparkio.source import UpsertKafkaDataSource
-from sparkio.writer import (
+from keyguard.sparkio.source import UpsertKafkaDataSource
+from keyguard.sparkio.writer import (
     UpsertKafkaStreamWriter,
     UpsertKafkaWriter,
     WriteJob,
@@ -51,7 +51,7 @@ blocked = set(json.loads(sys.argv[2]))
 
 class Missing:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in blocked:
+        if any(name == b or name.startswith(b + ".") for b in blocked):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 
@@ -73,7 +73,8 @@ out["writer"] = outcome(lambda: objs["writer"].write(iter([])))
 out["stream"] = outcome(lambda: objs["stream"].write(iter([])))
 out["partition"] = outcome(lambda: objs["partition"].real())
 out["read"] = outcome(lambda: list(objs["reader"].read(objs["partition"])))
-out["leaked"] = sorted(m for m in sys.modules if m.split(".")[0] in blocked)
+out["leaked"] = sorted(m for m in sys.modules
+                      if any(m == b or m.startswith(b + ".") for b in blocked))
 print(json.dumps(out))
 """
 
@@ -106,9 +107,9 @@ def _on_executor(tmp_path: Path, blocked: list[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("blocked", "says"), [
-    (["sparkio", "formats", "guard"],
+    (["keyguard"],
      "keyguard is not installed in the Python workers of the executors ({python} on host "),
-    (["sparkio"],
+    (["keyguard.sparkio"],
      "keyguard is not installed in the Python workers of the executors ({python} on host "),
     (["confluent_kafka"], "keyguard's dependency 'confluent_kafka' is missing in the Python "
                           "workers of the executors ({python} on host "),
@@ -120,12 +121,12 @@ def test_a_task_without_keyguard_says_what_is_missing(tmp_path: Path, blocked: l
     assert out["source"] == "upsert-kafka"
     for use in ("writer", "stream", "read"):
         got = out[use]
-        assert got.get("type") == "sparkio.shim.KeyguardMissingError", (use, got)
+        assert got.get("type") == "keyguard.sparkio.shim.KeyguardMissingError", (use, got)
         assert got["import_error"] is True
         assert says.format(python=sys.executable) in got["text"], (use, got)
         assert got["text"].count("keyguard") >= 1 and "Traceback" not in got["text"]
         assert "README.md, 'Running on a cluster'" in got["text"]
-        if blocked[0] == "sparkio":
+        if blocked[0].startswith("keyguard"):
             assert "spark.submit.pyFiles" in got["text"] and "spark.archives" in got["text"]
             assert got["text"].count("keyguard is not installed") == 1  # not wrapped twice
 
@@ -141,7 +142,7 @@ def test_a_healthy_task_gets_the_real_objects(tmp_path: Path) -> None:
 def _as_loaded(obj: Any) -> Any:
     """`obj` as a task has it: only the payload, not yet loaded. (Not a cloudpickle round trip
     in this process: unpickling a by-value class where it was pickled redefines the original
-    class's methods, which would detach sparkio.source from its module for later tests.)"""
+    class's methods, which would detach keyguard.sparkio.source from its module for later tests.)"""
     obj.__setstate__(obj.__getstate__())
     return obj
 
@@ -171,12 +172,12 @@ def test_only_writers_and_readers_are_shipped() -> None:
 
 def test_the_planner_without_a_dependency_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Spark's planner Python (PYSPARK_PYTHON on the driver's host) runs writer()/reader()."""
-    import sparkio.source
+    import keyguard.sparkio.source
 
     def broken() -> Any:
         raise ModuleNotFoundError("No module named 'jsonschema'", name="jsonschema")
 
-    monkeypatch.setattr(sparkio.source, "_create_writer", broken)
+    monkeypatch.setattr(keyguard.sparkio.source, "_create_writer", broken)
     with pytest.raises(KeyguardMissingError) as info:
         UpsertKafkaDataSource(OPTIONS).writer(SCHEMA, False)
     text = str(info.value)

@@ -1,5 +1,5 @@
 """sparkio.audit: the audit as a Spark job (one task per partition, states merged on the
-driver) gives the report `guard.audit.scan.audit_topic` gives."""
+driver) gives the report `keyguard.guard.audit.scan.audit_topic` gives."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 from broker import new_topic
 from confluent_kafka import Producer
 
-import sparkio
-from formats.errors import InvalidOptionError
-from formats.partitioner import partition_for
-from formats.registry.registration import open_plan
-from formats.sqltypes import parse_columns
-from guard.audit.scan import audit_topic
-from guard.render import render
+from keyguard import sparkio
+from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.registry.registration import open_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.audit.scan import audit_topic
+from keyguard.guard.render import render
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from broker import new_topic
 
-from formats.errors import InvalidOptionError, SchemaError
-from sparkio.producer import ChangelogKindError, TaskDeliveryError
-from sparkio.workers import (
+from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.sparkio.producer import ChangelogKindError, TaskDeliveryError
+from keyguard.sparkio.workers import (
     WorkerSetupError,
     for_spark,
     in_spark_worker,
@@ -57,14 +57,16 @@ def test_outside_a_worker_for_spark_sets_nothing(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize(("text", "cls", "says"), [
     ("[PYTHON_DATA_SOURCE_ERROR] Failed to initialize Python data source writer: "
-     "formats.errors.InvalidOptionError: topic t: bad option (do this)\n SQLSTATE: 38000",
+     "keyguard.formats.errors.InvalidOptionError: topic t: bad option (do this)\n SQLSTATE: 38000",
      InvalidOptionError, "topic t: bad option"),
-    ("An exception was thrown from the Python worker:\nsparkio.producer.ChangelogKindError: "
-     "topic t: 1 row whose changelog column 'op' is not +I", ChangelogKindError, "'op'"),
-    ("Job aborted: ...\nsparkio.producer.TaskDeliveryError: task 0 writing topic t: records "
-     "were not acknowledged: 2 records delivered, 5 undelivered (0 failed, 5 unacknowledged)",
+    ("An exception was thrown from the Python worker:\n"
+     "keyguard.sparkio.producer.ChangelogKindError: topic t: 1 row whose changelog column "
+     "'op' is not +I", ChangelogKindError, "'op'"),
+    ("Job aborted: ...\nkeyguard.sparkio.producer.TaskDeliveryError: task 0 writing topic t: "
+     "records were not acknowledged: 2 records delivered, 5 undelivered (0 failed, "
+     "5 unacknowledged)",
      TaskDeliveryError, "5 undelivered"),
-    ("Traceback ...\nformats.errors.SchemaError: changelog.column 'op' is not a column",
+    ("Traceback ...\nkeyguard.formats.errors.SchemaError: changelog.column 'op' is not a column",
      SchemaError, "changelog.column"),
 ])
 def test_a_spark_error_turns_back_into_the_keyguard_error(text: str, cls: type,
@@ -78,7 +80,7 @@ def test_a_spark_error_turns_back_into_the_keyguard_error(text: str, cls: type,
 @pytest.mark.parametrize("text", [
     "Traceback ...\nZeroDivisionError: division by zero",
     "os.errors.InvalidOptionError: not ours",
-    "formats.errors.NoSuchError: not a class",
+    "keyguard.formats.errors.NoSuchError: not a class",
 ])
 def test_other_spark_errors_are_left_alone(text: str) -> None:
     assert relayed(RuntimeError(text)) is None
@@ -87,7 +89,7 @@ def test_other_spark_errors_are_left_alone(text: str) -> None:
 def test_workers_without_keyguard_get_one_message() -> None:
     error = missing_keyguard(RuntimeError(
         "...\n  File \"<frozen importlib._bootstrap>\"...\nModuleNotFoundError: No module "
-        "named 'sparkio'\n..."))
+        "named 'keyguard'\n..."))
     assert isinstance(error, WorkerSetupError) and error.exit_code == 2
     assert "cannot import keyguard" in str(error) and "spark.pyspark.python" in str(error)
     assert missing_keyguard(RuntimeError("No module named 'numpy'")) is None
@@ -105,7 +107,7 @@ import sys
 
 class _NoKeyguard:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("sparkio", "formats", "guard"):
+        if name.split(".")[0] == "keyguard":
             raise ModuleNotFoundError(f"No module named '{name}'", name=name)
         return None
 
@@ -136,7 +138,7 @@ def _run(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 def test_the_demo_session_runs_its_workers_on_keyguards_interpreter(tmp_path: Path) -> None:
     done = _run("""
         import sys
-        from sparkio.demo import _spark
+        from keyguard.sparkio.demo import _spark
         spark = _spark()
         names = spark.range(2).rdd.map(lambda _: __import__("sparkio").__name__).collect()
         print("WORKERS", names, spark.conf.get("spark.pyspark.python") == sys.executable)
@@ -153,8 +155,8 @@ def test_a_user_session_without_keyguard_on_its_workers_gets_one_message(
     topic = new_topic(kafka_bootstrap, 1)
     done = _run(f"""
         from pyspark.sql import SparkSession
-        import sparkio
-        from sparkio.workers import WorkerSetupError
+        from keyguard import sparkio
+        from keyguard.sparkio.workers import WorkerSetupError
         spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
                  .getOrCreate())
         spark.sparkContext.setLogLevel("OFF")

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from broker import new_topic
 
-from formats.errors import NullKeyError
-from formats.partitioner import partition_for
-from formats.plan import resolve_plan
-from formats.registry.registration import open_plan
-from formats.spark_schema import from_spark_schema
-from sparkio.options import CONNECTOR_OPTIONS
+from keyguard.formats.errors import NullKeyError
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry.registration import open_plan
+from keyguard.formats.spark_schema import from_spark_schema
+from keyguard.sparkio.options import CONNECTOR_OPTIONS
 
 Row = tuple[Any, ...]
 
@@ -88,8 +88,7 @@ COLS = ["region", "id", "name", "score", "day", "op"]
 def test_formats_end_to_end(spark: Any, kafka_bootstrap: str, reader: Any, tmp_path: Path,
                             caplog: pytest.LogCaptureFixture, key_format: str,
                             value_format: str, path: str) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
     registry = f"file://{tmp_path / 'schemas'}"
     opts = options(kafka_bootstrap, topic, **{
@@ -120,8 +119,7 @@ def test_formats_end_to_end(spark: Any, kafka_bootstrap: str, reader: Any, tmp_p
 
 def test_raw_key_and_value_with_prefix_except_key(spark: Any, kafka_bootstrap: str,
                                                   reader: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     rows = [("a", "1"), ("b", "2"), ("a", "3")]
     opts = options(kafka_bootstrap, topic, **{
@@ -134,8 +132,7 @@ def test_raw_key_and_value_with_prefix_except_key(spark: Any, kafka_bootstrap: s
 
 def test_order_by_column_and_buffer_folding(spark: Any, kafka_bootstrap: str,
                                             reader: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     rows = [(i % 10, 1000 - i, f"v{i}") for i in range(1000)]  # seq decreasing with input
     opts = options(kafka_bootstrap, topic, **{
@@ -151,8 +148,7 @@ def test_order_by_column_and_buffer_folding(spark: Any, kafka_bootstrap: str,
 
 def test_serialize_returns_key_value_partition(spark: Any, kafka_bootstrap: str) -> None:
     pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     opts = options(kafka_bootstrap, topic, **{
         "primary-key": "region,id", "key.format": "json", "value.format": "json",
@@ -168,8 +164,8 @@ def test_serialize_returns_key_value_partition(spark: Any, kafka_bootstrap: str)
 def test_guard_blocks_a_breaking_key_change_and_the_override_logs_it(
         spark: Any, kafka_bootstrap: str, reader: Any, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    import sparkio
-    from sparkio import GuardBlockedError
+    from keyguard import sparkio
+    from keyguard.sparkio import GuardBlockedError
 
     topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
     reg = f"file://{tmp_path / 'schemas'}"
@@ -208,8 +204,8 @@ def test_guard_blocks_a_breaking_key_change_and_the_override_logs_it(
 def test_write_upsert_guards_once_in_the_callers_process(
         spark: Any, kafka_bootstrap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    import sparkio
-    from sparkio import guarding
+    from keyguard import sparkio
+    from keyguard.sparkio import guarding
 
     driver_runs: list[str] = []
     real = guarding.run_guard
@@ -241,9 +237,9 @@ def test_write_upsert_guards_once_in_the_callers_process(
 def test_a_blocked_write_pickles_whole() -> None:
     import pickle
 
-    from guard.check import KEY_FIRST_VERSION
-    from guard.report import Finding, Report
-    from sparkio import GuardBlockedError
+    from keyguard.guard.check import KEY_FIRST_VERSION
+    from keyguard.guard.report import Finding, Report
+    from keyguard.sparkio import GuardBlockedError
 
     report = Report.of([Finding(KEY_FIRST_VERSION, "$", "first", topic="t")], ["t: key"])
     blocked = GuardBlockedError("keyguard blocked the write to topic t", report=report,
@@ -255,8 +251,8 @@ def test_a_blocked_write_pickles_whole() -> None:
 
 def test_guard_remembers_a_json_key_in_guard_registry(spark: Any, kafka_bootstrap: str,
                                                       tmp_path: Path) -> None:
-    import sparkio
-    from sparkio import GuardBlockedError
+    from keyguard import sparkio
+    from keyguard.sparkio import GuardBlockedError
 
     topic = new_topic(kafka_bootstrap, 3)
     base = options(kafka_bootstrap, topic, **{
@@ -270,8 +266,7 @@ def test_guard_remembers_a_json_key_in_guard_registry(spark: Any, kafka_bootstra
 
 def test_null_primary_key_fails_before_any_write(spark: Any, kafka_bootstrap: str,
                                                  reader: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.createDataFrame([(1, "a"), (None, "b"), (None, "c")], "id int, v string")
     opts = options(kafka_bootstrap, topic, **{"primary-key": "id", "key.format": "json",
@@ -288,8 +283,8 @@ def test_null_primary_key_fails_before_any_write(spark: Any, kafka_bootstrap: st
 
 
 def test_not_null_key_columns_need_no_null_key_pass(spark: Any) -> None:
-    from sparkio.options import resolve_connector
-    from sparkio.writer import nullable_key, table_type
+    from keyguard.sparkio.options import resolve_connector
+    from keyguard.sparkio.writer import nullable_key, table_type
 
     df = spark.range(3).selectExpr("id", "case when id > 0 then 'x' end as v")
     conn = resolve_connector({"topic": "t", "primary-key": "id,v", "key.format": "json",
@@ -304,8 +299,7 @@ def test_not_null_key_columns_need_no_null_key_pass(spark: Any) -> None:
 def test_a_100k_row_batch(spark: Any, kafka_bootstrap: str, reader: Any) -> None:
     from pyspark.sql import functions as F
 
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.range(100_000).select((F.col("id") % 50_000).alias("k"),
                                      F.col("id").alias("v"))
@@ -320,8 +314,7 @@ def test_a_100k_row_batch(spark: Any, kafka_bootstrap: str, reader: Any) -> None
 
 def test_the_next_write_reuses_the_workers_producers_unless_told_not_to(
         spark: Any, kafka_bootstrap: str, reader: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     df = spark.createDataFrame([(i % 40, i) for i in range(200)], "k INT, v INT")
     opts = {"primary-key": "k", "key.format": "json", "value.format": "json"}
     topics = [new_topic(kafka_bootstrap, 3) for _ in range(3)]
@@ -383,8 +376,7 @@ def test_streaming_query_restarted_from_its_checkpoint(spark: Any, kafka_bootstr
 
 
 def test_exactly_once_on_noida(spark: Any, kafka_brokers: Any, reader_for: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     try:
         bootstrap = kafka_brokers.get("noida").bootstrap
     except Exception as e:  # BrokerMissing, or an external broker set for the suite

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from broker import new_topic
 
-from formats.errors import (
+from keyguard.formats.errors import (
     BrokerUnavailableError,
     InvalidOptionError,
     KeyguardError,
@@ -22,7 +22,7 @@ from formats.errors import (
     RegistryUnavailableError,
     SchemaError,
 )
-from sparkio.producer import ChangelogKindError
+from keyguard.sparkio.producer import ChangelogKindError
 
 BASE = {"topic": "t", "primary-key": "id", "key.format": "json", "value.format": "json",
         "properties.bootstrap.servers": "127.0.0.1:9"}
@@ -152,7 +152,7 @@ PLANNING: list[tuple[str, dict[str, str], str, tuple[type[KeyguardError], str], 
                          [pytest.param(*row[1:], id=row[0]) for row in PLANNING])
 def test_planning_rejects(options: dict[str, str], columns: str,
                           error: tuple[type[KeyguardError], str], says: str) -> None:
-    from sparkio.writer import resolve_plan_only
+    from keyguard.sparkio.writer import resolve_plan_only
 
     cls, kind = error
     with pytest.raises(cls) as err:
@@ -177,11 +177,10 @@ def test_a_planning_error_is_the_first_line_spark_prints(spark: Any, kafka_boots
     with pytest.raises(Exception) as err:  # Spark's AnalysisException
         df.write.format("upsert-kafka").options(**opts).mode("append").save()
     first = str(err.value).splitlines()[0]
-    assert "formats.errors.InvalidOptionError: topic" in first
+    assert "keyguard.formats.errors.InvalidOptionError: topic" in first
     assert "EXCEPT_KEY leaves no value column" in first
     with pytest.raises(InvalidOptionError, match="EXCEPT_KEY leaves no value column"):
-        import sparkio
-
+        from keyguard import sparkio
         sparkio.write_upsert(df, **opts)
     assert reader.records(topic) == []
 
@@ -192,8 +191,7 @@ BAD_KINDS = ["i", "-d", " +I", None, "+u", "", "UPSERT"]
 @pytest.mark.parametrize("kind", BAD_KINDS)
 def test_write_upsert_rejects_a_bad_changelog_kind_before_any_record(
         spark: Any, kafka_bootstrap: str, reader: Any, kind: str | None) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     rows = [(i, f"v{i}", "+I") for i in range(200)] + [(999, "bad", kind)]
     df = spark.createDataFrame(rows, "id int, v string, op string")
@@ -205,8 +203,7 @@ def test_write_upsert_rejects_a_bad_changelog_kind_before_any_record(
 
 
 def test_serialize_and_prepare_reject_bad_kinds_at_the_call(spark: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     df = spark.createDataFrame([(1, "a", "+I"), (2, "b", "-d")], "id int, v string, op string")
     opts = {**BASE, "changelog.column": "op"}
     with pytest.raises(ChangelogKindError, match="1 row in the DataFrame"):
@@ -224,15 +221,14 @@ def test_the_data_source_checks_a_whole_partition_before_its_first_record(
     with pytest.raises(Exception) as err:
         df.write.format("upsert-kafka").options(**opts).mode("append").save()
     lines = str(err.value).splitlines()
-    assert "sparkio.producer.ChangelogKindError: topic" in "\n".join(lines[:2])
+    assert "keyguard.sparkio.producer.ChangelogKindError: topic" in "\n".join(lines[:2])
     assert reader.records(topic) == []
 
 
 @pytest.mark.parametrize("how", ["write_upsert", "prepare"])
 def test_null_keys_fail_before_any_record(spark: Any, kafka_bootstrap: str, reader: Any,
                                           how: str) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.createDataFrame([(1, "a"), (None, "b")], "id int, v string")
     opts = _opts(kafka_bootstrap, topic)
@@ -247,8 +243,8 @@ def test_null_keys_fail_before_any_record(spark: Any, kafka_bootstrap: str, read
 
 @pytest.mark.parametrize("how", ["write_upsert", "format"])
 def test_a_dead_broker_is_unreachable_not_a_hang(spark: Any, how: str) -> None:
-    import sparkio
-    from sparkio.embedded import free_port
+    from keyguard import sparkio
+    from keyguard.sparkio.embedded import free_port
 
     df = spark.createDataFrame([(1, "a")], "id int, v string")
     opts = _opts(f"127.0.0.1:{free_port()}", "t")
@@ -259,13 +255,13 @@ def test_a_dead_broker_is_unreachable_not_a_hang(spark: Any, how: str) -> None:
     else:
         with pytest.raises(Exception) as raw:
             df.write.format("upsert-kafka").options(**opts).mode("append").save()
-        assert "formats.errors.BrokerUnavailableError" in str(raw.value).splitlines()[0]
+        assert "keyguard.formats.errors.BrokerUnavailableError" in str(raw.value).splitlines()[0]
 
 
 def test_an_unreachable_registry_stops_the_write(spark: Any, kafka_bootstrap: str,
                                                  reader: Any) -> None:
-    import sparkio
-    from sparkio.embedded import free_port
+    from keyguard import sparkio
+    from keyguard.sparkio.embedded import free_port
 
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.createDataFrame([(1, "a")], "id int, v string")
@@ -280,8 +276,7 @@ def test_an_unreachable_registry_stops_the_write(spark: Any, kafka_bootstrap: st
 
 def test_a_schema_that_must_be_registered_already_stops_the_write(
         spark: Any, kafka_bootstrap: str, reader: Any, tmp_path: Any) -> None:
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.createDataFrame([(1, "a")], "id int, v string")
     opts = _opts(kafka_bootstrap, topic, **{
@@ -298,8 +293,7 @@ def test_a_bad_kind_deep_in_a_large_write_leaves_the_topic_empty(
     """The issue's case: 20,000 rows, a bad kind at row 15,000; it left 10,160 records."""
     from pyspark.sql import functions as F
 
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 3)
     df = spark.range(20_000).select(
         F.col("id").cast("int").alias("id"), F.lit("v").alias("v"),
@@ -316,9 +310,9 @@ def test_a_task_against_a_dead_broker_fails_with_its_counts() -> None:
     as a user would: properties.message.timeout.ms)."""
     import pyarrow as pa
 
-    from sparkio.embedded import free_port
-    from sparkio.producer import TaskDeliveryError
-    from sparkio.writer import WriteJob, resolve_plan_only
+    from keyguard.sparkio.embedded import free_port
+    from keyguard.sparkio.producer import TaskDeliveryError
+    from keyguard.sparkio.writer import WriteJob, resolve_plan_only
 
     options = {**BASE, "properties.bootstrap.servers": f"127.0.0.1:{free_port()}",
                "properties.message.timeout.ms": "700", "properties.log_level": "0"}

@@ -25,8 +25,7 @@ CSV = FULL.encode() + b',"k\\b",12:34:56.789,"1;x y"'
 def test_spark_writer_writes_flinks_bytes(spark: Any, kafka_bootstrap: str, key_format: str,
                                           value_format: str, key: bytes, value: bytes) -> None:
     pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
-    import sparkio
-
+    from keyguard import sparkio
     topic = new_topic(kafka_bootstrap, 1)
     opts = {"topic": topic, "properties.bootstrap.servers": kafka_bootstrap,
             "primary-key": "k,s", "key.format": key_format, "value.format": value_format}

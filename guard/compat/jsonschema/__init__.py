@@ -11,10 +11,10 @@ import json
 import sys
 from typing import Any
 
-from formats.errors import SchemaError
-from guard.compat.jsonschema.diff import Walk
-from guard.compat.jsonschema.resolve import JsonSchema, parse
-from guard.compat.levels import Incompatibility, PairChecker
+from keyguard.formats.errors import SchemaError
+from keyguard.guard.compat.jsonschema.diff import Walk
+from keyguard.guard.compat.jsonschema.resolve import JsonSchema, parse
+from keyguard.guard.compat.levels import Incompatibility, PairChecker
 
 __all__ = ["CHECKER", "JsonSchema", "check_reader_writer", "parse"]
 

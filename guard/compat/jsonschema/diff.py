@@ -28,7 +28,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from guard.compat.jsonschema.model import (
+from keyguard.guard.compat.jsonschema.model import (
     ALL_OF,
     ANY_OF,
     ARRAY,
@@ -47,7 +47,7 @@ from guard.compat.jsonschema.model import (
     Node,
     is_empty,
 )
-from guard.compat.levels import Incompatibility
+from keyguard.guard.compat.levels import Incompatibility
 
 Path = tuple[str, ...]
 Found = list[Incompatibility]

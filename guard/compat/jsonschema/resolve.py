@@ -11,16 +11,25 @@ of a `$ref` are ignored, as the specification (and Confluent's draft-7 loader) i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from referencing import Registry
-from referencing._core import Resolver
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT7, DRAFT201909, DRAFT202012, specification_with
 
-from formats.errors import SchemaError
-from formats.json_schema import validate_json_schema
-from formats.schemajson import check_depth, loads_schema
+from keyguard.formats.errors import SchemaError
+from keyguard.formats.json_schema import validate_json_schema
+from keyguard.formats.schemajson import check_depth, loads_schema
+
+
+class Resolver(Protocol):
+    """What the walk uses of `referencing`'s resolver (`Registry.resolver()`; its class is
+    not public)."""
+
+    def lookup(self, ref: str) -> Any: ...
+
+    def in_subresource(self, subresource: Any) -> Resolver: ...
+
 
 #: Keywords next to a `$ref` that assert nothing about the value.
 _ANNOTATIONS = frozenset({

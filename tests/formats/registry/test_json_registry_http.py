@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from formats.errors import DecodeError
-from formats.framing import CONFLUENT
-from formats.registry.registration import bind_plan_schema_ids, open_plan
-from formats.sqltypes import parse_type
-from formats.types import RowType
+from keyguard.formats.errors import DecodeError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+from keyguard.formats.sqltypes import parse_type
+from keyguard.formats.types import RowType
 
 
 def _table() -> RowType:

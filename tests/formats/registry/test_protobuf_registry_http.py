@@ -3,10 +3,10 @@ a record is read back by the id the registry gave (the fake registry of conftest
 
 from __future__ import annotations
 
-from formats.codec import CodecContext, create_codec
-from formats.registry.connect import open_registry
-from formats.registry.registration import bind_schema_id
-from formats.sqltypes import parse_type
+from keyguard.formats.codec import CodecContext, create_codec
+from keyguard.formats.registry.connect import open_registry
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.sqltypes import parse_type
 
 KEY = 'syntax = "proto3";\npackage shop;\nmessage OrderKey { int64 id = 1; string region = 2; }\n'
 

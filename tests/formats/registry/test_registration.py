@@ -8,21 +8,21 @@ from typing import Any
 
 import pytest
 
-from formats.avro_confluent_format import (
+from keyguard.formats.avro_confluent_format import (
     AVRO_CONFLUENT_FORMAT,
     AvroConfluentCodec,
     RegistryNotGiven,
     SchemaIdNotBound,
 )
-from formats.avro_format import AvroWriter
-from formats.codec import CodecContext, create_codec, default_format, format_factory
-from formats.errors import EXIT_INTERNAL, RegistryError, RegistryUnavailableError
-from formats.framing import CONFLUENT
-from formats.plan import resolve_options, resolve_plan
-from formats.registry import SchemaVersion
-from formats.registry.connect import open_registry
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import (
+from keyguard.formats.avro_format import AvroWriter
+from keyguard.formats.codec import CodecContext, create_codec, default_format, format_factory
+from keyguard.formats.errors import EXIT_INTERNAL, RegistryError, RegistryUnavailableError
+from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.plan import resolve_options, resolve_plan
+from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.registry.connect import open_registry
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import (
     bind_plan_schema_ids,
     bind_schema_id,
     needs_schema_id,
@@ -31,9 +31,9 @@ from formats.registry.registration import (
     registry_of,
     resolve_schema_id,
 )
-from formats.schema_identity import canonical_form
-from formats.sqltypes import parse_columns
-from formats.types import BigIntType, StringType, row
+from keyguard.formats.schema_identity import canonical_form
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.formats.types import BigIntType, StringType, row
 
 KEY = row(("region", StringType().not_null()), ("id", BigIntType().not_null()))
 
@@ -186,7 +186,7 @@ def test_canonical_form_used_by_lookup_is_schema_identity() -> None:
 
 def test_the_codec_never_opens_a_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[str] = []
-    monkeypatch.setattr("formats.registry.connect.open_registry",
+    monkeypatch.setattr("keyguard.formats.registry.connect.open_registry",
                         lambda url, *a, **k: opened.append(url))  # type: ignore[func-returns-value]
     c = AVRO_CONFLUENT_FORMAT.build(KEY, AVRO_CONFLUENT_FORMAT.options.validate(
         {"url": "mock://never"}), CodecContext(role="key", topic="orders"))
@@ -200,7 +200,7 @@ def test_the_edge_opens_each_sides_registry_on_first_use(
     scope = f"edge-{uuid.uuid4().hex}"
     opened: list[str] = []
     real = open_registry
-    monkeypatch.setattr("formats.registry.connect.open_registry",
+    monkeypatch.setattr("keyguard.formats.registry.connect.open_registry",
                         lambda url, *a, **k: opened.append(url) or real(url, *a, **k))
     options = resolve_options({
         "topic": "orders", "primary-key": "id", "key.format": "json",

@@ -6,19 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import InvalidOptionError, RegistryUnavailableError
-from formats.registry import Registry
-from formats.registry.connect import (
+from keyguard.formats.errors import InvalidOptionError, RegistryUnavailableError
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.connect import (
     ENV_BEARER_TOKEN,
     ENV_USER_INFO,
     REGISTRY_OPTIONS,
     connection_options,
     open_registry,
 )
-from formats.registry.file import FileRegistry
-from formats.registry.http import HttpRegistry
-from formats.registry.http_settings import http_client_settings
-from formats.registry.mock import MockRegistry
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.registry.http import HttpRegistry
+from keyguard.formats.registry.http_settings import http_client_settings
+from keyguard.formats.registry.mock import MockRegistry
 
 PASSWORD = "s3cr3t-PASSWORD"
 

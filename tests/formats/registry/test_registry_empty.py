@@ -9,14 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from formats.errors import RegistryError
-from formats.plan import resolve_plan
-from formats.registry import DEFAULT_COMPATIBILITY, EmptyRegistry, Registry
-from formats.registry.mock import MockRegistry
-from formats.sqltypes import parse_columns
-from guard.topic import StaticTopicInspector, TopicFacts
-from sparkio.guarding import GuardBlockedError, guard_registry, run_guard
-from sparkio.options import CONNECTOR_OPTIONS, resolve_connector
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.plan import resolve_plan
+from keyguard.formats.registry import DEFAULT_COMPATIBILITY, EmptyRegistry, Registry
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.topic import StaticTopicInspector, TopicFacts
+from keyguard.sparkio.guarding import GuardBlockedError, guard_registry, run_guard
+from keyguard.sparkio.options import CONNECTOR_OPTIONS, resolve_connector
 
 COLUMNS = "id INT, region STRING, v STRING"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from formats.errors import RegistryError, SchemaError
-from formats.registry import Registry
-from formats.registry.file import FileRegistry, canonical_form, derived_schema_id
+from keyguard.formats.errors import RegistryError, SchemaError
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.file import FileRegistry, canonical_form, derived_schema_id
 
 V1 = {"type": "record", "name": "record", "namespace": "org.apache.flink.avro.generated",
       "fields": [{"name": "user_region", "type": "string"}]}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from formats.errors import (
+from keyguard.formats.errors import (
     EXIT_INVALID,
     EXIT_UNREACHABLE,
     InvalidOptionError,
@@ -15,9 +15,9 @@ from formats.errors import (
     RegistryError,
     RegistryUnavailableError,
 )
-from formats.registry import Registry
-from formats.registry.connect import ENV_BEARER_TOKEN, ENV_USER_INFO, open_registry
-from formats.registry.http import HttpRegistry
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.connect import ENV_BEARER_TOKEN, ENV_USER_INFO, open_registry
+from keyguard.formats.registry.http import HttpRegistry
 
 KEY_V1 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
           '"fields":[{"name":"user_region","type":"string"}]}')

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from formats.registry.connect import open_registry
-from formats.registry.http import HttpRegistry
-from formats.schemafile import SchemaText
-from guard.rules import REGISTRY_DISAGREES, VALUE_INCOMPATIBLE
-from guard.values import check_value
+from keyguard.formats.registry.connect import open_registry
+from keyguard.formats.registry.http import HttpRegistry
+from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.rules import REGISTRY_DISAGREES, VALUE_INCOMPATIBLE
+from keyguard.guard.values import check_value
 
 SUBJECT = "orders-value"
 V1 = 'syntax = "proto3";\npackage shop;\nmessage Order {\n  int64 id = 1;\n  string note = 2;\n}\n'

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from formats.errors import RegistryError
-from formats.registry import Registry
-from formats.registry.connect import open_registry
-from formats.registry.mock import MockRegistry
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.connect import open_registry
+from keyguard.formats.registry.mock import MockRegistry
 
 V1 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
       '"fields":[{"name":"user_region","type":"string"}]}')

@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from formats.codec import CodecContext, create_codec
-from formats.errors import RegistryError
-from formats.registry import Registry
-from formats.registry.file import FileRegistry
-from formats.registry.http import HttpRegistry
-from formats.registry.mock import MockRegistry
-from formats.registry.references import Reference, resolve
-from formats.registry.registration import bind_schema_id
-from formats.schemafile import SchemaText, read_schema_source
-from formats.types import RowType
-from guard.values import check_value
+from keyguard.formats.codec import CodecContext, create_codec
+from keyguard.formats.errors import RegistryError
+from keyguard.formats.registry import Registry
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.registry.http import HttpRegistry
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.references import Reference, resolve
+from keyguard.formats.registry.registration import bind_schema_id
+from keyguard.formats.schemafile import SchemaText, read_schema_source
+from keyguard.formats.types import RowType
+from keyguard.guard.values import check_value
 
 ADDRESS = {"type": "record", "name": "Address", "namespace": "com.acme",
            "fields": [{"name": "street", "type": "string"}]}
@@ -41,7 +41,7 @@ REF_V1 = {"name": "com.acme.Address", "subject": "address-value", "version": 1}
 
 class _Run:
     def __init__(self, args: list[str]) -> None:
-        from guard.cli import app
+        from keyguard.guard.cli import app
 
         result = CliRunner().invoke(app, args, env={})
         self.code, self.stdout = result.exit_code, result.stdout
@@ -155,7 +155,7 @@ def test_value_check_follows_the_referenced_type(
     candidate = SchemaText("AVRO", _text(ORDER), "candidate.avsc", resolve(
         registry, [Reference("com.acme.Address", "address-value", 2)],
         origin="candidate.avsc", schema_type="AVRO"))
-    from formats.schemafile import standalone_versions
+    from keyguard.formats.schemafile import standalone_versions
 
     history = standalone_versions(registry, registry.all_versions("orders-value"))
     findings = check_value("orders-value", candidate, history, "BACKWARD")
@@ -199,7 +199,7 @@ def test_json_schema_ref_to_another_subject(registry: Registry) -> None:
     # a narrower referenced document is a breaking change for the value check
     narrower = {**address, "definitions": {"street": {"type": "string", "maxLength": 10}}}
     reg.register("address-value", json.dumps(narrower), "JSON")
-    from formats.schemafile import standalone_versions
+    from keyguard.formats.schemafile import standalone_versions
 
     history = standalone_versions(reg, reg.all_versions("orders-value"))
     same = SchemaText("JSON", json.dumps(order), "cand.json", resolve(
@@ -273,7 +273,7 @@ def test_http_registry_own_check_gets_the_references(registry_server: Any) -> No
         ref_v2 = Reference("com.acme.Address", "address-value", 2)
         candidate = SchemaText("AVRO", _text(ORDER), "candidate.avsc", resolve(
             reg, [ref_v2], origin="candidate.avsc", schema_type="AVRO"))
-        from formats.schemafile import standalone_versions
+        from keyguard.formats.schemafile import standalone_versions
 
         history = standalone_versions(reg, reg.all_versions("orders-value"))
         assert check_value("orders-value", candidate, history, "BACKWARD", registry=reg) == []
@@ -297,7 +297,7 @@ def test_nested_json_references(registry: Registry) -> None:
     ship = text.row_type().fields[0].type
     assert isinstance(ship, RowType)
     assert [f.name for f in ship.fields] == ["street"]
-    from guard.compat.jsonschema.resolve import parse
+    from keyguard.guard.compat.jsonschema.resolve import parse
 
     root = parse(text.standalone).root
     assert root["properties"]["ship"]["properties"]["street"]["maxLength"] == 40
@@ -322,7 +322,7 @@ def test_key_guard_follows_the_referenced_type(tmp_path: Path) -> None:
 
 
 def test_spark_writer_candidate_keeps_the_codec_references(tmp_path: Path) -> None:
-    from sparkio.guarding import candidate
+    from keyguard.sparkio.guarding import candidate
 
     reg = FileRegistry(tmp_path)
     _register_order(reg)
@@ -353,7 +353,7 @@ def test_protobuf_value_check_reads_the_imported_files(
     registry.register("orders-value", ORDER_PROTO, "PROTOBUF", [MONEY_REF])
     registry.register("money-value", money, "PROTOBUF")
     latest = registry.get_version("money-value", "latest").version
-    from formats.schemafile import standalone_versions
+    from keyguard.formats.schemafile import standalone_versions
 
     history = standalone_versions(registry, registry.all_versions("orders-value"))
     candidate = SchemaText("PROTOBUF", ORDER_PROTO, "order.proto", resolve(

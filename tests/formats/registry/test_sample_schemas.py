@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from formats.registry.file import FileRegistry
+from keyguard.formats.registry.file import FileRegistry
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 # Flink's docs: CREATE TABLE pageviews_per_region (user_region STRING, pv BIGINT, uv BIGINT,
@@ -28,9 +28,9 @@ def test_layout():
 
 
 def test_equal_to_what_the_converter_derives():
-    avro_schema = pytest.importorskip("formats.avro_schema")
-    sqltypes = pytest.importorskip("formats.sqltypes")
-    from formats.projection import project
+    avro_schema = pytest.importorskip("keyguard.formats.avro_schema")
+    sqltypes = pytest.importorskip("keyguard.formats.sqltypes")
+    from keyguard.formats.projection import project
 
     layout = project(sqltypes.parse_columns(COLUMNS), "user_region")  # value.fields-include=ALL
     reg = FileRegistry(SCHEMAS)

@@ -1,4 +1,5 @@
-"""formats.registry.settings: one path and one precedence for registry and Kafka settings."""
+"""keyguard.formats.registry.settings: one path and one precedence for registry and Kafka
+settings."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from formats.errors import InvalidOptionError, RegistryUnavailableError
-from formats.registry.file import FileRegistry
-from formats.registry.settings import registry_options_of, resolve_kafka, resolve_registry
-from guard.cli import app
+from keyguard.formats.errors import InvalidOptionError, RegistryUnavailableError
+from keyguard.formats.registry.file import FileRegistry
+from keyguard.formats.registry.settings import registry_options_of, resolve_kafka, resolve_registry
+from keyguard.guard.cli import app
 
 REPO = Path(__file__).resolve().parents[3]
 KEY = str(REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc")
@@ -61,7 +62,7 @@ def test_kafka_explicit_beats_config_file_beats_environment() -> None:
 
 
 def test_spark_properties_resolve_through_the_same_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sparkio.options import resolve_connector
+    from keyguard.sparkio.options import resolve_connector
 
     monkeypatch.setenv("KEYGUARD_KAFKA_SASL_PASSWORD", "env-pw-123")
     base = {"topic": "t", "primary-key": "id", "key.format": "json", "value.format": "json",

@@ -1,5 +1,5 @@
-"""guard.audit.state and guard.audit.judge: the fold, the merge of partition states, phantom
-and misplaced keys, the findings and the numbers, without a broker."""
+"""keyguard.guard.audit.state and keyguard.guard.audit.judge: the fold, the merge of partition
+states, phantom and misplaced keys, the findings and the numbers, without a broker."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats.partitioner import partition_for
-from formats.plan import UpsertPlan, resolve_plan
-from formats.sqltypes import parse_columns
-from guard.audit.judge import (
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import UpsertPlan, resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.audit.judge import (
     LONG_LAG_MS,
     AuditFacts,
     Shown,
@@ -20,10 +20,10 @@ from guard.audit.judge import (
     judge,
     phantoms,
 )
-from guard.audit.state import AuditState, fingerprint, fold
-from guard.render import render
-from guard.report import Verdict
-from guard.rules import (
+from keyguard.guard.audit.state import AuditState, fingerprint, fold
+from keyguard.guard.render import render
+from keyguard.guard.report import Verdict
+from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
     COMPACTION_DEFEATED,
     MISPLACED_KEY,

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from guard.cli import audit_cmd
-from guard.cli.audit_cmd import ProgressLine, progress_line
+from keyguard.guard.cli import audit_cmd
+from keyguard.guard.cli.audit_cmd import ProgressLine, progress_line
 
 
 class _Tty(io.StringIO):

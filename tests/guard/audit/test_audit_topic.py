@@ -1,5 +1,5 @@
-"""`keyguard audit` and `guard.audit.scan.audit_topic` against the suite's broker: phantom keys
-after a key change, misplaced keys from librdkafka's default partitioner, a clean topic, bad
+"""`keyguard audit` and `keyguard.guard.audit.scan.audit_topic` against the suite's broker: phantom
+keys after a key change, misplaced keys from librdkafka's default partitioner, a clean topic, bad
 input and an unreachable broker."""
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from broker import new_topic
 from confluent_kafka import Producer
 from typer.testing import CliRunner
 
-from formats.errors import EXIT_BREAKING, EXIT_INVALID, EXIT_OK, EXIT_UNREACHABLE
-from formats.partitioner import partition_for
-from formats.plan import UpsertPlan
-from formats.registry.mock import MockRegistry
-from formats.registry.registration import bind_plan_schema_ids, open_plan
-from formats.sqltypes import parse_columns
-from guard.audit.scan import audit_topic
-from guard.cli import app
+from keyguard.formats.errors import EXIT_BREAKING, EXIT_INVALID, EXIT_OK, EXIT_UNREACHABLE
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.registry.mock import MockRegistry
+from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.audit.scan import audit_topic
+from keyguard.guard.cli import app
 
 pytestmark = pytest.mark.broker
 runner = CliRunner()

@@ -37,8 +37,7 @@ def start(master: str, conf: dict[str, str], cwd: str) -> str:
     global _SPARK
     from pyspark.sql import SparkSession
 
-    import sparkio
-
+    from keyguard import sparkio
     os.chdir(cwd)  # relative paths (a driver-only file:// registry) resolve here
     # Classic PySpark takes the executors' Python from PYSPARK_PYTHON, not from the conf.
     os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
@@ -58,8 +57,7 @@ def start_connect(url: str, cwd: str) -> str:
     global _SPARK
     from pyspark.sql import SparkSession
 
-    import sparkio
-
+    from keyguard import sparkio
     os.chdir(cwd)
     _SPARK = SparkSession.builder.remote(url).create()
     sparkio.register(_SPARK)
@@ -86,8 +84,7 @@ def write(bootstrap: str, topic: str, rows: list[tuple[Any, ...]], ddl: str,
     """write_upsert; the summary as a dict and (classic) the write job's task placement."""
     import dataclasses
 
-    import sparkio
-
+    from keyguard import sparkio
     df = _SPARK.createDataFrame(rows, ddl)
     try:
         summary = sparkio.write_upsert(df, **options(bootstrap, topic, **extra))
@@ -210,8 +207,7 @@ def add_py_file(path: str) -> None:
 def prepare_then_format_and_serialize(bootstrap: str, topic: str, rows: list[tuple[Any, ...]],
                                       ddl: str, extra: dict[str, str]) -> list[dict[str, Any]]:
     """prepare() + format("upsert-kafka") writes; serialize()'s rows are returned."""
-    import sparkio
-
+    from keyguard import sparkio
     o = options(bootstrap, topic, **extra)
     df = _SPARK.createDataFrame(rows, ddl)
     sparkio.prepare(df, **o).write.format("upsert-kafka").options(**o).mode("append").save()

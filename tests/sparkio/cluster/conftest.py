@@ -17,6 +17,7 @@ import concurrent.futures
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import zipfile
@@ -200,7 +201,7 @@ def bare_python(root: Path) -> str:
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "keyguard-deps.pth").write_text("\n".join(sorted(ours)) + "\n")
     check = subprocess.run([python, "-c", "import pyarrow, numpy, confluent_kafka, fastavro, "
-                            "jsonschema, pyspark\ntry:\n import sparkio\nexcept ImportError:\n "
+                            "jsonschema, pyspark\ntry:\n import keyguard\nexcept ImportError:\n "
                             "print('no keyguard')"], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
                            cwd=str(venv))
@@ -210,12 +211,17 @@ def bare_python(root: Path) -> str:
 
 @pytest.fixture(scope="session")
 def keyguard_zip(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """formats/, guard/ and sparkio/ of this checkout as one zip, as `--py-files` takes."""
-    path = tmp_path_factory.mktemp("zip") / "keyguard.zip"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for package in ("formats", "guard", "sparkio"):
-            for file in sorted((ROOT / package).rglob("*.py")):
-                z.write(file, file.relative_to(ROOT).as_posix())
+    """This checkout's wheel copied to keyguard.zip, as README's recipe makes it for
+    `--py-files` (a wheel is a zip with `keyguard/` at its root)."""
+    out = tmp_path_factory.mktemp("zip")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(out), str(ROOT)], check=True, capture_output=True,
+                   timeout=300)
+    (wheel,) = out.glob("keyguard-*.whl")
+    path = out / "keyguard.zip"
+    wheel.rename(path)
+    with zipfile.ZipFile(path) as z:
+        assert "keyguard/sparkio/writer.py" in z.namelist()
     return str(path)
 
 

@@ -104,7 +104,7 @@ def test_prepare_with_the_data_source_and_serialize(connect_spark: Any, kafka_bo
                                                     reader: Any) -> None:
     """The data source's writer() and commit() run on the server; prepare and serialize
     need no SparkContext."""
-    from formats.partitioner import partition_for
+    from keyguard.formats.partitioner import partition_for
 
     topic = new_topic(kafka_bootstrap, 3)
     rows = rows_of(400)

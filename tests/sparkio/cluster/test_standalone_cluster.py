@@ -102,10 +102,10 @@ def test_a_driver_only_registry_with_pinned_ids(
     ids of their own. The bytes must carry the pinned ids."""
     from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-    from formats.plan import resolve_plan
-    from formats.spark_schema import from_spark_schema
-    from sparkio.guarding import topic_check
-    from sparkio.options import CONNECTOR_OPTIONS
+    from keyguard.formats.plan import resolve_plan
+    from keyguard.formats.spark_schema import from_spark_schema
+    from keyguard.sparkio.guarding import topic_check
+    from keyguard.sparkio.options import CONNECTOR_OPTIONS
 
     topic = new_topic(kafka_bootstrap, 3)
     registry = f"reg-{topic}"
@@ -151,8 +151,8 @@ def test_shipped_zip_and_the_missing_keyguard_message(
     assert "spark.submit.pyFiles" in missing.message and "Traceback" not in missing.message
     assert reader.records(topic) == []
     # The data source's own tasks (batch write, read) on those executors: the objects Spark
-    # ships load without keyguard (sparkio.shim) and the task fails with the same message,
-    # first in Spark's error, not `No module named 'sparkio'` inside a cloudpickle traceback.
+    # ships load without keyguard (keyguard.sparkio.shim) and the task fails with the same message,
+    # first in Spark's error, not `No module named 'keyguard'` inside a cloudpickle traceback.
     written = bare_driver.run(sc.write_via_format, kafka_bootstrap, topic, rows, DDL,
                               {**extra, "changelog.column": "op"})
     streamed = bare_driver.run(sc.stream_once, kafka_bootstrap, topic, str(tmp_path),
@@ -165,10 +165,10 @@ def test_shipped_zip_and_the_missing_keyguard_message(
         # earlier, from the data source's planner Python on the driver host when that Python is
         # the executors' too (it then fails before any task starts).
         assert re.search(r"(Python worker:|Failed to initialize Python data source \w+:)\s*"
-                         r"sparkio\.shim\.KeyguardMissingError: keyguard is not installed in "
-                         r"the Python (workers of the executors|that Spark runs for the "
-                         r"upsert-kafka data source's)", outcome.message), outcome
-        assert "ModuleNotFoundError: No module named 'sparkio'" in outcome.message
+                         r"keyguard\.sparkio\.shim\.KeyguardMissingError: keyguard is not "
+                         r"installed in the Python (workers of the executors|that Spark runs "
+                         r"for the upsert-kafka data source's)", outcome.message), outcome
+        assert "ModuleNotFoundError: No module named 'keyguard'" in outcome.message
         assert "spark.submit.pyFiles" in outcome.message and "spark.archives" in outcome.message
         assert "cloudpickle" not in outcome.message and "Traceback" not in outcome.message
     assert reader.records(topic) == []

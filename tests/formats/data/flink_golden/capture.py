@@ -11,7 +11,7 @@ the JVM through PyFlink's Java gateway with the options wired as the format fact
 (an option that is not set is not applied). The filesystem sink is not used for csv: its bulk
 writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and always writes
 `stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows are stored as
-`formats.values.coerce_row` reads them (decimals and times as text).
+`keyguard.formats.values.coerce_row` reads them (decimals and times as text).
 """
 
 from __future__ import annotations
