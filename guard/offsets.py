@@ -24,7 +24,8 @@ default, as Kafka's and Flink's consumers do; with `properties.isolation.level=r
 an open transaction holds the end back and the read waits for it, up to the stall timeout.
 
 The clients, their error callbacks, secret redaction and the topic look-up come from
-`keyguard.guard.topic.KafkaTopicInspector`, so the guard and the reader report a broker the same way.
+`keyguard.guard.topic.KafkaTopicInspector`, so the guard and the reader report a broker the same
+way.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ class Record:
     timestamp: int
     key: bytes | None
     value: bytes | None
+    #: The record's headers, when the read asked for them (`headers=True`).
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
 
 @dataclass
@@ -96,12 +99,18 @@ class RecordColumns:
     timestamps: list[int]
     keys: list[bytes | None]
     values: list[bytes | None]
+    #: Each record's headers, when the read asked for them; None otherwise.
+    headers: list[tuple[tuple[str, bytes | None], ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     def records(self) -> list[Record]:
         p = self.partition
+        if self.headers is not None:
+            return [Record(p, o, t, k, v, h) for o, t, k, v, h in
+                    zip(self.offsets, self.timestamps, self.keys, self.values, self.headers,
+                        strict=True)]
         return [Record(p, o, t, k, v) for o, t, k, v in
                 zip(self.offsets, self.timestamps, self.keys, self.values, strict=True)]
 
@@ -173,15 +182,17 @@ class KafkaRanges:
 
     # -- a task's half -----------------------------------------------------------------------
 
-    def read(self, r: OffsetRange, *, batch_size: int = 1000) -> Iterator[list[Record]]:
+    def read(self, r: OffsetRange, *, batch_size: int = 1000, headers: bool = False,
+             ) -> Iterator[list[Record]]:
         """The records of `r` in offset order, in lists of at most `batch_size`."""
-        for cols in self.read_columns(r, batch_size=batch_size):
+        for cols in self.read_columns(r, batch_size=batch_size, headers=headers):
             yield cols.records()
 
-    def read_columns(self, r: OffsetRange, *, batch_size: int = 10_000,
+    def read_columns(self, r: OffsetRange, *, batch_size: int = 10_000, headers: bool = False,
                      ) -> Iterator[RecordColumns]:
         """The records of `r` in offset order, column-wise, at most `batch_size` at a time:
-        no object per record, for readers that fold and decode whole columns."""
+        no object per record, for readers that fold and decode whole columns. `headers`:
+        each record's headers too."""
         if r.empty:
             return
         consumer = self._consumer({})
@@ -194,8 +205,9 @@ class KafkaRanges:
             end = r.end
             while True:
                 msgs = consumer.consume(batch_size, timeout=0.1)
-                out = RecordColumns(r.partition, [], [], [], [])
+                out = RecordColumns(r.partition, [], [], [], [], [] if headers else None)
                 offsets, stamps, keys, values = out.offsets, out.timestamps, out.keys, out.values
+                heads = out.headers
                 done = False
                 for msg in msgs:
                     if msg.partition() != r.partition:
@@ -220,6 +232,8 @@ class KafkaRanges:
                     stamps.append(msg.timestamp()[1])
                     keys.append(msg.key())
                     values.append(msg.value())
+                    if heads is not None:
+                        heads.append(tuple(msg.headers() or ()))
                     if offset + 1 >= end:
                         done = True
                         break

@@ -1,23 +1,31 @@
-"""The pure half of `keyguard migrate`: folded records -> what to rewrite and what to delete.
+"""The pure half of `keyguard migrate`: records read -> the logical table -> what to write.
 
-No broker here: `keyguard.sparkio.migrate_topic` reads the topic, hands the folded records to
-`plan_migration`, and writes what it says. A compacted topic is a table keyed by exact key
-bytes, one table per partition (compaction never folds across partitions), so the fold keeps
-the last record of every (partition, key bytes): later offset wins, a tombstone deletes.
+No broker here: `keyguard.sparkio.migrate_topic` reads the topic, folds the records here and
+writes what `plan_migration` says. The model (the README's "The table a migration keeps"):
 
-Each kept record's key is identified by its encoding: the NEW declaration's when its key bytes
-decode and re-encode to themselves under it (already migrated), else the first OLD declaration
-that decodes the record. Its logical key is the key bytes the NEW declaration gives its row, so
-every encoding of one row (every phantom) falls into one group. In a group the latest record
-decides: the later timestamp, then the higher offset, then the higher partition. A live winner
-is written under the new key on the partition murmur2 picks (skipped when exactly that record
-is already live there), and every other live record of the group gets a tombstone on its own
-partition; a tombstone winner deletes the group. Tombstones whose logical key cannot be known
-(an old key that lacks a new key column) decide nothing.
+- A *slot* is one key byte string on one partition: what compaction keeps, its last record
+  (its *tail*). A *logical key* is the key bytes the NEW declaration gives a row, so every
+  encoding of one row (every phantom) falls into one group, across slots and partitions.
+- Which record of a group is the row's current state is decided by what Kafka guarantees:
+  within a partition, log order (a later offset supersedes an earlier one; timestamps never
+  override it). A rewrite a migration produced carries a header (`MARKER`) naming every record
+  of its row it superseded, so it supersedes those wherever they live, and the logical time of
+  the record it copies. Records that supersede none of each other (on different partitions,
+  written concurrently) are ordered by their logical timestamps; when those tie with different
+  outcomes the row is undecidable and the migration stops before writing anything.
+- A tombstone a migration writes to retire an old encoding carries the header too, with the
+  offset it retires through: it is not a delete of the row. Records of its slot up to that
+  offset moved; a record written there later stays a candidate (it is a write the migration
+  has not copied yet). So a rerun, a round trip (A -> B -> A) or a chain of migrations killed
+  anywhere never reads its own retirements as deletes.
+- A rewrite never claims to supersede a write it did not see: a producer's update that lands
+  between the migration's read and its rewrite stays a candidate, and wins by its later time,
+  so the next round writes it again.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,25 +39,89 @@ from keyguard.guard.offsets import Record
 #: The label of a record already under the new key encoding.
 NEW = "new"
 
+#: The header a migration puts on every record it writes: `copy {json}` on a rewrite,
+#: `retire <offset>` on a retirement tombstone.
+MARKER = "keyguard.migrate"
+
+#: A record's place: (topic, partition, offset).
+Position = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class Copy:
+    """What a rewrite carries: the logical time of the record it copies, and the last offset
+    of its row it saw on each (topic, partition): every record of the row up to there was
+    known when the rewrite was planned, so the rewrite supersedes it."""
+
+    timestamp: int
+    seen: tuple[Position, ...]
+
+    def header(self) -> tuple[str, bytes]:
+        doc = {"ts": self.timestamp, "seen": [list(p) for p in self.seen]}
+        return MARKER, b"copy " + json.dumps(doc, separators=(",", ":")).encode()
+
+
+def retire_header(through: int) -> tuple[str, bytes]:
+    """The header of a retirement tombstone: the slot's records up to `through` moved."""
+    return MARKER, b"retire %d" % through
+
+
+def read_marker(headers: Iterable[tuple[str, bytes | None]] | None) -> Copy | int | None:
+    """A record's migration header: a Copy, a retirement's offset, or None (a producer's own
+    record, or a header that does not parse, which is read as no marker at all)."""
+    for name, raw in headers or ():
+        if name != MARKER or raw is None:
+            continue
+        try:
+            kind, _, body = bytes(raw).partition(b" ")
+            if kind == b"retire":
+                return int(body)
+            if kind == b"copy":
+                doc = json.loads(body)
+                seen = tuple((str(t), int(p), int(o)) for t, p, o in doc["seen"])
+                return Copy(int(doc["ts"]), seen)
+        except (ValueError, TypeError, KeyError):
+            return None
+    return None
+
 
 @dataclass(frozen=True)
 class Entry:
-    """The last record of one key byte string in one partition."""
+    """One record of a slot, as the model needs it."""
 
     partition: int
     offset: int
     timestamp: int
     key: bytes
     value: bytes | None
+    topic: str = ""
+    #: Set on a rewrite a migration produced.
+    copy: Copy | None = None
 
     @property
     def live(self) -> bool:
         return self.value is not None
 
     @property
-    def order(self) -> tuple[int, int, int]:
-        """Which of two records is the later: timestamp, then offset, then partition."""
-        return self.timestamp, self.offset, self.partition
+    def logical_timestamp(self) -> int:
+        """When the state this record holds was written: a rewrite's is its source's."""
+        return self.copy.timestamp if self.copy is not None else self.timestamp
+
+    @property
+    def position(self) -> Position:
+        return self.topic, self.partition, self.offset
+
+    def supersedes(self, other: Entry) -> bool:
+        """Whether this record is known to be later than `other` (same logical key): later in
+        the same partition's log, or a rewrite that saw it."""
+        if other is self:
+            return False
+        if (other.topic, other.partition) == (self.topic, self.partition) \
+                and other.offset < self.offset and self.copy is None:
+            return True
+        return self.copy is not None and any(
+            (t, p) == (other.topic, other.partition) and o >= other.offset
+            for t, p, o in self.copy.seen)
 
     @property
     def where(self) -> str:
@@ -57,25 +129,53 @@ class Entry:
 
 
 @dataclass
-class Fold:
-    """One partition's last record per key bytes, and what the fold saw."""
+class Slot:
+    """One key byte string on one partition: its last record, and its candidates (its
+    records no later record of the slot superseded or retired)."""
 
+    tail: Entry
+    open: list[Entry]
+
+
+@dataclass
+class Fold:
+    """One partition's slots, and what the fold saw. Records are added in offset order; a
+    fold goes on where it stopped (`end`) when more records are read."""
+
+    topic: str = ""
     #: The end offset (exclusive) the read stopped at; -1: unknown.
     end: int = -1
-    entries: dict[bytes, Entry] = field(default_factory=dict)
+    partition: int = -1
+    slots: dict[bytes, Slot] = field(default_factory=dict)
     records: int = 0
     null_keys: int = 0
 
     def add(self, records: Iterable[Record]) -> Fold:
         for rec in records:
             self.records += 1
+            if rec.offset >= self.end:
+                self.end = rec.offset + 1
             if rec.key is None:
                 self.null_keys += 1  # no key: compaction drops it, no table row
                 continue
-            self.entries.pop(rec.key, None)
-            self.entries[rec.key] = Entry(rec.partition, rec.offset, rec.timestamp, rec.key,
-                                          rec.value)
+            marker = read_marker(getattr(rec, "headers", None))
+            entry = Entry(rec.partition, rec.offset, rec.timestamp, rec.key, rec.value,
+                          self.topic, marker if isinstance(marker, Copy) else None)
+            slot = self.slots.get(rec.key)
+            if slot is None:
+                self.slots[rec.key] = Slot(entry, [entry])
+                continue
+            slot.tail = entry
+            if isinstance(marker, int) and rec.value is None:  # a retirement
+                slot.open = [e for e in slot.open if e.offset > marker]
+            else:
+                slot.open = [e for e in slot.open if not entry.supersedes(e)] + [entry]
         return self
+
+    @property
+    def entries(self) -> dict[bytes, Entry]:
+        """The last record of every key byte string: the partition as compaction keeps it."""
+        return {k: s.tail for k, s in self.slots.items()}
 
 
 @dataclass(frozen=True)
@@ -100,6 +200,12 @@ class Classified:
     encoding: str
     new_key: bytes | None
     new_value: bytes | None
+    #: The record is its slot's last (what compaction keeps), not only a candidate.
+    tail: bool = True
+
+    @property
+    def live_tail(self) -> bool:
+        return self.tail and self.entry.live
 
 
 def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
@@ -110,9 +216,9 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
         if key_row is not None and new.key_codec.encode(key_row) == entry.key:
             if entry.value is None:
                 return Classified(entry, NEW, entry.key, None)
-            if new.decode(entry.key, entry.value) is not None:
-                # kept as written: a value another producer wrote in equivalent bytes is no
-                # reason to rewrite the row
+            if _decode(new, entry, strict=True) is not None:
+                # the key columns the value carries agree with the key; kept as written: a
+                # value another producer wrote in equivalent bytes is no reason to rewrite it
                 return Classified(entry, NEW, entry.key, entry.value)
     except Exception:  # not this encoding; the old declarations are tried next
         pass
@@ -183,20 +289,23 @@ def _reason(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Write:
-    """One record to produce: a rewritten row, or a tombstone (value None)."""
+    """One record to produce: a rewritten row, or a retirement tombstone (value None)."""
 
     partition: int
     key: bytes
     value: bytes | None
+    #: The header that marks it (`Copy.header()` or `retire_header`).
+    header: tuple[str, bytes] | None = None
 
 
 @dataclass(frozen=True)
 class MigrationPlan:
-    """What a run writes: first every rewrite, then, once all are acknowledged, the tombstones."""
+    """What a round writes: first every rewrite, then, once all are acknowledged, the
+    retirement tombstones."""
 
     rewrites: tuple[Write, ...]
     tombstones: tuple[Write, ...]
-    #: Logical keys live after the migration, and deleted by a later tombstone.
+    #: Logical keys live after the migration, and deleted by their latest record.
     live_keys: int
     deleted_keys: int
     #: Live records per encoding, and logical keys live under two or more key byte strings.
@@ -206,6 +315,10 @@ class MigrationPlan:
     in_place: int
     #: Examples of phantom groups: (new key, [(encoding, partition, offset, key bytes)]).
     examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
+    #: Rows whose latest state cannot be decided (concurrent records, equal times, different
+    #: outcomes): a migration writes nothing while there is one. Examples as above.
+    undecided: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
+    undecided_keys: int = 0
 
     @property
     def empty(self) -> bool:
@@ -215,60 +328,94 @@ class MigrationPlan:
         return tuple(sorted({w.partition for w in (*self.rewrites, *self.tombstones)}))
 
 
+def latest(group: Sequence[Classified]) -> Classified | None:
+    """The record of a group that holds the row's current state (see the module docstring),
+    or None when it cannot be decided."""
+    top = [c for c in group if not any(d.entry.supersedes(c.entry) for d in group)]
+    if len(top) > 1:
+        newest = max(c.entry.logical_timestamp for c in top)
+        top = [c for c in top if c.entry.logical_timestamp == newest]
+        if len({(c.entry.live, c.new_value) for c in top}) > 1:
+            return None
+    return top[0] if top else None
+
+
+def _seen(group: Sequence[Classified]) -> tuple[Position, ...]:
+    """The last offset of the group on each (topic, partition)."""
+    last: dict[tuple[str, int], int] = {}
+    for c in group:
+        at = (c.entry.topic, c.entry.partition)
+        last[at] = max(last.get(at, -1), c.entry.offset)
+    return tuple((t, p, o) for (t, p), o in sorted(last.items()))
+
+
+def _shown(group: Sequence[Classified]) -> tuple[tuple[str, int, int, bytes], ...]:
+    return tuple((c.encoding, c.entry.partition, c.entry.offset, c.entry.key) for c in group)
+
+
 def plan_migration(source: Sequence[Classified], partitions: int, *,
                    target: Sequence[Classified] | None = None, examples: int = 3,
                    ) -> MigrationPlan:
-    """What to write so that `target` (the source itself when None) holds each row of the source
-    once, under the new key on the partition murmur2 picks among `partitions`.
+    """What to write so that the target topic (the source itself when `target` is None) holds
+    each row once, under the new key on the partition murmur2 picks among `partitions`.
 
-    With a separate target (a cut-over) the source is left as it is; every live target record
-    that is not a row's new key on its partition gets a tombstone, so the target ends equal to
-    the re-keyed source table.
+    `source` (and `target`) are the candidates of the topic's slots, classified. With a
+    separate target (a cut-over) the source is never written: every live target slot that is
+    not a row's new key on its partition is retired, so the target ends equal to the re-keyed
+    source table.
     """
+    candidates = [*source, *(target or ())]
+    written = source if target is None else target
+    in_written = {id(c) for c in written}
     groups: dict[bytes, list[Classified]] = {}
     encodings: dict[str, int] = {}
-    for c in source:
-        if c.entry.live:
+    for c in candidates:
+        if c.live_tail and id(c) in in_written:
             encodings[c.encoding] = encodings.get(c.encoding, 0) + 1
         if c.new_key is not None:
             groups.setdefault(c.new_key, []).append(c)
-    in_target = {(c.entry.partition, c.entry.key): c for c in (source if target is None
-                                                               else target)}
     rewrites: list[Write] = []
-    keep: set[tuple[int, bytes]] = set()
-    live = deleted = in_place = phantoms = 0
+    tombstones: list[Write] = []
+    live = deleted = in_place = phantoms = undecided_keys = 0
     shown: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
+    undecided: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
     for new_key, group in groups.items():
-        alive = [c for c in group if c.entry.live]
-        if not alive:
-            continue  # nothing live: nothing to write, nothing to delete
-        if len(alive) > 1:
+        tails = [c for c in group if c.live_tail and id(c) in in_written]
+        if len(tails) > 1:
             phantoms += 1
             if len(shown) < examples:
-                shown.append((new_key, tuple((c.encoding, c.entry.partition, c.entry.offset,
-                                              c.entry.key) for c in alive)))
-        winner = max(group, key=lambda c: c.entry.order)
-        if not winner.entry.live:
+                shown.append((new_key, _shown(tails)))
+        winner = latest(group)
+        if winner is None:
+            undecided_keys += 1
+            if len(undecided) < examples:
+                undecided.append((new_key, _shown(group)))
+            continue
+        keep: tuple[int, bytes] | None = None
+        if winner.entry.live:
+            live += 1
+            keep = (partition_for(new_key, partitions), new_key)
+            there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
+            # In place only when the new slot's last record is the winner itself: an equal
+            # value there is not enough, since the winner's slot is retired next and what
+            # stays must be the record that is known to be the latest.
+            if there and there[0].entry is winner.entry:
+                in_place += 1
+            elif winner.new_value is not None:
+                copy = Copy(winner.entry.logical_timestamp, _seen(group))
+                rewrites.append(Write(keep[0], new_key, winner.new_value, copy.header()))
+        elif tails:
             deleted += 1
-            continue
-        live += 1
-        at = (partition_for(new_key, partitions), new_key)
-        keep.add(at)
-        there = in_target.get(at)
-        if there is not None and there.entry.live and there.entry.value == winner.new_value:
-            in_place += 1
-            continue
-        rewrites.append(Write(at[0], new_key, winner.new_value))
-    doomed = (c for c in (source if target is None else target) if c.entry.live)
-    tombstones = tuple(Write(c.entry.partition, c.entry.key, None) for c in doomed
-                       if (c.entry.partition, c.entry.key) not in keep)
-    return MigrationPlan(tuple(rewrites), tombstones, live, deleted, encodings, phantoms,
-                         in_place, tuple(shown))
+        tombstones += [Write(c.entry.partition, c.entry.key, None, retire_header(c.entry.offset))
+                       for c in tails if (c.entry.partition, c.entry.key) != keep]
+    return MigrationPlan(tuple(rewrites), tuple(tombstones), live, deleted, encodings, phantoms,
+                         in_place, tuple(shown), tuple(undecided), undecided_keys)
 
 
 @dataclass(frozen=True)
 class Verification:
-    """The topic after a migration: a row per logical key, each under the new encoding."""
+    """The topic after a migration: a row per logical key, each under the new encoding, and
+    nothing the model would still write."""
 
     topic: str
     live_keys: int
@@ -282,21 +429,29 @@ class Verification:
     #: `keyguard audit`'s counts on the target under the new declaration (phantom keys,
     #: misplaced records), when the audit ran: the same rules as the command.
     audit: tuple[int, int] | None = None
+    #: Records the model of the table would still write (a write that arrived and is not
+    #: copied yet), and rows it cannot decide.
+    pending: int = 0
+    undecided_keys: int = 0
 
     @property
     def clean(self) -> bool:
-        return not (self.phantom_keys or self.old_encoded or self.misplaced
+        return not (self.phantom_keys or self.old_encoded or self.misplaced or self.pending
+                    or self.undecided_keys
                     or (self.audit is not None and any(self.audit)))
 
 
 def verify_entries(topic: str, classified: Sequence[Classified], partitions: int
                    ) -> Verification:
-    """The verification's verdict from a topic's folded, classified records."""
-    alive = [c for c in classified if c.entry.live]
+    """The verification's verdict from a topic's classified candidates: the compacted view
+    (live tails) holds every row once, under the new key, on its partition, and the model has
+    nothing left to write."""
+    alive = [c for c in classified if c.live_tail]
     groups: dict[bytes | None, list[Classified]] = {}
     for c in alive:
         groups.setdefault(c.new_key, []).append(c)
     phantoms = [(k, g) for k, g in groups.items() if k is not None and len(g) > 1]
+    still = plan_migration(classified, partitions)
     return Verification(
         topic=topic,
         live_keys=len(groups),
@@ -305,6 +460,7 @@ def verify_entries(topic: str, classified: Sequence[Classified], partitions: int
         misplaced=sum(c.encoding == NEW and c.entry.partition != partition_for(c.entry.key,
                                                                                partitions)
                       for c in alive),
-        examples=tuple((k, tuple((c.encoding, c.entry.partition, c.entry.offset, c.entry.key)
-                                 for c in g)) for k, g in phantoms[:3] if k is not None),
+        examples=tuple((k, _shown(g)) for k, g in phantoms[:3] if k is not None),
+        pending=len(still.rewrites) + len(still.tombstones),
+        undecided_keys=still.undecided_keys,
     )

@@ -5,30 +5,29 @@
 
 A key change (new key fields, another key format or namespace, a partition count) gives every
 row new key bytes. Written naively, the old records stay live beside the new ones: phantom
-keys, deletes that miss. A migration, in this order:
+keys, deletes that miss. A migration, in rounds:
 
-1. reads the live table: each partition's end captured once (`keyguard.guard.offsets`), every record
-   up to it folded by key bytes (`keyguard.sparkio.migrate_plan`);
-2. decodes each record under the declared encodings (the new one, then each old one), and
-   plans: every live row under its new key on the partition murmur2 picks, the latest record
-   of a row winning when several encodings of it are live (timestamp, then offset);
+1. reads the topic: each partition up to the end captured now (`keyguard.guard.offsets`),
+   folded into slots (`keyguard.sparkio.migrate_plan.Fold`), with the records' headers;
+2. decodes each candidate record under the declared encodings (the new one, then each old
+   one) and plans with the model of `keyguard.sparkio.migrate_plan`: per row, the record that
+   holds its current state (log order within a partition, the markers of earlier runs, then
+   time), a rewrite under its new key on the partition murmur2 picks, marked with what it saw;
 3. writes the rewrites and waits until every one is acknowledged (`keyguard.sparkio.producer`);
-4. only then writes a tombstone for every other live key byte string of those rows (every
-   phantom encoding included), each on the partition it lives on;
-5. reads the topic again and fails (exit 1, with counts) when a row is still live under two
-   encodings, or under an old one, or when `keyguard audit` of the target under the new key
-   (`keyguard.guard.audit.scan.audit_topic`) finds phantom or live misplaced keys (`verify` replaces
-   both).
+4. only then retires every other live key byte string of those rows with a marked tombstone;
+5. reads what arrived since step 1 (its own records, and any producer's) and plans again, until
+   the plan is empty (or `MAX_ROUNDS`: `TopicBusyError`, after a completed round);
+6. reads the topic again and fails (exit 1, with counts) when a row is still live under two
+   encodings, or under an old one, or the model would still write something, or when
+   `keyguard audit` of the target under the new key (`keyguard.guard.audit.scan.audit_topic`)
+   finds phantom or live misplaced keys (`verify` replaces both).
 
 Between 3 and 4 consumers see both keys of a row live: a migration never leaves a moment
 where a row is missing. Every step is decided from the topic itself, so a run killed anywhere
 and run again converges to the same table: what was written is already there and is skipped.
 The state file (`--state`, JSON, replaced atomically) records the phase and the counts, so a
 rerun says what the last run did; losing it loses nothing. A cut-over (`to_topic`) writes the
-target only and leaves the source as it is; the target ends equal to the re-keyed source.
-
-Producers must already write the new key (or be stopped): a row written under an old key
-during a migration becomes a phantom again, and rerunning the migration fixes it.
+target only and leaves the source as it is; rows of both are decided together.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from keyguard.formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
 from keyguard.formats.plan import TOPIC, UpsertPlan
@@ -74,8 +73,9 @@ from keyguard.sparkio.producer import ProducerFactory, UpsertProducer, producer_
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: How often a migration reads and plans again when records arrive while it reads.
-SETTLE_ATTEMPTS = 3
+#: How many rounds a run makes (write, read what arrived meanwhile, plan again) before it stops
+#: because producers keep writing.
+MAX_ROUNDS = 8
 
 #: The phases a run goes through, in order, as the state file records them.
 PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verified")
@@ -87,10 +87,33 @@ Verifier = Callable[[str, Declarations, int], Verification]
 
 
 class TopicBusyError(KeyguardError):
-    """Records kept arriving while the migration read the topic: writing now could overwrite
-    a newer write of a row with the value read before it."""
+    """Producers kept writing rows under an old key while the migration ran, round after
+    round: it stopped after a completed round (nothing half-done); phantoms remain."""
 
     kind = "topic-busy"
+    exit_code = EXIT_BREAKING
+
+
+class UndecidedRowsError(KeyguardError):
+    """Rows whose latest state the topic does not decide: records on different partitions that
+    supersede none of each other, with equal times and different values."""
+
+    kind = "undecided-rows"
+    exit_code = EXIT_BREAKING
+
+
+class TopicLog(Protocol):
+    """The topic as a migration reads and writes it (Kafka; or memory, in the model test)."""
+
+    def read(self, topic: str, folds: Sequence[Fold] | None = None) -> list[Fold]:
+        """Every partition up to its end now, folded: from the beginning (`folds` None), or
+        going on from where each of `folds` stopped."""
+        ...
+
+    def produce(self, topic: str, writes: Sequence[Write]) -> int:
+        """Every write, each to its partition, with its header; returns once all are
+        acknowledged (the count), raises otherwise."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -211,7 +234,7 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
         register_options(options)  # their secrets never reach a message or the report
     kafka = KafkaRanges(m.bootstrap, m.properties)
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
-    read = reader or (lambda topic: read_folds(kafka, topic))
+    log = KafkaTopicLog(m, kafka, reader, producer_factory)
     report = MigrationReport(m.topic, m.target, m.dry_run)
     decl = declarations(m, registry, report)
     partitions = target_partitions(m, admin, report)
@@ -219,72 +242,118 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)
 
-    plan = settled_plan(m, read, kafka, decl, partitions, report)
+    def on_phase(phase: str, plan: MigrationPlan) -> None:
+        if phase == "planned":
+            state.pop("verification", None)
+            state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
+                         rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
+                         runs=int(state.get("runs", 0)) + 1)
+        state["rewrites_acknowledged"] = report.rewrites_acknowledged
+        state["tombstones_acknowledged"] = report.tombstones_acknowledged
+        _phase(state_path, state, phase)
+
+    migrate_rounds(log, decl, partitions.count, report, source=m.topic, target=m.target,
+                   target_exists=partitions.exists, dry_run=m.dry_run, on_phase=on_phase,
+                   prepare=lambda: partitions.create(admin, m))
     if m.dry_run:
         report.notes.append("dry run: nothing was written")
         return report
-    if not plan.empty:
-        partitions.create(admin, m)
-    state.pop("verification", None)
-    state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
-                 rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
-                 runs=int(state.get("runs", 0)) + 1)
-    _phase(state_path, state, "planned")
-    if plan.rewrites:
-        _phase(state_path, state, "rewriting")
-        report.rewrites_acknowledged = _produce(m, plan.rewrites, producer_factory)
-    state["rewrites_acknowledged"] = report.rewrites_acknowledged
-    _phase(state_path, state, "rewritten")
-    if plan.tombstones:
-        _phase(state_path, state, "tombstoning")
-        report.tombstones_acknowledged = _produce(m, plan.tombstones, producer_factory)
-    state["tombstones_acknowledged"] = report.tombstones_acknowledged
-    _phase(state_path, state, "written")
+    read = reader or (lambda topic: log.read(topic))
     check = verify or (lambda topic, d, n: audited(
         verify_topic(read, topic, d, n), m, d, registry))
     report.verification = check(m.target, decl, partitions.count)
     state["verification"] = {"live_keys": report.verification.live_keys,
                              "phantom_keys": report.verification.phantom_keys,
                              "old_encoded": report.verification.old_encoded,
-                             "misplaced": report.verification.misplaced}
+                             "misplaced": report.verification.misplaced,
+                             "pending": report.verification.pending}
     _phase(state_path, state, "verified" if report.verification.clean else "written")
     return report
 
 
-def settled_plan(m: Migration, read: Reader, kafka: KafkaRanges, decl: Declarations,
-                 partitions: TargetPartitions, report: MigrationReport) -> MigrationPlan:
-    """Read and plan; before a real run, read and plan again while records arrived during the
-    read (a rewrite must not overwrite a newer write of a row), at most SETTLE_ATTEMPTS times."""
-    for attempt in range(1, SETTLE_ATTEMPTS + 1):
-        folds = read(m.topic)
-        report.records_read = sum(f.records for f in folds)
-        report.null_keys = sum(f.null_keys for f in folds)
-        source = classify_all(folds, decl, m.topic)
-        target: list[Classified] | None = [] if m.cut_over else None
-        if m.cut_over and partitions.exists:
-            target = classify_all(read(m.target), decl, m.target)
-        report.plan = plan_migration(source, partitions.count, target=target)
-        if m.dry_run:
-            break
-        arrived = _arrived(kafka, m.topic, folds)
-        if not arrived:
-            break
-        if attempt == SETTLE_ATTEMPTS:
-            raise TopicBusyError(
-                f"topic {m.topic!r} is being written: {arrived} records arrived while the "
-                f"migration read it, {SETTLE_ATTEMPTS} times; nothing was written",
-                hint="switch the producers to the new key or pause them, then run again")
-        report.notes.append(f"{arrived} records arrived while reading: read and planned again")
-    assert report.plan is not None
-    return report.plan
+def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
+                   report: MigrationReport, *, source: str, target: str,
+                   target_exists: bool = True, dry_run: bool = False,
+                   on_phase: Callable[[str, MigrationPlan], None] | None = None,
+                   prepare: Callable[[], None] | None = None,
+                   max_rounds: int = MAX_ROUNDS) -> None:
+    """Read, plan and write in rounds until the plan is empty: each round writes its rewrites,
+    waits until all are acknowledged, then writes its retirement tombstones, then reads what
+    arrived meanwhile (its own records and any producer's) and plans again. `report.plan` is
+    the first round's; the written counts add up over the rounds."""
+    phase = on_phase or (lambda _phase, _plan: None)
+    cut_over = target != source
+    cache: dict[tuple[str, int, int], Classified] = {}
+    folds = log.read(source)
+    targets = log.read(target) if cut_over and target_exists else None
+    report.records_read = sum(f.records for f in folds)
+    report.null_keys = sum(f.null_keys for f in folds)
+    for round_ in range(1, max_rounds + 1):
+        plan = plan_migration(
+            classify_all(folds, decl, source, cache), partitions,
+            target=None if not cut_over else classify_all(targets or [], decl, target, cache))
+        if round_ == 1:
+            report.plan = plan
+        if plan.undecided_keys:
+            raise _undecided(plan, source, round_)
+        if dry_run or plan.empty:
+            return
+        if round_ == 1:
+            phase("planned", plan)
+            if prepare is not None:
+                prepare()
+        else:
+            report.notes.append(
+                f"round {round_}: {len(plan.rewrites)} rewrites and {len(plan.tombstones)} "
+                "tombstones for records that arrived while the migration wrote")
+        phase("rewriting", plan)
+        report.rewrites_acknowledged += log.produce(target, plan.rewrites)
+        phase("rewritten", plan)
+        phase("tombstoning", plan)
+        report.tombstones_acknowledged += log.produce(target, plan.tombstones)
+        phase("written", plan)
+        folds = log.read(source, folds)
+        if cut_over:
+            targets = log.read(target, targets)
+    raise TopicBusyError(
+        f"topic {source!r}: producers kept writing rows under an old key while the migration "
+        f"ran: after {max_rounds} rounds there is still something to move; every round "
+        "completed (each rewrite acknowledged before its tombstones), so no row is lost, but "
+        "rows written meanwhile under an old key are still phantoms for plain consumers",
+        hint="switch the producers to the new key (or pause them), then run again")
 
 
-def _arrived(kafka: KafkaRanges, topic: str, folds: Sequence[Fold]) -> int:
-    """Records written to `topic` since `folds` were read (their ends against the ends now)."""
-    now = kafka.capture(topic)
-    if len(now) != len(folds):
-        return max(1, sum(r.end for r in now))
-    return sum(max(0, r.end - f.end) for r, f in zip(now, folds, strict=True) if f.end >= 0)
+def _undecided(plan: MigrationPlan, topic: str, round_: int) -> UndecidedRowsError:
+    shown = "; ".join(
+        f"new key {_show(k)}: " + ", ".join(f"{e} p{p}@{o}" for e, p, o, _ in g)
+        for k, g in plan.undecided)
+    written = "nothing was written" if round_ == 1 else \
+        f"rounds 1 to {round_ - 1} completed; nothing of round {round_} was written"
+    return UndecidedRowsError(
+        f"topic {topic!r}: {plan.undecided_keys} row(s) whose latest state cannot be decided: "
+        f"records on different partitions, written concurrently with equal timestamps and "
+        f"different values ({shown}); {written}",
+        hint="write the right value of each such row once more (under any key), then run "
+             "again")
+
+
+@dataclass
+class KafkaTopicLog:
+    """The topic on the brokers: read in this process (or the first full read by `full`,
+    the Spark form's tasks), written by one producer per call."""
+
+    m: Migration
+    kafka: KafkaRanges
+    full: Reader | None = None
+    factory: ProducerFactory | None = None
+
+    def read(self, topic: str, folds: Sequence[Fold] | None = None) -> list[Fold]:
+        if folds is None and self.full is not None:
+            return self.full(topic)
+        return read_folds(self.kafka, topic, since=folds)
+
+    def produce(self, topic: str, writes: Sequence[Write]) -> int:
+        return _produce(self.m, writes, self.factory) if writes else 0
 
 
 def declarations(m: Migration, registry: Registry | None,
@@ -382,25 +451,46 @@ def _partitions(kafka: KafkaTopicInspector, topic: str) -> int | None:
     return kafka.partitions(AdminClient(kafka.client_config({})), topic)
 
 
-def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8) -> list[Fold]:
+def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8,
+               since: Sequence[Fold] | None = None) -> list[Fold]:
     """Every partition up to its end captured now, folded by key bytes, in this process; up to
-    `threads` partitions at a time (each read is mostly waiting for the broker)."""
+    `threads` partitions at a time (each read is mostly waiting for the broker). `since`: the
+    folds of an earlier read, continued from where each stopped."""
     ranges = kafka.capture(topic)
-    if len(ranges) <= 1 or threads <= 1:
-        return [_fold(kafka, r) for r in ranges]
-    with ThreadPoolExecutor(max_workers=min(threads, len(ranges))) as pool:
-        return list(pool.map(lambda r: _fold(kafka, r), ranges))
+    before = list(since or ())
+    jobs = [(r, before[r.partition] if r.partition < len(before) else None) for r in ranges]
+    if len(jobs) <= 1 or threads <= 1:
+        return [_fold(kafka, r, f) for r, f in jobs]
+    with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
+        return list(pool.map(lambda job: _fold(kafka, *job), jobs))
 
 
-def _fold(kafka: KafkaRanges, r: OffsetRange) -> Fold:
-    fold = Fold(end=r.end)
-    for batch in kafka.read(r):
-        fold.add(batch)
+def _fold(kafka: KafkaRanges, r: OffsetRange, fold: Fold | None = None) -> Fold:
+    fold = fold if fold is not None else Fold(topic=r.topic, partition=r.partition)
+    start = max(r.start, fold.end)
+    if start < r.end:
+        for batch in kafka.read(replace(r, start=start), headers=True):
+            fold.add(batch)
+    fold.end = max(fold.end, r.end)
     return fold
 
 
-def classify_all(folds: Sequence[Fold], decl: Declarations, topic: str) -> list[Classified]:
-    return [classify(e, decl, topic) for f in folds for e in f.entries.values()]
+def classify_all(folds: Sequence[Fold], decl: Declarations, topic: str,
+                 cache: dict[tuple[str, int, int], Classified] | None = None,
+                 ) -> list[Classified]:
+    """Every candidate record of every slot, classified (`cache`: by position, across the
+    rounds of one run), marked when it is its slot's last record."""
+    out = []
+    for fold in folds:
+        for slot in fold.slots.values():
+            for e in slot.open:
+                c = cache.get(e.position) if cache is not None else None
+                if c is None:
+                    c = classify(e, decl, topic)
+                    if cache is not None:
+                        cache[e.position] = c
+                out.append(replace(c, tail=e is slot.tail))
+    return out
 
 
 def verify_topic(read: Reader, topic: str, decl: Declarations, partitions: int) -> Verification:
@@ -428,8 +518,8 @@ def _produce(m: Migration, writes: Sequence[Write],
     kwargs: dict[str, Any] = {"factory": factory} if factory is not None else {}
     producer = UpsertProducer(topic=m.target, config=config, **kwargs)
     try:
-        producer.send([w.key for w in writes], [w.value for w in writes],
-                      [w.partition for w in writes])
+        producer.send_with_headers([w.key for w in writes], [w.value for w in writes],
+                                   [w.partition for w in writes], [w.header for w in writes])
         return producer.finish().records
     except BaseException:
         producer.abort()

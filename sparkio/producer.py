@@ -636,6 +636,31 @@ class UpsertProducer:
                 (self.clock() - self._buffer_since) * 1000 >= self.interval_ms:
             self.flush_buffer()
 
+    def send_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+                          partitions: Sequence[int],
+                          headers: Sequence[tuple[str, bytes] | None]) -> None:
+        """Records that carry a header each (a migration's markers), straight to the producer,
+        one produce() per record, in order."""
+        produce, topic = self._producer.produce, self.topic
+        for i, (k, v, p, h) in enumerate(zip(keys, values, partitions, headers, strict=True)):
+            while True:
+                try:
+                    produce(topic, v, k, p, headers=[h] if h is not None else None)
+                    break
+                except BufferError:  # librdkafka's queue is full: let deliveries drain it
+                    self._producer.poll(ROOM_WAIT_S)
+                    self._check_failures()
+            self._produced += 1
+            if i % POLL_EVERY == POLL_EVERY - 1:
+                self._producer.poll(0)
+                self._check_failures()
+        s = self.stats
+        tombstones = sum(v is None for v in values)
+        s.tombstones += tombstones
+        s.upserts += len(keys) - tombstones
+        self._bytes += sum(map(len, keys)) + sum(len(v) for v in values if v is not None)
+        self._parts.update(partitions)
+
     def flush_buffer(self) -> None:
         """Hand every buffered change to the producer (no wait for acknowledgements)."""
         if self._buffer is not None and len(self._buffer):

@@ -1,0 +1,318 @@
+"""`keyguard migrate` against a reference model of a compacted topic, in memory.
+
+A topic here is a list of logs, one per partition, as Kafka keeps them (compaction folds a key
+byte string to its last record; reading from the beginning and folding gives the same table,
+so nothing is compacted). Producers write rows under any key encoding, deletes included;
+migrations run in any direction and chain, killed after any record they write, with producers
+writing between any two of their records, and run again. The migration under test is the real
+one (`migrate_rounds`, with the topic in memory). After every finished run, the logical table
+the topic holds must be the table the producers wrote (the reference: the last write of each
+row, in the order they happened), every row live once, under the last migration's key, on its
+murmur2 partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from keyguard.formats.partitioner import partition_for
+from keyguard.formats.plan import UpsertPlan, resolve_plan
+from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.offsets import Record
+from keyguard.sparkio.migrate_plan import (
+    Declarations,
+    Fold,
+    Write,
+    plan_migration,
+    verify_entries,
+)
+from keyguard.sparkio.migrate_topic import (
+    MigrationReport,
+    TopicBusyError,
+    UndecidedRowsError,
+    classify_all,
+    migrate_rounds,
+)
+
+TABLE = parse_columns("id BIGINT, tenant STRING, name STRING")
+VALUE = {"topic": "t", "value.format": "json", "primary-key": "id"}
+#: Key encodings of one table whose new key can be computed from an old one: the cases where
+#: a rerun used to read the first run's tombstones as deletes. Row ids start at 10: the csv key
+#: of a one-digit id (`1`) is also a valid Avro long, so its tombstone could not be told apart.
+ENCODINGS: dict[str, UpsertPlan] = {
+    "json": resolve_plan(TABLE, {**VALUE, "key.format": "json"}),
+    "csv": resolve_plan(TABLE, {**VALUE, "key.format": "csv"}),
+    "avro": resolve_plan(TABLE, {**VALUE, "key.format": "avro"}),
+}
+TOPIC = "t"
+
+
+class Killed(Exception):
+    """The migration process died here."""
+
+
+@dataclass
+class MemoryTopic:
+    """Partition logs, a clock, and the reference table the producers' writes define."""
+
+    partitions: int
+    logs: list[list[Record]] = field(default_factory=list)
+    clock: int = 0
+    truth: dict[int, str] = field(default_factory=dict)
+    #: Called before each record a migration writes (a producer may write in between).
+    between: Callable[[], None] = lambda: None
+    #: Records a migration may still write before it is killed; None: no kill.
+    budget: int | None = None
+
+    def __post_init__(self) -> None:
+        self.logs = self.logs or [[] for _ in range(self.partitions)]
+
+    def append(self, partition: int, key: bytes, value: bytes | None,
+               headers: tuple[tuple[str, bytes], ...] = ()) -> None:
+        self.clock += 1
+        log = self.logs[partition]
+        log.append(Record(partition, len(log), self.clock, key, value, headers))
+
+    def write(self, encoding: str, row_id: int, name: str | None) -> None:
+        """A producer's write of row `row_id` under `encoding` (name None: a delete)."""
+        row_id += 10
+        row = {"id": row_id, "tenant": None, "name": name}
+        key, value = ENCODINGS[encoding].encode(row)
+        self.append(partition_for(key, self.partitions), key, None if name is None else value)
+        if name is None:
+            self.truth.pop(row_id - 10, None)
+        else:
+            self.truth[row_id - 10] = name
+
+    # -- the migration's view: the TopicLog protocol ------------------------------------------
+
+    def read(self, topic: str, folds: Sequence[Fold] | None = None) -> list[Fold]:
+        out = []
+        for p, log in enumerate(self.logs):
+            fold = folds[p] if folds is not None and p < len(folds) else \
+                Fold(topic=topic, end=0, partition=p)
+            fold.add(log[max(fold.end, 0):])
+            fold.end = len(log)
+            out.append(fold)
+        return out
+
+    def produce(self, topic: str, writes: Sequence[Write]) -> int:
+        for w in writes:
+            self.between()
+            if self.budget is not None:
+                if self.budget == 0:
+                    raise Killed
+                self.budget -= 1
+            self.append(w.partition, w.key, w.value, (w.header,) if w.header else ())
+        return len(writes)
+
+    # -- what a consumer sees -----------------------------------------------------------------
+
+    def compacted(self) -> dict[tuple[int, bytes], bytes]:
+        """Every live (partition, key bytes) -> value, as compaction keeps them."""
+        out: dict[tuple[int, bytes], bytes | None] = {}
+        for log in self.logs:
+            for r in log:
+                out[(r.partition, r.key)] = r.value  # type: ignore[index]
+        return {k: v for k, v in out.items() if v is not None}
+
+    def table(self, under: str) -> dict[int, str]:
+        """The table a consumer of the topic reads, checked to be under one key encoding."""
+        plan = ENCODINGS[under]
+        rows: dict[int, str] = {}
+        for (partition, key), value in self.compacted().items():
+            assert plan.key_codec.encode(plan.key_codec.decode(key)) == key, \
+                f"a live record under another key than {under}: {key!r}"
+            assert partition == partition_for(key, self.partitions), "a misplaced record"
+            row = plan.decode(key, value)
+            assert row is not None and row["id"] not in rows, f"a phantom row: {row}"
+            rows[row["id"]] = row["name"]
+        return {i - 10: name for i, name in rows.items()}
+
+
+def declarations(new: str, old: Sequence[str]) -> Declarations:
+    return Declarations(ENCODINGS[new], tuple(ENCODINGS[o] for o in old), tuple(old))
+
+
+def migrate(topic: MemoryTopic, new: str, old: Sequence[str]) -> MigrationReport:
+    """One run of the real migration loop against the topic in memory."""
+    report = MigrationReport(TOPIC, TOPIC, dry_run=False)
+    migrate_rounds(topic, declarations(new, old), topic.partitions, report,
+                   source=TOPIC, target=TOPIC)
+    return report
+
+
+def verified(topic: MemoryTopic, new: str, old: Sequence[str]) -> bool:
+    decl = declarations(new, old)
+    folds = topic.read(TOPIC)
+    return verify_entries(TOPIC, classify_all(folds, decl, TOPIC), topic.partitions).clean
+
+
+# --- the defects a migration must never have -------------------------------------------------
+
+
+def test_a_rerun_keeps_every_row_the_first_run_rewrote() -> None:
+    topic = MemoryTopic(3)
+    for i in range(23):
+        topic.write("json", i, f"n{i}")
+    for _ in range(3):
+        migrate(topic, "csv", ["json", "csv"])
+        assert topic.table("csv") == topic.truth
+        assert verified(topic, "csv", ["json", "csv"])
+    assert len(topic.truth) == 23
+
+
+@pytest.mark.parametrize("chain", [["json", "csv", "json"], ["json", "csv", "avro", "json"],
+                                   ["json", "avro", "json", "avro"]])
+def test_a_round_trip_and_a_chain_keep_every_row(chain: list[str]) -> None:
+    topic = MemoryTopic(4)
+    for i in range(200):
+        topic.write(chain[0], i, f"n{i}")
+    for new in chain[1:]:
+        migrate(topic, new, list(ENCODINGS))
+        assert topic.table(new) == topic.truth
+    assert len(topic.truth) == 200
+
+
+def test_a_run_killed_during_its_tombstones_then_rerun_twice_keeps_every_row() -> None:
+    topic = MemoryTopic(3)
+    for i in range(60):
+        topic.write("json", i, f"n{i}")
+    topic.budget = 60 + 25  # every rewrite, then 25 of 60 tombstones
+    with pytest.raises(Killed):
+        migrate(topic, "csv", ["json"])
+    topic.budget = None
+    for _ in range(2):
+        migrate(topic, "csv", ["json", "csv"])
+        assert topic.table("csv") == topic.truth
+    assert len(topic.truth) == 60
+
+
+def test_writers_on_the_new_key_during_the_run_are_never_reverted() -> None:
+    topic = MemoryTopic(3)
+    for i in range(50):
+        topic.write("json", i, "v1")
+    n = iter(range(10_000))
+
+    def update() -> None:  # before every record the migration writes: a new-key update
+        i = next(n)
+        topic.write("csv", i % 50, f"v2-{i}")
+
+    topic.between = update
+    migrate(topic, "csv", ["json"])
+    topic.between = lambda: None
+    assert topic.table("csv") == topic.truth
+    assert verified(topic, "csv", ["json"])
+
+
+def test_writers_on_the_old_key_during_the_run_are_carried_over() -> None:
+    topic = MemoryTopic(3)
+    for i in range(50):
+        topic.write("json", i, "v1")
+    n = iter(range(10_000))
+
+    def old_writer() -> None:
+        i = next(n)
+        if i < 120:  # the writers stop: the migration must then converge
+            topic.write("json", i % 50, f"late-{i}" if i % 7 else None)
+
+    topic.between = old_writer
+    migrate(topic, "csv", ["json"])
+    topic.between = lambda: None
+    assert topic.table("csv") == topic.truth
+
+
+def test_writers_that_never_stop_stop_the_migration_with_a_consistent_table() -> None:
+    topic = MemoryTopic(2)
+    for i in range(20):
+        topic.write("json", i, "v1")
+    n = iter(range(100_000))
+    topic.between = lambda: topic.write("json", next(n) % 20, "again")
+    with pytest.raises(TopicBusyError, match="kept writing"):
+        migrate(topic, "csv", ["json"])
+    topic.between = lambda: None
+    migrate(topic, "csv", ["json"])  # once they stop, a rerun finishes the table
+    assert topic.table("csv") == topic.truth
+
+
+def test_log_order_beats_timestamps_within_a_partition() -> None:
+    """A record written later with an earlier timestamp is still the later record."""
+    decl = declarations("csv", ["json"])
+    old_key, old_value = ENCODINGS["json"].encode({"id": 11, "tenant": None, "name": "first"})
+    new_key, new_value = ENCODINGS["csv"].encode({"id": 11, "tenant": None, "name": "second"})
+    fold = Fold(topic=TOPIC, end=0, partition=0).add([
+        Record(0, 0, 2_000, old_key, old_value), Record(0, 1, 1_000, new_key, new_value)])
+    plan = plan_migration(classify_all([fold], decl, TOPIC), 1)
+    assert plan.rewrites == () and plan.in_place == 1  # the later record, under the new key
+    assert [w.key for w in plan.tombstones] == [old_key]
+
+
+def test_concurrent_records_with_equal_times_and_different_values_stop_the_run() -> None:
+    decl = declarations("csv", ["json"])
+    a_key, a_value = ENCODINGS["json"].encode({"id": 1, "tenant": None, "name": "a"})
+    b_key, b_value = ENCODINGS["csv"].encode({"id": 1, "tenant": None, "name": "b"})
+    folds = [Fold(topic=TOPIC, end=0, partition=0).add([Record(0, 0, 5, a_key, a_value)]),
+             Fold(topic=TOPIC, end=0, partition=1).add([Record(1, 0, 5, b_key, b_value)])]
+    plan = plan_migration(classify_all(folds, decl, TOPIC), 2)
+    assert plan.undecided_keys == 1 and plan.empty
+    topic = MemoryTopic(2, logs=[[Record(0, 0, 5, a_key, a_value)],
+                                 [Record(1, 0, 5, b_key, b_value)]])
+    with pytest.raises(UndecidedRowsError, match="1 row"):
+        migrate(topic, "csv", ["json"])
+    assert sum(map(len, topic.logs)) == 2  # nothing written
+
+
+# --- the model-based test ----------------------------------------------------------------------
+
+Step = tuple[str, Any]
+
+steps = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.tuples(st.sampled_from(list(ENCODINGS)),
+                                          st.integers(0, 7),
+                                          st.one_of(st.none(), st.sampled_from("abcd")))),
+    st.tuples(st.just("migrate"), st.tuples(st.sampled_from(list(ENCODINGS)),
+                                            st.one_of(st.none(), st.integers(0, 12)),
+                                            st.lists(st.tuples(st.sampled_from(list(ENCODINGS)),
+                                                               st.integers(0, 7),
+                                                               st.one_of(st.none(),
+                                                                         st.sampled_from("xy"))),
+                                                     max_size=4))),
+), min_size=1, max_size=25)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(partitions=st.integers(1, 3), script=steps)
+def test_any_interleaving_of_writes_migrations_kills_and_reruns_keeps_the_table(
+        partitions: int, script: list[Step]) -> None:
+    topic = MemoryTopic(partitions)
+    current = "json"
+    for kind, args in script:
+        if kind == "write":
+            encoding, row_id, name = args
+            topic.write(encoding, row_id, name)
+            continue
+        new, kill_after, during = args
+        pending = list(during)
+
+        def between(pending: list[Any] = pending) -> None:  # producers meanwhile
+            if pending:
+                topic.write(*pending.pop(0))
+
+        topic.between, topic.budget = between, kill_after
+        try:
+            migrate(topic, new, list(ENCODINGS))
+        except Killed:
+            pass
+        topic.between, topic.budget = (lambda: None), None
+        for args_ in pending:  # what the producers had left to write, after the kill
+            topic.write(*args_)
+        migrate(topic, new, list(ENCODINGS))  # the rerun: quiet, never killed
+        current = new
+        assert topic.table(current) == topic.truth
+        assert verified(topic, current, list(ENCODINGS))
