@@ -217,6 +217,18 @@ class AvroConfluentCodec(RegistryFramed, Codec):
                         return columns
         return super().decode_batch(data)
 
+    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+        """The writer schema's top-level fields (by the id in the frame) that the row type
+        does not declare: Avro resolution skips them when the record is read."""
+        schema_id = CONFLUENT.schema_id(data)
+        if schema_id is None:
+            return ()
+        writer = self._writer_schema(schema_id)
+        fields = writer.get("fields") if isinstance(writer, dict) else None
+        declared = set(self.row_type.names)
+        return tuple(f["name"] for f in fields or () if isinstance(f, dict)
+                     and f.get("name") not in declared)
+
     def _writer_schema(self, schema_id: int) -> Any:
         # Ids are immutable in a registry, so caching by id is safe.
         if schema_id not in self._writer_schemas:

@@ -108,6 +108,12 @@ class Codec(ABC):
         None means the record was skipped (a format's `ignore-parse-errors`), as Flink skips it.
         """
 
+    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+        """Top-level fields the record in `data` carries that the row type does not declare:
+        a row decoded from it and written again loses them. () when there are none, or when
+        the format cannot carry any (its bytes hold exactly the row type's fields)."""
+        return ()
+
     def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
         """The rows in `data`, column-wise: exactly `decode` of each, in order.
 

@@ -643,6 +643,16 @@ class JsonCodec(Codec):
                 "such fields into nulls",
             ) from None
 
+    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+        try:
+            value = _PARSE.decode(bytes(data).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return ()  # `decode` says what is wrong with it
+        if not isinstance(value, dict):
+            return ()
+        declared = set(self.row_type.names)
+        return tuple(name for name in value if name not in declared)
+
     def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
         """`decode` of every record: each parsed, then converted column by column; a batch
         with any record that is not a plain object of this row's fields goes record by

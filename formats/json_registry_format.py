@@ -159,6 +159,11 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
         self._check_id(schema_id)
         return super().decode(CONFLUENT.body(data))
 
+    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+        if CONFLUENT.schema_id(data) is None:
+            return ()
+        return super().undeclared_fields(CONFLUENT.body(data))
+
     def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
         """`decode` of every record: records of one known JSON schema id column-wise, as the
         json format reads their bodies; any other batch record by record."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from keyguard.formats.errors import DecodeError, KeyguardError
@@ -202,6 +202,8 @@ class Classified:
     new_value: bytes | None
     #: The record is its slot's last (what compaction keeps), not only a candidate.
     tail: bool = True
+    #: Value fields it carries that the table does not declare: rewriting it would drop them.
+    lost: tuple[str, ...] = ()
 
     @property
     def live_tail(self) -> bool:
@@ -234,7 +236,8 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
                     reasons.append(f"{decl.label(i)}: {_reason(exc)}")
                 continue
             if row is not None:
-                return _under_new(entry, decl.label(i), row, new, topic)
+                return replace(_under_new(entry, decl.label(i), row, new, topic),
+                               lost=_undeclared(old, entry))
     raise DecodeError(
         f"topic {topic!r} {entry.where}: the {'key' if entry.value is None else 'record'} "
         "decodes under no declared encoding (" + "; ".join(reasons or ["none declared"]) + ")",
@@ -265,6 +268,14 @@ def _decode(plan: UpsertPlan, entry: Entry, *, strict: bool) -> dict[str, Any] |
             raise DecodeError(f"key column {col!r} is {key_row.get(col[cut:])!r} in the key "
                               f"and {value_row.get(col)!r} in the value")
     return layout.table_row(key_row, value_row)
+
+
+def _undeclared(plan: UpsertPlan, entry: Entry) -> tuple[str, ...]:
+    """Value fields of `entry` that the table does not declare (a rewrite would drop them)."""
+    if entry.value is None:
+        return ()
+    table = set(plan.layout.table.names)
+    return tuple(f for f in plan.value_codec.undeclared_fields(entry.value) if f not in table)
 
 
 def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,
@@ -319,6 +330,9 @@ class MigrationPlan:
     #: outcomes): a migration writes nothing while there is one. Examples as above.
     undecided: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
     undecided_keys: int = 0
+    #: Rows whose rewrite would drop value fields the table does not declare: (where, fields);
+    #: a migration writes nothing while there is one.
+    dropping: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -379,6 +393,7 @@ def plan_migration(source: Sequence[Classified], partitions: int, *,
     live = deleted = in_place = phantoms = undecided_keys = 0
     shown: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
     undecided: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
+    dropping: list[tuple[str, tuple[str, ...]]] = []
     for new_key, group in groups.items():
         tails = [c for c in group if c.live_tail and id(c) in in_written]
         if len(tails) > 1:
@@ -401,6 +416,9 @@ def plan_migration(source: Sequence[Classified], partitions: int, *,
             # stays must be the record that is known to be the latest.
             if there and there[0].entry is winner.entry:
                 in_place += 1
+            elif winner.lost:
+                dropping.append((f"partition {winner.entry.partition} offset "
+                                 f"{winner.entry.offset}", winner.lost))
             elif winner.new_value is not None:
                 copy = Copy(winner.entry.logical_timestamp, _seen(group))
                 rewrites.append(Write(keep[0], new_key, winner.new_value, copy.header()))
@@ -409,7 +427,8 @@ def plan_migration(source: Sequence[Classified], partitions: int, *,
         tombstones += [Write(c.entry.partition, c.entry.key, None, retire_header(c.entry.offset))
                        for c in tails if (c.entry.partition, c.entry.key) != keep]
     return MigrationPlan(tuple(rewrites), tuple(tombstones), live, deleted, encodings, phantoms,
-                         in_place, tuple(shown), tuple(undecided), undecided_keys)
+                         in_place, tuple(shown), tuple(undecided), undecided_keys,
+                         tuple(dropping))
 
 
 @dataclass(frozen=True)

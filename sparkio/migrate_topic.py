@@ -102,6 +102,13 @@ class UndecidedRowsError(KeyguardError):
     exit_code = EXIT_BREAKING
 
 
+class ValueFieldsDroppedError(KeyguardError):
+    """Rows to rewrite carry value fields the table does not declare: the rewrite, made from
+    the declared columns, would drop them."""
+
+    kind = "value-fields-dropped"
+
+
 class TopicLog(Protocol):
     """The topic as a migration reads and writes it (Kafka; or memory, in the model test)."""
 
@@ -296,6 +303,8 @@ def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
             report.plan = plan
         if plan.undecided_keys:
             raise _undecided(plan, source, round_)
+        if plan.dropping:
+            raise _dropping(plan, source, round_)
         if dry_run or plan.empty:
             return
         if round_ == 1:
@@ -335,6 +344,19 @@ def _undecided(plan: MigrationPlan, topic: str, round_: int) -> UndecidedRowsErr
         f"different values ({shown}); {written}",
         hint="write the right value of each such row once more (under any key), then run "
              "again")
+
+
+def _dropping(plan: MigrationPlan, topic: str, round_: int) -> ValueFieldsDroppedError:
+    fields = sorted({f for _, lost in plan.dropping for f in lost})
+    where = "; ".join(f"{w}: {', '.join(lost)}" for w, lost in plan.dropping[:3])
+    written = "nothing was written" if round_ == 1 else \
+        f"rounds 1 to {round_ - 1} completed; nothing of round {round_} was written"
+    return ValueFieldsDroppedError(
+        f"topic {topic!r}: {len(plan.dropping)} row(s) to rewrite carry value field(s) "
+        f"{', '.join(map(repr, fields))} that the table does not declare ({where}): "
+        f"rewritten from the declared columns they would lose them; {written}",
+        hint="declare every value field in the table (--columns, or the Flink DDL), nullable "
+             "when some records lack it, then run again")
 
 
 @dataclass

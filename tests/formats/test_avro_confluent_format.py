@@ -260,6 +260,20 @@ def test_reads_older_writer_schemas_by_resolution() -> None:
         new.decode(incompatible.encode({"region": 1}))
 
 
+def test_fields_of_a_newer_writer_schema_are_named_as_undeclared() -> None:
+    """Resolution skips a writer field the reader lacks; a record rewritten from the decoded
+    row would lose it, so the codec names it (migrate refuses such a rewrite)."""
+    reg = MemoryRegistry()
+    wide = row(("region", StringType().not_null()), ("id", BigIntType().not_null()),
+               ("note", StringType()))
+    narrow = row(("region", StringType().not_null()), ("id", BigIntType().not_null()))
+    data = bind_schema_id(codec(wide, reg)).encode({"region": "eu", "id": 7, "note": "x"})
+    reader = bind_schema_id(codec(narrow, reg, subject="narrow"))
+    assert reader.decode(data) == {"region": "eu", "id": 7}
+    assert reader.undeclared_fields(data) == ("note",)
+    assert bind_schema_id(codec(wide, reg)).undeclared_fields(data) == ()
+
+
 def test_explicit_schema() -> None:
     reg = MemoryRegistry()
     schema = {"type": "record", "name": "OrderKey", "namespace": "shop", "fields": [

@@ -471,3 +471,12 @@ def test_encode_batch_decimals_digit_by_digit(precision: int, scale: int) -> Non
         c = create_codec("json", t, {"encode.decimal-as-plain-number": plain})
         assert c.encode_batch(batch) == [c.encode({"d": v}) for v in values]
         assert c.encode_batch(batch.slice(7, 20)) == [c.encode({"d": v}) for v in values[7:27]]
+
+
+def test_fields_the_row_type_lacks_are_named_as_undeclared() -> None:
+    codec = create_codec("json", row(("id", BigIntType()), ("name", StringType())), {})
+    data = b'{"id":1,"name":"a","subject":"s","version":2}'
+    assert codec.decode(data) == {"id": 1, "name": "a"}  # Flink ignores them on read
+    assert codec.undeclared_fields(data) == ("subject", "version")
+    assert codec.undeclared_fields(b'{"id":1}') == ()
+    assert codec.undeclared_fields(b"not json") == ()  # decode says what is wrong

@@ -36,6 +36,7 @@ from keyguard.sparkio.migrate_topic import (
     MigrationReport,
     TopicBusyError,
     UndecidedRowsError,
+    ValueFieldsDroppedError,
     classify_all,
     migrate_rounds,
 )
@@ -316,3 +317,17 @@ def test_any_interleaving_of_writes_migrations_kills_and_reruns_keeps_the_table(
         current = new
         assert topic.table(current) == topic.truth
         assert verified(topic, current, list(ENCODINGS))
+
+
+def test_value_fields_the_table_does_not_declare_stop_the_run_before_any_write() -> None:
+    topic = MemoryTopic(2)
+    topic.write("json", 1, "a")
+    key, _ = ENCODINGS["json"].encode({"id": 12, "tenant": None, "name": "b"})
+    topic.append(partition_for(key, 2), key,
+                 b'{"id":12,"tenant":null,"name":"b","subject":"s-value","version":3}')
+    before = sum(map(len, topic.logs))
+    with pytest.raises(ValueFieldsDroppedError, match=r"'subject', 'version'.*nothing was "
+                                                      r"written") as err:
+        migrate(topic, "csv", ["json"])
+    assert "--columns" in (err.value.hint or "")
+    assert sum(map(len, topic.logs)) == before
