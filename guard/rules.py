@@ -633,6 +633,21 @@ PHANTOM_KEY = Rule(
     checks=_checks("audit.judge.phantom_findings"),
 )
 
+MISSED_DELETE = Rule(
+    id="KG957",
+    name="missed-delete",
+    category=Category.AUDIT,
+    severity=Severity.BREAKING,
+    summary="A row was deleted under one key encoding and stays live under another.",
+    why="A tombstone deletes exact key bytes. When a row is live under one encoding (another "
+    "field order, schema id, framing or partition) and a later tombstone was written under "
+    "another, the delete missed it: every consumer still sees the row. Tombstones "
+    "`keyguard migrate` writes to retire an old encoding carry a header and are not counted.",
+    example_old='key {"a":1,"b":2}, live',
+    example_new='key {"b":2,"a":1}, tombstone written later',
+    checks=_checks("audit.judge.missed_delete_findings"),
+)
+
 MISPLACED_KEY = Rule(
     id="KG952",
     name="misplaced-key",
@@ -910,7 +925,7 @@ REAL_KEY_RULES: tuple[Rule, ...] = (REAL_KEY_CHANGES, REAL_KEY_MISPLACED)
 VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
 #: What `keyguard audit` finds in a topic's bytes (guard/audit).
 AUDIT_RULES: tuple[Rule, ...] = (PHANTOM_KEY, MISPLACED_KEY, UNDECODABLE_RECORD, NULL_KEY,
-                                 COMPACTION_DEFEATED, AUDIT_UNLISTED_ID)
+                                 COMPACTION_DEFEATED, AUDIT_UNLISTED_ID, MISSED_DELETE)
 
 #: Every rule, by ID, in ID order: what `keyguard rules` lists and SARIF declares.
 ALL_RULES: dict[str, Rule] = {r.id: r for r in sorted(

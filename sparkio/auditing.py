@@ -62,7 +62,7 @@ def audit(spark: SparkSession, *, topic: str | None = None,
             folder = Folder(reader.task_plan(), partitions, limit=limit)
             kafka = settings.kafka()
             for r in items:
-                for batch in kafka.read(r):
+                for batch in kafka.read(r, headers=True):
                     folder.add(batch)
             yield folder.state
         except KeyguardError as exc:

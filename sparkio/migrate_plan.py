@@ -25,7 +25,6 @@ writes what `plan_migration` says. The model (the README's "The table a migratio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,56 +33,11 @@ from keyguard.formats.errors import DecodeError, KeyguardError
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.registry.registration import needs_schema_id
+from keyguard.guard.audit.markers import Copy, Position, read_marker, retire_header
 from keyguard.guard.offsets import Record
 
 #: The label of a record already under the new key encoding.
 NEW = "new"
-
-#: The header a migration puts on every record it writes: `copy {json}` on a rewrite,
-#: `retire <offset>` on a retirement tombstone.
-MARKER = "keyguard.migrate"
-
-#: A record's place: (topic, partition, offset).
-Position = tuple[str, int, int]
-
-
-@dataclass(frozen=True)
-class Copy:
-    """What a rewrite carries: the logical time of the record it copies, and the last offset
-    of its row it saw on each (topic, partition): every record of the row up to there was
-    known when the rewrite was planned, so the rewrite supersedes it."""
-
-    timestamp: int
-    seen: tuple[Position, ...]
-
-    def header(self) -> tuple[str, bytes]:
-        doc = {"ts": self.timestamp, "seen": [list(p) for p in self.seen]}
-        return MARKER, b"copy " + json.dumps(doc, separators=(",", ":")).encode()
-
-
-def retire_header(through: int) -> tuple[str, bytes]:
-    """The header of a retirement tombstone: the slot's records up to `through` moved."""
-    return MARKER, b"retire %d" % through
-
-
-def read_marker(headers: Iterable[tuple[str, bytes | None]] | None) -> Copy | int | None:
-    """A record's migration header: a Copy, a retirement's offset, or None (a producer's own
-    record, or a header that does not parse, which is read as no marker at all)."""
-    for name, raw in headers or ():
-        if name != MARKER or raw is None:
-            continue
-        try:
-            kind, _, body = bytes(raw).partition(b" ")
-            if kind == b"retire":
-                return int(body)
-            if kind == b"copy":
-                doc = json.loads(body)
-                seen = tuple((str(t), int(p), int(o)) for t, p, o in doc["seen"])
-                return Copy(int(doc["ts"]), seen)
-        except (ValueError, TypeError, KeyError):
-            return None
-    return None
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -446,8 +400,8 @@ class Verification:
     misplaced: int
     examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
     #: `keyguard audit`'s counts on the target under the new declaration (phantom keys,
-    #: misplaced records), when the audit ran: the same rules as the command.
-    audit: tuple[int, int] | None = None
+    #: misplaced records, missed deletes), when the audit ran: the same rules as the command.
+    audit: tuple[int, int, int] | None = None
     #: Records the model of the table would still write (a write that arrived and is not
     #: copied yet), and rows it cannot decide.
     pending: int = 0

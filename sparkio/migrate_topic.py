@@ -528,7 +528,8 @@ def audited(own: Verification, m: Migration, decl: Declarations,
     its own check, which also knows the old encodings."""
     result = audit_topic(m.target, decl.new, bootstrap=m.bootstrap, properties=m.properties,
                          registry=registry)
-    return replace(own, audit=(result.phantom_keys, result.misplaced_keys))
+    return replace(own, audit=(result.phantom_keys, result.misplaced_keys,
+                               result.missed_deletes))
 
 
 def _produce(m: Migration, writes: Sequence[Write],
@@ -605,7 +606,8 @@ def as_json(report: MigrationReport) -> dict[str, Any]:
                                "phantom_keys": v.phantom_keys, "old_encoded": v.old_encoded,
                                "misplaced": v.misplaced,
                                "audit": None if v.audit is None else {
-                                   "phantom_keys": v.audit[0], "misplaced": v.audit[1]},
+                                   "phantom_keys": v.audit[0], "misplaced": v.audit[1],
+                                   "missed_deletes": v.audit[2]},
                                "phantom_examples": [_example(k, g) for k, g in v.examples]}
     return out
 
@@ -648,7 +650,8 @@ def render_text(report: MigrationReport) -> str:
                      f"and {report.tombstones_acknowledged} tombstones, all acknowledged")
     if v is not None:
         audit = "" if v.audit is None else (
-            f"; keyguard audit: {v.audit[0]} phantom keys, {v.audit[1]} misplaced records")
+            f"; keyguard audit: {v.audit[0]} phantom keys, {v.audit[1]} misplaced records, "
+            f"{v.audit[2]} missed deletes")
         if v.clean:
             lines.append(f"verified {v.topic}: {v.live_keys} rows, each live under the new key "
                          "only, on its murmur2 partition" + audit)

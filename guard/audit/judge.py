@@ -17,6 +17,7 @@ from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
     COMPACTION_DEFEATED,
     MISPLACED_KEY,
+    MISSED_DELETE,
     NULL_KEY,
     PHANTOM_KEY,
     UNDECODABLE_RECORD,
@@ -118,10 +119,12 @@ class AuditResult:
     null_keys: int
     records: int
     data: Mapping[str, Any]
+    #: Logical keys deleted under one encoding and still live under another.
+    missed_deletes: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.phantom_keys == 0 and self.misplaced_keys == 0
+        return self.phantom_keys == 0 and self.misplaced_keys == 0 and self.missed_deletes == 0
 
 
 def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
@@ -144,6 +147,63 @@ def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
     return Phantoms(keys, orphaned, tuple(found[:n]))
 
 
+@dataclass(frozen=True)
+class MissedDeletes:
+    """Logical keys deleted under one key byte string and live under another, the tombstone
+    being the later record: how many, and the first as (the delete, the live record)."""
+
+    keys: int = 0
+    examples: tuple[tuple[Encoding, Encoding], ...] = ()
+
+
+def _later(a: Entry, pa: int, b: Entry, pb: int) -> bool:
+    """Whether record `a` (on partition `pa`) was written after `b`: log order within a
+    partition, timestamps across partitions."""
+    if pa == pb:
+        return a.offset > b.offset
+    return a.timestamp >= 0 and b.timestamp >= 0 and a.timestamp > b.timestamp
+
+
+def missed_deletes(state: AuditState, limit: int | None = None) -> MissedDeletes:
+    """The missed deletes of a (merged) state; a migration's retirements are not deletes."""
+    by_logical: dict[bytes, list[tuple[int, Entry]]] = {}
+    for (_, p), e in state.entries.items():
+        if e.logical is not None and (e.live or not e.retired):
+            by_logical.setdefault(e.logical, []).append((p, e))
+    keys = 0
+    found: list[tuple[Encoding, Encoding]] = []
+    for group in by_logical.values():
+        live = [(p, e) for p, e in group if e.live]
+        gone = [(p, e) for p, e in group if not e.live]
+        pair = next(((d, x) for d in gone for x in live if _later(d[1], d[0], x[1], x[0])),
+                    None)
+        if pair is None:
+            continue
+        keys += 1
+        (dp, d), (lp, le) = pair
+        found.append((Encoding(dp, d.offset, d.schema_id), Encoding(lp, le.offset, le.schema_id)))
+    found.sort(key=lambda g: (g[0].partition, g[0].offset))
+    n = state.limit if limit is None else limit
+    return MissedDeletes(keys, tuple(found[:n]))
+
+
+def missed_delete_findings(facts: AuditFacts, missed: MissedDeletes,
+                           shown: Mapping[tuple[int, int], Shown]) -> list[Finding]:
+    """One finding per example missed delete, the tombstone's and the live key as witness."""
+    out = []
+    for i, (gone, live) in enumerate(missed.examples):
+        sg, sl = shown.get((gone.partition, gone.offset)), shown.get((live.partition,
+                                                                     live.offset))
+        row = next((s.row for s in (sl, sg) if s is not None and s.row is not None), None)
+        out.append(Finding(
+            MISSED_DELETE, "$",
+            f"missed delete {i + 1} of {missed.keys}: the logical key {_row_text(row)} was "
+            f"deleted at {_encoding(gone, facts)} but stays live at {_encoding(live, facts)}, "
+            "an older record under other key bytes: consumers still see the row",
+            witness=_witness(row, sg, sl, gone.partition, live.partition), topic=facts.topic))
+    return out
+
+
 def phantom_findings(facts: AuditFacts, found: Phantoms,
                      shown: Mapping[tuple[int, int], Shown]) -> list[Finding]:
     """One finding per example phantom key, each with its two first encodings as a witness."""
@@ -159,12 +219,17 @@ def phantom_findings(facts: AuditFacts, found: Phantoms,
             f"{_s(found.orphaned)} in all): the logical key "
             f"{_row_text(row)} is live under {len(group)} key byte strings: "
             f"{_encoding(a, facts)} and {_encoding(b, facts)}{more}",
-            witness=Witness(dict(row or {}), sa.key, sb.key, old_partition=a.partition,
-                            new_partition=b.partition)
-            if sa is not None and sb is not None and sa.key is not None and sb.key is not None
-            else None,
-            topic=facts.topic))
+            witness=_witness(row, sa, sb, a.partition, b.partition), topic=facts.topic))
     return out
+
+
+def _witness(row: Mapping[str, Any] | None, old: Shown | None, new: Shown | None,
+             old_partition: int, new_partition: int) -> Witness | None:
+    """Two fetched records of one logical key as a finding's witness (None if one is gone)."""
+    if old is None or new is None or old.key is None or new.key is None:
+        return None
+    return Witness(dict(row or {}), old.key, new.key, old_partition=old_partition,
+                   new_partition=new_partition)
 
 
 def live_misplaced(state: AuditState) -> dict[int, int]:
@@ -301,10 +366,13 @@ def id_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
 def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
           shown: Mapping[tuple[int, int], Shown]) -> AuditResult:
     """Findings and the numbers section of one topic's audit."""
-    findings = [*phantom_findings(facts, found, shown), *misplaced_findings(state, facts, shown),
+    missed = missed_deletes(state)
+    findings = [*phantom_findings(facts, found, shown),
+                *missed_delete_findings(facts, missed, shown),
+                *misplaced_findings(state, facts, shown),
                 *record_findings(state, facts), *id_findings(state, facts),
                 *config_findings(facts)]
-    data = summary(state, facts, found)
+    data = summary(state, facts, found, missed)
     read = (f"the first {facts.sample} records" if facts.sample is not None
             else "every record up to the end offsets captured at start")
     checked = (f"topic {facts.topic}: {read}; key.format={facts.key_format}, "
@@ -318,13 +386,14 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
     totals = data["totals"]
     return AuditResult(report, facts.topic, found.keys, found.orphaned, totals["misplaced_live"],
                        totals["undecodable_keys"] + totals["undecodable_values"],
-                       totals["null_keys"], totals["records"], data)
+                       totals["null_keys"], totals["records"], data, missed.keys)
 
 
 # -- the numbers ---------------------------------------------------------------------------
 
 
-def summary(state: AuditState, facts: AuditFacts, found: Phantoms) -> dict[str, Any]:
+def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
+            missed: MissedDeletes | None = None) -> dict[str, Any]:
     """The audit's numbers as JSON values: per partition, totals, schema ids, memory held."""
     live: dict[int, int] = {}
     distinct: dict[int, int] = {}
@@ -357,6 +426,7 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms) -> dict[str, 
     totals["misplaced_live"] = sum(live_misplaced(state).values())
     totals["phantom_keys"] = found.keys
     totals["orphaned_records"] = found.orphaned
+    totals["missed_deletes"] = (missed if missed is not None else missed_deletes(state)).keys
     ids: dict[str, list[dict[str, Any]]] = {}
     for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
         listed = facts.listed.get(role)
@@ -401,7 +471,7 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
               for row in table]
     lines.append(f"  phantom keys: {t['phantom_keys']} ({t['orphaned_records']} orphaned "
                  f"record{_s(t['orphaned_records'])}); misplaced records: {t['misplaced']} "
-                 f"({t['misplaced_live']} live)")
+                 f"({t['misplaced_live']} live); missed deletes: {t['missed_deletes']}")
     for role, spans in data["schema_ids"].items():
         per_id: dict[int, list[dict[str, Any]]] = {}
         for s in spans:
@@ -486,5 +556,5 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-__all__ = ["AuditFacts", "AuditResult", "Encoding", "Located", "Phantoms", "Shown", "judge",
-           "phantoms"]
+__all__ = ["AuditFacts", "AuditResult", "Encoding", "Located", "MissedDeletes", "Phantoms",
+           "Shown", "judge", "missed_deletes", "phantoms"]

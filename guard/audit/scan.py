@@ -38,6 +38,7 @@ from keyguard.guard.audit.judge import (
     Phantoms,
     Shown,
     judge,
+    missed_deletes,
     phantoms,
 )
 from keyguard.guard.audit.state import EXAMPLES, AuditState, Folder
@@ -69,7 +70,7 @@ def audit_topic(topic: str, plan: UpsertPlan, *, bootstrap: str,
     folder = Folder(plan, len(ranges), limit=limit)
     start, read = time.monotonic(), 0
     for r in chosen:
-        for batch in kafka.read(r):
+        for batch in kafka.read(r, headers=True):  # a migration's retirements
             folder.add(batch)
             read += len(batch)
             if progress is not None:
@@ -107,6 +108,7 @@ def conclude(state: AuditState, plan: UpsertPlan, *, bootstrap: str,
     facts = AuditFacts(topic, state.partitions, plan.key_format, plan.value_format,
                        configs, listed, captured, sample, tuple(notes), consumers)
     wanted = [(e.partition, e.offset) for group in found.examples for e in group[:2]]
+    wanted += [(e.partition, e.offset) for pair in missed_deletes(state).examples for e in pair]
     wanted += [(x.partition, x.offset) for x in state.misplaced[:1]]
     shown = fetch_examples(inspector, plan, topic, wanted, timeout_s=timeout_s)
     return judge(state, facts, found, shown)

@@ -26,6 +26,7 @@ from keyguard.formats.framing import Frame
 from keyguard.formats.partitioner import partitions_for
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.values import to_jsonable
+from keyguard.guard.audit.markers import read_marker
 
 #: Bytes of a fingerprint: 128 bits, no collision in any topic's lifetime.
 FINGERPRINT_BYTES = 16
@@ -108,6 +109,11 @@ class Entry:
     schema_id: int | None
     #: Not on the partition murmur2 picks for the key bytes.
     misplaced: bool = False
+    #: The last record is a tombstone `keyguard migrate` wrote to retire an old encoding (its
+    #: row moved): not a delete.
+    retired: bool = False
+    #: The last record's timestamp (ms), to order records of one row across partitions.
+    timestamp: int = -1
 
 
 @dataclass
@@ -237,7 +243,10 @@ class Folder:
         if before is not None and before.offset > r.offset:
             return  # an older record of a key already folded (a re-read): the later one holds
         logical = before.logical if before is not None else self._logical(r, s)
-        st.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id, misplaced)
+        retired = r.value is None and isinstance(
+            read_marker(getattr(r, "headers", None)), int)
+        st.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id, misplaced,
+                                 retired, getattr(r, "timestamp", -1))
 
     def _logical(self, r: RecordLike, s: PartitionStats) -> bytes | None:
         assert r.key is not None

@@ -74,7 +74,8 @@ def audit_cmd(
     several byte encodings), misplaced keys (not where murmur2 puts them), undecodable records,
     null keys and compaction settings against the consumer groups' lag.
 
-    Exit 1 when phantom or misplaced keys exist, 0 when the topic is clean."""
+    Exit 1 when phantom keys, missed deletes or misplaced keys exist, 0 when the topic is
+    clean."""
     # lazy: CLI start-up (registry and Kafka settings)
     from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
     from keyguard.guard.selection import RuleSelection
@@ -110,8 +111,9 @@ def audit_cmd(
 def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *,
               sample: int | None, fmt: str, output: Path | None,
               selection: RuleSelection | None = None) -> None:
-    """Audit the topic `plan` names, render the report and exit (1 phantom or misplaced keys,
-    else 0): what `keyguard audit` runs once it has a plan, however the plan was declared."""
+    """Audit the topic `plan` names, render the report and exit (1 phantom keys, missed
+    deletes or misplaced keys, else 0): what `keyguard audit` runs once it has a plan,
+    however the plan was declared."""
     from keyguard.guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
 
     result = audit_topic(plan.topic, plan, bootstrap=bootstrap, properties=properties,

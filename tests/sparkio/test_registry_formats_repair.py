@@ -88,10 +88,10 @@ def test_audit_finds_and_migrate_repairs_phantoms_of_a_registry_format(
     assert report.plan is not None
     assert (len(report.plan.rewrites), len(report.plan.tombstones)) == (5, 8)
     assert report.verification is not None and report.verification.clean
-    assert report.verification.audit == (0, 0)
+    assert report.verification.audit == (0, 0, 0)
 
     after = audit_topic(topic, open_plan(TABLE, {**v2, "topic": topic}),
                         bootstrap=kafka_bootstrap, registry=MockRegistry(scope))
-    assert (after.phantom_keys, after.misplaced_keys) == (0, 0)
+    assert (after.phantom_keys, after.misplaced_keys, after.missed_deletes) == (0, 0, 0)
     live = [e for e in after.data["per_partition"]]
     assert sum(p["live_keys"] for p in live) == 8

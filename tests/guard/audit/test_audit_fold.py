@@ -18,6 +18,7 @@ from keyguard.guard.audit.judge import (
     Shown,
     config_findings,
     judge,
+    missed_deletes,
     phantoms,
 )
 from keyguard.guard.audit.state import AuditState, fingerprint, fold
@@ -27,6 +28,7 @@ from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
     COMPACTION_DEFEATED,
     MISPLACED_KEY,
+    MISSED_DELETE,
     NULL_KEY,
     PHANTOM_KEY,
     UNDECODABLE_RECORD,
@@ -42,6 +44,7 @@ class Rec:
     key: bytes | None
     value: bytes | None
     timestamp: int = 0
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 def _plan() -> UpsertPlan:
@@ -57,10 +60,11 @@ class Topic:
         self.records: list[Rec] = []
         self.next = dict.fromkeys(range(PARTITIONS), 0)
 
-    def add(self, key: bytes | None, value: bytes | None, partition: int | None = None) -> Rec:
+    def add(self, key: bytes | None, value: bytes | None, partition: int | None = None, *,
+            timestamp: int = 0, headers: tuple[tuple[str, bytes], ...] = ()) -> Rec:
         p = partition if partition is not None else (
             partition_for(key, PARTITIONS) if key is not None else 0)
-        r = Rec(p, self.next[p], key, value)
+        r = Rec(p, self.next[p], key, value, timestamp, headers)
         self.next[p] += 1
         self.records.append(r)
         return r
@@ -267,3 +271,54 @@ def test_the_state_keeps_fingerprints_not_keys() -> None:
     assert list(state.entries) == [(fingerprint(secret), t.records[0].partition)]
     assert all(len(kf) == 16 for kf, _ in state.entries)
     assert secret not in repr(state).encode()
+
+
+def test_a_delete_under_other_key_bytes_that_misses_a_live_row_is_breaking() -> None:
+    t = Topic()
+    live = t.add(_key(1, "x"), _value(1, "x", "v1"), partition=0)
+    gone = t.add(_key(1, "x", reverse=True), None, partition=0)  # {"b":"x","a":1}, later
+    state = fold(_plan(), PARTITIONS, [t.records])
+    missed = missed_deletes(state)
+    assert missed.keys == 1
+    (d, x), = missed.examples
+    assert (d.partition, d.offset, x.partition, x.offset) == (0, gone.offset, 0, live.offset)
+    shown = {(0, live.offset): Shown(live.key, {"a": 1, "b": "x"}),
+             (0, gone.offset): Shown(gone.key, {"a": 1, "b": "x"})}
+    result = judge(state, _facts(), phantoms(state), shown)
+    found = [f for f in result.report.findings if f.rule is MISSED_DELETE]
+    assert len(found) == 1 and "stays live" in found[0].message
+    assert found[0].witness is not None and found[0].witness.old_bytes == gone.key
+    assert result.missed_deletes == 1 and not result.clean
+    assert result.report.verdict is Verdict.BREAKING
+    assert result.data["totals"]["missed_deletes"] == 1
+
+
+def test_a_row_written_again_after_its_delete_is_no_missed_delete() -> None:
+    t = Topic()
+    t.add(_key(1, "x", reverse=True), None, partition=0)
+    t.add(_key(1, "x"), _value(1, "x", "again"), partition=0)
+    assert missed_deletes(fold(_plan(), PARTITIONS, [t.records])).keys == 0
+
+
+def test_across_partitions_the_later_timestamp_decides() -> None:
+    t = Topic()
+    t.add(_key(1, "x"), _value(1, "x", "v1"), partition=1, timestamp=100)
+    t.add(_key(1, "x", reverse=True), None, partition=2, timestamp=200)
+    t.add(_key(2, "x"), _value(2, "x", "v1"), partition=1, timestamp=300)
+    t.add(_key(2, "x", reverse=True), None, partition=2, timestamp=200)
+    assert missed_deletes(fold(_plan(), PARTITIONS, [t.records])).keys == 1
+
+
+def test_a_migrations_retirement_is_not_a_delete() -> None:
+    """keyguard migrate retires the old bytes after it rewrote the row: marked, not a delete."""
+    t = Topic()
+    old = t.add(_key(1, "x"), _value(1, "x", "v1"), partition=0)
+    t.add(_key(1, "x", reverse=True), _value(1, "x", "v1"), partition=0)
+    t.add(_key(1, "x"), None, partition=0,
+          headers=(("keyguard.migrate", b"retire %d" % old.offset),))
+    state = fold(_plan(), PARTITIONS, [t.records])
+    assert missed_deletes(state).keys == 0 and phantoms(state).keys == 0
+    unmarked = Topic()
+    unmarked.add(_key(1, "x", reverse=True), _value(1, "x", "v1"), partition=0)
+    unmarked.add(_key(1, "x"), None, partition=0)
+    assert missed_deletes(fold(_plan(), PARTITIONS, [unmarked.records])).keys == 1
