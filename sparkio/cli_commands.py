@@ -11,7 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from keyguard.formats.records import record
+from keyguard.formats.secrets import redact_url
 from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
+from keyguard.guard.cli.progress import Progress
 
 
 @handles_errors
@@ -66,11 +68,15 @@ def migrate(
     kafka_config: Annotated[list[str] | None, typer.Option(
         "--kafka-config", help="K=V librdkafka settings (security, timeouts).")] = None,
     state: Annotated[Path | None, typer.Option(
-        "--state", help="Progress file (JSON); default: ./keyguard-migrate-<topic>.json.")]
+        "--state", help="Progress file (JSON); default: <topic>-<cluster>.json in "
+        "$XDG_STATE_HOME/keyguard/migrate (~/.local/state/keyguard/migrate).")]
     = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan and write nothing.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    yes: Annotated[bool, typer.Option(
+        "--yes", "-y", help="Write without asking (on a terminal, the plan is shown and "
+        "confirmed before the first write; scripts and CI never ask).")] = False,
     flink_ddl: Annotated[str | None, typer.Option(
         "--flink-ddl", help="The NEW table as a Flink CREATE TABLE (.sql): columns, topic, "
         "key and value formats and options; replaces --columns, --new-key-format, "
@@ -111,13 +117,44 @@ def migrate(
         value_options=parse_kv(value_option, what="--value-option"),
         primary_key=primary_key, registry=registry,
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
+    show = Progress("migrate")
     report = migrate_topic(Migration(
         topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
         to_topic=to_topic, partitions=new_partitions,
         properties=parse_kv(kafka_config, what="--kafka-config"), state_path=state,
-        dry_run=dry_run))
+        dry_run=dry_run), progress=show,
+        confirm=None if yes or not asks() else
+        lambda plan: confirmed(plan, to_topic or topic, bootstrap))
     echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
     raise typer.Exit(exit_code(report))
+
+
+def asks() -> bool:
+    """Whether `migrate` asks before its first write: stdin and stderr are a terminal, not CI."""
+    import os
+    import sys
+
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        return False
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def confirmed(plan: Any, topic: str, bootstrap: str) -> bool:
+    """The plan in one line on stderr, and the user's answer (y or yes: write)."""
+    import sys
+
+    sys.stderr.write(f"keyguard migrate: {plan.live_keys} rows; write {len(plan.rewrites)} "
+                     f"rewrites, then {len(plan.tombstones)} tombstones, to topic {topic!r} at "
+                     f"{redact_url(bootstrap)}? [y/N] ")
+    sys.stderr.flush()
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def migration_options(*, old_key_formats: list[str], old_options: list[str],

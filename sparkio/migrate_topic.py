@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -68,10 +69,21 @@ from keyguard.sparkio.migrate_plan import (
     plan_migration,
     verify_entries,
 )
-from keyguard.sparkio.producer import ProducerFactory, UpsertProducer, producer_config
+from keyguard.sparkio.options import PRODUCER_TIMEOUTS, PROPERTIES
+from keyguard.sparkio.producer import (
+    ProducerFactory,
+    TaskDeliveryError,
+    UpsertProducer,
+    producer_config,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+#: The writer's librdkafka timeouts (`sparkio.options.PRODUCER_TIMEOUTS`), for migrate's
+#: producer too: a dead broker fails a run in well under a minute, not librdkafka's 300 s.
+MIGRATE_PRODUCER_TIMEOUTS: dict[str, Any] = {
+    o.key.removeprefix(PROPERTIES): o.default for o in PRODUCER_TIMEOUTS}
 
 #: How many rounds a run makes (write, read what arrived meanwhile, plan again) before it stops
 #: because producers keep writing.
@@ -79,6 +91,11 @@ MAX_ROUNDS = 8
 
 #: The phases a run goes through, in order, as the state file records them.
 PHASES = ("planned", "rewriting", "rewritten", "tombstoning", "written", "verified")
+
+#: Progress of a step: (done, total, elapsed seconds, what).
+ProgressFn = Callable[[int, int, float, str], None]
+#: Asked once before the first write, with the plan: False stops the run, nothing written.
+ConfirmFn = Callable[["MigrationPlan"], bool]
 
 #: Reads a topic: one Fold per partition, in partition order.
 Reader = Callable[[str], list[Fold]]
@@ -91,6 +108,13 @@ class TopicBusyError(KeyguardError):
     round: it stopped after a completed round (nothing half-done); phantoms remain."""
 
     kind = "topic-busy"
+    exit_code = EXIT_BREAKING
+
+
+class MigrationDeclinedError(KeyguardError):
+    """The user answered no before the first write: nothing was written."""
+
+    kind = "declined"
     exit_code = EXIT_BREAKING
 
 
@@ -160,11 +184,20 @@ class Migration:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def default_state_path(topic: str, to_topic: str | None = None) -> Path:
-    """`keyguard-migrate-<topic>[-to-<target>].json` in the current directory."""
+def state_dir() -> Path:
+    """Where migrations record their progress: `$XDG_STATE_HOME/keyguard/migrate`, by default
+    `~/.local/state/keyguard/migrate` (never the working directory)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "keyguard" / "migrate"
+
+
+def default_state_path(topic: str, to_topic: str | None = None, bootstrap: str = "") -> Path:
+    """`<topic>[-to-<target>]-<cluster>.json` in `state_dir()`; <cluster> tells clusters with
+    a topic of the same name apart (a hash of the bootstrap servers)."""
     name = topic if not to_topic or to_topic == topic else f"{topic}-to-{to_topic}"
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-    return Path.cwd() / f"keyguard-migrate-{safe}.json"
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
+    cluster = hashlib.sha256(bootstrap.encode()).hexdigest()[:8]
+    return state_dir() / f"{safe}-{cluster}.json"
 
 
 @dataclass
@@ -228,24 +261,27 @@ def write_state(path: Path, state: Mapping[str, Any]) -> None:
 
 def migrate_topic(m: Migration, *, registry: Registry | None = None,
                   reader: Reader | None = None, verify: Verifier | None = None,
-                  producer_factory: ProducerFactory | None = None) -> MigrationReport:
+                  producer_factory: ProducerFactory | None = None,
+                  progress: ProgressFn | None = None,
+                  confirm: ConfirmFn | None = None) -> MigrationReport:
     """Run (or, with `dry_run`, plan) a migration; see the module docstring.
 
     `registry` is handed to every codec (else the formats' url options name theirs);
     `reader` reads a topic's folds (default: this process, `read_folds`; the Spark form
     reads in tasks); `verify` checks the target at the end (default: `verify_topic`, then
     the audit, `audited`);
-    `producer_factory` builds the librdkafka producer (tests inject failures with it).
+    `producer_factory` builds the librdkafka producer (tests inject failures with it);
+    `progress` hears about records read and written; `confirm` is asked before the first write.
     """
     for options in (*m.old, m.new, m.properties):
         register_options(options)  # their secrets never reach a message or the report
     kafka = KafkaRanges(m.bootstrap, m.properties)
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
-    log = KafkaTopicLog(m, kafka, reader, producer_factory)
+    log = KafkaTopicLog(m, kafka, reader, producer_factory, progress)
     report = MigrationReport(m.topic, m.target, m.dry_run)
     decl = declarations(m, registry, report)
     partitions = target_partitions(m, admin, report)
-    state_path = m.state_path or default_state_path(m.topic, m.to_topic)
+    state_path = m.state_path or default_state_path(m.topic, m.to_topic, m.bootstrap)
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)
 
@@ -261,7 +297,7 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
 
     migrate_rounds(log, decl, partitions.count, report, source=m.topic, target=m.target,
                    target_exists=partitions.exists, dry_run=m.dry_run, on_phase=on_phase,
-                   prepare=lambda: partitions.create(admin, m))
+                   prepare=lambda: partitions.create(admin, m), confirm=confirm)
     if m.dry_run:
         report.notes.append("dry run: nothing was written")
         return report
@@ -283,6 +319,7 @@ def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
                    target_exists: bool = True, dry_run: bool = False,
                    on_phase: Callable[[str, MigrationPlan], None] | None = None,
                    prepare: Callable[[], None] | None = None,
+                   confirm: ConfirmFn | None = None,
                    max_rounds: int = MAX_ROUNDS) -> None:
     """Read, plan and write in rounds until the plan is empty: each round writes its rewrites,
     waits until all are acknowledged, then writes its retirement tombstones, then reads what
@@ -308,6 +345,11 @@ def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
         if dry_run or plan.empty:
             return
         if round_ == 1:
+            if confirm is not None and not confirm(plan):
+                raise MigrationDeclinedError(
+                    f"topic {target!r}: not confirmed; nothing was written",
+                    hint="run again and answer y, or pass --yes (scripts); --dry-run shows "
+                         "the plan")
             phase("planned", plan)
             if prepare is not None:
                 prepare()
@@ -368,14 +410,17 @@ class KafkaTopicLog:
     kafka: KafkaRanges
     full: Reader | None = None
     factory: ProducerFactory | None = None
+    progress: ProgressFn | None = None
 
     def read(self, topic: str, folds: Sequence[Fold] | None = None) -> list[Fold]:
         if folds is None and self.full is not None:
             return self.full(topic)
-        return read_folds(self.kafka, topic, since=folds)
+        return read_folds(self.kafka, topic, since=folds, progress=self.progress)
 
     def produce(self, topic: str, writes: Sequence[Write]) -> int:
-        return _produce(self.m, writes, self.factory) if writes else 0
+        if not writes:
+            return 0
+        return _produce(self.m, writes, self.factory, self.progress)
 
 
 def declarations(m: Migration, registry: Registry | None,
@@ -474,25 +519,48 @@ def _partitions(kafka: KafkaTopicInspector, topic: str) -> int | None:
 
 
 def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8,
-               since: Sequence[Fold] | None = None) -> list[Fold]:
+               since: Sequence[Fold] | None = None,
+               progress: ProgressFn | None = None) -> list[Fold]:
     """Every partition up to its end captured now, folded by key bytes, in this process; up to
     `threads` partitions at a time (each read is mostly waiting for the broker). `since`: the
     folds of an earlier read, continued from where each stopped."""
     ranges = kafka.capture(topic)
     before = list(since or ())
     jobs = [(r, before[r.partition] if r.partition < len(before) else None) for r in ranges]
+    total = sum(max(0, r.end - max(r.start, f.end if f is not None else 0)) for r, f in jobs)
+    tick = _Ticker(total, progress, f"records read from {topic}")
     if len(jobs) <= 1 or threads <= 1:
-        return [_fold(kafka, r, f) for r, f in jobs]
+        return [_fold(kafka, r, f, tick) for r, f in jobs]
     with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
-        return list(pool.map(lambda job: _fold(kafka, *job), jobs))
+        return list(pool.map(lambda job: _fold(kafka, *job, tick), jobs))
 
 
-def _fold(kafka: KafkaRanges, r: OffsetRange, fold: Fold | None = None) -> Fold:
+class _Ticker:
+    """Counts records read by several threads for one progress line."""
+
+    def __init__(self, total: int, progress: ProgressFn | None, what: str) -> None:
+        self.total, self.progress, self.what = total, progress, what
+        self.done, self.started = 0, time.monotonic()
+        self._lock = threading.Lock()
+
+    def __call__(self, n: int) -> None:
+        if self.progress is None:
+            return
+        with self._lock:
+            self.done += n
+            done = self.done
+        self.progress(done, self.total, time.monotonic() - self.started, self.what)
+
+
+def _fold(kafka: KafkaRanges, r: OffsetRange, fold: Fold | None = None,
+          tick: Callable[[int], None] | None = None) -> Fold:
     fold = fold if fold is not None else Fold(topic=r.topic, partition=r.partition)
     start = max(r.start, fold.end)
     if start < r.end:
         for batch in kafka.read(replace(r, start=start), headers=True):
             fold.add(batch)
+            if tick is not None:
+                tick(len(batch))
     fold.end = max(fold.end, r.end)
     return fold
 
@@ -532,18 +600,39 @@ def audited(own: Verification, m: Migration, decl: Declarations,
                                result.missed_deletes))
 
 
-def _produce(m: Migration, writes: Sequence[Write],
-             factory: ProducerFactory | None) -> int:
+#: Records handed to the producer between two progress reports.
+PROGRESS_CHUNK = 10_000
+
+
+def _produce(m: Migration, writes: Sequence[Write], factory: ProducerFactory | None,
+             progress: ProgressFn | None = None) -> int:
     """Every record sent to its explicit partition; returns when all are acknowledged, raises
     `TaskDeliveryError` (with counts) otherwise."""
-    config = producer_config({**m.properties, "bootstrap.servers": m.bootstrap},
-                             "at-least-once")
+    config = producer_config({**MIGRATE_PRODUCER_TIMEOUTS, **m.properties,
+                              "bootstrap.servers": m.bootstrap}, "at-least-once")
     kwargs: dict[str, Any] = {"factory": factory} if factory is not None else {}
     producer = UpsertProducer(topic=m.target, config=config, **kwargs)
     try:
-        producer.send_with_headers([w.key for w in writes], [w.value for w in writes],
-                                   [w.partition for w in writes], [w.header for w in writes])
+        what = "tombstones sent" if writes[0].value is None else "rewrites sent"
+        started = time.monotonic()
+        for i in range(0, len(writes), PROGRESS_CHUNK):
+            chunk = writes[i:i + PROGRESS_CHUNK]
+            producer.send_with_headers([w.key for w in chunk], [w.value for w in chunk],
+                                       [w.partition for w in chunk], [w.header for w in chunk])
+            if progress is not None:
+                progress(i + len(chunk), len(writes), time.monotonic() - started, what)
         return producer.finish().records
+    except TaskDeliveryError as exc:
+        producer.abort()
+        timeout = config.get("message.timeout.ms")
+        raise TaskDeliveryError(
+            exc.message.replace("task 0 writing", "writing"), delivered=exc.delivered,
+            undelivered=exc.undelivered,
+            hint=f"check that {m.bootstrap} is reachable and the security settings "
+                 "(--kafka-config); if the brokers are up but slow to acknowledge, raise the "
+                 f"delivery timeout (now {timeout} ms): --kafka-config "
+                 "message.timeout.ms=120000. Run again: what was acknowledged is read back "
+                 "from the topic, nothing is lost") from None
     except BaseException:
         producer.abort()
         raise

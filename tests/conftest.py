@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,22 @@ from broker import BrokerMissing, BrokerPool
 from keyguard.formats.options import OptionSet
 
 _BROKER_FIXTURES = {"kafka_bootstrap", "kafka_brokers"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Migrations that name no --state record their progress under the suite's own state
+    directory, never the user's home."""
+    home = tmp_path_factory.mktemp("state-home")
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(home)
+    try:
+        yield home
+    finally:
+        if before is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = before
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -23,7 +23,8 @@ def _env() -> dict[str, str]:
     keyguard = shutil.which("keyguard") or str(Path(sys.executable).parent / "keyguard")
     path = os.pathsep.join([str(Path(keyguard).parent), str(Path(sys.executable).parent),
                             os.environ.get("PATH", "")])
-    return {**os.environ, **GIT_ENV, "PATH": path}
+    shell = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return {**shell, **GIT_ENV, "PATH": path}
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -28,6 +28,9 @@ MAPPED = ("formats", "guard", "sparkio")
 
 def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
          timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """A command with the environment a user's shell has (no PYTHONPATH of the suite's)."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=timeout)
     assert done.returncode == 0, f"{args}: {done.stdout}\n{done.stderr}"
@@ -144,7 +147,9 @@ def test_the_wheel_lives_beside_pypi_formats_and_guard(dist: Path, tmp_path: Pat
     # and PyPI's `formats` and `guard`, are installed into the venv.
     _run(sys.executable, "-m", "venv", "--system-site-packages", str(venv))
     python = str(venv / "bin" / "python")
-    pip = [python, "-m", "pip", "install", "-q", "--no-deps"]
+    # --ignore-installed: the interpreter's own keyguard (an editable install of this checkout)
+    # must not stand in for the wheel.
+    pip = [python, "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed"]
     _run(*pip, str(wheel))
     _run(*pip, "formats==0.1.1", "guard==1.0.1")  # after keyguard, as the failure report had it
     site = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,6 +21,7 @@ from keyguard.guard.cli.bytes_cmd import (
 )
 from keyguard.guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
 from keyguard.guard.cli.common import ReferenceOpt, at_least, fail, handles_errors, parse_kv
+from keyguard.guard.cli.progress import Progress
 from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 
 if TYPE_CHECKING:
@@ -121,31 +120,10 @@ def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *
     _emit(result.report, fmt, output, {}, selection)
 
 
-def progress_line() -> ProgressLine | None:
-    """A progress line on stderr when it is a terminal and not CI; None (silent) otherwise."""
-    if os.environ.get("CI", "").lower() in ("true", "1") or not sys.stderr.isatty():
-        return None
-    return ProgressLine()
-
-
-class ProgressLine:
-    """`records read, rate, time left`, redrawn in place at most ten times a second."""
-
-    def __init__(self) -> None:
-        self._shown = -1.0
-
-    def __call__(self, read: int, total: int, elapsed: float) -> None:
-        if elapsed - self._shown < 0.1 and read < total:
-            return
-        self._shown = elapsed
-        rate = read / elapsed if elapsed > 0 else 0.0
-        left = (total - read) / rate if rate > 0 else 0.0
-        pct = f" ({100 * read // total}%)" if total else ""
-        sys.stderr.write(f"\rkeyguard audit: {read:,}/{total:,} records{pct}, "
-                         f"{rate:,.0f} records/s, {left:,.0f}s left   ")
-        if read >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+def progress_line() -> Callable[[int, int, float], None]:
+    """The audit's progress on stderr (`keyguard.guard.cli.progress`)."""
+    show = Progress("audit")
+    return lambda read, total, elapsed: show(read, total, elapsed, "records read")
 
 
 __all__ = ["AUDIT_FORMATS", "audit_cmd", "run_audit"]

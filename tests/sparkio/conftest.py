@@ -35,11 +35,8 @@ def spark() -> Iterator[SparkSession]:
     from pyspark.sql import SparkSession
 
     from keyguard import sparkio
-    # Workers must run this interpreter (and find this checkout's packages).
+    # Workers must run this interpreter: keyguard is installed in it (`pip install -e .`).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p)
     session = (
         SparkSession.builder.master("local[2]")
         .appName("keyguard-sparkio-tests")

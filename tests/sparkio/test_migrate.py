@@ -465,3 +465,28 @@ def test_a_process_killed_among_the_tombstones_reruns_to_the_same_table(
     assert len(report.plan.tombstones) == 9 - 2  # two were acknowledged before the kill
     assert report.verification is not None and report.verification.clean
     assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+
+
+def test_a_dead_broker_fails_the_writes_in_under_a_minute_and_says_which_setting(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """migrate's producer gets the writer's timeouts (not librdkafka's 300 s), and the error
+    speaks to a command-line user: the flag, not a Spark option."""
+    from keyguard.sparkio.migrate_topic import MIGRATE_PRODUCER_TIMEOUTS
+    from keyguard.sparkio.producer import TaskDeliveryError
+
+    assert MIGRATE_PRODUCER_TIMEOUTS["message.timeout.ms"] <= 30_000
+    topic, _ = phantom_topic(kafka_bootstrap)
+    seen: list[dict[str, Any]] = []
+
+    def unreachable(config: dict[str, Any]) -> Any:
+        seen.append(dict(config))
+        return Producer({**config, "bootstrap.servers": "127.0.0.1:1",
+                         "message.timeout.ms": 1500})
+
+    with pytest.raises(TaskDeliveryError) as err:
+        migrate_topic(migration(kafka_bootstrap, topic, tmp_path), producer_factory=unreachable)
+    assert seen[0]["message.timeout.ms"] == MIGRATE_PRODUCER_TIMEOUTS["message.timeout.ms"]
+    assert "3 undelivered" in str(err.value) and "--kafka-config message.timeout.ms" in \
+        (err.value.hint or "")
+    assert "Spark" not in (err.value.hint or "")
+    assert rows(consumer_table(kafka_bootstrap, topic, V1)) != []  # the old rows: untouched

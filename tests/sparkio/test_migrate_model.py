@@ -33,6 +33,7 @@ from keyguard.sparkio.migrate_plan import (
     verify_entries,
 )
 from keyguard.sparkio.migrate_topic import (
+    MigrationDeclinedError,
     MigrationReport,
     TopicBusyError,
     UndecidedRowsError,
@@ -331,3 +332,41 @@ def test_value_fields_the_table_does_not_declare_stop_the_run_before_any_write()
         migrate(topic, "csv", ["json"])
     assert "--columns" in (err.value.hint or "")
     assert sum(map(len, topic.logs)) == before
+
+
+def test_a_declined_confirmation_writes_nothing() -> None:
+    topic = MemoryTopic(2)
+    for i in range(5):
+        topic.write("json", i, "a")
+    before = sum(map(len, topic.logs))
+    asked: list[int] = []
+
+    def no(plan: Any) -> bool:
+        asked.append(len(plan.rewrites))
+        return False
+
+    with pytest.raises(MigrationDeclinedError, match="nothing was written"):
+        migrate_rounds(topic, declarations("csv", ["json"]), 2,
+                       MigrationReport(TOPIC, TOPIC, dry_run=False), source=TOPIC,
+                       target=TOPIC, confirm=no)
+    assert asked == [5] and sum(map(len, topic.logs)) == before
+    migrate_rounds(topic, declarations("csv", ["json"]), 2,
+                   MigrationReport(TOPIC, TOPIC, dry_run=False), source=TOPIC, target=TOPIC,
+                   confirm=lambda plan: True)
+    assert topic.table("csv") == topic.truth
+
+
+def test_the_state_file_lives_in_the_state_directory_not_the_working_one(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from keyguard.sparkio.migrate_topic import default_state_path
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    a = default_state_path("orders", None, "broker-a:9092")
+    b = default_state_path("orders", None, "broker-b:9092")
+    assert a.parent == tmp_path / "keyguard" / "migrate" and a != b
+    assert a.name.startswith("orders-") and a.suffix == ".json"
+    assert default_state_path("x" * 300, None, "b").name.startswith("x" * 150 + "-")
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_state_path("orders").parent == \
+        tmp_path / "home" / ".local" / "state" / "keyguard" / "migrate"
