@@ -6,6 +6,8 @@ declarations without loading the formats.
 
 from __future__ import annotations
 
+import re
+
 from keyguard.formats.options import Option, OptionEnum, OptionSet, enum_option
 
 #: value.fields-include: every column in the value, or all but the key columns.
@@ -20,8 +22,18 @@ class FieldsInclude(OptionEnum):
     EXCEPT_KEY = EXCEPT_KEY
 
 
+def topic_name(raw: str) -> str:
+    """A Kafka topic name as the brokers accept it (Kafka's `Topic.validate`), else ValueError."""
+    if not 1 <= len(raw) <= 249 or raw in (".", "..") or not _TOPIC_CHARS.fullmatch(raw):
+        raise ValueError("a Kafka topic name is 1 to 249 ASCII letters, digits, '.', '_' and "
+                         "'-' (and not '.' or '..')")
+    return raw
+
+
+_TOPIC_CHARS = re.compile(r"[A-Za-z0-9._-]+")
+
 TOPIC: Option[str] = Option("topic", str, None, "The Kafka topic to write to and read from.",
-                            required=True)
+                            required=True, parser=topic_name)
 PRIMARY_KEY: Option[str] = Option(
     "primary-key", str, None,
     "Comma-separated primary-key columns in declaration order; they make the key.",

@@ -44,7 +44,6 @@ from confluent_kafka import (
     KafkaException,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient
 
 from keyguard.formats.errors import InvalidOptionError
 from keyguard.formats.secrets import redact
@@ -130,7 +129,7 @@ class KafkaRanges:
 
     def partitions(self, topic: str) -> int:
         """How many partitions `topic` has; an error naming the topic when it does not exist."""
-        n = self._kafka.partitions(AdminClient(self._kafka.client_config({})), topic)
+        n = self._kafka.partitions(self._kafka.admin(), topic)
         if n is None:
             raise InvalidOptionError(
                 f"topic {topic!r} does not exist at {redact(self.bootstrap, self._kafka.secrets)}",

@@ -420,6 +420,10 @@ class KafkaTopicInspector:
         }
         return conf
 
+    def admin(self) -> Any:
+        """An AdminClient with these settings; a refused property is exit 2 (`_client`)."""
+        return self._client(AdminClient, self.client_config({}))
+
     def _client(self, factory: Any, conf: dict[str, Any]) -> Any:
         """An AdminClient or Consumer; librdkafka's refusal of a property is an invalid option
         (exit 2) naming the property, never its value."""

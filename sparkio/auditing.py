@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from keyguard.formats.errors import InvalidOptionError, KeyguardError
 from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.guard.audit.judge import AuditResult
-from keyguard.guard.audit.scan import conclude, sampled
+from keyguard.guard.audit.scan import check_sample, conclude, sampled
 from keyguard.guard.audit.state import EXAMPLES, AuditState, Folder
 from keyguard.guard.offsets import OffsetRange
 from keyguard.sparkio.reader import UpsertKafkaReader, infer_schema
@@ -37,6 +37,7 @@ def audit(spark: SparkSession, *, topic: str | None = None,
     `spark.read.format("upsert-kafka")`. One task per Kafka partition."""
     from pyspark.sql.types import StructType  # lazy: pyspark
 
+    check_sample(sample)
     opts = {str(k): v for k, v in options.items()}
     if topic is not None:
         opts["topic"] = topic

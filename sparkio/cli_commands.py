@@ -90,6 +90,7 @@ def migrate(
     Every live row is written under the new key and acknowledged, then every old key gets a
     tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
+    from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
     from keyguard.formats.sqltypes import parse_columns
     from keyguard.sparkio.migrate_topic import (
         Migration,
@@ -117,11 +118,18 @@ def migrate(
         value_options=parse_kv(value_option, what="--value-option"),
         primary_key=primary_key, registry=registry,
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
+    explicit = parse_kv(kafka_config, what="--kafka-config")
+    properties = resolve_kafka(explicit=explicit)  # KEYGUARD_KAFKA_* too, as audit reads them
+    reject_unused_kafka(explicit, properties)
+    in_props = properties.pop("bootstrap.servers", None)
+    if in_props and str(in_props) != bootstrap:
+        raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: give "
+                   "the servers once")
     show = Progress("migrate")
     report = migrate_topic(Migration(
         topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
         to_topic=to_topic, partitions=new_partitions,
-        properties=parse_kv(kafka_config, what="--kafka-config"), state_path=state,
+        properties=properties, state_path=state,
         dry_run=dry_run), progress=show,
         confirm=None if yes or not asks() else
         lambda plan: confirmed(plan, to_topic or topic, bootstrap))

@@ -275,6 +275,11 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     """
     for options in (*m.old, m.new, m.properties):
         register_options(options)  # their secrets never reach a message or the report
+    if m.partitions is not None and (isinstance(m.partitions, bool)
+                                     or not isinstance(m.partitions, int) or m.partitions < 1):
+        raise InvalidOptionError(f"partitions must be a whole number, at least 1; got "
+                                 f"{m.partitions!r}",
+                                 hint="leave it out to keep the target's partition count")
     kafka = KafkaRanges(m.bootstrap, m.properties)
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
     log = KafkaTopicLog(m, kafka, reader, producer_factory, progress)
@@ -290,7 +295,7 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
             state.pop("verification", None)
             state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
                          rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
-                         runs=int(state.get("runs", 0)) + 1)
+                         runs=_count(state.get("runs")) + 1)
         state["rewrites_acknowledged"] = report.rewrites_acknowledged
         state["tombstones_acknowledged"] = report.tombstones_acknowledged
         _phase(state_path, state, phase)
@@ -474,9 +479,9 @@ class TargetPartitions:
     def create(self, kafka: KafkaTopicInspector, m: Migration) -> None:
         """Before the first record: create a missing cut-over target (compacted), or add
         partitions to one that has fewer."""
-        from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+        from confluent_kafka.admin import NewPartitions, NewTopic
 
-        admin = AdminClient(kafka.client_config({}))
+        admin = kafka.admin()
         try:
             if not self.exists:
                 fut = admin.create_topics([NewTopic(m.target, self.count, config={
@@ -513,9 +518,8 @@ def target_partitions(m: Migration, kafka: KafkaTopicInspector,
 
 
 def _partitions(kafka: KafkaTopicInspector, topic: str) -> int | None:
-    from confluent_kafka.admin import AdminClient
 
-    return kafka.partitions(AdminClient(kafka.client_config({})), topic)
+    return kafka.partitions(kafka.admin(), topic)
 
 
 def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8,
@@ -648,6 +652,11 @@ def _resume(path: Path, m: Migration, report: MigrationReport) -> dict[str, Any]
         return {"started_at": _now()}
     report.resumed_from = str(previous.get("phase"))
     return {**previous, "resumed_at": _now()}
+
+
+def _count(value: Any) -> int:
+    """A count from the state file, which is the user's to edit: anything else counts 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _phase(path: Path, state: dict[str, Any], phase: str) -> None:

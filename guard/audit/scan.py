@@ -24,9 +24,9 @@ from confluent_kafka import (
     KafkaException,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+from confluent_kafka.admin import ConfigResource, ResourceType
 
-from keyguard.formats.errors import KeyguardError
+from keyguard.formats.errors import InvalidOptionError, KeyguardError
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.registry import Registry
 from keyguard.formats.registry.registration import needs_schema_id
@@ -61,6 +61,7 @@ def audit_topic(topic: str, plan: UpsertPlan, *, bootstrap: str,
     many records (the first of each partition, a fair share each). `result.phantom_keys` and
     `result.misplaced_keys` are 0 on a clean topic.
     """
+    check_sample(sample)
     kafka = KafkaRanges(bootstrap, properties, timeout_s=timeout_s,
                         stall_timeout_s=stall_timeout_s)
     ranges = kafka.capture(topic)
@@ -77,6 +78,15 @@ def audit_topic(topic: str, plan: UpsertPlan, *, bootstrap: str,
                 progress(read, total, time.monotonic() - start)
     return conclude(folder.state, plan, bootstrap=bootstrap, properties=properties,
                     registry=registry, sample=sample, captured=captured, timeout_s=timeout_s)
+
+
+def check_sample(sample: int | None) -> None:
+    """A sample reads at least one record: a sample of nothing would judge nothing clean."""
+    if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)
+                               or sample < 1):
+        raise InvalidOptionError(f"sample must be a whole number of records, at least 1; "
+                                 f"got {sample!r}",
+                                 hint="leave it out to read every record")
 
 
 def sampled(ranges: Sequence[OffsetRange], sample: int | None) -> list[OffsetRange]:
@@ -116,7 +126,7 @@ def conclude(state: AuditState, plan: UpsertPlan, *, bootstrap: str,
 
 def topic_configs(inspector: KafkaTopicInspector, topic: str) -> dict[str, str] | None:
     """The compaction settings the broker reports for `topic`; None when it answers none."""
-    admin = AdminClient(inspector.client_config({}))
+    admin = inspector.admin()
     resource = ConfigResource(ResourceType.TOPIC, topic)
     try:
         future = admin.describe_configs([resource], request_timeout=inspector.timeout_s)
@@ -137,7 +147,7 @@ def consumer_lags(inspector: KafkaTopicInspector, plan: UpsertPlan, topic: str,
     """Every consumer group with a committed offset on `topic`: its position per partition, the
     records it has not read (up to `ends`, the offsets the audit read to) and how long ago the
     oldest of them was written. None when the groups cannot be listed."""
-    admin = AdminClient(inspector.client_config({}))
+    admin = inspector.admin()
     wait = inspector.timeout_s
     try:
         listed = admin.list_consumer_groups(request_timeout=wait).result(timeout=wait + 1)

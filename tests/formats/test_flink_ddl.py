@@ -245,17 +245,22 @@ SYNTAX = """/* a block
   ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
 ) COMMENT 'a table' WITH (
-  'connector' = 'upsert-kafka', 'topic' = 'it''s', /* between */
+  'connector' = 'upsert-kafka', 'topic' = 'it-s', /* between */
   'key.format' = 'json', 'value.format' = 'json',
   'sink.parallelism' = '2', 'sink.partitioner' = 'round-robin'
 );
 """
 
 
+def test_a_topic_kafka_would_refuse_is_refused_with_its_place() -> None:
+    with pytest.raises(InvalidOptionError, match=r"s\.sql:\d+:\d+: .*a Kafka topic name is"):
+        read_flink_ddl(SYNTAX.replace("'it-s'", "'it''s'"), "s.sql")
+
+
 def test_comments_quoting_escapes_and_names() -> None:
     t = read_flink_ddl(SYNTAX, "s.sql")
     assert t.name == "my cat.db.it`s"
-    assert t.topic == "it's"
+    assert t.topic == "it-s"
     assert list(t.columns.names) == ["region name", "amount", "tags", "id"]
     assert t.columns.field("region name").description == "it's the region"
     assert t.columns.field("tags").type.sql() == "ARRAY<ROW<`a b` INT, `c` MAP<STRING, BIGINT>>>"
