@@ -27,7 +27,12 @@ from typing import Any, NoReturn
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError, UnsupportedTypeError
 from keyguard.formats.schemafile import SchemaText
-from keyguard.formats.secrets import holds_secret, register_options, register_url_credentials
+from keyguard.formats.secrets import (
+    holds_secret,
+    mask_source,
+    register_options,
+    register_url_credentials,
+)
 from keyguard.formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
 from keyguard.formats.table_options import (
     KEY_FIELDS_PREFIX,
@@ -208,7 +213,8 @@ class _Statement:
     def __init__(self, text: str, origin: str) -> None:
         self.text = text
         self.origin = origin
-        self.masked = text
+        # Masked before tokenizing: an error in the tokenizer (an unterminated value) quotes it.
+        self.masked = mask_source(text)
         self.toks, self.clean = self._tokenize()
         self.i = 0
         self.ignored: list[Ignored] = []
@@ -218,7 +224,7 @@ class _Statement:
         """Credentials among the WITH options ('properties.sasl.jaas.config', a registry's
         user-info, a URL's user:password), before any error can quote their line: registered
         (`keyguard.formats.secrets`) and masked in the text errors show."""
-        masked = list(self.text)
+        masked = list(self.masked)
         for a, eq, b in zip(t, t[1:], t[2:], strict=False):
             if a.kind == "string" and eq.is_punct("=") and b.kind == "string":
                 register_options({a.string_value: b.string_value})

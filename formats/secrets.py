@@ -70,6 +70,42 @@ def is_secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.search(key))
 
 
+#: Option names that look like a credential even when misspelled or unknown (`...tokn`,
+#: `pwd`, `my.api.key`): their values are masked wherever source text is quoted.
+_LOOKS_SECRET = re.compile(r"pass|pwd|secret|tok|jaas|user-?info|auth|cred|key", re.IGNORECASE)
+#: Names with `key` in them that name no credential (the key format and its columns).
+_NOT_SECRET_KEY_NAMES = re.compile(r"^(?:key\.|value\.|primary-key$)|key-?fields?|"
+                                   r"fields-prefix")
+#: `'name' = 'value'` in source text; a SQL string may span lines, and an unterminated one
+#: runs to the end of the text.
+_QUOTED_OPTION = re.compile(r"'((?:[^'\n]|'')*)'(\s*=\s*)'((?:[^']|'')*)('|\Z)")
+
+
+def looks_secret(name: str) -> bool:
+    """An option name that may name a credential (known or not): its value is masked in
+    quoted source, whether or not keyguard knows the option."""
+    if is_secret_key(name):
+        return True
+    if not _LOOKS_SECRET.search(name):
+        return False
+    if _NOT_SECRET_KEY_NAMES.search(name) and not re.search(
+            r"pass|pwd|secret|tok|jaas|user-?info|auth|cred", name, re.IGNORECASE):
+        return False
+    return True
+
+
+def mask_source(text: str) -> str:
+    """`text` (a DDL, a config) with the value of every `'name' = 'value'` whose name looks
+    like a credential replaced by as many `*`, comments and unterminated values included: what
+    an error may quote of it. Lengths are kept, so positions and carets stay right."""
+    def mask(m: re.Match[str]) -> str:
+        if not looks_secret(m.group(1).replace("''", "'")):
+            return m.group(0)
+        hidden = re.sub(r"[^\n]", "*", m.group(3))  # lines kept: positions stay right
+        return f"'{m.group(1)}'{m.group(2)}'{hidden}{m.group(4)}"
+    return _QUOTED_OPTION.sub(mask, text)
+
+
 def holds_secret(key: str) -> bool:
     """A key whose value is a secret, not the name of a credentials source or a file path."""
     return is_secret_key(key) and not key.endswith(

@@ -18,6 +18,7 @@ from typing import Any
 
 from keyguard.formats.avro_format import AvroWriter
 from keyguard.formats.codec import Codec, CodecContext, create_codec
+from keyguard.formats.errors import EXIT_INTERNAL, KeyguardError
 from keyguard.formats.types import avro_only_parts
 from keyguard.guard.keys.avro import battery_hints, side_schema
 from keyguard.guard.keys.confluent import (
@@ -105,18 +106,29 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
     if old.format != new.format:
         return
     rules = family_rules(new.key_family)
-    if rules is not None:
-        yield from rules(old, new, FamilyContext(
-            topic, by_example,
-            lambda side, key, a, b: _battery_option(side, key, a, b, topic)))
+    yield from rules(old, new, FamilyContext(
+        topic, by_example, lambda side, key, a, b: _battery_option(side, key, a, b, topic)))
     if new.carries_schema_id:  # the frame's rules, whatever the body's family
         yield from confluent_changes(old, new)
 
 
-def family_rules(family: str) -> FamilyRules | None:
+class UnknownKeyFamilyError(KeyguardError):
+    """A format names a key family that no module of guard/keys declares: without its rules
+    every key change would pass, so the guard refuses to judge instead."""
+
+    kind = "internal"
+    exit_code = EXIT_INTERNAL
+
+
+def family_rules(family: str) -> FamilyRules:
     """The key-byte rules of a key family, by convention `guard/keys/<family>.py`'s
-    `family_changes`, imported on first use; None when no module declares the family."""
+    `family_changes`, imported on first use; UnknownKeyFamilyError when none declares it."""
     rules: FamilyRules | None = getattr(_family_module(family), "family_changes", None)
+    if rules is None:
+        raise UnknownKeyFamilyError(
+            f"no key rules for key family {family!r}: guard/keys/{family or '<family>'}.py "
+            "does not declare family_changes, so no key change of this format can be judged",
+            hint="this is a bug in keyguard (a format without its key rules): report it")
     return rules
 
 

@@ -480,3 +480,37 @@ def test_a_syntax_error_after_a_credential_does_not_show_it() -> None:
         read_flink_ddl(ddl, "t.sql")
     assert "unterminated 'string'" in str(info.value)
     assert "pw-98765" not in str(info.value)
+
+
+SECRET_LINES = {
+    "unterminated": "  'properties.sasl.password' = 'unterminated-secret-3\n",
+    "misspelled": "  'key.avro-confluent.bearer-auth.tokn' = 'typo-secret-2',\n",
+    "in a comment": "  'bogus.option' = 'x', -- 'properties.sasl.password' = "
+                    "'commented-secret-1'\n",
+    "unknown name": "  'properties.my.api.pwd' = 'unknown-secret-4', 'nope' = 'x',\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SECRET_LINES))
+def test_an_error_quoting_a_line_never_shows_a_credential(case: str) -> None:
+    """The source line an error quotes is masked: known credential options, misspelled or
+    unknown ones whose name looks like a credential, comments and unterminated values."""
+    ddl = ("CREATE TABLE t (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (\n"
+           "  'connector' = 'upsert-kafka', 'topic' = 't', 'key.format' = 'avro-confluent',\n"
+           + SECRET_LINES[case] + "  'value.format' = 'json'\n);")
+    with pytest.raises((FlinkDdlError, InvalidOptionError)) as err:
+        read_flink_ddl(ddl, "o.sql")
+    text = str(err.value) + (err.value.hint or "")
+    assert "o.sql:" in text
+    assert not any(s in text for s in ("secret-3", "secret-2", "secret-1", "secret-4"))
+    assert "*" in text  # masked in place: the caret still points at the right column
+
+
+def test_masking_keeps_what_is_no_credential() -> None:
+    from keyguard.formats.secrets import mask_source
+
+    text = ("'key.format' = 'json', 'primary-key' = 'id', 'key.fields-prefix' = 'k_', "
+            "'ssl.key.password' = 'p', 'x.api-key' = 'k'")
+    assert mask_source(text) == ("'key.format' = 'json', 'primary-key' = 'id', "
+                                 "'key.fields-prefix' = 'k_', 'ssl.key.password' = '*', "
+                                 "'x.api-key' = '*'")

@@ -21,7 +21,7 @@ from keyguard.formats.types import BigIntType, Field, RowType
 from keyguard.guard.compat import check_reader_writer, checked_types
 from keyguard.guard.compat.levels import PairChecker
 from keyguard.guard.keys import KeySide, analyze_key_change
-from keyguard.guard.keys.analyze import family_rules
+from keyguard.guard.keys.analyze import UnknownKeyFamilyError, family_rules
 from keyguard.guard.keys.side import Change, FamilyContext
 from keyguard.guard.keys.text import text_family_changes
 from keyguard.guard.rules import FORMAT_OPTION_CHANGED
@@ -75,8 +75,26 @@ def test_builtin_key_families_come_from_their_modules():
     assert family_rules("csv") is text_family_changes
     assert family_rules("avro") is sys.modules["keyguard.guard.keys.avro"].family_changes
     assert family_rules("raw") is sys.modules["keyguard.guard.keys.raw"].family_changes
-    assert family_rules("nosuchfamily") is None
-    assert family_rules("Bad.Name") is None
+    for unknown in ("nosuchfamily", "Bad.Name", ""):
+        with pytest.raises(UnknownKeyFamilyError, match="no key rules for key family") as err:
+            family_rules(unknown)
+        assert err.value.exit_code == 4
+
+
+def test_every_format_in_the_catalog_has_key_rules():
+    """A format whose family has no rules would pass every key change: none may exist."""
+    for name in codec.format_names():
+        family = format_factory(name).key_family
+        assert callable(family_rules(family)), name
+
+
+def test_a_format_without_key_rules_is_an_error_not_a_pass(monkeypatch):
+    codec.format_names()
+    monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
+    register_format(replace(format_factory("json"), name="norules-json", key_family="norules"))
+    side = KeySide("norules-json", ROW)
+    with pytest.raises(UnknownKeyFamilyError):
+        analyze_key_change(side, side, topic="t")
 
 
 def test_a_key_family_module_found_by_convention_judges_its_keys(monkeypatch):
