@@ -150,7 +150,15 @@ class Message:
         except Exception as exc:  # the runtime raises DecodeError (its own) or others
             raise DecodeError(f"{self.where}: not a valid {self.full_name} message: {exc}",
                               hint="the record was not written with this schema") from None
-        return _read(msg, row, "")
+        try:
+            return _read(msg, row, "")
+        except (ValueError, OverflowError, ArithmeticError) as exc:
+            # A well-formed message whose values no row can hold: a TIME of hour 25, a DATE of
+            # month 13, a timestamp past year 9999.
+            raise DecodeError(f"{self.where}: a {self.full_name} message holds a value the "
+                              f"row type cannot: {exc}",
+                              hint="the record was not written for this table (or by a writer "
+                                   "that checks its values)") from None
 
 
 # --- the row type against the descriptor ------------------------------------------------------

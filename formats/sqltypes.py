@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.schemajson import MAX_SCHEMA_DEPTH
 from keyguard.formats.types import (
     ArrayType,
     BigIntType,
@@ -166,6 +167,7 @@ _UNSUPPORTED = {
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
+        self.depth = 0
         self.toks = _tokenize(text)
         self.i = 0
 
@@ -219,6 +221,17 @@ class _Parser:
 
     # grammar
     def data_type(self) -> DataType:
+        self.depth += 1
+        try:
+            if self.depth > MAX_SCHEMA_DEPTH:
+                self.fail(f"types nested more than {MAX_SCHEMA_DEPTH} levels deep",
+                          hint=f"keyguard accepts types nested up to {MAX_SCHEMA_DEPTH} levels "
+                               "(ROW, ARRAY, MAP); flatten the type")
+            return self._data_type()
+        finally:
+            self.depth -= 1
+
+    def _data_type(self) -> DataType:
         t = self.base_type().with_nullable(self.nullability())
         # Flink's suffix notation: `INT ARRAY`, `INT NOT NULL ARRAY NOT NULL`.
         while self.at_word("ARRAY", "MULTISET"):
