@@ -8,6 +8,7 @@ Build the client configuration with `keyguard.formats.registry.connect.open_regi
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -39,6 +40,14 @@ class _NotFoundError(RegistryError):
     """A registry's own 404 (error_code 404xx): a subject, version or id that does not exist."""
 
 
+def total_deadline(conf: Mapping[str, Any]) -> float:
+    """Seconds a request may take in all: every try's timeout, and the backoff between them."""
+    timeout = float(conf.get("timeout") or 10.0)
+    retries = int(conf.get("max.retries") or 0)
+    backoff = float(conf.get("retries.max.wait.ms") or 0) / 1000
+    return timeout * (retries + 1) + backoff * retries + 1.0
+
+
 class HttpRegistry:
     """One registry URL (or a comma-separated list of them) behind the `Registry` protocol."""
 
@@ -49,6 +58,7 @@ class HttpRegistry:
         self._timeout = conf.get("timeout")
         self._proven = False
         self._retries = conf.get("max.retries", 3)
+        self._deadline_s = total_deadline(conf)
         try:
             self._client = SchemaRegistryClient(dict(conf))
         except (ValueError, TypeError) as exc:
@@ -104,6 +114,14 @@ class HttpRegistry:
                     f"retries: {message}",
                     hint="the registry is overloaded or down; try again later, or raise "
                          "'retries' / 'retry-backoff'") from None
+            if 300 <= status < 400 or (400 <= status < 500 and exc.error_code in (None, -1)
+                                        and status != 404):
+                raise RegistryUnavailableError(
+                    f"{where} answered HTTP {status} without a schema registry's error to "
+                    f"{what} ({message[:120]}): the URL does not point at a schema registry's "
+                    "API (a redirect, a proxy or another server answers it)",
+                    hint="check the --registry URL: scheme, host, port and path; give the "
+                         "URL a redirect points to") from None
             if status == 404 and exc.error_code not in _NOT_FOUND_CODES:
                 raise RegistryUnavailableError(
                     f"{where} answered HTTP 404 without a schema registry error code to "
@@ -135,21 +153,54 @@ class HttpRegistry:
             raise RegistryUnavailableError(
                 f"{where}: could not get an OAuth token to {what}: {self._redact(exc.message)}",
                 hint="check the properties.bearer.auth.* settings") from None
-        except ValueError as exc:
-            # The client validates bearer fields at request time; an answer that is not JSON
-            # (an HTML page, a proxy) fails to parse: neither is a registry's answer.
-            if "JSON" in type(exc).__name__ or "Expecting value" in str(exc):
-                raise RegistryUnavailableError(
-                    f"{where} answered a request to {what} with something that is not JSON: "
-                    "the URL does not point at a schema registry's API",
-                    hint="check the --registry URL: scheme, host, port and path") from None
-            raise RegistryError(f"{where}: {self._redact(exc)} (to {what})") from None
+        except _httpx.HTTPError as exc:  # a body that cannot be read (gzip junk), redirects
+            raise RegistryUnavailableError(
+                f"{where} answered a request to {what} with something that cannot be read: "
+                f"{type(exc).__name__}: {self._redact(exc)}",
+                hint="check the --registry URL (a proxy or another server may answer it)"
+            ) from None
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            # The client validates bearer fields at request time (a ValueError naming them);
+            # anything else is an answer no registry sends: not JSON (an HTML page, a proxy),
+            # not UTF-8, or JSON of another shape.
+            if isinstance(exc, ValueError) and "bearer" in str(exc).lower():
+                raise RegistryError(f"{where}: {self._redact(exc)} (to {what})") from None
+            raise RegistryUnavailableError(
+                f"{where} answered a request to {what} with something a schema registry does "
+                f"not send ({type(exc).__name__}: {self._redact(exc)[:200]}): the URL does not "
+                "point at a schema registry's API",
+                hint="check the --registry URL: scheme, host, port and path") from None
 
     def _fresh(self, what: str, call: Callable[[], T]) -> T:
-        """Ask the registry itself: the client's caches are dropped first."""
+        """Ask the registry itself: the client's caches are dropped first. The client's timeout
+        bounds each read, not an answer that trickles in: the whole request (its retries
+        included) gets `total_deadline` seconds, or RegistryUnavailableError."""
         self._client.clear_caches()
         with self._translate(what):
-            return call()
+            return self._within_deadline(what, call)
+
+    def _within_deadline(self, what: str, call: Callable[[], T]) -> T:
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = call()
+            except BaseException as exc:  # handed back to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="keyguard-registry-request", daemon=True)
+        worker.start()
+        worker.join(self._deadline_s)
+        if worker.is_alive():
+            raise RegistryUnavailableError(
+                f"schema registry {self.name} did not finish answering a request to {what} "
+                f"within {self._deadline_s:g}s (the timeout of {self._timeout}s per try, "
+                f"{self._retries + 1} tries, and their backoff)",
+                hint="check the registry and the network; raise 'timeout' (and 'retries') "
+                     "for a registry that is slow to answer")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]  # type: ignore[no-any-return]
 
     # -- the proof that this is a registry
 
@@ -200,7 +251,7 @@ class HttpRegistry:
                                 lambda: self._client.get_versions(subject))
         except _NotFoundError:
             return []
-        return sorted(int(v) for v in found)
+        return sorted(self._whole(v, f"a version of subject '{subject}'") for v in found)
 
     def get_version(self, subject: str, version: int | str = "latest") -> SchemaVersion:
         # get_version("latest") never reads the client's latest-version cache (unlike
@@ -208,17 +259,22 @@ class HttpRegistry:
         rs = self._fresh(f"read version {version} of subject '{subject}'",
                          lambda: self._client.get_version(subject, version))  # type: ignore[arg-type]
         schema = rs.schema
-        return SchemaVersion(subject, int(rs.version or 0), int(rs.schema_id or 0),
-                             str(schema.schema_str),
-                             schema.schema_type or "AVRO", references_of(schema))
+        what = f"version {version} of subject '{subject}'"
+        if not isinstance(getattr(schema, "schema_str", None), str):
+            raise self._not_registry(what, "a schema that is not text")
+        return SchemaVersion(subject, self._whole(rs.version or 0, what),
+                             self._whole(rs.schema_id or 0, what), schema.schema_str,
+                             str(schema.schema_type or "AVRO"), references_of(schema))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return [self.get_version(subject, v) for v in self.versions(subject)]
 
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
-        schema = self._fresh(f"read schema id {schema_id}",
-                             lambda: self._client.get_schema(schema_id))
-        return schema.schema_type or "AVRO", str(schema.schema_str)
+        what = f"read schema id {schema_id}"
+        schema = self._fresh(what, lambda: self._client.get_schema(schema_id))
+        if not isinstance(getattr(schema, "schema_str", None), str):
+            raise self._not_registry(what, "a schema that is not text")
+        return str(schema.schema_type or "AVRO"), schema.schema_str
 
     def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
         """The references of the schema registered under `schema_id`."""
@@ -233,14 +289,27 @@ class HttpRegistry:
                              lambda: self._client.lookup_schema(subject, candidate))
         except _NotFoundError:
             return None
-        return self.get_version(subject, int(rs.version or 0))
+        return self.get_version(subject, self._whole(rs.version or 0, f"a lookup in subject "
+                                                                   f"'{subject}'"))
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO",
                  references: Sequence[Mapping[str, object]] = ()) -> int:
-        return int(self._fresh(
-            f"register a schema in subject '{subject}'",
-            lambda: self._client.register_schema(
-                subject, Schema(schema, schema_type, schema_references(references)))))
+        what = f"register a schema in subject '{subject}'"
+        return self._whole(self._fresh(what, lambda: self._client.register_schema(
+            subject, Schema(schema, schema_type, schema_references(references)))), what)
+
+    def _whole(self, value: object, what: str) -> int:
+        """A version or id the registry answered: a whole number, else no registry's answer."""
+        if isinstance(value, bool) or not isinstance(value, (int, str)) \
+                or not str(value).strip().lstrip("-").isdigit():
+            raise self._not_registry(what, f"{value!r} where a number belongs")
+        return int(value)
+
+    def _not_registry(self, what: str, found: str) -> RegistryUnavailableError:
+        return RegistryUnavailableError(
+            f"schema registry {self.name} answered {what} with {found}: the URL does not point "
+            "at a schema registry's API",
+            hint="check the --registry URL: scheme, host, port and path")
 
     def compatibility(self, subject: str) -> str:
         try:
