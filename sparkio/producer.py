@@ -21,6 +21,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import length_hint
@@ -460,11 +461,21 @@ class _Router:
             owner._on_delivery(err, msg)
 
     def error(self, err: Any) -> None:
-        if getattr(err, "fatal", lambda: False)():
+        if getattr(err, "fatal", lambda: False)() or _broker_down(err):
             self.fatal = True
         owner = self.owner
         if owner is not None:
             owner._on_error(err)
+
+
+def _broker_down(err: Any) -> bool:
+    """librdkafka lost its brokers: a producer that saw it (a broker restart drops an
+    idempotent producer's session) is not handed to another task."""
+    from confluent_kafka import KafkaError  # lazy: the Kafka client, with the producer
+
+    code = getattr(err, "code", lambda: None)()
+    return code in (KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT,
+                    KafkaError._FATAL)
 
 
 def pool_key(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -614,12 +625,35 @@ class UpsertProducer:
 
     # -- sending ---------------------------------------------------------------------------
 
+    @contextmanager
+    def _refusals(self) -> Iterator[None]:
+        """librdkafka refusing a record (a fatal error: after a broker restart, an idempotent
+        producer's session is gone) fails the task with the counts, as an unacknowledged
+        record does, and the producer is never handed to another task."""
+        try:
+            yield
+        except (BufferError, TaskDeliveryError):
+            raise
+        except Exception as exc:
+            if type(exc).__name__ != "KafkaException":
+                raise
+            err = exc.args[0] if exc.args else exc
+            self._errors.append(self._reason(err))
+            if self._router is not None:
+                self._router.fatal = True
+            self._fail("librdkafka refused a record")
+
     def send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
              partitions: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
         """Records in order (value None: a tombstone), buffered or straight to the producer.
 
         `nbytes`: their key and value bytes when the caller knows them (Arrow columns).
         """
+        with self._refusals():
+            self._send(keys, values, partitions, nbytes)
+
+    def _send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+              partitions: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
         if self._buffer is None:
             self._produce_all(keys, values, partitions, nbytes)
             return
@@ -641,6 +675,12 @@ class UpsertProducer:
                           headers: Sequence[tuple[str, bytes] | None]) -> None:
         """Records that carry a header each (a migration's markers), straight to the producer,
         one produce() per record, in order."""
+        with self._refusals():
+            self._send_with_headers(keys, values, partitions, headers)
+
+    def _send_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+                           partitions: Sequence[int],
+                           headers: Sequence[tuple[str, bytes] | None]) -> None:
         produce, topic = self._producer.produce, self.topic
         for i, (k, v, p, h) in enumerate(zip(keys, values, partitions, headers, strict=True)):
             while True:
@@ -663,6 +703,10 @@ class UpsertProducer:
 
     def flush_buffer(self) -> None:
         """Hand every buffered change to the producer (no wait for acknowledgements)."""
+        with self._refusals():
+            self._flush_buffer()
+
+    def _flush_buffer(self) -> None:
         if self._buffer is not None and len(self._buffer):
             keys, values, parts = zip(*self._buffer.drain(), strict=True)
             self._produce_all(keys, values, parts)

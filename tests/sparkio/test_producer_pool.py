@@ -184,3 +184,55 @@ def test_a_pooled_producer_delivers_to_a_second_topic(kafka_bootstrap: str,
         assert sorted((part, key, value) for part, _, key, value in reader.records(topic)) == \
             [(0, b"k%d" % i, b"v"), (1, b"j%d" % i, None)]
     pool.clear()
+
+
+class BrokerDown(FatalError):
+    """What librdkafka reports while the brokers restart: not fatal, but the session is gone."""
+
+    def fatal(self) -> bool:
+        return False
+
+    def code(self) -> int:
+        from confluent_kafka import KafkaError
+
+        return int(KafkaError._ALL_BROKERS_DOWN)
+
+    def name(self) -> str:
+        return "_ALL_BROKERS_DOWN"
+
+
+def test_a_broker_down_report_while_idle_drops_the_producer() -> None:
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory)
+    first.finish()
+    made[0].pending_error = BrokerDown()
+    second = producer(pool, factory)
+    assert len(made) == 2 and second._producer is made[1]
+
+
+def test_a_refused_record_after_a_broker_restart_fails_with_counts_and_drops_it() -> None:
+    """The next task's first produce() raises librdkafka's _FATAL (the idempotent session died
+    with the broker): the task fails with counts, never a raw KafkaException, and the producer
+    never serves another task."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    pool, (made, factory) = ProducerPool(), factory_made()
+    first = producer(pool, factory)
+    first.send([b"a"], [b"1"], [0])
+    first.finish()
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise KafkaException(KafkaError(KafkaError._FATAL, "producer fenced after a restart",
+                                        fatal=True))
+
+    made[0].produce = refuse  # type: ignore[method-assign]
+    second = producer(pool, factory)
+    assert second._producer is made[0]  # it looked healthy while idle
+    with pytest.raises(TaskDeliveryError) as err:
+        second.send([b"b", b"c"], [b"2", b"3"], [0, 0])
+    assert "librdkafka refused a record" in str(err.value)
+    assert "delivered" in str(err.value) and "undelivered" in str(err.value)
+    assert "_FATAL" in str(err.value)
+    second.abort()
+    third = producer(pool, factory)
+    assert third._producer is not made[0] and len(made) == 2
