@@ -36,12 +36,24 @@ _NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 _SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
                    r"'(keyguard\.[A-Za-z0-9_.]*)'")
 
+#: What a write or read task may import on an executor (the protobuf formats are an extra, and
+#: are not required here).
+TASK_MODULES = (
+    "keyguard.sparkio.writer", "keyguard.sparkio.producer", "keyguard.sparkio.reader",
+    "keyguard.formats.plan", "keyguard.formats.json_format", "keyguard.formats.csv_format",
+    "keyguard.formats.raw_format", "keyguard.formats.avro_format",
+    "keyguard.formats.avro_vector", "keyguard.formats.avro_confluent_format",
+    "keyguard.formats.json_registry_format", "numpy", "pandas", "pyarrow", "confluent_kafka",
+    "fastavro", "jsonschema",
+)
+
 #: Spark applications whose workers passed the probe (app id -> True).
 _PROBED: set[str] = set()
 
 
-def _probe_task(batches: Any) -> Any:
-    """Runs in a Python worker: keyguard's imports, as a row (never raises)."""
+def _probe_task(batches: Any, modules: tuple[str, ...] = TASK_MODULES) -> Any:
+    """Runs in a Python worker: keyguard's imports, as a row (never raises). `modules` is a
+    default argument: the copy shipped by value (`_by_value`) has no module globals."""
     import importlib
     import socket
     import sys as _sys
@@ -51,8 +63,10 @@ def _probe_task(batches: Any) -> Any:
     for _ in batches:
         pass
     missing, detail = "", ""
-    # What a write task imports (and through them numpy, confluent_kafka, fastavro).
-    for name in ("keyguard.sparkio.writer", "keyguard.sparkio.producer", "keyguard.formats.plan"):
+    # What a write task imports: keyguard's task modules, the formats' modules (each loaded
+    # when a plan names it) and the dependencies they load only when used, so a worker that
+    # lacks one fails here, in one message, instead of in every task Spark retries.
+    for name in modules:
         try:
             importlib.import_module(name)
         except ImportError as exc:

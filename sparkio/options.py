@@ -155,8 +155,10 @@ GUARD_REGISTRY: Option[str | None] = Option(
     "guard.registry", str, None,
     "Where the registered key (and value) schemas live: http(s)://, file://DIR, "
     "mock://NAME. Default: key.avro-confluent.url, else value.avro-confluent.url. "
-    "With a json/csv/raw key the key's JSON Schema is registered here after each "
-    "successful write, so the next write is checked against it.")
+    "With a json/csv/raw key the key's JSON Schema is registered here once the guard "
+    "passed and the executors were probed, before the first record, so the next write "
+    "is checked against it (a write that fails later, on a null key or an unreachable "
+    "broker, leaves it registered).")
 ALLOW_BREAKING: Option[bool] = Option(
     "guard.allow-breaking", bool, False,
     "Write even when the guard finds a breaking key or value change; the report is "

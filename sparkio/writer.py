@@ -34,7 +34,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -395,13 +395,16 @@ def check_value_columns(plan: UpsertPlan) -> None:
                  "write the key columns in the value too")
 
 
-def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepared:
+def resolve_and_guard(schema: StructType, options: Mapping[str, Any], *,
+                      before_registration: Callable[[], None] | None = None) -> Prepared:
     """options -> plan -> guard verdict -> registration: everything before the first record.
 
     Registration is one explicit step, here on the driver after the guard passed: the
     avro-confluent schema ids (the tasks never ask the registry), and a json/csv/raw key's
     and value's JSON Schema into guard.registry, so the next write of the topic is checked
-    against this one (`guarding.register_written_schemas`; its failure is logged)."""
+    against this one (`guarding.register_written_schemas`; its failure is logged).
+    `before_registration` runs between the guard and the registration: what else can stop the
+    write (the executors' probe) runs there, so a write it stops registers nothing."""
     # The guard and the registry client it uses run on the driver only; a write task
     # imports this module for its WriteJob, and a fresh Python worker spent ~0.4 s on them
     # (bench_writer.py --worker-start; Spark stops a worker idle for a minute).
@@ -411,6 +414,8 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any]) -> Prepare
     conn, plan = resolve_plan_only(schema, options)
     clock = time.perf_counter()
     outcome = guarding.run_guard(plan, conn)
+    if before_registration is not None:
+        before_registration()
     key_id, value_id = resolve_write_ids(plan)  # once, here: the tasks never ask the registry
     guarding.register_written_schemas(plan, conn)
     guard_s = time.perf_counter() - clock
@@ -663,9 +668,9 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
     """
     clock = time.perf_counter()
     # The shuffle's map stage checks every row (below): the tasks need not hold theirs.
-    prep = resolve_and_guard(df.schema, {**options, VALIDATE_PARTITION.key: "false"})
+    prep = resolve_and_guard(df.schema, {**options, VALIDATE_PARTITION.key: "false"},
+                             before_registration=lambda: probe_workers(df.sparkSession))
     checked = failing_on_bad_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])
-    probe_workers(df.sparkSession)
     produced = keyed(checked, prep.conn, own_shuffle=checked is not df).mapInArrow(
         prep.job.produce_task, STATS_SCHEMA)
     driver_s = time.perf_counter() - clock

@@ -13,6 +13,7 @@ from keyguard.sparkio.executors import (
     WorkerSetupError,
     _by_value,
     _probe_task,
+    missing_error,
     missing_in_this_process,
     missing_on_workers,
 )
@@ -98,3 +99,20 @@ def test_the_probe_loads_and_reports_where_keyguard_is_missing(
     row = there.to_pylist()[0]
     assert row["missing"].split(".")[0] == "keyguard" and "ModuleNotFoundError" in row["detail"]
     assert row["python"] == sys.executable
+
+
+@pytest.mark.parametrize("dependency", ["numpy", "fastavro", "jsonschema", "confluent_kafka"])
+def test_the_probe_loads_the_dependencies_a_task_loads_later(
+        monkeypatch: pytest.MonkeyPatch, dependency: str) -> None:
+    """keyguard's task modules import these only when a batch needs them: the probe imports
+    them itself, so an executor without one fails in one message before any task."""
+    pa = pytest.importorskip("pyarrow")
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    payload = cloudpickle.dumps(_by_value(_probe_task))
+    batch = pa.record_batch([pa.array([1])], names=["id"])
+    monkeypatch.setitem(sys.modules, dependency, None)  # as on a node without it
+    (there,) = list(pickle.loads(payload)(iter([batch])))
+    row = there.to_pylist()[0]
+    assert row["missing"] == dependency and dependency in row["detail"]
+    error = missing_error(row["missing"], row["detail"], where="the Python workers")
+    assert f"keyguard's dependency '{dependency}' is missing" in str(error)

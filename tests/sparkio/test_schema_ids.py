@@ -254,3 +254,25 @@ def test_a_value_schema_with_references_is_written_and_read_back(
                if k not in ("value.avro-confluent.schema", "value.avro-confluent.references")}
     back = spark.read.format("upsert-kafka").options(**derived).load().collect()
     assert {r["id"]: r["ship"]["street"] for r in back} == {i: s for i, (s,) in rows}
+
+
+def test_a_write_the_executors_cannot_run_registers_nothing(
+        spark: Any, kafka_bootstrap: str, scope: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe of the executors runs after the guard and before the registration: a write
+    it stops leaves no schema registered and no record written."""
+    from broker import new_topic
+
+    from keyguard import sparkio
+    from keyguard.sparkio import writer
+    from keyguard.sparkio.workers import WorkerSetupError
+
+    def no_workers(session: Any) -> None:
+        raise WorkerSetupError("keyguard is not installed in the Python workers (test)")
+
+    monkeypatch.setattr(writer, "probe_workers", no_workers)
+    topic = new_topic(kafka_bootstrap, 1)
+    options = {**_options(scope), "topic": topic, "properties.bootstrap.servers": kafka_bootstrap}
+    df = spark.createDataFrame([(1, "v1")], "id int, v string")
+    with pytest.raises(WorkerSetupError):
+        sparkio.write_upsert(df, **options)
+    assert [s for s in MockRegistry(scope).subjects() if s.startswith(topic)] == []
