@@ -447,6 +447,10 @@ def _plain(fd: Any, value: Any, t: DataType | None = None) -> Any:
     if fd.enum_type is not None and not isinstance(t, IntegralType):
         found = fd.enum_type.values_by_number.get(value)
         return found.name if found is not None else str(value)
+    if isinstance(t, IntegralType) and isinstance(value, int) and not (
+            t.min_value <= value <= t.max_value):
+        # An int32 field read as TINYINT or SMALLINT: a value the column cannot hold.
+        raise ValueError(f"{value} does not fit {t.sql()} ({t.min_value}..{t.max_value})")
     return value
 
 

@@ -54,10 +54,16 @@ _scopes = itertools.count()
 _AVRO = {"timestamp_mapping.legacy": "false"}  # TIMESTAMP_LTZ has no legacy Avro type
 
 
-def _avro_confluent(row: RowType) -> Codec:
-    registry = MockRegistry(f"decoder-fuzz-{next(_scopes)}")
-    return create_codec("avro-confluent", row, {},
-                        CodecContext(role="value", topic="fuzz", registry=registry))  # type: ignore[arg-type]
+def _registry_framed(fmt: str, options: dict[str, str] | None = None,
+                     ) -> Callable[[RowType], Codec]:
+    def build(row: RowType) -> Codec:
+        registry = MockRegistry(f"decoder-fuzz-{next(_scopes)}")
+        return create_codec(fmt, row, options or {},
+                            CodecContext(role="value", topic="fuzz", registry=registry))  # type: ignore[arg-type]
+    return build
+
+
+_avro_confluent = _registry_framed("avro-confluent")
 
 
 #: name -> (row type, codec factory)
@@ -73,6 +79,11 @@ CODECS: dict[str, tuple[str, Callable[[RowType], Codec]]] = {
     "avro-json-encoding": (_NESTED, lambda r: create_codec(
         "avro", r, {**_AVRO, "encoding": "json"})),
     "avro-confluent": (_NESTED.replace(", ltz TIMESTAMP_LTZ(6)", ""), _avro_confluent),
+    "json-registry": (_NESTED, _registry_framed("json-registry")),
+    "protobuf": (_NESTED, lambda r: create_codec("protobuf", r)),
+    "protobuf-ignore-errors": (_NESTED, lambda r: create_codec(
+        "protobuf", r, {"ignore-parse-errors": "true"})),
+    "protobuf-registry": (_NESTED, _registry_framed("protobuf-registry")),
     "avro-key": ("k STRING NOT NULL, n INT NOT NULL", lambda r: create_codec(
         "avro", r, context=CodecContext(role="key"))),
     **{f"raw-{t.split('(')[0].lower()}": (f"c {t}", lambda r: create_codec("raw", r))
