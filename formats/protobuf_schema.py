@@ -23,7 +23,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,9 +246,22 @@ def descriptor_pool(schema: ProtoSchema) -> object:
     from google.protobuf import descriptor_pool as pools  # lazy: protobuf runtime
 
     pool = pools.DescriptorPool()
-    for dep in (*schema.dependencies, schema.file):
-        pool.Add(dep)
+    add_to_pool(pool, (*schema.dependencies, schema.file))
     return pool
+
+
+def add_to_pool(pool: Any, files: Sequence[Any]) -> None:
+    """Add compiled files (FileDescriptorProto) to a runtime pool; what the runtime refuses
+    that protoc accepted (a message too large for its layout) is a SchemaError."""
+    for file in files:
+        try:
+            pool.Add(file)
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(
+                f"{file.name}: the protobuf runtime cannot load this schema: {exc}",
+                hint="protoc accepts it, but the runtime limits a message's layout (about "
+                     "65,535 bytes: some thousands of fields); split the message into "
+                     "nested messages") from None
 
 
 # --- table -> message (.proto text) ----------------------------------------------------------

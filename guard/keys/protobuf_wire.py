@@ -21,7 +21,13 @@ from google.protobuf.message import EncodeError, Message
 from keyguard.formats.errors import SchemaError
 from keyguard.formats.framing import CONFLUENT, message_index_bytes
 from keyguard.formats.protobuf_format import message_name
-from keyguard.formats.protobuf_schema import ProtoSchema, find_message, parse_proto, unbundle
+from keyguard.formats.protobuf_schema import (
+    ProtoSchema,
+    add_to_pool,
+    find_message,
+    parse_proto,
+    unbundle,
+)
 from keyguard.guard.keys.side import KeySide, effective_options
 from keyguard.guard.keys.witness import place
 from keyguard.guard.report import Witness
@@ -86,8 +92,7 @@ def _parse(text: str, origin: str, refs: tuple[tuple[str, str], ...]) -> ProtoSc
 @functools.lru_cache(maxsize=64)
 def _pool(files: tuple[bytes, ...]) -> descriptor_pool.DescriptorPool:
     pool = descriptor_pool.DescriptorPool()
-    for raw in files:
-        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(raw))
+    add_to_pool(pool, [descriptor_pb2.FileDescriptorProto.FromString(raw) for raw in files])
     return pool
 
 

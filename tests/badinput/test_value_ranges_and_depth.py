@@ -45,3 +45,16 @@ def test_types_nested_up_to_the_limit_are_read() -> None:
     for _ in range(MAX_SCHEMA_DEPTH - 1):
         inner = f"ARRAY<{inner}>"
     assert parse_columns(f"k STRING, v {inner}").names == ["k", "v"]
+
+
+def test_a_proto_message_too_large_for_the_runtime_is_a_schema_error(tmp_path) -> None:
+    """protoc compiles a message of 5,000 fields; the protobuf runtime cannot lay it out."""
+    fields = "\n".join(f"  string f{i} = {i + 1};" for i in range(5000))
+    old, new = tmp_path / "k1.proto", tmp_path / "k2.proto"
+    old.write_text(f'syntax = "proto3";\nmessage K {{\n{fields}\n}}\n')
+    new.write_text(f'syntax = "proto3";\nmessage K {{\n{fields}\n  string extra = 6000;\n}}\n')
+    result = CliRunner().invoke(app, ["diff", str(old), str(new), "--key", "--key-format",
+                                      "protobuf-registry"])
+    assert result.exit_code == 2, result.output
+    assert "the protobuf runtime cannot load this schema" in result.output
+    assert "split the message" in result.output
