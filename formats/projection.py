@@ -19,6 +19,10 @@ from keyguard.formats.types import Field, RowType
 def parse_primary_key(spec: str | Sequence[str]) -> tuple[str, ...]:
     """`"b, a"` or `["b", "a"]` -> `("b", "a")`, declaration order kept."""
     cols = [c.strip() for c in spec.split(",")] if isinstance(spec, str) else list(spec)
+    if any(not c for c in cols) and any(cols):
+        raise InvalidOptionError(
+            f"option 'primary-key' {spec!r} has an empty column name",
+            hint="name the key columns, comma-separated, e.g. primary-key=region,user_id")
     cols = [c for c in cols if c]
     if not cols:
         raise InvalidOptionError(

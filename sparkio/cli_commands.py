@@ -100,6 +100,10 @@ def migrate(
         render_text,
     )
 
+    for flag, value in (("--new-key-format", new_key_format), ("--value-format", value_format),
+                        ("--to-topic", to_topic), ("--topic", topic)):
+        if value is not None and not value.strip():
+            raise fail(f"{flag} is empty: give a value, or leave the flag out")
     ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
         "--columns": columns, "--new-key-format": new_key_format,
         "--value-format": value_format})
