@@ -32,6 +32,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 import typer
+from secret_forms import spellings
 from typer.testing import CliRunner
 
 from keyguard.formats.errors import EXIT_INTERNAL, KeyguardError
@@ -53,23 +54,6 @@ ALL_SECRETS = (USER_INFO, PASSWORD, TOKEN, SASL_PASSWORD, JAAS)
 KEY_SCHEMA = '{"type":"record","name":"k","fields":[{"name":"id","type":"int"}]}'
 
 
-def _b64(data: str) -> set[str]:
-    raw = data.encode()
-    out = set()
-    for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
-        out |= {encoded, encoded.rstrip("=")}
-    return out
-
-
-def spellings(secret: str) -> set[str]:
-    """The forms a secret must never be found in (those long enough to search for)."""
-    out = {secret, quote(secret), quote(secret, safe=""), quote_plus(secret),
-           json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-    out |= _b64(secret)
-    if ":" in secret:
-        user, _, password = secret.partition(":")
-        out |= spellings(password) | _b64(user)
-    return {s for s in out if len(s) >= 6}
 
 
 FORBIDDEN = sorted({s for secret in ALL_SECRETS for s in spellings(secret)}, key=len)
