@@ -42,7 +42,10 @@ REGISTRY_OPTIONS = OptionSet(
                "CA certificates to trust: a PEM file or a PKCS12 truststore (not JKS)."),
         Option("ssl.truststore.password", str, None, "Password of the PKCS12 truststore."),
         duration_option("timeout", 10_000,
-                        "Timeout of one HTTP request to the registry, e.g. 10s, 500ms."),
+                        "Timeout of one try of an HTTP request to the registry, e.g. 10s, "
+                        "500ms. A request as a whole, its retries and their backoff "
+                        "included, ends within timeout x (retries + 1) + retry-backoff-max x "
+                        "retries + 1s, however slowly an answer trickles in (exit code 3)."),
         Option("retries", int, 3,
                "Retries of a request that failed to connect, timed out, or got HTTP 408, "
                "429 or 5xx; then the registry counts as unavailable (exit code 3)."),
