@@ -1,6 +1,6 @@
 """One benchmark script, run against two keyguard trees alternately: before and after a change.
 
-    python bench/bench_before_after.py --before /tmp/kg-base-3e90b94 --after /work/main \
+    python bench/bench_before_after.py --before ../keyguard-before --after . \
         [--script bench/bench_writer.py] [--runs 3] [-- --rows 300000]
 
 The script is always the BEFORE tree's copy (or the one an absolute --script names), so both sides

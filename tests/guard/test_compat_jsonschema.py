@@ -288,7 +288,7 @@ def test_transitive_levels_check_every_version() -> None:
     assert len(full.incompatibilities) == 3
 
 
-# Issue 9 section 2: one case per class of disagreement with Confluent, old -> new, BACKWARD.
+# One case per class of disagreement with Confluent, old -> new, BACKWARD.
 NUM = {"type": "number"}
 D2020 = "https://json-schema.org/draft/2020-12/schema"
 BUNDLE_OLD = {"$schema": D2020, "type": "object",

@@ -1,4 +1,4 @@
-"""Schema types, key families and compatibility checkers are found by convention (issue 10):
+"""Schema types, key families and compatibility checkers are found by convention:
 a new one is a new module, and no dispatch table in formats/schemafile.py, guard/keys/analyze.py
 or guard/compat/__init__.py changes. Test-only modules registered here prove each path."""
 

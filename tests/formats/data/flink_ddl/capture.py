@@ -4,7 +4,7 @@ Not run by the test suite. Needs PyFlink 2.3 and Java 17 in a separate venv (see
 ../flink_golden/capture.py), no Kafka connector: CREATE TABLE only enters the catalog, and
 DESCRIBE shows each column's name, type, nullability, key, extras (METADATA, AS) and watermark.
 
-    /work/flinkvenv/bin/python tests/formats/data/flink_ddl/capture.py
+    ../flinkvenv/bin/python tests/formats/data/flink_ddl/capture.py
 
 A statement Flink refuses is stored with its error's first line.
 """

@@ -2,8 +2,8 @@
 
 Not run by the test suite. Needs PyFlink 2.3 and Java 17 in a separate venv:
 
-    python3 -m venv /work/flinkvenv && /work/flinkvenv/bin/pip install apache-flink==2.3.0
-    /work/flinkvenv/bin/python tests/formats/data/flink_golden/capture.py
+    python3 -m venv ../flinkvenv && ../flinkvenv/bin/pip install apache-flink==2.3.0
+    ../flinkvenv/bin/python tests/formats/data/flink_golden/capture.py
 
 Each row goes through the format's own SerializationSchema (`JsonRowDataSerializationSchema`,
 `CsvRowDataSerializationSchema`, the classes upsert-kafka calls for keys and values), built in
@@ -102,7 +102,7 @@ CASES: list[Group] = [
          {"r": {"a": None, "b": None, "t": None, "d": None}, "n": 2},
          {"r": None, "n": 3},
      ]),
-    # Beyond issue 9: every other type and option, so a difference nobody listed shows up.
+    # Beyond the first corpus: every other type and option, so a difference nobody listed shows up.
     ("json-types", "json", {},
      "b BOOLEAN, ti TINYINT, si SMALLINT, bi BIGINT, f FLOAT, d DOUBLE, s STRING, "
      "dt DATE, ts3 TIMESTAMP(3), ts6 TIMESTAMP(6), ltz TIMESTAMP_LTZ(3), by BYTES", [
