@@ -1,6 +1,6 @@
 """The Spark writer writes Flink 2.3's bytes (captured in tests/formats/data/flink_golden) for
-the cases a real Flink showed: json TIME(3) with its fraction, csv DECIMAL plain at full width, a csv
-string holding a backslash, a csv ROW column; in keys and values."""
+the cases a real Flink showed: json TIME(3) with its fraction, csv DECIMAL plain at full width,
+a csv string holding a backslash, a csv ROW column; in keys and values."""
 
 from __future__ import annotations
 
