@@ -26,6 +26,10 @@ import tempfile
 from pathlib import Path
 
 LINKED = ("formats", "guard", "sparkio", "tests", "schemas", "pyproject.toml")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import importable  # noqa: E402
+
 #: bench_writer: `name   secs   rows/s`; bench_json / bench_avro_confluent: `name: N rows/s`.
 TABLE_ROW = re.compile(r"^(?P<name>\S.*?)\s{2,}(?P<secs>\d+\.\d+)\s+(?P<rate>[\d,]+)\s*$")
 RATE_LINE = re.compile(r"^(?P<name>\S.*?)\s*:?\s+(?P<rate>[\d,]+) rows/s")
@@ -36,6 +40,8 @@ def shadow(tree: Path, script: Path, where: Path) -> Path:
     for name in LINKED:
         if (tree / name).exists():
             (where / name).symlink_to(tree / name)
+    if (tree / "keyguard" / "__init__.py").exists():
+        importable(tree, where)  # the installed layout, before any installed keyguard
     (where / "bench").mkdir()
     for helper in script.parent.glob("*.py"):  # the script and what it imports (harness, ...)
         (where / "bench" / helper.name).write_bytes(helper.read_bytes())

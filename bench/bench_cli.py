@@ -78,8 +78,13 @@ def source_copy(root: Path, into: Path, *, compiled: bool) -> Path:
     """keyguard's packages of checkout `root` copied without __pycache__; compiled once when
     `compiled`."""
     into.mkdir()
+    base = into
+    if (root / "keyguard" / "__init__.py").exists():  # the installed layout: one import root
+        base = into / "keyguard"
+        shutil.copytree(root / "keyguard", base,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for pkg in PACKAGES:
-        shutil.copytree(root / pkg, into / pkg,
+        shutil.copytree(root / pkg, base / pkg,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     if compiled:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(into)], check=True)

@@ -20,6 +20,7 @@ import os
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: Fewest measured runs per contender: a median of fewer says nothing about spread.
@@ -314,3 +315,20 @@ def local_spark(app: str, **config: str) -> object:
     spark.sparkContext.setLogLevel("ERROR")
     sparkio.register(spark)
     return spark
+
+
+def importable(tree: Path, where: Path) -> Path:
+    """A directory that, on PYTHONPATH, imports checkout `tree`'s keyguard before any installed
+    one: its folders linked as the installed layout (`keyguard/` with formats, guard and sparkio
+    under it) or, for a checkout before the one import root, as they are."""
+    where.mkdir(parents=True, exist_ok=True)
+    if (tree / "keyguard" / "__init__.py").exists():
+        (where / "keyguard").mkdir(exist_ok=True)
+        for item in (tree / "keyguard").iterdir():
+            (where / "keyguard" / item.name).symlink_to(item)
+        for package in ("formats", "guard", "sparkio"):
+            (where / "keyguard" / package).symlink_to(tree / package)
+    else:
+        for package in ("formats", "guard", "sparkio"):
+            (where / package).symlink_to(tree / package)
+    return where

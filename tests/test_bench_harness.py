@@ -123,3 +123,21 @@ def test_child_named_finds_a_child_by_its_command_name() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_importable_makes_a_checkout_import_before_the_installed_keyguard(tmp_path: Path) -> None:
+    """The benchmarks that compare two checkouts import each through this layout."""
+    import os
+    import subprocess
+
+    from harness import importable
+
+    repo = Path(__file__).resolve().parents[1]
+    where = importable(repo, tmp_path / "layout")
+    done = subprocess.run(
+        [sys.executable, "-c", "import keyguard.formats.codec as c, keyguard; "
+                               "print(c.__file__); print(keyguard.__file__)"],
+        env={**os.environ, "PYTHONPATH": str(where)}, capture_output=True, text=True,
+        cwd=tmp_path, check=True)
+    codec, root = done.stdout.split()
+    assert codec.startswith(str(where)) and root.startswith(str(where))
