@@ -236,3 +236,56 @@ def test_a_refused_record_after_a_broker_restart_fails_with_counts_and_drops_it(
     second.abort()
     third = producer(pool, factory)
     assert third._producer is not made[0] and len(made) == 2
+
+
+@pytest.mark.broker
+def test_a_broker_restart_between_tasks_never_fails_without_counts(tmp_path: Any) -> None:
+    """A dedicated tansu, restarted on the same port between two tasks of one worker (its
+    memory storage and producer ids gone): the next task either delivers or fails with a
+    TaskDeliveryError that carries its counts, never a raw KafkaException; the task after it
+    delivers with a producer that did not see the restart go wrong."""
+    from broker import BrokerMissing, free_port, start_process, tansu_command
+
+    port = free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    try:
+        command = tansu_command(port)
+    except BrokerMissing as exc:
+        pytest.skip(str(exc))
+
+    def start(n: int) -> Any:
+        return start_process("tansu", command, bootstrap, tmp_path / f"tansu-{n}.log")
+
+    broker = start(1)
+    try:
+        topic = new_topic(bootstrap, 1)
+        pool = ProducerPool()
+        config = producer_config({"bootstrap.servers": bootstrap, "log_level": 0,
+                                  "message.timeout.ms": 8000}, "at-least-once")
+
+        def task(n: int) -> UpsertProducer:
+            p = UpsertProducer(topic=topic, config=dict(config), pool=pool)
+            p.send([b"k%d" % n], [b"v%d" % n], [0])
+            p.finish(timeout_s=15)
+            return p
+
+        task(1)
+        assert len(pool) == 1
+        broker.stop()
+        broker = start(2)
+        # The topic is gone with the memory storage: create it again under the same name.
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        admin.create_topics([NewTopic(topic, 1, replication_factor=-1)])[topic].result(15)
+        outcomes = []
+        for n in (2, 3):
+            try:
+                task(n)
+                outcomes.append("delivered")
+            except TaskDeliveryError as exc:  # the counts, never a raw KafkaException
+                assert exc.delivered + exc.undelivered >= 1
+                outcomes.append("failed with counts")
+        assert outcomes[-1] == "delivered", outcomes
+    finally:
+        broker.stop()
