@@ -416,11 +416,12 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
             "misplaced": s.misplaced if s else 0,
             "undecodable_keys": s.undecodable_keys if s else 0,
             "undecodable_values": s.undecodable_values if s else 0,
+            "unframed_keys": s.unframed_keys if s else 0,
             "first_offset": s.first_offset if s and s.records else None,
             "last_offset": s.last_offset if s and s.records else None,
         })
     numeric = ("records", "tombstones", "null_keys", "live_keys", "bytes", "misplaced",
-               "undecodable_keys", "undecodable_values")
+               "undecodable_keys", "undecodable_values", "unframed_keys")
     totals: dict[str, Any] = {k: sum(r[k] for r in rows) for k in numeric}
     totals["distinct_keys"] = len(keys)
     totals["misplaced_live"] = sum(live_misplaced(state).values())

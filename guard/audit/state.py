@@ -73,6 +73,9 @@ class PartitionStats:
     undecodable_values: int = 0
     first_offset: int = -1
     last_offset: int = -1
+    #: Keys of a framed format written without the frame (a producer that forgot the
+    #: serializer, a UI that writes raw tombstones), decoded by the ids the topic carries.
+    unframed_keys: int = 0
 
     def merge(self, other: PartitionStats) -> PartitionStats:
         firsts = [o for o in (self.first_offset, other.first_offset) if o >= 0]
@@ -82,7 +85,8 @@ class PartitionStats:
             self.value_bytes + other.value_bytes, self.misplaced + other.misplaced,
             self.undecodable_keys + other.undecodable_keys,
             self.undecodable_values + other.undecodable_values,
-            min(firsts) if firsts else -1, max(self.last_offset, other.last_offset))
+            min(firsts) if firsts else -1, max(self.last_offset, other.last_offset),
+            self.unframed_keys + other.unframed_keys)
 
 
 @dataclass(frozen=True)
@@ -257,11 +261,31 @@ class Folder:
         except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
         if row is None:
+            row = self._unframed(r.key)
+            if row is not None:
+                s.unframed_keys += 1
+        if row is None:
             s.undecodable_keys += 1
             self._example(self.state.undecodable, Located(
                 r.partition, r.offset, f"key: {why}", r.key[:SHOWN_BYTES]))
             return None
         return fingerprint(logical_key(row).encode())
+
+    def _unframed(self, key: bytes) -> dict[str, Any] | None:
+        """A framed format's key written without its frame: the row its bare body holds
+        under a key schema id the topic carries (the latest first), or None."""
+        frame = self.key_frame
+        if not frame.carries_schema_id or frame.schema_id(key) is not None:
+            return None
+        seen = sorted({i for (role, i, _) in self.state.ids if role == "key"}, reverse=True)
+        for schema_id in seen:
+            try:
+                row = self.plan.key_codec.decode(frame.wrap(schema_id, key))
+            except Exception:  # not this schema: the next is tried
+                continue
+            if row is not None:
+                return row
+        return None
 
     def _value(self, r: RecordLike, s: PartitionStats) -> None:
         assert r.value is not None

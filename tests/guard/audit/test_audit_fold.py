@@ -322,3 +322,34 @@ def test_a_migrations_retirement_is_not_a_delete() -> None:
     unmarked.add(_key(1, "x", reverse=True), _value(1, "x", "v1"), partition=0)
     unmarked.add(_key(1, "x"), None, partition=0)
     assert missed_deletes(fold(_plan(), PARTITIONS, [unmarked.records])).keys == 1
+
+
+def test_a_tombstone_written_without_the_frame_is_a_missed_delete() -> None:
+    """An avro-confluent key deleted by a tool that wrote the bare Avro body (no magic byte,
+    no schema id): the same row, deleted under the wrong bytes while the framed key stays."""
+    import uuid
+
+    from keyguard.formats.framing import CONFLUENT
+    from keyguard.formats.registry.mock import MockRegistry
+    from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
+
+    scope = f"unframed-{uuid.uuid4().hex}"
+    plan = open_plan(parse_columns("a BIGINT, b STRING, v STRING"),
+                        {"topic": "orders", "primary-key": "a,b",
+                         "key.format": "avro-confluent", "value.format": "json",
+                         "key.avro-confluent.url": f"mock://{scope}"})
+    try:
+        bind_plan_schema_ids(plan)
+        framed = plan.key_codec.encode({"a": 1, "b": "x"})
+        bare = CONFLUENT.body(framed)
+        t = Topic()
+        live = t.add(framed, _value(1, "x", "v1"), partition=0)
+        gone = t.add(bare, None, partition=0)
+        state = fold(plan, PARTITIONS, [t.records])
+        missed = missed_deletes(state)
+        assert missed.keys == 1
+        (d, x), = missed.examples
+        assert (d.offset, x.offset) == (gone.offset, live.offset)
+        assert state.stats[0].unframed_keys == 1 and state.stats[0].undecodable_keys == 0
+    finally:
+        MockRegistry.drop_scope(scope)
