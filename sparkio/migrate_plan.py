@@ -115,12 +115,13 @@ class Fold:
             marker = read_marker(getattr(rec, "headers", None))
             entry = Entry(rec.partition, rec.offset, rec.timestamp, rec.key, rec.value,
                           self.topic, marker if isinstance(marker, Copy) else None)
+            retirement = isinstance(marker, int) and rec.value is None
             slot = self.slots.get(rec.key)
-            if slot is None:
-                self.slots[rec.key] = Slot(entry, [entry])
+            if slot is None:  # a retirement first (compaction took what it retired) holds none
+                self.slots[rec.key] = Slot(entry, [] if retirement else [entry])
                 continue
             slot.tail = entry
-            if isinstance(marker, int) and rec.value is None:  # a retirement
+            if retirement:
                 slot.open = [e for e in slot.open if e.offset > marker]
             else:
                 slot.open = [e for e in slot.open if not entry.supersedes(e)] + [entry]

@@ -370,3 +370,16 @@ def test_the_state_file_lives_in_the_state_directory_not_the_working_one(
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_state_path("orders").parent == \
         tmp_path / "home" / ".local" / "state" / "keyguard" / "migrate"
+
+
+def test_a_retirement_whose_records_compaction_removed_is_no_delete() -> None:
+    """Compaction may keep only the retirement tombstone of an old slot: it is still no
+    delete of the row the slot held."""
+    decl = declarations("csv", ["json"])
+    old_key, _ = ENCODINGS["json"].encode({"id": 11, "tenant": None, "name": "a"})
+    new_key, new_value = ENCODINGS["csv"].encode({"id": 11, "tenant": None, "name": "a"})
+    fold = Fold(topic=TOPIC, end=0, partition=0).add([
+        Record(0, 5, 1, new_key, new_value),
+        Record(0, 9, 2, old_key, None, (("keyguard.migrate", b"retire 4"),))])
+    plan = plan_migration(classify_all([fold], decl, TOPIC), 1)
+    assert plan.empty and plan.live_keys == 1 and plan.deleted_keys == 0
