@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from broker import new_topic
 from confluent_kafka import Producer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
@@ -54,9 +56,9 @@ def produce(bootstrap: str, topic: str, options: Mapping[str, str],
 
 
 def consumer_table(bootstrap: str, topic: str, options: Mapping[str, str] = V2,
-                   ) -> dict[bytes, Row]:
+                   table: Any = TABLE) -> dict[bytes, Row]:
     """What a consumer folding the topic sees: the last value per key bytes, decoded."""
-    plan = open_plan(TABLE, {**options, "topic": topic})
+    plan = open_plan(table, {**options, "topic": topic})
     out: dict[bytes, Row] = {}
     for fold in read_folds(KafkaRanges(bootstrap), topic):
         for e in fold.entries.values():
@@ -490,3 +492,70 @@ def test_a_dead_broker_fails_the_writes_in_under_a_minute_and_says_which_setting
         (err.value.hint or "")
     assert "Spark" not in (err.value.hint or "")
     assert rows(consumer_table(kafka_bootstrap, topic, V1)) != []  # the old rows: untouched
+
+
+# --- the model, on the broker, in bounded form ------------------------------------------------
+
+MODEL_TABLE = parse_columns("id BIGINT, tenant STRING, name STRING")
+MODEL_ENCODINGS = {
+    fmt: {"key.format": fmt, "value.format": "json", "primary-key": "id"}
+    for fmt in ("json", "csv")
+}
+
+
+def _model_write(producer: Producer, topic: str, fmt: str, row_id: int, name: str | None,
+                 truth: dict[int, str], clock: list[int]) -> None:
+    """One producer write; `clock` gives each write its own millisecond (CreateTime), as
+    producers whose writes of one row are ordered in time."""
+    plan = open_plan(MODEL_TABLE, {**MODEL_ENCODINGS[fmt], "topic": topic})
+    key, value = plan.encode({"id": row_id, "tenant": None, "name": name or "x"})
+    clock[0] += 1
+    producer.produce(topic, key=key, value=None if name is None else value,
+                     partition=partition_for(key, 3), timestamp=clock[0])
+    assert producer.flush(15) == 0
+    if name is None:
+        truth.pop(row_id, None)
+    else:
+        truth[row_id] = name
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(writes=st.lists(st.tuples(st.sampled_from(["json", "csv"]), st.integers(10, 14),
+                                 st.one_of(st.none(), st.sampled_from("ab"))),
+                       min_size=1, max_size=12),
+       later=st.lists(st.tuples(st.sampled_from(["json", "csv"]), st.integers(10, 14),
+                                st.one_of(st.none(), st.sampled_from("cd"))), max_size=4),
+       kill_after=st.one_of(st.none(), st.integers(0, 8)),
+       new=st.sampled_from(["json", "csv"]))
+def test_the_model_holds_on_the_broker(kafka_bootstrap: str, writes: list[Any],
+                                       later: list[Any], kill_after: int | None,
+                                       new: str) -> None:
+    """Writes under both encodings, a migration killed after any record (or not), more
+    writes, a rerun: the topic holds the producers' table, once, under the new key."""
+    import tempfile
+    import time
+
+    topic = new_topic(kafka_bootstrap, 3)
+    truth: dict[int, str] = {}
+    clock = [int(time.time() * 1000) - 60_000]
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "log_level": 0,
+                         "linger.ms": 0})
+    for fmt, row_id, name in writes:
+        _model_write(producer, topic, fmt, row_id, name, truth, clock)
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Migration(topic=topic, bootstrap=kafka_bootstrap, table=MODEL_TABLE,
+                      old=tuple(MODEL_ENCODINGS.values()), new=MODEL_ENCODINGS[new],
+                      state_path=Path(tmp) / "state.json")
+        if kill_after is not None:
+            try:
+                migrate_topic(m, producer_factory=FailAfter(kill_after))
+            except RuntimeError:
+                pass
+        for fmt, row_id, name in later:
+            _model_write(producer, topic, fmt, row_id, name, truth, clock)
+        report = migrate_topic(m)
+    assert report.verification is not None and report.verification.clean
+    table = consumer_table(kafka_bootstrap, topic, MODEL_ENCODINGS[new], MODEL_TABLE)
+    assert {row["id"]: row["name"] for row in table.values()} == truth
