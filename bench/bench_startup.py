@@ -18,6 +18,7 @@ checkouts to compare before and after, both made alike (e.g. `git archive` of ea
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import resource
 import shutil
@@ -39,7 +40,8 @@ TOPIC = "pageviews_per_region"
 
 def _env(root: Path) -> dict[str, str]:
     """PYTHONPATH that imports checkout `root`'s keyguard (`harness.importable`)."""
-    where = Path(tempfile.gettempdir()) / f"keyguard-startup-{abs(hash(str(root.resolve())))}"
+    tree = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
+    where = Path(tempfile.gettempdir()) / f"keyguard-startup-{tree}"
     if not where.exists():
         importable(root.resolve(), where)
     return {**os.environ, "PYTHONPATH": str(where)}

@@ -72,7 +72,7 @@ def is_secret_key(key: str) -> bool:
 
 #: Option names that look like a credential even when misspelled or unknown (`...tokn`,
 #: `pwd`, `my.api.key`): their values are masked wherever source text is quoted.
-_LOOKS_SECRET = re.compile(r"pass|pwd|secret|tok|jaas|user-?info|auth|cred|key", re.IGNORECASE)
+_CREDENTIAL_WORD = re.compile(r"pass|pwd|secret|tok|jaas|user-?info|auth|cred", re.IGNORECASE)
 #: Names with `key` in them that name no credential (the key format and its columns).
 _NOT_SECRET_KEY_NAMES = re.compile(r"^(?:key\.|value\.|primary-key$)|key-?fields?|"
                                    r"fields-prefix")
@@ -84,14 +84,9 @@ _QUOTED_OPTION = re.compile(r"'((?:[^'\n]|'')*)'(\s*=\s*)'((?:[^']|'')*)('|\Z)")
 def looks_secret(name: str) -> bool:
     """An option name that may name a credential (known or not): its value is masked in
     quoted source, whether or not keyguard knows the option."""
-    if is_secret_key(name):
+    if is_secret_key(name) or _CREDENTIAL_WORD.search(name):
         return True
-    if not _LOOKS_SECRET.search(name):
-        return False
-    if _NOT_SECRET_KEY_NAMES.search(name) and not re.search(
-            r"pass|pwd|secret|tok|jaas|user-?info|auth|cred", name, re.IGNORECASE):
-        return False
-    return True
+    return "key" in name.lower() and not _NOT_SECRET_KEY_NAMES.search(name)
 
 
 def mask_source(text: str) -> str:

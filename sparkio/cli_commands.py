@@ -5,6 +5,8 @@ them is invoked or `--help` lists them: a `keyguard check` does not compile them
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -143,9 +145,6 @@ def migrate(
 
 def asks() -> bool:
     """Whether `migrate` asks before its first write: stdin and stderr are a terminal, not CI."""
-    import os
-    import sys
-
     if os.environ.get("CI", "").lower() in ("true", "1"):
         return False
     try:
@@ -156,8 +155,6 @@ def asks() -> bool:
 
 def confirmed(plan: Any, topic: str, bootstrap: str) -> bool:
     """The plan in one line on stderr, and the user's answer (y or yes: write)."""
-    import sys
-
     sys.stderr.write(f"keyguard migrate: {plan.live_keys} rows; write {len(plan.rewrites)} "
                      f"rewrites, then {len(plan.tombstones)} tombstones, to topic {topic!r} at "
                      f"{redact_url(bootstrap)}? [y/N] ")

@@ -72,7 +72,6 @@ from keyguard.sparkio.migrate_plan import (
 from keyguard.sparkio.options import PRODUCER_TIMEOUTS, PROPERTIES
 from keyguard.sparkio.producer import (
     ProducerFactory,
-    TaskDeliveryError,
     UpsertProducer,
     producer_config,
 )
@@ -615,7 +614,13 @@ def _produce(m: Migration, writes: Sequence[Write], factory: ProducerFactory | N
     config = producer_config({**MIGRATE_PRODUCER_TIMEOUTS, **m.properties,
                               "bootstrap.servers": m.bootstrap}, "at-least-once")
     kwargs: dict[str, Any] = {"factory": factory} if factory is not None else {}
-    producer = UpsertProducer(topic=m.target, config=config, **kwargs)
+    advice = (f"check that {m.bootstrap} is reachable and the security settings "
+              "(--kafka-config); if the brokers are up but slow to acknowledge, raise the "
+              f"delivery timeout (now {config.get('message.timeout.ms')} ms): --kafka-config "
+              "message.timeout.ms=120000. Run again: what was acknowledged is read back from "
+              "the topic, nothing is lost")
+    producer = UpsertProducer(topic=m.target, config=config, sender="keyguard migrate",
+                              delivery_advice=advice, **kwargs)
     try:
         what = "tombstones sent" if writes[0].value is None else "rewrites sent"
         started = time.monotonic()
@@ -626,17 +631,6 @@ def _produce(m: Migration, writes: Sequence[Write], factory: ProducerFactory | N
             if progress is not None:
                 progress(i + len(chunk), len(writes), time.monotonic() - started, what)
         return producer.finish().records
-    except TaskDeliveryError as exc:
-        producer.abort()
-        timeout = config.get("message.timeout.ms")
-        raise TaskDeliveryError(
-            exc.message.replace("task 0 writing", "writing"), delivered=exc.delivered,
-            undelivered=exc.undelivered,
-            hint=f"check that {m.bootstrap} is reachable and the security settings "
-                 "(--kafka-config); if the brokers are up but slow to acknowledge, raise the "
-                 f"delivery timeout (now {timeout} ms): --kafka-config "
-                 "message.timeout.ms=120000. Run again: what was acknowledged is read back "
-                 "from the topic, nothing is lost") from None
     except BaseException:
         producer.abort()
         raise

@@ -566,6 +566,10 @@ class UpsertProducer:
     #: Take the producer from, and give it back to, this pool (`ProducerPool`; never for a
     #: transactional producer). None: a producer of its own, dropped at the end.
     pool: ProducerPool | None = None
+    #: Who sends, as a failure names it (None: `task N`, a Spark write task).
+    sender: str | None = None
+    #: What to do when records are not acknowledged (None: the Spark writer's advice).
+    delivery_advice: str | None = None
 
     def __post_init__(self) -> None:
         reset_peak_rss()
@@ -924,10 +928,11 @@ class UpsertProducer:
             undelivered = self._produced + (len(self._buffer) if self._buffer else 0)
         why = "; ".join(dict.fromkeys(self._errors)) or "no acknowledgement in time"
         raise TaskDeliveryError(
-            f"task {self.task} writing topic {self.topic}: {what}: {delivered} records "
-            f"delivered, {undelivered} undelivered ({failed} failed, {outstanding} "
-            f"unacknowledged): {why}",
-            delivered=delivered, undelivered=undelivered, hint=self._delivery_hint())
+            f"{self.sender or f'task {self.task}'} writing topic {self.topic}: {what}: "
+            f"{delivered} records delivered, {undelivered} undelivered ({failed} failed, "
+            f"{outstanding} unacknowledged): {why}",
+            delivered=delivered, undelivered=undelivered,
+            hint=self.delivery_advice or self._delivery_hint())
 
     def _delivery_hint(self) -> str:
         """What to do: the brokers, the security settings, or a longer delivery timeout."""

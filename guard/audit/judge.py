@@ -364,9 +364,11 @@ def id_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
 
 
 def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
-          shown: Mapping[tuple[int, int], Shown]) -> AuditResult:
-    """Findings and the numbers section of one topic's audit."""
-    missed = missed_deletes(state)
+          shown: Mapping[tuple[int, int], Shown],
+          missed: MissedDeletes | None = None) -> AuditResult:
+    """Findings and the numbers section of one topic's audit (`missed`: `missed_deletes` of
+    the state, when the caller has it already)."""
+    missed = missed if missed is not None else missed_deletes(state)
     findings = [*phantom_findings(facts, found, shown),
                 *missed_delete_findings(facts, missed, shown),
                 *misplaced_findings(state, facts, shown),
@@ -393,7 +395,7 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
 
 
 def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
-            missed: MissedDeletes | None = None) -> dict[str, Any]:
+            missed: MissedDeletes) -> dict[str, Any]:
     """The audit's numbers as JSON values: per partition, totals, schema ids, memory held."""
     live: dict[int, int] = {}
     distinct: dict[int, int] = {}
@@ -427,7 +429,7 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
     totals["misplaced_live"] = sum(live_misplaced(state).values())
     totals["phantom_keys"] = found.keys
     totals["orphaned_records"] = found.orphaned
-    totals["missed_deletes"] = (missed if missed is not None else missed_deletes(state)).keys
+    totals["missed_deletes"] = missed.keys
     ids: dict[str, list[dict[str, Any]]] = {}
     for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
         listed = facts.listed.get(role)

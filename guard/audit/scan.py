@@ -118,10 +118,11 @@ def conclude(state: AuditState, plan: UpsertPlan, *, bootstrap: str,
     facts = AuditFacts(topic, state.partitions, plan.key_format, plan.value_format,
                        configs, listed, captured, sample, tuple(notes), consumers)
     wanted = [(e.partition, e.offset) for group in found.examples for e in group[:2]]
-    wanted += [(e.partition, e.offset) for pair in missed_deletes(state).examples for e in pair]
+    missed = missed_deletes(state)
+    wanted += [(e.partition, e.offset) for pair in missed.examples for e in pair]
     wanted += [(x.partition, x.offset) for x in state.misplaced[:1]]
     shown = fetch_examples(inspector, plan, topic, wanted, timeout_s=timeout_s)
-    return judge(state, facts, found, shown)
+    return judge(state, facts, found, shown, missed)
 
 
 def topic_configs(inspector: KafkaTopicInspector, topic: str) -> dict[str, str] | None:
