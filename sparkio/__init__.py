@@ -70,8 +70,9 @@ def audit(spark: SparkSession, **options: Any) -> AuditResult:
 
 
 def migrate(spark: SparkSession, **options: Any) -> Any:
-    """Re-key a compacted topic, read by Spark tasks (`sparkio.migrate.migrate_with_spark`)."""
-    from keyguard.sparkio.migrate_topic import migrate_with_spark  # lazy: no Kafka client on import
+    """Re-key a compacted topic in Spark tasks, no process holding the table
+    (`keyguard.sparkio.migrate_spark.migrate_with_spark`)."""
+    from keyguard.sparkio.migrate_spark import migrate_with_spark  # lazy: no Kafka client on import
 
     return migrate_with_spark(spark, **options)
 

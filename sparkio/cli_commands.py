@@ -4,8 +4,10 @@ them is invoked or `--help` lists them: a `keyguard check` does not compile them
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -86,6 +88,10 @@ def migrate(
     old_flink_ddl: Annotated[list[str] | None, typer.Option(
         "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
         "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
+    spark: Annotated[str | None, typer.Option(
+        "--spark", help="Run on Spark, this master (local[*], spark://host:7077, yarn): no "
+        "process holds the table, Spark's shuffles spill to disk; for tables larger than "
+        "memory. Needs keyguard[spark] and Java.")] = None,
 ) -> None:
     """Re-key a compacted topic without orphaning records (the fix for a key change).
 
@@ -132,15 +138,43 @@ def migrate(
         raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: give "
                    "the servers once")
     show = Progress("migrate")
-    report = migrate_topic(Migration(
-        topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
-        to_topic=to_topic, partitions=new_partitions,
-        properties=properties, state_path=state,
-        dry_run=dry_run), progress=show,
-        confirm=None if yes or not asks() else
-        lambda plan: confirmed(plan, to_topic or topic, bootstrap))
+    m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
+                  to_topic=to_topic, partitions=new_partitions, properties=properties,
+                  state_path=state, dry_run=dry_run)
+    confirm = None if yes or not asks() else \
+        lambda plan: confirmed(plan, to_topic or topic, bootstrap)
+    if spark is None:
+        report = migrate_topic(m, progress=show, confirm=confirm)
+    else:
+        report = on_spark(spark, m, progress=show, confirm=confirm)
     echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
     raise typer.Exit(exit_code(report))
+
+
+def on_spark(master: str, m: Any, **kwargs: Any) -> Any:
+    """`m` run by Spark (`keyguard.sparkio.migrate_spark.run_on_spark`) on a session this
+    command starts and stops."""
+    if not master.strip():
+        raise fail("--spark is empty: give a master (local[*], spark://host:7077, yarn)")
+    if importlib.util.find_spec("pyspark") is None:
+        raise fail("--spark needs pyspark, which is not installed: pip install "
+                   "'keyguard[spark]' (and Java 17), or leave --spark out to run in this "
+                   "process")
+    if master.startswith("local") and not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise fail("--spark needs Java (17) for a local Spark, and none is on the PATH or in "
+                   "JAVA_HOME: install one, or leave --spark out to run in this process")
+    from pyspark.sql import SparkSession  # lazy: pyspark
+
+    from keyguard.sparkio.migrate_spark import run_on_spark  # lazy: pyspark
+    from keyguard.sparkio.workers import quiet_session  # lazy: pyspark
+
+    ours = SparkSession.getActiveSession() is None  # else the caller's, left running
+    session = quiet_session(master, f"keyguard migrate {m.topic}")
+    try:
+        return run_on_spark(session, m, **kwargs)
+    finally:
+        if ours:
+            session.stop()
 
 
 def asks() -> bool:
@@ -155,8 +189,8 @@ def asks() -> bool:
 
 def confirmed(plan: Any, topic: str, bootstrap: str) -> bool:
     """The plan in one line on stderr, and the user's answer (y or yes: write)."""
-    sys.stderr.write(f"keyguard migrate: {plan.live_keys} rows; write {len(plan.rewrites)} "
-                     f"rewrites, then {len(plan.tombstones)} tombstones, to topic {topic!r} at "
+    sys.stderr.write(f"keyguard migrate: {plan.live_keys} rows; write {plan.rewrite_count} "
+                     f"rewrites, then {plan.tombstone_count} tombstones, to topic {topic!r} at "
                      f"{redact_url(bootstrap)}? [y/N] ")
     sys.stderr.flush()
     try:

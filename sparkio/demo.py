@@ -25,7 +25,7 @@ from keyguard import sparkio
 from keyguard.formats.errors import KeyguardError
 from keyguard.sparkio.embedded import start_broker
 from keyguard.sparkio.guarding import GuardBlockedError
-from keyguard.sparkio.workers import point_workers_here
+from keyguard.sparkio.workers import quiet_session
 
 TOPIC = "pageviews_per_region"
 SAMPLE_SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -71,22 +71,7 @@ def _create_topic(bootstrap: str, partitions: int) -> None:
 
 
 def _spark() -> Any:
-    import os
-    import warnings
-
-    # Quiet start-up: no loopback-address warning, no pandas-version FutureWarning.
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-    from pyspark.sql import SparkSession  # lazy: run() first says when pyspark is missing
-
-    # Spark's Python workers run this interpreter (it has keyguard), not `python3` from PATH.
-    spark = (point_workers_here(SparkSession.builder).master("local[2]").appName("keyguard demo")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.sql.session.timeZone", "UTC")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = quiet_session("local[2]", "keyguard demo", **{"spark.sql.shuffle.partitions": "4"})
     sparkio.register(spark)
     return spark
 

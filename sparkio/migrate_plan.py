@@ -25,7 +25,7 @@ writes what `plan_migration` says. The model (the README's "The table a migratio
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -85,10 +85,17 @@ class Entry:
 @dataclass
 class Slot:
     """One key byte string on one partition: its last record, and its candidates (its
-    records no later record of the slot superseded or retired)."""
+    records no later record of the slot superseded or retired).
+
+    Every record of a slot supersedes or retires the slot's records up to an offset below its
+    own (its reach): a producer's, all before it; a rewrite, those it saw; a retirement, those
+    through its offset. So a record is a candidate exactly when its offset is above the
+    highest reach of the slot (`reach`), wherever the records that reach it were read: what
+    lets `SlotPart`s of any stretches of the log merge in any order."""
 
     tail: Entry
     open: list[Entry]
+    reach: int = -1
 
 
 @dataclass
@@ -116,11 +123,13 @@ class Fold:
             entry = Entry(rec.partition, rec.offset, rec.timestamp, rec.key, rec.value,
                           self.topic, marker if isinstance(marker, Copy) else None)
             retirement = isinstance(marker, int) and rec.value is None
+            reach = min(marker, rec.offset - 1) if retirement else _reach(entry)
             slot = self.slots.get(rec.key)
             if slot is None:  # a retirement first (compaction took what it retired) holds none
-                self.slots[rec.key] = Slot(entry, [] if retirement else [entry])
+                self.slots[rec.key] = Slot(entry, [] if retirement else [entry], reach)
                 continue
             slot.tail = entry
+            slot.reach = max(slot.reach, reach)
             if retirement:
                 slot.open = [e for e in slot.open if e.offset > marker]
             else:
@@ -131,6 +140,41 @@ class Fold:
     def entries(self) -> dict[bytes, Entry]:
         """The last record of every key byte string: the partition as compaction keeps it."""
         return {k: s.tail for k, s in self.slots.items()}
+
+
+def _reach(entry: Entry) -> int:
+    """The highest offset of its own slot that a (non-retirement) record supersedes."""
+    if entry.copy is None:
+        return entry.offset - 1
+    return min(entry.offset - 1, max(
+        (o for t, p, o in entry.copy.seen if (t, p) == (entry.topic, entry.partition)),
+        default=-1))
+
+
+@dataclass
+class SlotPart:
+    """A slot over some stretches of its partition's log: its candidates there, classified,
+    the offset of its last record there (`tail`) and the highest reach of its records there
+    (see `Slot`). Parts of any stretches `merge`, in any grouping and order, into the part of
+    the whole log (the candidates are those above the highest reach of all): what the Spark
+    form's tasks fold, each one stretch, and its shuffle combines."""
+
+    tail: int
+    open: list[Classified]
+    reach: int
+
+    @classmethod
+    def of(cls, slot: Slot, decl: Declarations, topic: str) -> SlotPart:
+        return cls(slot.tail.offset, [classify(e, decl, topic) for e in slot.open], slot.reach)
+
+    def merge(self, other: SlotPart) -> SlotPart:
+        reach = max(self.reach, other.reach)
+        return SlotPart(max(self.tail, other.tail),
+                        [c for c in (*self.open, *other.open) if c.entry.offset > reach], reach)
+
+    def candidates(self) -> list[Classified]:
+        """The candidates, each marked when it is the slot's last record."""
+        return [replace(c, tail=c.entry.offset == self.tail) for c in self.open]
 
 
 @dataclass(frozen=True)
@@ -264,10 +308,147 @@ class Write:
     header: tuple[str, bytes] | None = None
 
 
+#: Records of one row as reports show them: (encoding, partition, offset, key bytes).
+Shown = tuple[tuple[str, int, int, bytes], ...]
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """What one logical key (a group of candidates with the same new key) needs."""
+
+    rewrite: Write | None = None
+    tombstones: tuple[Write, ...] = ()
+    live: bool = False
+    deleted: bool = False
+    in_place: bool = False
+    #: Encodings of the row's live slots in the written topic.
+    encodings: tuple[str, ...] = ()
+    #: The live slots when there are two or more (a phantom).
+    phantom: Shown | None = None
+    #: The group when its latest state cannot be decided.
+    undecided: Shown | None = None
+    #: (where, fields) when the rewrite would drop value fields the table does not declare.
+    dropping: tuple[str, tuple[str, ...]] | None = None
+
+
+def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
+             written: Callable[[Classified], bool] = lambda _c: True) -> RowPlan:
+    """What to write for one row so that the written topic holds it once, under `new_key` on
+    the partition murmur2 picks among `partitions`; `written(c)`: whether `c` is a record of
+    the topic written (not of a cut-over's source)."""
+    tails = [c for c in group if c.live_tail and written(c)]
+    encodings = tuple(c.encoding for c in tails)
+    phantom = _shown(tails) if len(tails) > 1 else None
+    winner = latest(group)
+    if winner is None:
+        return RowPlan(encodings=encodings, phantom=phantom, undecided=_shown(group))
+    keep: tuple[int, bytes] | None = None
+    rewrite: Write | None = None
+    in_place = False
+    dropping: tuple[str, tuple[str, ...]] | None = None
+    if winner.entry.live:
+        keep = (partition_for(new_key, partitions), new_key)
+        there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
+        # In place only when the new slot's last record is the winner itself: an equal value
+        # there is not enough, since the winner's slot is retired next and what stays must be
+        # the record that is known to be the latest.
+        if there and there[0].entry is winner.entry:
+            in_place = True
+        elif winner.lost:
+            dropping = (f"partition {winner.entry.partition} offset {winner.entry.offset}",
+                        winner.lost)
+        elif winner.new_value is not None:
+            copy = Copy(winner.entry.logical_timestamp, _seen(group))
+            rewrite = Write(keep[0], new_key, winner.new_value, copy.header())
+    tombstones = tuple(Write(c.entry.partition, c.entry.key, None,
+                             retire_header(c.entry.offset))
+                       for c in tails if (c.entry.partition, c.entry.key) != keep)
+    return RowPlan(rewrite, tombstones, live=winner.entry.live,
+                   deleted=not winner.entry.live and bool(tails), in_place=in_place,
+                   encodings=encodings, phantom=phantom, dropping=dropping)
+
+
+@dataclass
+class Tally:
+    """The counts of a plan, row by row; tallies of disjoint sets of rows `merge` (the Spark
+    form adds its executors' tallies up on the driver). Examples are capped at `examples`, the
+    smallest kept."""
+
+    examples: int = 3
+    live_keys: int = 0
+    deleted_keys: int = 0
+    in_place: int = 0
+    phantom_keys: int = 0
+    undecided_keys: int = 0
+    dropping_keys: int = 0
+    rewrites: int = 0
+    tombstones: int = 0
+    encodings: dict[str, int] = field(default_factory=dict)
+    touched: set[int] = field(default_factory=set)
+    phantoms_shown: list[tuple[bytes, Shown]] = field(default_factory=list)
+    undecided_shown: list[tuple[bytes, Shown]] = field(default_factory=list)
+    dropping_shown: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+    def add(self, new_key: bytes, row: RowPlan) -> Tally:
+        for name in row.encodings:
+            self.encodings[name] = self.encodings.get(name, 0) + 1
+        self.live_keys += row.live
+        self.deleted_keys += row.deleted
+        self.in_place += row.in_place
+        if row.phantom is not None:
+            self.phantom_keys += 1
+            self._show(self.phantoms_shown, (new_key, row.phantom))
+        if row.undecided is not None:
+            self.undecided_keys += 1
+            self._show(self.undecided_shown, (new_key, row.undecided))
+        if row.dropping is not None:
+            self.dropping_keys += 1
+            self._show(self.dropping_shown, row.dropping)
+        writes = (*((row.rewrite,) if row.rewrite is not None else ()), *row.tombstones)
+        self.rewrites += row.rewrite is not None
+        self.tombstones += len(row.tombstones)
+        self.touched.update(w.partition for w in writes)
+        return self
+
+    def merge(self, other: Tally) -> Tally:
+        for name, n in other.encodings.items():
+            self.encodings[name] = self.encodings.get(name, 0) + n
+        for name in ("live_keys", "deleted_keys", "in_place", "phantom_keys", "undecided_keys",
+                     "dropping_keys", "rewrites", "tombstones"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.touched |= other.touched
+        for mine, theirs in ((self.phantoms_shown, other.phantoms_shown),
+                             (self.undecided_shown, other.undecided_shown),
+                             (self.dropping_shown, other.dropping_shown)):
+            for item in theirs:
+                self._show(mine, item)  # type: ignore[arg-type]
+        return self
+
+    def _show(self, shown: list[Any], item: Any) -> None:
+        """Keeps the `examples` smallest (by new key, or place): the same examples whatever
+        the order the rows were tallied in."""
+        shown.append(item)
+        shown.sort(key=lambda x: x[0])
+        del shown[self.examples:]
+
+    def plan(self, rewrites: tuple[Write, ...] = (), tombstones: tuple[Write, ...] = (), *,
+             held: bool = False) -> MigrationPlan:
+        """The plan these counts describe; `held`: its writes stay where they were planned
+        (the Spark form's executors), only counted here."""
+        return MigrationPlan(rewrites, tombstones, self.live_keys, self.deleted_keys,
+                             dict(self.encodings), self.phantom_keys, self.in_place,
+                             tuple(self.phantoms_shown), tuple(self.undecided_shown),
+                             self.undecided_keys, tuple(self.dropping_shown),
+                             dropping_keys=self.dropping_keys, rewrite_count=self.rewrites,
+                             tombstone_count=self.tombstones, touched=tuple(sorted(self.touched)),
+                             held=held)
+
+
 @dataclass(frozen=True)
 class MigrationPlan:
     """What a round writes: first every rewrite, then, once all are acknowledged, the
-    retirement tombstones."""
+    retirement tombstones. In the Spark form the writes are `held` in the executors that
+    planned them: `rewrites` and `tombstones` are empty there, and the counts say how many."""
 
     rewrites: tuple[Write, ...]
     tombstones: tuple[Write, ...]
@@ -280,21 +461,26 @@ class MigrationPlan:
     #: Live rows already under the new key, on their partition, with the value to write.
     in_place: int
     #: Examples of phantom groups: (new key, [(encoding, partition, offset, key bytes)]).
-    examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
+    examples: tuple[tuple[bytes, Shown], ...] = ()
     #: Rows whose latest state cannot be decided (concurrent records, equal times, different
     #: outcomes): a migration writes nothing while there is one. Examples as above.
-    undecided: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
+    undecided: tuple[tuple[bytes, Shown], ...] = ()
     undecided_keys: int = 0
-    #: Rows whose rewrite would drop value fields the table does not declare: (where, fields);
-    #: a migration writes nothing while there is one.
+    #: Rows whose rewrite would drop value fields the table does not declare: (where, fields)
+    #: examples, and how many rows; a migration writes nothing while there is one.
     dropping: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    dropping_keys: int = 0
+    rewrite_count: int = 0
+    tombstone_count: int = 0
+    touched: tuple[int, ...] = ()
+    held: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.rewrites or self.tombstones)
+        return not (self.rewrite_count or self.tombstone_count)
 
     def partitions_touched(self) -> tuple[int, ...]:
-        return tuple(sorted({w.partition for w in (*self.rewrites, *self.tombstones)}))
+        return self.touched
 
 
 def latest(group: Sequence[Classified]) -> Classified | None:
@@ -318,72 +504,43 @@ def _seen(group: Sequence[Classified]) -> tuple[Position, ...]:
     return tuple((t, p, o) for (t, p), o in sorted(last.items()))
 
 
-def _shown(group: Sequence[Classified]) -> tuple[tuple[str, int, int, bytes], ...]:
+def _shown(group: Sequence[Classified]) -> Shown:
     return tuple((c.encoding, c.entry.partition, c.entry.offset, c.entry.key) for c in group)
+
+
+def group_by_new_key(candidates: Iterable[Classified]) -> dict[bytes, list[Classified]]:
+    """Candidates by the new key of their row (a tombstone without one belongs to none)."""
+    groups: dict[bytes, list[Classified]] = {}
+    for c in candidates:
+        if c.new_key is not None:
+            groups.setdefault(c.new_key, []).append(c)
+    return groups
 
 
 def plan_migration(source: Sequence[Classified], partitions: int, *,
                    target: Sequence[Classified] | None = None, examples: int = 3,
                    ) -> MigrationPlan:
     """What to write so that the target topic (the source itself when `target` is None) holds
-    each row once, under the new key on the partition murmur2 picks among `partitions`.
+    each row once, under the new key on the partition murmur2 picks among `partitions`
+    (`plan_row`, row by row).
 
     `source` (and `target`) are the candidates of the topic's slots, classified. With a
     separate target (a cut-over) the source is never written: every live target slot that is
     not a row's new key on its partition is retired, so the target ends equal to the re-keyed
     source table.
     """
-    candidates = [*source, *(target or ())]
     written = source if target is None else target
     in_written = {id(c) for c in written}
-    groups: dict[bytes, list[Classified]] = {}
-    encodings: dict[str, int] = {}
-    for c in candidates:
-        if c.live_tail and id(c) in in_written:
-            encodings[c.encoding] = encodings.get(c.encoding, 0) + 1
-        if c.new_key is not None:
-            groups.setdefault(c.new_key, []).append(c)
+    tally = Tally(examples)
     rewrites: list[Write] = []
     tombstones: list[Write] = []
-    live = deleted = in_place = phantoms = undecided_keys = 0
-    shown: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
-    undecided: list[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]]] = []
-    dropping: list[tuple[str, tuple[str, ...]]] = []
-    for new_key, group in groups.items():
-        tails = [c for c in group if c.live_tail and id(c) in in_written]
-        if len(tails) > 1:
-            phantoms += 1
-            if len(shown) < examples:
-                shown.append((new_key, _shown(tails)))
-        winner = latest(group)
-        if winner is None:
-            undecided_keys += 1
-            if len(undecided) < examples:
-                undecided.append((new_key, _shown(group)))
-            continue
-        keep: tuple[int, bytes] | None = None
-        if winner.entry.live:
-            live += 1
-            keep = (partition_for(new_key, partitions), new_key)
-            there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
-            # In place only when the new slot's last record is the winner itself: an equal
-            # value there is not enough, since the winner's slot is retired next and what
-            # stays must be the record that is known to be the latest.
-            if there and there[0].entry is winner.entry:
-                in_place += 1
-            elif winner.lost:
-                dropping.append((f"partition {winner.entry.partition} offset "
-                                 f"{winner.entry.offset}", winner.lost))
-            elif winner.new_value is not None:
-                copy = Copy(winner.entry.logical_timestamp, _seen(group))
-                rewrites.append(Write(keep[0], new_key, winner.new_value, copy.header()))
-        elif tails:
-            deleted += 1
-        tombstones += [Write(c.entry.partition, c.entry.key, None, retire_header(c.entry.offset))
-                       for c in tails if (c.entry.partition, c.entry.key) != keep]
-    return MigrationPlan(tuple(rewrites), tuple(tombstones), live, deleted, encodings, phantoms,
-                         in_place, tuple(shown), tuple(undecided), undecided_keys,
-                         tuple(dropping))
+    for new_key, group in group_by_new_key([*source, *(target or ())]).items():
+        row = plan_row(new_key, group, partitions, lambda c: id(c) in in_written)
+        tally.add(new_key, row)
+        if row.rewrite is not None:
+            rewrites.append(row.rewrite)
+        tombstones += row.tombstones
+    return tally.plan(tuple(rewrites), tuple(tombstones))
 
 
 @dataclass(frozen=True)
@@ -415,26 +572,54 @@ class Verification:
                     or (self.audit is not None and any(self.audit)))
 
 
+@dataclass
+class Checked:
+    """The verification's counts, row by row; tallies of disjoint rows `merge`."""
+
+    live_keys: int = 0
+    phantom_keys: int = 0
+    old_encoded: int = 0
+    misplaced: int = 0
+    pending: int = 0
+    undecided_keys: int = 0
+    examples: list[tuple[bytes, Shown]] = field(default_factory=list)
+
+    def add(self, new_key: bytes, group: Sequence[Classified], partitions: int) -> Checked:
+        """One row: its live slots (the compacted view) and what the model would still
+        write for it."""
+        alive = [c for c in group if c.live_tail]
+        self.live_keys += bool(alive)
+        if len(alive) > 1:
+            self.phantom_keys += 1
+            self.examples = sorted([*self.examples, (new_key, _shown(alive))],
+                                   key=lambda x: x[0])[:3]
+        self.old_encoded += sum(c.encoding != NEW for c in alive)
+        self.misplaced += sum(c.encoding == NEW and c.entry.partition
+                              != partition_for(c.entry.key, partitions) for c in alive)
+        row = plan_row(new_key, group, partitions)
+        self.pending += (row.rewrite is not None) + len(row.tombstones)
+        self.undecided_keys += row.undecided is not None
+        return self
+
+    def merge(self, other: Checked) -> Checked:
+        for name in ("live_keys", "phantom_keys", "old_encoded", "misplaced", "pending",
+                     "undecided_keys"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.examples = sorted(self.examples + other.examples, key=lambda x: x[0])[:3]
+        return self
+
+    def verification(self, topic: str) -> Verification:
+        return Verification(topic, self.live_keys, self.phantom_keys, self.old_encoded,
+                            self.misplaced, tuple(self.examples), pending=self.pending,
+                            undecided_keys=self.undecided_keys)
+
+
 def verify_entries(topic: str, classified: Sequence[Classified], partitions: int
                    ) -> Verification:
     """The verification's verdict from a topic's classified candidates: the compacted view
     (live tails) holds every row once, under the new key, on its partition, and the model has
     nothing left to write."""
-    alive = [c for c in classified if c.live_tail]
-    groups: dict[bytes | None, list[Classified]] = {}
-    for c in alive:
-        groups.setdefault(c.new_key, []).append(c)
-    phantoms = [(k, g) for k, g in groups.items() if k is not None and len(g) > 1]
-    still = plan_migration(classified, partitions)
-    return Verification(
-        topic=topic,
-        live_keys=len(groups),
-        phantom_keys=len(phantoms),
-        old_encoded=sum(c.encoding != NEW for c in alive),
-        misplaced=sum(c.encoding == NEW and c.entry.partition != partition_for(c.entry.key,
-                                                                               partitions)
-                      for c in alive),
-        examples=tuple((k, _shown(g)) for k, g in phantoms[:3] if k is not None),
-        pending=len(still.rewrites) + len(still.tombstones),
-        undecided_keys=still.undecided_keys,
-    )
+    checked = Checked()
+    for new_key, group in group_by_new_key(classified).items():
+        checked.add(new_key, group, partitions)
+    return checked.verification(topic)

@@ -33,16 +33,17 @@ target only and leaves the source as it is; rows of both are decided together.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from keyguard.formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
 from keyguard.formats.plan import TOPIC, UpsertPlan
@@ -76,9 +77,6 @@ from keyguard.sparkio.producer import (
     producer_config,
 )
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
 #: The writer's librdkafka timeouts (`sparkio.options.PRODUCER_TIMEOUTS`), for migrate's
 #: producer too: a dead broker fails a run in well under a minute, not librdkafka's 300 s.
 MIGRATE_PRODUCER_TIMEOUTS: dict[str, Any] = {
@@ -100,6 +98,8 @@ ConfirmFn = Callable[["MigrationPlan"], bool]
 Reader = Callable[[str], list[Fold]]
 #: The final check of the target topic (the seam a topic audit plugs into).
 Verifier = Callable[[str, Declarations, int], Verification]
+#: Makes a run's planner: (declarations, target partitions, whether the target exists).
+PlannerFactory = Callable[[Declarations, int, bool], "Planner"]
 
 
 class TopicBusyError(KeyguardError):
@@ -262,13 +262,15 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
                   reader: Reader | None = None, verify: Verifier | None = None,
                   producer_factory: ProducerFactory | None = None,
                   progress: ProgressFn | None = None,
-                  confirm: ConfirmFn | None = None) -> MigrationReport:
+                  confirm: ConfirmFn | None = None,
+                  planner: PlannerFactory | None = None) -> MigrationReport:
     """Run (or, with `dry_run`, plan) a migration; see the module docstring.
 
     `registry` is handed to every codec (else the formats' url options name theirs);
-    `reader` reads a topic's folds (default: this process, `read_folds`; the Spark form
-    reads in tasks); `verify` checks the target at the end (default: `verify_topic`, then
-    the audit, `audited`);
+    `reader` reads a topic's folds (default: this process, `read_folds`); `planner` makes the
+    rounds' planner (default: `FoldPlanner`, in this process; the Spark form plans in
+    executors); `verify` checks the target at the end (default: `verify_topic`, then the
+    audit, `audited`);
     `producer_factory` builds the librdkafka producer (tests inject failures with it);
     `progress` hears about records read and written; `confirm` is asked before the first write.
     """
@@ -293,15 +295,16 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
         if phase == "planned":
             state.pop("verification", None)
             state.update(fingerprint=m.fingerprint(), topic=m.topic, target=m.target,
-                         rewrites=len(plan.rewrites), tombstones=len(plan.tombstones),
+                         rewrites=plan.rewrite_count, tombstones=plan.tombstone_count,
                          runs=_count(state.get("runs")) + 1)
         state["rewrites_acknowledged"] = report.rewrites_acknowledged
         state["tombstones_acknowledged"] = report.tombstones_acknowledged
         _phase(state_path, state, phase)
 
-    migrate_rounds(log, decl, partitions.count, report, source=m.topic, target=m.target,
-                   target_exists=partitions.exists, dry_run=m.dry_run, on_phase=on_phase,
-                   prepare=lambda: partitions.create(admin, m), confirm=confirm)
+    make = planner or (lambda d, n, exists: FoldPlanner(log, d, n, m.topic, m.target, exists))
+    run_rounds(make(decl, partitions.count, partitions.exists), report, source=m.topic,
+               target=m.target, dry_run=m.dry_run, on_phase=on_phase,
+               prepare=lambda: partitions.create(admin, m), confirm=confirm)
     if m.dry_run:
         report.notes.append("dry run: nothing was written")
         return report
@@ -318,6 +321,63 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     return report
 
 
+class Planner(Protocol):
+    """A migration's rounds over a topic: `plan` what the records read so far need, `write`
+    a plan's rewrites or its tombstones (returns once all are acknowledged), `read_more`
+    what arrived since. `FoldPlanner` does it in this process; the Spark form
+    (`keyguard.sparkio.migrate_spark`) in executors, the driver holding counts only."""
+
+    records_read: int
+    null_keys: int
+
+    def plan(self) -> MigrationPlan: ...
+
+    def write(self, plan: MigrationPlan, *, tombstones: bool) -> int: ...
+
+    def read_more(self) -> None: ...
+
+
+@dataclass
+class FoldPlanner:
+    """The rounds in this process: the topic's slots folded in memory (`Fold`), every
+    candidate classified once (cached by position) and planned by `plan_migration`."""
+
+    log: TopicLog
+    decl: Declarations
+    partitions: int
+    source: str
+    target: str
+    target_exists: bool = True
+    records_read: int = 0
+    null_keys: int = 0
+
+    def __post_init__(self) -> None:
+        self.cache: dict[tuple[str, int, int], Classified] = {}
+        self.folds = self.log.read(self.source)
+        self.targets = self.log.read(self.target) if self.cut_over and self.target_exists \
+            else None
+        self.records_read = sum(f.records for f in self.folds)
+        self.null_keys = sum(f.null_keys for f in self.folds)
+
+    @property
+    def cut_over(self) -> bool:
+        return self.target != self.source
+
+    def plan(self) -> MigrationPlan:
+        source = classify_all(self.folds, self.decl, self.source, self.cache)
+        target = classify_all(self.targets or [], self.decl, self.target, self.cache) \
+            if self.cut_over else None
+        return plan_migration(source, self.partitions, target=target)
+
+    def write(self, plan: MigrationPlan, *, tombstones: bool) -> int:
+        return self.log.produce(self.target, plan.tombstones if tombstones else plan.rewrites)
+
+    def read_more(self) -> None:
+        self.folds = self.log.read(self.source, self.folds)
+        if self.cut_over:
+            self.targets = self.log.read(self.target, self.targets)
+
+
 def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
                    report: MigrationReport, *, source: str, target: str,
                    target_exists: bool = True, dry_run: bool = False,
@@ -325,26 +385,32 @@ def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
                    prepare: Callable[[], None] | None = None,
                    confirm: ConfirmFn | None = None,
                    max_rounds: int = MAX_ROUNDS) -> None:
-    """Read, plan and write in rounds until the plan is empty: each round writes its rewrites,
+    """`run_rounds` in this process (`FoldPlanner`)."""
+    run_rounds(FoldPlanner(log, decl, partitions, source, target, target_exists), report,
+               source=source, target=target, dry_run=dry_run, on_phase=on_phase,
+               prepare=prepare, confirm=confirm, max_rounds=max_rounds)
+
+
+def run_rounds(planner: Planner, report: MigrationReport, *, source: str, target: str,
+               dry_run: bool = False,
+               on_phase: Callable[[str, MigrationPlan], None] | None = None,
+               prepare: Callable[[], None] | None = None,
+               confirm: ConfirmFn | None = None,
+               max_rounds: int = MAX_ROUNDS) -> None:
+    """Plan and write in rounds until the plan is empty: each round writes its rewrites,
     waits until all are acknowledged, then writes its retirement tombstones, then reads what
     arrived meanwhile (its own records and any producer's) and plans again. `report.plan` is
     the first round's; the written counts add up over the rounds."""
     phase = on_phase or (lambda _phase, _plan: None)
-    cut_over = target != source
-    cache: dict[tuple[str, int, int], Classified] = {}
-    folds = log.read(source)
-    targets = log.read(target) if cut_over and target_exists else None
-    report.records_read = sum(f.records for f in folds)
-    report.null_keys = sum(f.null_keys for f in folds)
+    report.records_read = planner.records_read
+    report.null_keys = planner.null_keys
     for round_ in range(1, max_rounds + 1):
-        plan = plan_migration(
-            classify_all(folds, decl, source, cache), partitions,
-            target=None if not cut_over else classify_all(targets or [], decl, target, cache))
+        plan = planner.plan()
         if round_ == 1:
             report.plan = plan
         if plan.undecided_keys:
             raise _undecided(plan, source, round_)
-        if plan.dropping:
+        if plan.dropping_keys:
             raise _dropping(plan, source, round_)
         if dry_run or plan.empty:
             return
@@ -359,17 +425,15 @@ def migrate_rounds(log: TopicLog, decl: Declarations, partitions: int,
                 prepare()
         else:
             report.notes.append(
-                f"round {round_}: {len(plan.rewrites)} rewrites and {len(plan.tombstones)} "
+                f"round {round_}: {plan.rewrite_count} rewrites and {plan.tombstone_count} "
                 "tombstones for records that arrived while the migration wrote")
         phase("rewriting", plan)
-        report.rewrites_acknowledged += log.produce(target, plan.rewrites)
+        report.rewrites_acknowledged += planner.write(plan, tombstones=False)
         phase("rewritten", plan)
         phase("tombstoning", plan)
-        report.tombstones_acknowledged += log.produce(target, plan.tombstones)
+        report.tombstones_acknowledged += planner.write(plan, tombstones=True)
         phase("written", plan)
-        folds = log.read(source, folds)
-        if cut_over:
-            targets = log.read(target, targets)
+        planner.read_more()
     raise TopicBusyError(
         f"topic {source!r}: producers kept writing rows under an old key while the migration "
         f"ran: after {max_rounds} rounds there is still something to move; every round "
@@ -398,7 +462,7 @@ def _dropping(plan: MigrationPlan, topic: str, round_: int) -> ValueFieldsDroppe
     written = "nothing was written" if round_ == 1 else \
         f"rounds 1 to {round_ - 1} completed; nothing of round {round_} was written"
     return ValueFieldsDroppedError(
-        f"topic {topic!r}: {len(plan.dropping)} row(s) to rewrite carry value field(s) "
+        f"topic {topic!r}: {plan.dropping_keys} row(s) to rewrite carry value field(s) "
         f"{', '.join(map(repr, fields))} that the table does not declare ({where}): "
         f"rewritten from the declared columns they would lose them; {written}",
         hint="declare every value field in the table (--columns, or the Flink DDL), nullable "
@@ -424,7 +488,7 @@ class KafkaTopicLog:
     def produce(self, topic: str, writes: Sequence[Write]) -> int:
         if not writes:
             return 0
-        return _produce(self.m, writes, self.factory, self.progress)
+        return produce_writes(self.m, writes, self.factory, self.progress, len(writes))
 
 
 def declarations(m: Migration, registry: Registry | None,
@@ -607,10 +671,12 @@ def audited(own: Verification, m: Migration, decl: Declarations,
 PROGRESS_CHUNK = 10_000
 
 
-def _produce(m: Migration, writes: Sequence[Write], factory: ProducerFactory | None,
-             progress: ProgressFn | None = None) -> int:
-    """Every record sent to its explicit partition; returns when all are acknowledged, raises
-    `TaskDeliveryError` (with counts) otherwise."""
+def produce_writes(m: Migration, writes: Iterable[Write],
+                   factory: ProducerFactory | None = None,
+                   progress: ProgressFn | None = None, total: int | None = None) -> int:
+    """Every record sent to its explicit partition, `PROGRESS_CHUNK` at a time (`writes` may
+    be a stream); returns when all are acknowledged, raises `TaskDeliveryError` (with counts)
+    otherwise."""
     config = producer_config({**MIGRATE_PRODUCER_TIMEOUTS, **m.properties,
                               "bootstrap.servers": m.bootstrap}, "at-least-once")
     kwargs: dict[str, Any] = {"factory": factory} if factory is not None else {}
@@ -622,14 +688,16 @@ def _produce(m: Migration, writes: Sequence[Write], factory: ProducerFactory | N
     producer = UpsertProducer(topic=m.target, config=config, sender="keyguard migrate",
                               delivery_advice=advice, **kwargs)
     try:
-        what = "tombstones sent" if writes[0].value is None else "rewrites sent"
-        started = time.monotonic()
-        for i in range(0, len(writes), PROGRESS_CHUNK):
-            chunk = writes[i:i + PROGRESS_CHUNK]
+        started, sent, what = time.monotonic(), 0, ""
+        stream = iter(writes)
+        while chunk := list(itertools.islice(stream, PROGRESS_CHUNK)):
+            what = what or ("tombstones sent" if chunk[0].value is None else "rewrites sent")
             producer.send_with_headers([w.key for w in chunk], [w.value for w in chunk],
                                        [w.partition for w in chunk], [w.header for w in chunk])
+            sent += len(chunk)
             if progress is not None:
-                progress(i + len(chunk), len(writes), time.monotonic() - started, what)
+                progress(sent, total if total is not None else sent,
+                         time.monotonic() - started, what)
         return producer.finish().records
     except BaseException:
         producer.abort()
@@ -688,8 +756,8 @@ def as_json(report: MigrationReport) -> dict[str, Any]:
         out["plan"] = {
             "live_keys": plan.live_keys, "deleted_keys": plan.deleted_keys,
             "phantom_keys": plan.phantom_keys, "encodings": dict(plan.encodings),
-            "already_in_place": plan.in_place, "rewrites": len(plan.rewrites),
-            "tombstones": len(plan.tombstones),
+            "already_in_place": plan.in_place, "rewrites": plan.rewrite_count,
+            "tombstones": plan.tombstone_count,
             "partitions_touched": list(plan.partitions_touched()),
             "phantom_examples": [_example(k, g) for k, g in plan.examples],
         }
@@ -723,8 +791,8 @@ def render_text(report: MigrationReport) -> str:
             f"live records by key encoding: {enc}",
             f"rows: {plan.live_keys} live, {plan.deleted_keys} deleted by a later tombstone, "
             f"{plan.phantom_keys} live under two or more key encodings (phantoms)",
-            f"plan: {len(plan.rewrites)} rows to rewrite under the new key "
-            f"({plan.in_place} already in place), then {len(plan.tombstones)} tombstones for "
+            f"plan: {plan.rewrite_count} rows to rewrite under the new key "
+            f"({plan.in_place} already in place), then {plan.tombstone_count} tombstones for "
             "the old key byte strings",
             "partitions touched: " + (", ".join(map(str, plan.partitions_touched())) or "none"),
         ]
@@ -767,54 +835,3 @@ def _show(data: bytes) -> str:
     except UnicodeDecodeError:
         pass
     return data.hex()
-
-
-# --------------------------------------------------------------------------------------------
-# The Spark form
-# --------------------------------------------------------------------------------------------
-
-
-def fold_range(bootstrap: str, properties: Mapping[str, Any], r: OffsetRange) -> Fold:
-    """One partition read and folded: the body of a Spark task."""
-    return _fold(KafkaRanges(bootstrap, properties), r)
-
-
-def spark_reader(spark: SparkSession, bootstrap: str,
-                 properties: Mapping[str, Any] | None = None) -> Reader:
-    """A Reader whose partitions are read and folded in parallel, one Spark task each; the
-    folds (the last record per key bytes: the live table and its tombstones) come back to the
-    driver, which plans and writes."""
-    props = dict(properties or {})
-
-    def read(topic: str) -> list[Fold]:
-        ranges = KafkaRanges(bootstrap, props).capture(topic)
-        if not ranges:
-            return []
-        rdd = spark.sparkContext.parallelize(ranges, len(ranges))
-        return rdd.map(lambda r: fold_range(bootstrap, props, r)).collect()
-
-    return read
-
-
-def migrate_with_spark(spark: SparkSession, *, topic: str, bootstrap: str,
-                       table: RowType | str, old: Sequence[Mapping[str, Any]],
-                       new: Mapping[str, Any], to_topic: str | None = None,
-                       partitions: int | None = None,
-                       properties: Mapping[str, Any] | None = None,
-                       state_path: str | Path | None = None, dry_run: bool = False,
-                       registry: Registry | None = None,
-                       verify: Verifier | None = None) -> MigrationReport:
-    """`sparkio.migrate`: the migration with the topic read by Spark tasks, one per Kafka
-    partition, in parallel (reading every record is the bulk of the work); planning and writing
-    run on the driver, so the live table (key and value bytes) must fit in its memory. Same
-    guarantees and report as `keyguard migrate`. `table`: a RowType or Flink SQL columns."""
-    if isinstance(table, str):
-        from keyguard.formats.sqltypes import parse_columns  # lazy: only for columns given as text
-
-        table = parse_columns(table)
-    m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=tuple(old), new=new,
-                  to_topic=to_topic, partitions=partitions, properties=dict(properties or {}),
-                  state_path=Path(state_path) if state_path is not None else None,
-                  dry_run=dry_run)
-    return migrate_topic(m, registry=registry, verify=verify,
-                         reader=spark_reader(spark, bootstrap, m.properties))

@@ -140,3 +140,25 @@ def point_workers_here(builder: Any) -> Any:
     python = worker_python()
     os.environ.setdefault("PYSPARK_PYTHON", python)
     return builder.config("spark.pyspark.python", python)
+
+
+def quiet_session(master: str, app_name: str, **config: str) -> Any:
+    """A Spark session keyguard starts for a command (`keyguard demo`, `keyguard migrate
+    --spark`): its workers run this interpreter, no UI, no console progress bars, UTC."""
+    import warnings
+
+    # Quiet start-up: no loopback-address warning, no pandas-version FutureWarning.
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+    from pyspark.sql import SparkSession  # lazy: the caller says when pyspark is missing
+
+    builder = (point_workers_here(SparkSession.builder).master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in config.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

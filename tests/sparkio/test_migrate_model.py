@@ -5,7 +5,11 @@ byte string to its last record; reading from the beginning and folding gives the
 so nothing is compacted). Producers write rows under any key encoding, deletes included;
 migrations run in any direction and chain, killed after any record they write, with producers
 writing between any two of their records, and run again. The migration under test is the real
-one (`migrate_rounds`, with the topic in memory). After every finished run, the logical table
+one (`migrate_rounds`, with the topic in memory), in both its forms: in one process
+(`FoldPlanner`), and as the Spark form does it (`StretchPlanner` below: the steps of
+`keyguard.sparkio.migrate_spark` without Spark, the log cut into stretches folded apart, their
+parts combined in a shuffled order, the rows planned in shards). After every finished run, the
+logical table
 the topic holds must be the table the producers wrote (the reference: the last write of each
 row, in the order they happened), every row live once, under the last migration's key, on its
 murmur2 partition.
@@ -13,6 +17,8 @@ murmur2 partition.
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,22 +30,31 @@ from hypothesis import strategies as st
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan, resolve_plan
 from keyguard.formats.sqltypes import parse_columns
+from keyguard.guard.audit.markers import Copy
 from keyguard.guard.offsets import Record
 from keyguard.sparkio.migrate_plan import (
+    Classified,
     Declarations,
     Fold,
+    MigrationPlan,
+    SlotPart,
+    Tally,
     Write,
     plan_migration,
     verify_entries,
 )
+from keyguard.sparkio.migrate_spark import COUNTS, candidates, combine, fold_stretch, plan_rows
 from keyguard.sparkio.migrate_topic import (
+    FoldPlanner,
     MigrationDeclinedError,
     MigrationReport,
+    Planner,
     TopicBusyError,
     UndecidedRowsError,
     ValueFieldsDroppedError,
     classify_all,
     migrate_rounds,
+    run_rounds,
 )
 
 TABLE = parse_columns("id BIGINT, tenant STRING, name STRING")
@@ -142,11 +157,84 @@ def declarations(new: str, old: Sequence[str]) -> Declarations:
     return Declarations(ENCODINGS[new], tuple(ENCODINGS[o] for o in old), tuple(old))
 
 
-def migrate(topic: MemoryTopic, new: str, old: Sequence[str]) -> MigrationReport:
+@dataclass
+class StretchPlanner:
+    """The Spark form's planner without Spark: each partition's log cut into stretches of
+    `size` records, each folded and classified alone (`fold_stretch`, a read task); the parts
+    combined in a shuffled order (`combine`, the first shuffle); the rows grouped by new key
+    and planned in `shards` shuffled shards (`plan_rows`, the second); the tallies merged (the
+    driver); the writes produced shard after shard (the write tasks)."""
+
+    topic: MemoryTopic
+    decl: Declarations
+    size: int = 2
+    shards: int = 3
+    seed: int = 0
+    records_read: int = 0
+    null_keys: int = 0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.slots: dict[Any, Any] = {}
+        self.ends = [0] * self.topic.partitions
+        self.planned: list[list[Any]] = []
+        self.records_read, self.null_keys = self._read()
+
+    def _read(self) -> tuple[int, int]:
+        parts: list[tuple[Any, Any]] = []
+        for p, log in enumerate(self.topic.logs):
+            for start in range(self.ends[p], len(log), self.size):
+                parts += fold_stretch(self.decl, TOPIC, p, [log[start:start + self.size]])
+            self.ends[p] = len(log)
+        self.rng.shuffle(parts)
+        counts = (0, 0)
+        for key, part in parts:
+            if key == COUNTS:
+                counts = combine(counts, part)
+            else:
+                self.slots[key] = combine(self.slots[key], part) if key in self.slots else part
+        return counts
+
+    def plan(self) -> MigrationPlan:
+        groups: dict[bytes, list[Classified]] = {}
+        for item in self.slots.items():
+            for new_key, c in candidates(item):
+                groups.setdefault(new_key, []).append(c)
+        keys = list(groups)
+        self.rng.shuffle(keys)
+        self.planned = [list(plan_rows(self.topic.partitions, TOPIC,
+                                       [(k, groups[k]) for k in keys[i::self.shards]]))
+                        for i in range(self.shards)]
+        tally = Tally()
+        for shard in self.planned:
+            tally.merge(shard[-1][0])
+        return tally.plan(held=True)
+
+    def write(self, plan: MigrationPlan, *, tombstones: bool) -> int:
+        writes = [w for shard in self.planned for _, rewrite, retired in shard[:-1]
+                  for w in (retired if tombstones else (rewrite,) if rewrite else ())]
+        return self.topic.produce(TOPIC, writes)
+
+    def read_more(self) -> None:
+        self._read()
+
+
+#: The migration's two forms: in one process, and the Spark form's steps.
+FORMS = ("in-process", "stretches")
+
+
+def planner(form: str, topic: MemoryTopic, decl: Declarations) -> Planner:
+    if form == "stretches":
+        return StretchPlanner(topic, decl, seed=len(topic.logs[0]))
+    return FoldPlanner(topic, decl, topic.partitions, TOPIC, TOPIC)
+
+
+def migrate(topic: MemoryTopic, new: str, old: Sequence[str],
+            form: str = "in-process") -> MigrationReport:
     """One run of the real migration loop against the topic in memory."""
     report = MigrationReport(TOPIC, TOPIC, dry_run=False)
-    migrate_rounds(topic, declarations(new, old), topic.partitions, report,
-                   source=TOPIC, target=TOPIC)
+    run_rounds(planner(form, topic, declarations(new, old)), report, source=TOPIC,
+               target=TOPIC)
     return report
 
 
@@ -159,44 +247,48 @@ def verified(topic: MemoryTopic, new: str, old: Sequence[str]) -> bool:
 # --- the defects a migration must never have -------------------------------------------------
 
 
-def test_a_rerun_keeps_every_row_the_first_run_rewrote() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_a_rerun_keeps_every_row_the_first_run_rewrote(form: str) -> None:
     topic = MemoryTopic(3)
     for i in range(23):
         topic.write("json", i, f"n{i}")
     for _ in range(3):
-        migrate(topic, "csv", ["json", "csv"])
+        migrate(topic, "csv", ["json", "csv"], form)
         assert topic.table("csv") == topic.truth
         assert verified(topic, "csv", ["json", "csv"])
     assert len(topic.truth) == 23
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("chain", [["json", "csv", "json"], ["json", "csv", "avro", "json"],
                                    ["json", "avro", "json", "avro"]])
-def test_a_round_trip_and_a_chain_keep_every_row(chain: list[str]) -> None:
+def test_a_round_trip_and_a_chain_keep_every_row(chain: list[str], form: str) -> None:
     topic = MemoryTopic(4)
     for i in range(200):
         topic.write(chain[0], i, f"n{i}")
     for new in chain[1:]:
-        migrate(topic, new, list(ENCODINGS))
+        migrate(topic, new, list(ENCODINGS), form)
         assert topic.table(new) == topic.truth
     assert len(topic.truth) == 200
 
 
-def test_a_run_killed_during_its_tombstones_then_rerun_twice_keeps_every_row() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_a_run_killed_during_its_tombstones_then_rerun_twice_keeps_every_row(form: str) -> None:
     topic = MemoryTopic(3)
     for i in range(60):
         topic.write("json", i, f"n{i}")
     topic.budget = 60 + 25  # every rewrite, then 25 of 60 tombstones
     with pytest.raises(Killed):
-        migrate(topic, "csv", ["json"])
+        migrate(topic, "csv", ["json"], form)
     topic.budget = None
     for _ in range(2):
-        migrate(topic, "csv", ["json", "csv"])
+        migrate(topic, "csv", ["json", "csv"], form)
         assert topic.table("csv") == topic.truth
     assert len(topic.truth) == 60
 
 
-def test_writers_on_the_new_key_during_the_run_are_never_reverted() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_writers_on_the_new_key_during_the_run_are_never_reverted(form: str) -> None:
     topic = MemoryTopic(3)
     for i in range(50):
         topic.write("json", i, "v1")
@@ -207,13 +299,14 @@ def test_writers_on_the_new_key_during_the_run_are_never_reverted() -> None:
         topic.write("csv", i % 50, f"v2-{i}")
 
     topic.between = update
-    migrate(topic, "csv", ["json"])
+    migrate(topic, "csv", ["json"], form)
     topic.between = lambda: None
     assert topic.table("csv") == topic.truth
     assert verified(topic, "csv", ["json"])
 
 
-def test_writers_on_the_old_key_during_the_run_are_carried_over() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_writers_on_the_old_key_during_the_run_are_carried_over(form: str) -> None:
     topic = MemoryTopic(3)
     for i in range(50):
         topic.write("json", i, "v1")
@@ -225,21 +318,22 @@ def test_writers_on_the_old_key_during_the_run_are_carried_over() -> None:
             topic.write("json", i % 50, f"late-{i}" if i % 7 else None)
 
     topic.between = old_writer
-    migrate(topic, "csv", ["json"])
+    migrate(topic, "csv", ["json"], form)
     topic.between = lambda: None
     assert topic.table("csv") == topic.truth
 
 
-def test_writers_that_never_stop_stop_the_migration_with_a_consistent_table() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_writers_that_never_stop_stop_the_migration_with_a_consistent_table(form: str) -> None:
     topic = MemoryTopic(2)
     for i in range(20):
         topic.write("json", i, "v1")
     n = iter(range(100_000))
     topic.between = lambda: topic.write("json", next(n) % 20, "again")
     with pytest.raises(TopicBusyError, match="kept writing"):
-        migrate(topic, "csv", ["json"])
+        migrate(topic, "csv", ["json"], form)
     topic.between = lambda: None
-    migrate(topic, "csv", ["json"])  # once they stop, a rerun finishes the table
+    migrate(topic, "csv", ["json"], form)  # once they stop, a rerun finishes the table
     assert topic.table("csv") == topic.truth
 
 
@@ -255,7 +349,8 @@ def test_log_order_beats_timestamps_within_a_partition() -> None:
     assert [w.key for w in plan.tombstones] == [old_key]
 
 
-def test_concurrent_records_with_equal_times_and_different_values_stop_the_run() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_concurrent_records_with_equal_times_and_different_values_stop_the_run(form: str) -> None:
     decl = declarations("csv", ["json"])
     a_key, a_value = ENCODINGS["json"].encode({"id": 1, "tenant": None, "name": "a"})
     b_key, b_value = ENCODINGS["csv"].encode({"id": 1, "tenant": None, "name": "b"})
@@ -266,7 +361,7 @@ def test_concurrent_records_with_equal_times_and_different_values_stop_the_run()
     topic = MemoryTopic(2, logs=[[Record(0, 0, 5, a_key, a_value)],
                                  [Record(1, 0, 5, b_key, b_value)]])
     with pytest.raises(UndecidedRowsError, match="1 row"):
-        migrate(topic, "csv", ["json"])
+        migrate(topic, "csv", ["json"], form)
     assert sum(map(len, topic.logs)) == 2  # nothing written
 
 
@@ -288,10 +383,11 @@ steps = st.lists(st.one_of(
 ), min_size=1, max_size=25)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(partitions=st.integers(1, 3), script=steps)
 def test_any_interleaving_of_writes_migrations_kills_and_reruns_keeps_the_table(
-        partitions: int, script: list[Step]) -> None:
+        partitions: int, script: list[Step], form: str) -> None:
     topic = MemoryTopic(partitions)
     current = "json"
     for kind, args in script:
@@ -308,19 +404,20 @@ def test_any_interleaving_of_writes_migrations_kills_and_reruns_keeps_the_table(
 
         topic.between, topic.budget = between, kill_after
         try:
-            migrate(topic, new, list(ENCODINGS))
+            migrate(topic, new, list(ENCODINGS), form)
         except Killed:
             pass
         topic.between, topic.budget = (lambda: None), None
         for args_ in pending:  # what the producers had left to write, after the kill
             topic.write(*args_)
-        migrate(topic, new, list(ENCODINGS))  # the rerun: quiet, never killed
+        migrate(topic, new, list(ENCODINGS), form)  # the rerun: quiet, never killed
         current = new
         assert topic.table(current) == topic.truth
         assert verified(topic, current, list(ENCODINGS))
 
 
-def test_value_fields_the_table_does_not_declare_stop_the_run_before_any_write() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_value_fields_the_table_does_not_declare_stop_the_run_before_any_write(form: str) -> None:
     topic = MemoryTopic(2)
     topic.write("json", 1, "a")
     key, _ = ENCODINGS["json"].encode({"id": 12, "tenant": None, "name": "b"})
@@ -329,7 +426,7 @@ def test_value_fields_the_table_does_not_declare_stop_the_run_before_any_write()
     before = sum(map(len, topic.logs))
     with pytest.raises(ValueFieldsDroppedError, match=r"'subject', 'version'.*nothing was "
                                                       r"written") as err:
-        migrate(topic, "csv", ["json"])
+        migrate(topic, "csv", ["json"], form)
     assert "--columns" in (err.value.hint or "")
     assert sum(map(len, topic.logs)) == before
 
@@ -383,3 +480,46 @@ def test_a_retirement_whose_records_compaction_removed_is_no_delete() -> None:
         Record(0, 9, 2, old_key, None, (("keyguard.migrate", b"retire 4"),))])
     plan = plan_migration(classify_all([fold], decl, TOPIC), 1)
     assert plan.empty and plan.live_keys == 1 and plan.deleted_keys == 0
+
+
+# --- the Spark form's slots: stretches folded apart, merged in any order -----------------------
+
+slot_records = st.lists(st.tuples(
+    st.sampled_from(["upsert", "delete", "copy", "retire"]),
+    st.integers(1, 3),  # the gap to the previous offset
+    st.integers(-1, 40),  # what a copy saw, or what a retirement retires through
+), min_size=1, max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(records=slot_records, cuts=st.lists(st.integers(1, 30), max_size=8),
+       seed=st.integers(0, 2**16))
+def test_slot_parts_of_any_stretches_merged_in_any_order_equal_the_whole_fold(
+        records: list[tuple[str, int, int]], cuts: list[int], seed: int) -> None:
+    """`SlotPart.merge` is what lets Spark's shuffle combine the stretches of a partition in
+    whatever order its tasks finish: the result is the slot the whole log folds into."""
+    decl = declarations("csv", ["json"])
+    key, value = ENCODINGS["json"].encode({"id": 11, "tenant": None, "name": "a"})
+    log, offset = [], -1
+    for kind, gap, reach in records:
+        offset += gap
+        seen = (("keyguard.migrate", Copy(7, ((TOPIC, 0, reach),)).header()[1]),)
+        headers = {"copy": seen, "retire": (("keyguard.migrate", b"retire %d" % reach),)}
+        log.append(Record(0, offset, offset, key, None if kind in ("delete", "retire") else value,
+                          headers.get(kind, ())))
+    whole = Fold(topic=TOPIC, partition=0).add(log).slots[key]
+    bounds = sorted({c % len(log) for c in cuts} | {0, len(log)})
+    parts = []
+    for a, b in itertools.pairwise(bounds):
+        fold = Fold(topic=TOPIC, partition=0).add(log[a:b])
+        parts.append(SlotPart.of(fold.slots[key], decl, TOPIC))
+    rng = random.Random(seed)
+    while len(parts) > 1:  # any two, in any order
+        a = parts.pop(rng.randrange(len(parts)))
+        b = parts.pop(rng.randrange(len(parts)))
+        parts.append(a.merge(b))
+    merged = parts[0]
+    assert merged.tail == whole.tail.offset
+    assert sorted(c.entry.offset for c in merged.open) == [e.offset for e in whole.open]
+    assert sorted(c.tail for c in merged.candidates()) == \
+        sorted(e is whole.tail for e in whole.open)

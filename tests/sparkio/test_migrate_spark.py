@@ -1,16 +1,34 @@
-"""sparkio.migrate: the topic read by Spark tasks, one per partition; the same plan, writes,
-verification and report as `keyguard migrate`."""
+"""sparkio.migrate and `keyguard migrate --spark`: the topic read, planned and written by Spark
+tasks, no process holding the table; the same plan, writes, verification and report as
+`keyguard migrate`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_migrate import COLS, V1, V2, consumer_table, migration, phantom_topic, rows
+from confluent_kafka import Producer
+from test_migrate import (
+    COLS,
+    V1,
+    V2,
+    _row,
+    cli,
+    cli_args,
+    consumer_table,
+    migration,
+    phantom_topic,
+    produce,
+    rows,
+)
 
 from keyguard import sparkio
-from keyguard.sparkio.migrate_topic import migrate_topic
+from keyguard.formats.errors import DecodeError
+from keyguard.guard.offsets import KafkaRanges
+from keyguard.sparkio.migrate_spark import run_on_spark
+from keyguard.sparkio.migrate_topic import migrate_topic, render_text
 
 pytestmark = pytest.mark.slow
 
@@ -23,8 +41,12 @@ def test_spark_migrate_repairs_phantoms_like_the_command(spark: Any, kafka_boots
     report = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=COLS,
                              old=[V1], new=V2, state_path=tmp_path / "spark.json")
     assert report.plan is not None and local.plan is not None
-    assert report.plan.rewrites == local.plan.rewrites
-    assert report.plan.tombstones == local.plan.tombstones
+    assert report.plan.held and not report.plan.rewrites  # the writes stayed in the executors
+    assert (report.plan.rewrite_count, report.plan.tombstone_count) == \
+        (len(local.plan.rewrites), len(local.plan.tombstones))
+    assert report.plan.partitions_touched() == local.plan.partitions_touched()
+    assert (report.plan.live_keys, report.plan.phantom_keys, report.plan.encodings) == \
+        (local.plan.live_keys, local.plan.phantom_keys, local.plan.encodings)
     assert report.records_read == local.records_read == 17
     assert (report.rewrites_acknowledged, report.tombstones_acknowledged) == (3, 9)
     assert report.verification is not None and report.verification.clean
@@ -32,3 +54,72 @@ def test_spark_migrate_repairs_phantoms_like_the_command(spark: Any, kafka_boots
     again = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=COLS,
                             old=[V1], new=V2, state_path=tmp_path / "spark.json")
     assert again.wrote_nothing and again.resumed_from == "verified"
+
+
+def test_stretches_of_two_records_and_a_round_trip_keep_every_row(spark: Any,
+                                                                  kafka_bootstrap: str,
+                                                                  tmp_path: Path) -> None:
+    """Every partition cut into stretches of two offsets (one task each, their slots combined
+    by the shuffle in whatever order the tasks finish); then back to the old key and forward
+    again: every row is kept each time, under the last key only."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    for new, old, options in ((V2, [V1, V2], V2), (V1, [V1, V2], V1), (V2, [V1, V2], V2)):
+        report = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=COLS,
+                                 old=old, new=new, state_path=tmp_path / "trip.json",
+                                 chunk_records=2)
+        assert report.verification is not None and report.verification.clean, \
+            render_text(report)
+        table = rows(consumer_table(kafka_bootstrap, topic, options))
+        assert [(r["id"], r["name"]) for r in table] == [(r["id"], r["name"]) for r in expected]
+
+
+def test_a_write_that_lands_after_the_read_is_carried_by_the_next_round(
+        spark: Any, kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Producers write while the tasks plan: one on the new key (a newer value of row 7), one
+    on the old key (row 1): the next round reads both, and the table ends with both values."""
+    topic, expected = phantom_topic(kafka_bootstrap)
+    heard: list[str] = []
+
+    def progress(done: int, total: int, elapsed: float, what: str) -> None:
+        heard.append(what)
+        if heard.count("records read") == 1 and what == "records read":
+            produce(kafka_bootstrap, topic, V2, [(_row(7, "newer"), False)])
+            produce(kafka_bootstrap, topic, V1, [(_row(1, "again"), False)])
+
+    m = migration(kafka_bootstrap, topic, tmp_path)
+    report = run_on_spark(spark, m, chunk_records=3, progress=progress)
+    assert any(n.startswith("round 2:") for n in report.notes), report.notes
+    assert report.verification is not None and report.verification.clean
+    want = {1: _row(1, "again"), 7: _row(7, "newer")}
+    assert rows(consumer_table(kafka_bootstrap, topic)) == [want.get(r["id"], r)
+                                                            for r in expected]
+    assert "rewrites acknowledged" in heard and "tombstones acknowledged" in heard
+
+
+def test_the_command_on_spark_plans_what_the_command_plans(spark: Any, kafka_bootstrap: str,
+                                                           tmp_path: Path) -> None:
+    topic, expected = phantom_topic(kafka_bootstrap)
+    here = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--dry-run", "--format", "json"))
+    there = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--dry-run", "--format", "json",
+                          "--spark", "local[2]"))
+    assert here.exit_code == there.exit_code == 0, there.output
+    assert json.loads(there.output)["plan"] == json.loads(here.output)["plan"]
+    run = cli(*cli_args(kafka_bootstrap, topic, tmp_path, "--spark", "local[2]"))
+    assert run.exit_code == 0, run.output
+    assert "wrote 3 rewrites and 9 tombstones, all acknowledged" in run.output
+    assert "verified" in run.output
+    assert rows(consumer_table(kafka_bootstrap, topic)) == expected
+    assert spark.sparkContext._jsc is not None  # the caller's session was left running
+
+
+def test_a_record_no_declaration_decodes_fails_the_run_as_the_command_does(
+        spark: Any, kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic, _ = phantom_topic(kafka_bootstrap)
+    p = Producer({"bootstrap.servers": kafka_bootstrap, "log_level": 0})
+    p.produce(topic, key=b"\x00not json", value=b"{}", partition=1)
+    assert p.flush(15) == 0
+    with pytest.raises(DecodeError, match="decodes under no declared encoding"):
+        sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=COLS, old=[V1],
+                        new=V2, state_path=tmp_path / "bad.json")
+    end = sum(r.end for r in KafkaRanges(kafka_bootstrap).capture(topic))
+    assert end == 17 + 1  # nothing written
