@@ -505,7 +505,9 @@ def _seen(group: Sequence[Classified]) -> tuple[Position, ...]:
 
 
 def _shown(group: Sequence[Classified]) -> Shown:
-    return tuple((c.encoding, c.entry.partition, c.entry.offset, c.entry.key) for c in group)
+    """The records of a group as a report shows them, by partition and offset."""
+    return tuple(sorted(((c.encoding, c.entry.partition, c.entry.offset, c.entry.key)
+                         for c in group), key=lambda r: (r[1], r[2])))
 
 
 def group_by_new_key(candidates: Iterable[Classified]) -> dict[bytes, list[Classified]]:
