@@ -19,16 +19,20 @@ The migrations must verify (else the run aborts); both write one record per live
 driver's RSS is the number to watch as N grows: the Spark form's must stay flat, the process
 form's grows with the table.
 
+With `--memory 1000000,4000000,10000000` each contender runs once per size instead (a memory
+measurement, not a timing): the table shows each one's seconds and peak RSS side by side as the
+topic grows.
+
 Usage: python bench/bench_migrate.py [--records 1000000] [--runs 3] [--partitions 4]
-       [--contenders bare,spark,process]
+       [--contenders bare,spark,process] [--memory SIZES]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -95,8 +99,8 @@ def contender(name: str, bootstrap: str, source: str, partitions: int) -> Conten
 
 
 def memory_table(sizes: list[tuple[int, list[Contender]]]) -> str:
-    lines = ["| records | contender | driver (this process) | Spark JVM | largest Python worker |",
-             "|---|---|---|---|---|"]
+    lines = ["| records | contender | seconds, median | driver (its own process) | Spark JVM "
+             "| largest Python worker |", "|---|---|---|---|---|---|"]
     for n, contenders in sizes:
         for c in contenders:
             p = c.peaks  # type: ignore[attr-defined]
@@ -104,8 +108,9 @@ def memory_table(sizes: list[tuple[int, list[Contender]]]) -> str:
             def mib(v: int) -> str:
                 return f"{v / 2**20:.0f} MiB" if v else "-"
 
-            lines.append(f"| {n:,} | {c.name} | {mib(p.get('driver_rss', 0))} | "
-                         f"{mib(p.get('jvm_rss', 0))} | {mib(p.get('worker_rss', 0))} |")
+            lines.append(f"| {n:,} | {c.name} | {statistics.median(c.seconds):.1f} | "
+                         f"{mib(p.get('driver_rss', 0))} | {mib(p.get('jvm_rss', 0))} | "
+                         f"{mib(p.get('worker_rss', 0))} |")
     return "\n".join(lines)
 
 
@@ -117,28 +122,35 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--contenders", default="bare,spark,process")
+    ap.add_argument("--memory", default="",
+                    help="comma-separated sizes: one run of each contender per size")
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     work = Path(tempfile.mkdtemp(prefix="keyguard-bench-"))
     broker = start_broker("tansu", work)
     sizes = []
     try:
-        for n in (int(x) for x in args.records.split(",")):
+        for n in (int(x) for x in (args.memory or args.records).split(",")):
             started = time.perf_counter()
             source = fill(broker.bootstrap, n, args.partitions)
             print(f"{n:,} records written in {time.perf_counter() - started:.0f} s",
                   file=sys.stderr)
             contenders = [contender(name, broker.bootstrap, source, args.partitions)
                           for name in args.contenders.split(",")]
+            sizes.append((n, contenders))
+            if args.memory:
+                for c in contenders:
+                    c.runs.append(c.run())
+                print(memory_table(sizes[-1:]), file=sys.stderr)
+                continue
             before = load_average()
             alternate(contenders, runs=args.runs, warmup=args.warmup)
             print(table(contenders, baseline=contenders[0].name,
                         title=f"{n:,} records, {args.partitions} partitions",
                         load=(before, load_average()), ratio_label="throughput ratio"))
             print()
-            sizes.append((n, contenders))
         print(memory_table(sizes))
-        print(json.dumps({"sizes": [n for n, _ in sizes]}), file=sys.stderr)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in load_average())}")
     finally:
         broker.stop()
 

@@ -18,6 +18,9 @@ writes what `plan_migration` says. The model (the README's "The table a migratio
   offset moved; a record written there later stays a candidate (it is a write the migration
   has not copied yet). So a rerun, a round trip (A -> B -> A) or a chain of migrations killed
   anywhere never reads its own retirements as deletes.
+- A row whose latest record is a delete has nowhere to move to: its live slots get the delete
+  carried over (a tombstone with the copy header), which supersedes what the plan saw and is
+  never retired itself.
 - A rewrite never claims to supersede a write it did not see: a producer's update that lands
   between the migration's read and its rewrite stays a candidate, and wins by its later time,
   so the next round writes it again.
@@ -360,8 +363,15 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
         elif winner.new_value is not None:
             copy = Copy(winner.entry.logical_timestamp, _seen(group))
             rewrite = Write(keep[0], new_key, winner.new_value, copy.header())
+    # A live row's other slots are retired: their records moved to the rewrite (or to the
+    # winner in place), which supersedes them. A deleted row has no record to move them to:
+    # its live slots get the delete itself, carried over (a tombstone with the copy header:
+    # it supersedes every record of the row the plan saw), never a retirement, which would
+    # retire the delete with them and let an older write of the row come back.
+    gone = None if winner.entry.live else \
+        Copy(winner.entry.logical_timestamp, _seen(group)).header()
     tombstones = tuple(Write(c.entry.partition, c.entry.key, None,
-                             retire_header(c.entry.offset))
+                             gone or retire_header(c.entry.offset))
                        for c in tails if (c.entry.partition, c.entry.key) != keep)
     return RowPlan(rewrite, tombstones, live=winner.entry.live,
                    deleted=not winner.entry.live and bool(tails), in_place=in_place,
@@ -383,6 +393,10 @@ class Tally:
     dropping_keys: int = 0
     rewrites: int = 0
     tombstones: int = 0
+    #: Records the plan was made from, and those among them without a key (the Spark form
+    #: counts its read here).
+    records: int = 0
+    null_keys: int = 0
     encodings: dict[str, int] = field(default_factory=dict)
     touched: set[int] = field(default_factory=set)
     phantoms_shown: list[tuple[bytes, Shown]] = field(default_factory=list)
@@ -414,7 +428,7 @@ class Tally:
         for name, n in other.encodings.items():
             self.encodings[name] = self.encodings.get(name, 0) + n
         for name in ("live_keys", "deleted_keys", "in_place", "phantom_keys", "undecided_keys",
-                     "dropping_keys", "rewrites", "tombstones"):
+                     "dropping_keys", "rewrites", "tombstones", "records", "null_keys"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.touched |= other.touched
         for mine, theirs in ((self.phantoms_shown, other.phantoms_shown),

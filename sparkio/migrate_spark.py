@@ -9,16 +9,19 @@ The rounds, the model and the report are `keyguard migrate`'s (`keyguard.sparkio
    (`Fold`) and classifies each slot's candidates under the declarations (rebuilt in the
    executor from picklable specs, the new schema ids pinned by the driver): a `SlotPart` per
    key byte string. Its memory is bounded by its stretch, not by the topic.
-2. A shuffle combines the parts of each slot (`SlotPart.merge`, associative: the stretches of
-   a partition in any grouping), and a second groups the candidates by the new key of their
-   row. Each row is planned where it lands (`plan_row`); the driver receives a `Tally`
-   (counts and a few examples), never keys. Both shuffles spill to disk as Spark's do.
+2. A shuffle combines the parts of each slot (`SlotPart.merge`: any stretches, in any order),
+   and a second groups the candidates by the new key of their row. Each row is planned where
+   it lands (`plan_row`); the plan stays there (memory and disk) and the driver receives a
+   `Tally` (counts and a few examples), never keys. Both shuffles spill to disk as Spark's do.
 3. The rewrites are produced from the executors, each task waiting until its records are
    acknowledged; the job ends only when every task has (a barrier: no tombstone is sent before
    every rewrite is acknowledged). Then the tombstones, the same way.
-4. The next round reads what arrived since the ends of step 1 and combines it into the slots
-   kept from the last round (persisted, memory and disk). The verification reads the target
-   again from the beginning, in a fresh job, and checks it row by row (`Checked`).
+4. The next round: when every end offset is where the read stopped plus what the run wrote
+   there, nothing but the run's own writes arrived, and the model plans nothing more (its
+   rewrites supersede what they saw, its retirements retire it). Anything else (another
+   producer, a send that landed twice) and the round reads the topic again from the
+   beginning and plans again. The verification reads the target again from the beginning, in
+   a fresh job, and checks it row by row (`Checked`): it is what says "verified".
 
 A task that fails is retried by Spark: a rewrite or a retirement sent twice changes nothing
 (both name what they supersede, `keyguard.guard.audit.markers`). A run killed anywhere is
@@ -30,7 +33,6 @@ the examples. The executors hold a stretch each, and the shuffles' blocks.
 
 from __future__ import annotations
 
-import itertools
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -176,10 +178,19 @@ def combine(a: Any, b: Any) -> Any:
     return a[0] + b[0], a[1] + b[1]  # the counts
 
 
-def candidates(item: tuple[Any, Any]) -> Iterator[tuple[bytes, Classified]]:
-    """A combined slot's candidates, keyed by the new key of their row."""
+def combine_all(counts: Iterable[tuple[int, int]]) -> tuple[int, int]:
+    total = (0, 0)
+    for c in counts:
+        total = combine(total, c)
+    return total
+
+
+def candidates(item: tuple[Any, Any]) -> Iterator[tuple[Any, Any]]:
+    """A combined slot's candidates, keyed by the new key of their row (the read's counts go
+    on under their own key, to the tally)."""
     key, part = item
     if key == COUNTS:
+        yield COUNTS, part
         return
     for c in part.candidates():
         if c.new_key is not None:
@@ -193,6 +204,9 @@ def plan_rows(partitions: int, written: str,
     tally of them all. `written`: the topic the run writes."""
     tally = Tally()
     for new_key, group in rows:
+        if new_key == COUNTS:
+            tally.records, tally.null_keys = combine_all(group)
+            continue
         row = plan_row(new_key, list(group), partitions, lambda c: c.entry.topic == written)
         tally.add(new_key, row)
         if row.rewrite is not None or row.tombstones:
@@ -205,13 +219,15 @@ def check_rows(partitions: int, rows: Iterable[tuple[bytes, Iterable[Classified]
     """Rows (new key, candidates) checked: one `Checked`."""
     checked = Checked()
     for new_key, group in rows:
-        checked.add(new_key, list(group), partitions)
+        if new_key != COUNTS:
+            checked.add(new_key, list(group), partitions)
     yield checked
 
 
 class SparkPlanner:
-    """`keyguard.sparkio.migrate_topic.Planner` on Spark: the slots are an RDD kept between
-    rounds (memory and disk), the rows are planned and written in executors."""
+    """`keyguard.sparkio.migrate_topic.Planner` on Spark: each round one job reads the topic
+    from the beginning, combines the slots and plans the rows (the plan, with its writes, kept
+    on the executors, memory and disk); the writes are jobs of their own."""
 
     def __init__(self, spark: SparkSession, job: Job, m: Migration, *, target_exists: bool,
                  chunk_records: int = CHUNK_RECORDS, progress: ProgressFn | None = None):
@@ -219,57 +235,48 @@ class SparkPlanner:
         self.chunk_records = chunk_records
         self.progress = progress
         self.topics = [m.topic] + ([m.target] if m.cut_over and target_exists else [])
+        #: The end offsets the last read stopped at, and what the run wrote since, by
+        #: (topic, partition): a round that finds nothing else arrived plans nothing.
         self.ends: dict[tuple[str, int], int] = {}
-        self.slots: RDD[Any] | None = None
+        self.wrote: dict[tuple[str, int], int] = {}
+        self.quiet = False
         self.planned: RDD[Any] | None = None
-        #: Partitions of the shuffles: the parallelism, or the first read's stretches.
-        self.width = spark.sparkContext.defaultParallelism
-        counts = self._read()
-        self.records_read, self.null_keys = counts
+        self.records_read = self.null_keys = 0
 
-    def _read(self) -> tuple[int, int]:
-        """Reads what arrived since the last read (from the beginning, the first time) and
-        combines it into the slots; the records and null keys it read."""
+    def rows(self) -> RDD[Any]:
+        """The topic read from the beginning (up to ends captured now), its slots combined,
+        its candidates grouped by new key (with the read's counts under `COUNTS`)."""
         kafka = KafkaRanges(self.m.bootstrap, self.m.properties)
-        ranges = []
-        for topic in self.topics:
-            for r in kafka.capture(topic):
-                since = self.ends.get((topic, r.partition), -1)
-                ranges.append(OffsetRange(topic, r.partition, max(r.start, since), r.end))
-                self.ends[(topic, r.partition)] = max(since, r.end)
+        ranges = [r for topic in self.topics for r in kafka.capture(topic)]
+        self.ends = {(r.topic, r.partition): r.end for r in ranges}
+        self.wrote = {}
         jobs = stretches(ranges, self.chunk_records)
-        if not jobs and self.slots is not None:
-            return 0, 0
+        width = max(self.spark.sparkContext.defaultParallelism, len(jobs))
         job = self.job
-        sc = self.spark.sparkContext
-        parts = sc.parallelize(jobs, max(1, len(jobs))).flatMap(lambda r: read_stretch(job, r))
-        if self.slots is not None:
-            parts = self.slots.union(parts)
-        self.width = max(self.width, len(jobs))
-        combined = parts.reduceByKey(combine, self.width)
-        combined.persist(_storage())
-        counts = _run(lambda: combined.filter(lambda kv: kv[0] == COUNTS).values().collect())
-        old, self.slots = self.slots, combined
-        self._done(old)
-        got = counts[0] if counts else (0, 0)  # combined: one item
-        self._tell(got[0], "records read")
-        return got
+        parts = self.spark.sparkContext.parallelize(jobs, max(1, len(jobs))) \
+            .flatMap(lambda r: read_stretch(job, r))
+        return parts.reduceByKey(combine, width).flatMap(candidates).groupByKey(width)
 
     def plan(self) -> MigrationPlan:
-        assert self.slots is not None
+        if self.quiet:  # only the run's own writes arrived: the model plans nothing more
+            return Tally().plan(held=True)
         job = self.job
-        rows = self.slots.flatMap(candidates).groupByKey(self.width)
-        planned = rows.mapPartitions(lambda it: plan_rows(job.partitions, job.written, it))
+        planned = self.rows().mapPartitions(
+            lambda it: plan_rows(job.partitions, job.written, it))
         planned.persist(_storage())
         tally = _run(lambda: planned.filter(lambda t: t[0] is not None).map(lambda t: t[0])
                      .fold(Tally(), lambda a, b: a.merge(b)))
         self._done(self.planned)
         self.planned = planned
+        if self.records_read == 0:
+            self.records_read, self.null_keys = tally.records, tally.null_keys
+        self._tell(tally.records, "records read and planned")
         return tally.plan(held=True)
 
     def write(self, plan: MigrationPlan, *, tombstones: bool) -> int:
-        assert self.planned is not None
-        if not (plan.tombstone_count if tombstones else plan.rewrite_count):
+        assert self.planned is not None or plan.empty
+        if self.planned is None or not (plan.tombstone_count if tombstones
+                                        else plan.rewrite_count):
             return 0
         m = self.m
         if tombstones:
@@ -278,19 +285,29 @@ class SparkPlanner:
             writes = self.planned.filter(lambda t: t[1] is not None).map(lambda t: t[1])
         # One job: it ends when every task's records are acknowledged (the barrier between
         # the rewrites and the tombstones).
-        acknowledged = _run(lambda: writes.mapPartitions(
-            lambda it: [_produce_task(m, it)]).sum())
-        self._tell(int(acknowledged), "tombstones acknowledged" if tombstones
+        per_partition = _run(lambda: writes.mapPartitions(
+            lambda it: [_produce_task(m, it)]).fold({}, _add_counts))
+        for partition, n in per_partition.items():
+            at = (m.target, partition)
+            self.wrote[at] = self.wrote.get(at, 0) + n
+        acknowledged = sum(per_partition.values())
+        self._tell(acknowledged, "tombstones acknowledged" if tombstones
                    else "rewrites acknowledged")
-        return int(acknowledged)
+        return acknowledged
 
     def read_more(self) -> None:
-        self._read()
+        """Whether anything but the run's own acknowledged writes arrived: every end offset
+        is where the last read stopped plus what the run wrote there. Otherwise (another
+        producer, a retried send that landed twice) the next round reads and plans again."""
+        kafka = KafkaRanges(self.m.bootstrap, self.m.properties)
+        now = {(r.topic, r.partition): r.end for t in self.topics for r in kafka.capture(t)}
+        expected = {at: end + self.wrote.get(at, 0) for at, end in self.ends.items()}
+        self.quiet = now == expected and set(self.wrote) <= set(expected)
+        self._tell(sum(now.values()) - sum(self.ends.values()), "records arrived")
 
     def close(self) -> None:
         self._done(self.planned)
-        self._done(self.slots)
-        self.planned = self.slots = None
+        self.planned = None
 
     def _done(self, rdd: RDD[Any] | None) -> None:
         if rdd is not None:
@@ -301,15 +318,31 @@ class SparkPlanner:
             self.progress(n, n, 0.0, what)
 
 
-def _produce_task(m: Migration, writes: Iterator[Write]) -> int:
-    """A task: its writes produced, streamed; returns once all are acknowledged."""
-    first = next(writes, None)
-    if first is None:
-        return 0
+def _add_counts(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def _produce_task(m: Migration, writes: Iterator[Write]) -> dict[int, int]:
+    """A task: its writes produced, streamed; once all are acknowledged, how many went to
+    each partition."""
+    counted: dict[int, int] = {}
+
+    def counting() -> Iterator[Write]:
+        for w in writes:
+            counted[w.partition] = counted.get(w.partition, 0) + 1
+            yield w
+
     try:
-        return produce_writes(m, itertools.chain((first,), writes))
+        acknowledged = produce_writes(m, counting())
     except KeyguardError as exc:
         raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
+    if acknowledged != sum(counted.values()):  # finish() raises first; never silently short
+        raise for_spark(KeyguardError(f"{acknowledged} of {sum(counted.values())} writes "
+                                      "acknowledged"))
+    return counted
 
 
 def _storage() -> Any:
@@ -339,15 +372,10 @@ def spark_verifier(spark: SparkSession, job: Job, m: Migration,
         check = Job(job.bootstrap, job.properties, job.specs, partitions, topic)
         fresh = Migration(topic=topic, bootstrap=m.bootstrap, table=m.table, old=m.old,
                           new=m.new, properties=m.properties)
-        planner = SparkPlanner(spark, check, fresh, target_exists=True,
-                               chunk_records=chunk_records)
-        try:
-            assert planner.slots is not None
-            rows = planner.slots.flatMap(candidates).groupByKey(planner.width)
-            checked = _run(lambda: rows.mapPartitions(lambda it: check_rows(check.partitions, it))
-                           .fold(Checked(), lambda a, b: a.merge(b)))
-        finally:
-            planner.close()
+        rows = SparkPlanner(spark, check, fresh, target_exists=True,
+                            chunk_records=chunk_records).rows()
+        checked = _run(lambda: rows.mapPartitions(lambda it: check_rows(partitions, it))
+                       .fold(Checked(), lambda a, b: a.merge(b)))
         return checked.verification(topic)
 
     return verify

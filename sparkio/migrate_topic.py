@@ -402,12 +402,11 @@ def run_rounds(planner: Planner, report: MigrationReport, *, source: str, target
     arrived meanwhile (its own records and any producer's) and plans again. `report.plan` is
     the first round's; the written counts add up over the rounds."""
     phase = on_phase or (lambda _phase, _plan: None)
-    report.records_read = planner.records_read
-    report.null_keys = planner.null_keys
     for round_ in range(1, max_rounds + 1):
         plan = planner.plan()
         if round_ == 1:
             report.plan = plan
+            report.records_read, report.null_keys = planner.records_read, planner.null_keys
         if plan.undecided_keys:
             raise _undecided(plan, source, round_)
         if plan.dropping_keys:

@@ -3,8 +3,9 @@ model of the table) and by the audit (a retirement is not a delete).
 
 `copy {"ts": T, "seen": [[topic, partition, offset], ...]}` on a rewrite: the logical time of
 the record it copies and, per (topic, partition), the last offset of its row the migration had
-read. `retire N` on a tombstone that retires an old encoding: its slot's records up to offset N
-moved under the new key. Pure.
+read; on a tombstone, the same for a row whose latest record is a delete (the delete carried
+over: it is a delete of the row). `retire N` on a tombstone that retires an old encoding: its
+slot's records up to offset N moved under the new key. Pure.
 """
 
 from __future__ import annotations

@@ -523,3 +523,22 @@ def test_slot_parts_of_any_stretches_merged_in_any_order_equal_the_whole_fold(
     assert sorted(c.entry.offset for c in merged.open) == [e.offset for e in whole.open]
     assert sorted(c.tail for c in merged.candidates()) == \
         sorted(e is whole.tail for e in whole.open)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_delete_that_wins_is_carried_over_not_retired(form: str) -> None:
+    """A row deleted under the old key while its rewrite was on its way: the rewrite lands
+    after the delete, so the next round must tombstone it. That tombstone carries the delete
+    (a copy), not a retirement: a retirement would retire the delete too, and an earlier
+    write of the row still in another slot would come back on the next run."""
+    topic = MemoryTopic(1)
+    topic.write("json", 1, "a")
+    topic.write("json", 0, "x")
+    migrate(topic, "csv", list(ENCODINGS), form)
+    writes = [("csv", 0, "x"), ("json", 0, None)]  # before the migration's first two writes
+    topic.between = lambda: writes and topic.write(*writes.pop(0))  # type: ignore[func-returns-value]
+    migrate(topic, "json", list(ENCODINGS), form)
+    topic.between = lambda: None
+    for _ in range(2):
+        migrate(topic, "json", list(ENCODINGS), form)
+        assert topic.table("json") == topic.truth == {1: "a"}

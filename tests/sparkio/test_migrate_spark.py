@@ -82,7 +82,7 @@ def test_a_write_that_lands_after_the_read_is_carried_by_the_next_round(
 
     def progress(done: int, total: int, elapsed: float, what: str) -> None:
         heard.append(what)
-        if heard.count("records read") == 1 and what == "records read":
+        if heard.count("records read and planned") == 1 and what == "records read and planned":
             produce(kafka_bootstrap, topic, V2, [(_row(7, "newer"), False)])
             produce(kafka_bootstrap, topic, V1, [(_row(1, "again"), False)])
 
