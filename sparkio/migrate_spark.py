@@ -234,7 +234,7 @@ class SparkPlanner:
         self.spark, self.job, self.m = spark, job, m
         self.chunk_records = chunk_records
         self.progress = progress
-        self.topics = [m.topic] + ([m.target] if m.cut_over and target_exists else [])
+        self.target_exists = target_exists
         #: The end offsets the last read stopped at, and what the run wrote since, by
         #: (topic, partition): a round that finds nothing else arrived plans nothing.
         self.ends: dict[tuple[str, int], int] = {}
@@ -242,6 +242,13 @@ class SparkPlanner:
         self.quiet = False
         self.planned: RDD[Any] | None = None
         self.records_read = self.null_keys = 0
+
+    @property
+    def topics(self) -> list[str]:
+        """What a round reads: the source, and a cut-over's target once it exists (the run
+        creates it before its first write)."""
+        m = self.m
+        return [m.topic] + ([m.target] if m.cut_over and self.target_exists else [])
 
     def rows(self) -> RDD[Any]:
         """The topic read from the beginning (up to ends captured now), its slots combined,
@@ -287,6 +294,7 @@ class SparkPlanner:
         # the rewrites and the tombstones).
         per_partition = _run(lambda: writes.mapPartitions(
             lambda it: [_produce_task(m, it)]).fold({}, _add_counts))
+        self.target_exists = True
         for partition, n in per_partition.items():
             at = (m.target, partition)
             self.wrote[at] = self.wrote.get(at, 0) + n
@@ -301,8 +309,9 @@ class SparkPlanner:
         producer, a retried send that landed twice) the next round reads and plans again."""
         kafka = KafkaRanges(self.m.bootstrap, self.m.properties)
         now = {(r.topic, r.partition): r.end for t in self.topics for r in kafka.capture(t)}
-        expected = {at: end + self.wrote.get(at, 0) for at, end in self.ends.items()}
-        self.quiet = now == expected and set(self.wrote) <= set(expected)
+        # A target the run created was empty when it was not read (its offsets start at 0).
+        expected = {at: self.ends.get(at, 0) + self.wrote.get(at, 0) for at in now}
+        self.quiet = now == expected and set(self.ends) | set(self.wrote) <= set(now)
         self._tell(sum(now.values()) - sum(self.ends.values()), "records arrived")
 
     def close(self) -> None:
