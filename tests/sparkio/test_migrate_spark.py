@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from broker import new_topic
 from confluent_kafka import Producer
 from test_migrate import (
     COLS,
@@ -140,3 +141,35 @@ def test_a_cut_over_to_a_new_topic_on_spark(spark: Any, kafka_bootstrap: str,
     assert not any(n.startswith("round") for n in report.notes), report.notes
     assert rows(consumer_table(kafka_bootstrap, target)) == expected
     assert [r.end for r in KafkaRanges(kafka_bootstrap).capture(topic)] == before
+
+
+def test_a_registry_format_on_spark_new_schema_ids_pinned_for_the_tasks(
+        spark: Any, kafka_bootstrap: str, tmp_path: Path) -> None:
+    """avro-confluent keys under two registered schemas (the same body, another id): the
+    driver registers the new key schema once and the tasks write with its id; the tasks open
+    the registry the options name (a file registry every process on this host shares)."""
+    from test_registry_formats_repair import TABLE, _produce, _schemas
+
+    from keyguard.formats.registry.registration import open_plan
+    from keyguard.guard.audit.scan import audit_topic
+
+    url = f"file://{tmp_path / 'registry'}"
+    _, second = _schemas("avro-confluent")
+    v1 = {"primary-key": "id", "key.format": "avro-confluent",
+          "key.avro-confluent.url": url, "value.format": "json"}
+    v2 = {**v1, "key.avro-confluent.schema": second}
+    topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
+    id1 = _produce(kafka_bootstrap, topic, v1, [{"id": i, "name": "v1"} for i in range(8)])
+    id2 = _produce(kafka_bootstrap, topic, v2, [{"id": i, "name": "v2"} for i in range(3)])
+    assert id1 != id2
+    report = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=TABLE,
+                             old=[v1], new=v2, state_path=tmp_path / "reg.json",
+                             chunk_records=3)
+    assert report.plan is not None
+    assert (report.plan.rewrite_count, report.plan.tombstone_count) == (5, 8)
+    assert report.verification is not None and report.verification.clean, render_text(report)
+    after = audit_topic(topic, open_plan(TABLE, {**v2, "topic": topic}),
+                        bootstrap=kafka_bootstrap)
+    assert (after.phantom_keys, after.misplaced_keys, after.missed_deletes) == (0, 0, 0)
+    ids = {s["schema_id"] for s in after.data["schema_ids"]["key"]}
+    assert id2 in ids
