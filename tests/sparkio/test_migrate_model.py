@@ -3,16 +3,16 @@
 A topic here is a list of logs, one per partition, as Kafka keeps them (compaction folds a key
 byte string to its last record; reading from the beginning and folding gives the same table,
 so nothing is compacted). Producers write rows under any key encoding, deletes included;
-migrations run in any direction and chain, killed after any record they write, with producers
-writing between any two of their records, and run again. The migration under test is the real
-one (`migrate_rounds`, with the topic in memory), in both its forms: in one process
-(`FoldPlanner`), and as the Spark form does it (`StretchPlanner` below: the steps of
-`keyguard.sparkio.migrate_spark` without Spark, the log cut into stretches folded apart, their
-parts combined in a shuffled order, the rows planned in shards). After every finished run, the
-logical table
-the topic holds must be the table the producers wrote (the reference: the last write of each
-row, in the order they happened), every row live once, under the last migration's key, on its
-murmur2 partition.
+partitions are added (a migration then re-partitions the rows onto the new count), and
+producers that still partition by the old count keep writing; migrations run in any direction
+and chain, killed after any record they write, with producers writing between any two of their
+records, and run again. The migration under test is the real one (`migrate_rounds`, with the
+topic in memory), in both its forms: in one process (`FoldPlanner`), and as the Spark form does
+it (`StretchPlanner` below: the steps of `keyguard.sparkio.migrate_spark` without Spark, the
+log cut into stretches folded apart, their parts combined in a shuffled order, the rows planned
+in shards). After every finished run, the logical table the topic holds must be the table the
+producers wrote (the reference: the last write of each row, in the order they happened), every
+row live once, under the last migration's key, on its murmur2 partition.
 """
 
 from __future__ import annotations
@@ -89,6 +89,14 @@ class MemoryTopic:
 
     def __post_init__(self) -> None:
         self.logs = self.logs or [[] for _ in range(self.partitions)]
+        self.before_growth = 0
+
+    def grow(self, more: int) -> None:
+        """Partitions added, as Kafka adds them (the keys already written stay where they
+        are): a migration re-partitions the rows onto the new count."""
+        self.before_growth = self.partitions
+        self.partitions += more
+        self.logs += [[] for _ in range(more)]
 
     def append(self, partition: int, key: bytes, value: bytes | None,
                headers: tuple[tuple[str, bytes], ...] = ()) -> None:
@@ -96,12 +104,14 @@ class MemoryTopic:
         log = self.logs[partition]
         log.append(Record(partition, len(log), self.clock, key, value, headers))
 
-    def write(self, encoding: str, row_id: int, name: str | None) -> None:
-        """A producer's write of row `row_id` under `encoding` (name None: a delete)."""
+    def write(self, encoding: str, row_id: int, name: str | None, stale: bool = False) -> None:
+        """A producer's write of row `row_id` under `encoding` (name None: a delete); `stale`:
+        a producer that still partitions by the count before the last growth."""
         row_id += 10
         row = {"id": row_id, "tenant": None, "name": name}
         key, value = ENCODINGS[encoding].encode(row)
-        self.append(partition_for(key, self.partitions), key, None if name is None else value)
+        count = self.before_growth if stale and self.before_growth else self.partitions
+        self.append(partition_for(key, count), key, None if name is None else value)
         if name is None:
             self.truth.pop(row_id - 10, None)
         else:
@@ -176,14 +186,14 @@ class StretchPlanner:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.slots: dict[Any, Any] = {}
-        self.ends = [0] * self.topic.partitions
+        self.ends: dict[int, int] = {}
         self.planned: list[list[Any]] = []
         self.records_read, self.null_keys = self._read()
 
     def _read(self) -> tuple[int, int]:
         parts: list[tuple[Any, Any]] = []
         for p, log in enumerate(self.topic.logs):
-            for start in range(self.ends[p], len(log), self.size):
+            for start in range(self.ends.get(p, 0), len(log), self.size):
                 parts += fold_stretch(self.decl, TOPIC, p, [log[start:start + self.size]])
             self.ends[p] = len(log)
         self.rng.shuffle(parts)
@@ -372,7 +382,9 @@ Step = tuple[str, Any]
 steps = st.lists(st.one_of(
     st.tuples(st.just("write"), st.tuples(st.sampled_from(list(ENCODINGS)),
                                           st.integers(0, 7),
-                                          st.one_of(st.none(), st.sampled_from("abcd")))),
+                                          st.one_of(st.none(), st.sampled_from("abcd")),
+                                          st.booleans())),
+    st.tuples(st.just("grow"), st.integers(1, 2)),
     st.tuples(st.just("migrate"), st.tuples(st.sampled_from(list(ENCODINGS)),
                                             st.one_of(st.none(), st.integers(0, 12)),
                                             st.lists(st.tuples(st.sampled_from(list(ENCODINGS)),
@@ -386,14 +398,17 @@ steps = st.lists(st.one_of(
 @pytest.mark.parametrize("form", FORMS)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(partitions=st.integers(1, 3), script=steps)
-def test_any_interleaving_of_writes_migrations_kills_and_reruns_keeps_the_table(
+def test_any_interleaving_of_writes_growth_migrations_kills_and_reruns_keeps_the_table(
         partitions: int, script: list[Step], form: str) -> None:
     topic = MemoryTopic(partitions)
     current = "json"
     for kind, args in script:
         if kind == "write":
-            encoding, row_id, name = args
-            topic.write(encoding, row_id, name)
+            topic.write(*args)  # stale: partitioned by the count before the last growth
+            continue
+        if kind == "grow":
+            if topic.partitions + args <= 5:
+                topic.grow(args)
             continue
         new, kill_after, during = args
         pending = list(during)
