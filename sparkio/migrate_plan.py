@@ -342,9 +342,10 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     tails = [c for c in group if c.live_tail and written(c)]
     encodings = tuple(c.encoding for c in tails)
     phantom = _shown(tails) if len(tails) > 1 else None
-    winner = latest(group)
-    if winner is None:
+    top = leaders(group)
+    if top is None:
         return RowPlan(encodings=encodings, phantom=phantom, undecided=_shown(group))
+    winner = top[0]
     keep: tuple[int, bytes] | None = None
     rewrite: Write | None = None
     in_place = False
@@ -352,11 +353,12 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     if winner.entry.live:
         keep = (partition_for(new_key, partitions), new_key)
         there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
-        # In place only when the new slot's last record is the winner itself: an equal value
-        # there is not enough, since the winner's slot is retired next and what stays must be
-        # the record that is known to be the latest.
-        if there and there[0].entry is winner.entry:
-            in_place = True
+        # In place only when the new slot's last record is one of the latest itself (the same
+        # rewrite twice, from a retried task, is two of them): an equal value there is not
+        # enough, since the other slots are retired next and what stays must be a record that
+        # is known to be the latest.
+        if there and any(there[0].entry is c.entry for c in top):
+            winner, in_place = there[0], True
         elif winner.lost:
             dropping = (f"partition {winner.entry.partition} offset {winner.entry.offset}",
                         winner.lost)
@@ -497,16 +499,18 @@ class MigrationPlan:
         return self.touched
 
 
-def latest(group: Sequence[Classified]) -> Classified | None:
-    """The record of a group that holds the row's current state (see the module docstring),
-    or None when it cannot be decided."""
+def leaders(group: Sequence[Classified]) -> list[Classified] | None:
+    """The records of a group that hold the row's current state (see the module docstring):
+    those no other record supersedes, with the newest logical time, all with the same outcome
+    (several when the same state was written twice); None when it cannot be decided."""
     top = [c for c in group if not any(d.entry.supersedes(c.entry) for d in group)]
     if len(top) > 1:
         newest = max(c.entry.logical_timestamp for c in top)
         top = [c for c in top if c.entry.logical_timestamp == newest]
         if len({(c.entry.live, c.new_value) for c in top}) > 1:
             return None
-    return top[0] if top else None
+    return top or None
+
 
 
 def _seen(group: Sequence[Classified]) -> tuple[Position, ...]:

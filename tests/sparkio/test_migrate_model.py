@@ -173,13 +173,16 @@ class StretchPlanner:
     `size` records, each folded and classified alone (`fold_stretch`, a read task); the parts
     combined in a shuffled order (`combine`, the first shuffle); the rows grouped by new key
     and planned in `shards` shuffled shards (`plan_rows`, the second); the tallies merged (the
-    driver); the writes produced shard after shard (the write tasks)."""
+    driver); the writes produced shard after shard (the write tasks), the first shard's twice
+    (a task that failed after its sends and ran again)."""
 
     topic: MemoryTopic
     decl: Declarations
     size: int = 2
     shards: int = 3
     seed: int = 0
+    #: The first shard's writes are sent twice, as a write task Spark retries sends them.
+    retried: bool = True
     records_read: int = 0
     null_keys: int = 0
 
@@ -221,9 +224,14 @@ class StretchPlanner:
         return tally.plan(held=True)
 
     def write(self, plan: MigrationPlan, *, tombstones: bool) -> int:
-        writes = [w for shard in self.planned for _, rewrite, retired in shard[:-1]
-                  for w in (retired if tombstones else (rewrite,) if rewrite else ())]
-        return self.topic.produce(TOPIC, writes)
+        written = 0
+        for i, shard in enumerate(self.planned):
+            writes = [w for _, rewrite, retired in shard[:-1]
+                      for w in (retired if tombstones else (rewrite,) if rewrite else ())]
+            written += self.topic.produce(TOPIC, writes)
+            if i == 0 and self.retried:  # the task failed after its sends, Spark ran it again
+                self.topic.produce(TOPIC, writes)
+        return written
 
     def read_more(self) -> None:
         self._read()
