@@ -5,11 +5,18 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import sys
 from typing import Annotated, Any
 
 import typer
 
-from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.errors import (
+    EXIT_BREAKING,
+    EXIT_INVALID,
+    InvalidOptionError,
+    KeyguardError,
+    RegistryError,
+)
 from keyguard.formats.registry.references import parse_reference_option
 from keyguard.formats.schemafile import SchemaText, read_schema_source
 from keyguard.formats.secrets import redact_url
@@ -302,10 +309,16 @@ def encode(
     encoding: EncodingOpt = "hex",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     flink_ddl: FlinkDdlOpt = None,
+    register: Annotated[bool, typer.Option(
+        "--register", help="Register the key and value schemas of a registry format first: "
+        "checked by the guard against what the subject holds (a breaking change is refused, "
+        "exit 1, nothing registered), then registered, and what was registered is printed. "
+        "Without it encode only looks the ids up (read-only).")] = False,
 ) -> None:
-    """Print the key and value bytes of one row, exactly as Flink would write them."""
-    # lazy: CLI start-up (registration loads the registry backends)
-    from keyguard.formats.registry.registration import bind_plan_schema_ids
+    """Print the key and value bytes of one row, exactly as Flink would write them.
+
+    Read-only: a registry format's schema ids are looked up, never registered, unless
+    --register says so."""
 
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
@@ -317,9 +330,10 @@ def encode(
     if not isinstance(raw, dict):
         raise fail("--row must be a JSON object of column -> value")
     table_row = coerce_row(plan.layout.table, raw, where="--row")
-    bind_plan_schema_ids(plan)  # registration: the explicit step before the first record
+    registered = _register(plan) if register else _look_up(plan)
     key, value = plan.encode(table_row, where="--row")
     result: dict[str, Any] = {
+        "registered": registered,
         "topic": plan.topic,
         "key": {"format": plan.key_format, "bytes": len(key), encoding: _show(key, encoding)},
         "value": {"format": plan.value_format, "bytes": len(value),
@@ -337,6 +351,9 @@ def encode(
     if as_json:
         echo(json.dumps(result))
         return
+    for line in registered:
+        sys.stderr.write(f"registered the {line['role']} schema under {line['subject']!r}: "
+                         f"id {line['id']}\n")
     for role, fmt, data in (("key", plan.key_format, key), ("value", plan.value_format, value)):
         echo(f"{role:<6} {fmt:<15} {len(data):>5} B  {_show(data, encoding)}")
         if fmt in _TEXT_FORMATS:
@@ -346,6 +363,73 @@ def encode(
             f"partition {result['partition']} of {partitions} "
             "(murmur2 of the key bytes, as Java and Flink producers choose)"
         )
+
+
+def _framed(plan: Any) -> list[tuple[str, Any]]:
+    """(role, codec) of each side whose format frames its records with a registry id."""
+    # lazy: CLI start-up (registration loads the registry backends)
+    from keyguard.formats.registry.registration import needs_schema_id
+
+    return [(role, c) for role, c in (("key", plan.key_codec), ("value", plan.value_codec))
+            if needs_schema_id(c)]
+
+
+def _look_up(plan: Any) -> list[dict[str, Any]]:
+    """Each framed side's id, looked up under its subject; nothing is registered."""
+    # lazy: CLI start-up (registration loads the registry backends)
+    from keyguard.formats.registry.registration import resolve_schema_id
+
+    for role, codec in _framed(plan):
+        try:
+            codec.bind_schema_id(resolve_schema_id(codec, register=False))
+        except RegistryError as exc:
+            if exc.exit_code != EXIT_INVALID:  # unreachable, refused, timed out: as it is
+                raise
+            raise RegistryError(
+                f"{exc.message}; encode only looks the {role} schema's id up",
+                hint="pass --register to register it (the guard checks it first), or give "
+                     "the schema the subject holds") from None
+    return []
+
+
+def _register(plan: Any) -> list[dict[str, Any]]:
+    """The guard's check of the plan's schemas against what their subjects hold, then each
+    framed side registered; what was registered. A breaking change registers nothing."""
+    # lazy: CLI start-up (the guard and the registry backends)
+    from keyguard.formats.registry.connect import open_for
+    from keyguard.formats.registry.registration import registry_of, resolve_schema_id
+    from keyguard.guard.check import check
+    from keyguard.guard.plan import TopicPlan
+    from keyguard.guard.render import render
+    from keyguard.guard.report import Verdict
+
+    framed = _framed(plan)
+    if not framed:
+        raise fail(f"--register: neither the key format ({plan.key_format}) nor the value "
+                   f"format ({plan.value_format}) registers a schema; drop --register")
+    codec = framed[0][1]
+    registry = registry_of(codec) or open_for(codec.options)
+    getattr(registry, "create", lambda: None)()  # a file registry: started empty if missing
+    report = check(TopicPlan.of_upsert(plan), registry=registry)
+    if report.verdict is Verdict.BREAKING:
+        sys.stderr.write(render(report, "text") + "\n")
+        raise GuardRefusedError(
+            f"--register: the guard found {len(report.breaking)} breaking change(s) in the "
+            f"schemas of topic {plan.topic!r}; nothing was registered",
+            hint="fix the schema, or migrate deliberately (keyguard migrate)")
+    out = []
+    for role, c in framed:
+        schema_id = resolve_schema_id(c, registry_of(c), register=True)
+        c.bind_schema_id(schema_id)
+        out.append({"role": role, "subject": c.subject, "id": schema_id})
+    return out
+
+
+class GuardRefusedError(KeyguardError):
+    """`encode --register` refused a breaking change: nothing was registered."""
+
+    kind = "breaking"
+    exit_code = EXIT_BREAKING
 
 
 @handles_errors

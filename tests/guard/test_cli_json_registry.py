@@ -21,10 +21,12 @@ def run(*args: str):
 def test_encode_registers_json_schemas_and_decode_reads_them_back(tmp_path: Path) -> None:
     url = f"file://{tmp_path / 'schemas'}"
     fmt = ["--key-format", "json-registry", "--value-format", "json-registry"]
-    r = run("encode", *COLUMNS, *fmt, "--registry", url, "--json",
+    r = run("encode", *COLUMNS, *fmt, "--registry", url, "--json", "--register",
             "--row", '{"region": "EU", "id": 7, "amount": "1000.00"}')
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
+    assert [(x["role"], x["subject"]) for x in out["registered"]] == [
+        ("key", "orders-key"), ("value", "orders-value")]
     key, value = bytes.fromhex(out["key"]["hex"]), bytes.fromhex(out["value"]["hex"])
     registry = FileRegistry(tmp_path / "schemas")
     key_version = registry.get_version("orders-key")
@@ -53,8 +55,8 @@ def test_decode_of_an_unframed_key_is_exit_2_saying_what_to_do(tmp_path: Path) -
 def test_avro_registry_is_avro_confluent(tmp_path: Path) -> None:
     url = f"file://{tmp_path / 'schemas'}"
     outs = []
-    for fmt in ("avro-registry", "avro-confluent"):
-        r = run("encode", *COLUMNS, "--key-format", fmt, "--value-format", "json",
+    for fmt, register in (("avro-registry", ["--register"]), ("avro-confluent", [])):
+        r = run("encode", *COLUMNS, "--key-format", fmt, "--value-format", "json", *register,
                 "--registry", url, "--json", "--row", '{"region": "EU", "id": 7}')
         assert r.exit_code == 0, r.output
         outs.append(json.loads(r.output)["key"]["hex"])
@@ -74,6 +76,6 @@ def test_schema_context_option_reaches_the_file_registry(tmp_path: Path) -> None
     url = f"file://{tmp_path / 'schemas'}"
     r = run("encode", *COLUMNS, "--key-format", "json-registry", "--value-format", "json",
             "--registry", url, "-o", "key.json-registry.schema-context=.flink-dev",
-            "--row", '{"region": "EU", "id": 7}')
+            "--row", '{"region": "EU", "id": 7}', "--register")
     assert r.exit_code == 0, r.output
     assert FileRegistry(tmp_path / "schemas").versions(":.flink-dev:orders-key") == [1]
