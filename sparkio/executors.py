@@ -15,6 +15,7 @@ that joined after the probe) is recognised by `missing_on_workers`.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -51,17 +52,15 @@ TASK_MODULES = (
 _PROBED: set[str] = set()
 
 
-def _probe_task(batches: Any, modules: tuple[str, ...] = TASK_MODULES) -> Any:
-    """Runs in a Python worker: keyguard's imports, as a row (never raises). `modules` is a
+def _probe_task(_row: Any, modules: tuple[str, ...] = TASK_MODULES) -> str:
+    """Runs in a Python worker, as a plain Python UDF (no Arrow: a worker without pyarrow must
+    run it too): keyguard's imports, reported as a JSON object (never raises). `modules` is a
     default argument: the copy shipped by value (`_by_value`) has no module globals."""
     import importlib
+    import json
     import socket
     import sys as _sys
 
-    import pyarrow as pa
-
-    for _ in batches:
-        pass
     missing, detail = "", ""
     # What a write task imports: keyguard's task modules, the formats' modules (each loaded
     # when a plan names it) and the dependencies they load only when used, so a worker that
@@ -73,10 +72,8 @@ def _probe_task(batches: Any, modules: tuple[str, ...] = TASK_MODULES) -> Any:
             missing = exc.name or name
             detail = f"{type(exc).__name__}: {exc}"
             break
-    yield pa.record_batch(
-        [pa.array([socket.gethostname()]), pa.array([_sys.executable]),
-         pa.array([missing]), pa.array([detail])],
-        names=["host", "python", "missing", "detail"])
+    return json.dumps({"host": socket.gethostname(), "python": _sys.executable,
+                       "missing": missing, "detail": detail})
 
 
 def _app_id(spark: SparkSession) -> str:
@@ -93,17 +90,18 @@ def _parallelism(spark: SparkSession) -> int:
 def probe_workers(spark: SparkSession) -> None:
     """Raise WorkerSetupError unless the executors' Python can import keyguard's task code.
 
-    Once per application when it passes. The probe function is pickled by value (it is
-    defined in a local scope), so loading it needs only pyspark and pyarrow on the workers.
+    Once per application when it passes. The probe function is pickled by value and runs as
+    a plain Python UDF, so loading it needs only pyspark on the workers: a worker without
+    pyarrow (which every Arrow path needs first) is named like one without keyguard.
     """
     app = _app_id(spark)
     if app and app in _PROBED:
         return
+    from pyspark.sql.functions import udf  # lazy: pyspark
+
     n = max(1, _parallelism(spark))
-    rows = (spark.range(0, n, 1, n)
-            .mapInArrow(_by_value(_probe_task), "host string, python string, missing string, "
-                                                "detail string")
-            .collect())
+    probe = udf(_by_value(_probe_task), "string", useArrow=False)
+    rows = [json.loads(r[0]) for r in spark.range(0, n, 1, n).select(probe("id")).collect()]
     bad = [r for r in rows if r["missing"]]
     if bad:
         raise missing_error(bad[0]["missing"], bad[0]["detail"], where=(

@@ -3,8 +3,12 @@ cluster tests run the real thing: tests/sparkio/cluster)."""
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,33 +90,70 @@ def test_the_probe_loads_and_reports_where_keyguard_is_missing(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe must load on a worker without keyguard (pickled by value, not by name), and
     report the failed import as a row instead of raising (so Spark retries nothing)."""
-    pa = pytest.importorskip("pyarrow")
     cloudpickle = pytest.importorskip("pyspark.cloudpickle")
     payload = cloudpickle.dumps(_by_value(_probe_task))
-    batch = pa.record_batch([pa.array([1])], names=["id"])
-    (here,) = list(pickle.loads(payload)(iter([batch])))
-    assert here.to_pylist()[0]["missing"] == ""  # this interpreter has keyguard
+    here = json.loads(pickle.loads(payload)(1))
+    assert here["missing"] == ""  # this interpreter has keyguard
     for name in [m for m in sys.modules if m.split(".")[0] == "keyguard"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "keyguard", None)  # as on a node without keyguard
-    (there,) = list(pickle.loads(payload)(iter([batch])))
-    row = there.to_pylist()[0]
-    assert row["missing"].split(".")[0] == "keyguard" and "ModuleNotFoundError" in row["detail"]
-    assert row["python"] == sys.executable
+    there = json.loads(pickle.loads(payload)(1))
+    assert there["missing"].split(".")[0] == "keyguard"
+    assert "ModuleNotFoundError" in there["detail"] and there["python"] == sys.executable
 
 
-@pytest.mark.parametrize("dependency", ["numpy", "fastavro", "jsonschema", "confluent_kafka"])
+@pytest.mark.parametrize("dependency", ["numpy", "fastavro", "jsonschema", "confluent_kafka",
+                                        "pyarrow"])
 def test_the_probe_loads_the_dependencies_a_task_loads_later(
         monkeypatch: pytest.MonkeyPatch, dependency: str) -> None:
     """keyguard's task modules import these only when a batch needs them: the probe imports
-    them itself, so an executor without one fails in one message before any task."""
-    pa = pytest.importorskip("pyarrow")
+    them itself (and needs none of them to run), so an executor without one fails in one
+    message before any task."""
     cloudpickle = pytest.importorskip("pyspark.cloudpickle")
     payload = cloudpickle.dumps(_by_value(_probe_task))
-    batch = pa.record_batch([pa.array([1])], names=["id"])
+    for name in [m for m in sys.modules if m.split(".")[0] in ("keyguard", dependency)]:
+        monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, dependency, None)  # as on a node without it
-    (there,) = list(pickle.loads(payload)(iter([batch])))
-    row = there.to_pylist()[0]
+    row = json.loads(pickle.loads(payload)(1))
     assert row["missing"] == dependency and dependency in row["detail"]
     error = missing_error(row["missing"], row["detail"], where="the Python workers")
     assert f"keyguard's dependency '{dependency}' is missing" in str(error)
+
+
+_NO_PYARROW = """
+import sys
+from pyspark.sql import SparkSession
+from keyguard.sparkio.executors import probe_workers
+from keyguard.sparkio.workers import WorkerSetupError
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .getOrCreate())
+try:
+    probe_workers(spark)
+except WorkerSetupError as exc:
+    print("WORKER-SETUP:", exc)
+finally:
+    spark.stop()
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_worker_python_without_pyarrow_is_named_before_any_arrow_path(tmp_path: Path
+                                                                        ) -> None:
+    """The workers' Python has keyguard but no pyarrow (a `python3` from the PATH, say): the
+    probe itself must run there and say so in one sentence, not die in Arrow's serializer."""
+    pytest.importorskip("pyspark")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "zz_no_pyarrow.pth").write_text("import sys; sys.modules['pyarrow'] = None\n")
+    env = {**os.environ, "PYSPARK_PYTHON": str(python)}
+    done = subprocess.run([sys.executable, "-c", _NO_PYARROW], env=env,
+                          capture_output=True, text=True, timeout=240)
+    out = done.stdout + done.stderr
+    assert "WORKER-SETUP:" in done.stdout, out[-3000:]
+    assert "keyguard's dependency 'pyarrow' is missing in the Python workers" in done.stdout
+    assert str(python) in done.stdout
