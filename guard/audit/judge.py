@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from keyguard.guard.audit.slots import Entry, Slots, distinct, fingerprint_words, shared
+from keyguard.guard.audit.slots import Entry, Slots, shared
 from keyguard.guard.audit.state import SHOWN_BYTES, AuditState, Located, logical_key
 from keyguard.guard.report import Finding, Report, Section, Witness
 from keyguard.guard.rules import (
@@ -133,19 +133,21 @@ class AuditResult:
 def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, Entry]]]:
     """Entries of one logical key, for the logical keys held by two or more: (key fingerprint,
     partition, entry) in the state's order. `deleted`: tombstones too, but not a migration's
-    retirements (missed deletes); else live entries only (phantom keys)."""
+    retirements (missed deletes); else live entries only (phantom keys). The candidates are
+    found by the first 64 bits of the logical fingerprints (numpy), the groups by all 128."""
     where: list[tuple[int, Slots, np.ndarray]] = []
-    words = []
+    heads = []
     for p, slots in state.slots.items():
         keep = slots.flags("decoded")
         live = slots.flags("live")
         keep &= (live | ~slots.flags("retired")) if deleted else live
         rows = np.flatnonzero(keep)
         where.append((p, slots, rows))
-        words.append(slots.logical_words()[rows])
-    if not words:
+        heads.append(slots.logical_heads()[rows])
+    if not heads:
         return []
-    many = shared(np.concatenate(words))
+    many = shared(np.concatenate(heads))
+    del heads
     groups: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
     start = 0
     for p, slots, rows in where:
@@ -158,7 +160,7 @@ def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, 
             e = slots.entry(row)
             assert e.logical is not None
             groups.setdefault(e.logical, []).append((fps[row], p, e))
-    return list(groups.values())
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
@@ -473,11 +475,26 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
 
 
 def distinct_keys(state: AuditState) -> int:
-    """Key byte strings across partitions (a misplaced key on two partitions is one)."""
-    held = [s for s in state.slots.values() if len(s)]
-    if len(held) < 2:
-        return sum(len(s) for s in held)
-    return distinct(np.concatenate([fingerprint_words(list(s.index)) for s in held]))
+    """Key byte strings across partitions (a misplaced key on two partitions is one). Only a
+    misplaced entry can share its key with another partition's (murmur2 picks one partition
+    for the bytes), so only those are looked up."""
+    if state.partitions <= 0:
+        return len({fp for s in state.slots.values() for fp in s.index})
+    placed = 0
+    strays: set[bytes] = set()
+    for slots in state.slots.values():
+        misplaced = slots.flags("misplaced")
+        placed += len(slots) - int(np.count_nonzero(misplaced))
+        if misplaced.any():
+            fps = list(slots.index)
+            strays.update(fps[row] for row in np.flatnonzero(misplaced).tolist())
+    for fp in list(strays):
+        for slots in state.slots.values():
+            row = slots.index.get(fp)
+            if row is not None and not slots.misplaced[row]:
+                strays.discard(fp)  # also on the partition murmur2 picks: counted there
+                break
+    return placed + len(strays)
 
 
 def summary_lines(data: Mapping[str, Any]) -> list[str]:

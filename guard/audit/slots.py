@@ -70,6 +70,21 @@ class Slots:
             column.append(0)
         return row
 
+    def extend(self, fps: list[bytes], logicals: list[bytes | None], live: list[bool],
+               offset: list[int], schema_id: list[int | None], misplaced: list[bool],
+               retired: list[bool], timestamp: list[int]) -> None:
+        """New keys, each with its last record (one batch's, column-wise)."""
+        start = len(self.offset)
+        self.index.update(zip(fps, range(start, start + len(fps)), strict=True))
+        self.logical += b"".join([_ZERO if x is None else x for x in logicals])
+        self.decoded.extend([x is not None for x in logicals])
+        self.live.extend(live)
+        self.offset.extend(offset)
+        self.schema_id.extend([NO_ID if x is None else x for x in schema_id])
+        self.misplaced.extend(misplaced)
+        self.retired.extend(retired)
+        self.timestamp.extend(timestamp)
+
     def set(self, row: int, live: bool, offset: int, schema_id: int | None, misplaced: bool,
             retired: bool, timestamp: int) -> None:
         self.live[row] = live
@@ -112,13 +127,13 @@ class Slots:
                      array("q", self.timestamp))
 
     def nbytes(self) -> int:
-        """The memory these entries take: the dict, its fingerprints and row numbers, and the
-        columns."""
+        """The memory these entries take: the dict, its fingerprints and row numbers (as the
+        allocator rounds them), and the columns."""
         n = len(self.index)
         if not n:
             return 0
         fp = next(iter(self.index))
-        one = sys.getsizeof(fp) + sys.getsizeof(2**20)  # a fingerprint, a row number
+        one = _allocated(sys.getsizeof(fp)) + _allocated(sys.getsizeof(2**20))
         columns = len(self.logical) + sum(
             c.itemsize * c.buffer_info()[1] for c in (
                 self.decoded, self.live, self.offset, self.schema_id, self.misplaced,
@@ -130,35 +145,20 @@ class Slots:
     def flags(self, name: str) -> np.ndarray:
         return np.frombuffer(getattr(self, name), dtype=np.int8).astype(bool)
 
-    def logical_words(self) -> np.ndarray:
-        """The logical fingerprints as rows of two 64-bit words (n, 2)."""
-        return np.frombuffer(bytes(self.logical), dtype="<u8").reshape(-1, 2)
+    def logical_heads(self) -> np.ndarray:
+        """The first 64 bits of each row's logical fingerprint (a view, no copy)."""
+        return np.frombuffer(self.logical, dtype="<u8")[0::2]
 
 
-def fingerprint_words(fps: list[bytes]) -> np.ndarray:
-    """Fingerprints as rows of two 64-bit words (n, 2)."""
-    return np.frombuffer(b"".join(fps), dtype="<u8").reshape(-1, 2)
+def _allocated(size: int) -> int:
+    """Bytes a small object of `size` takes: Python's allocator rounds to 16."""
+    return -(-size // 16) * 16
 
 
-def shared(words: np.ndarray) -> np.ndarray:
-    """Which rows of `words` (n, 2) hold a value another row holds too."""
-    n = len(words)
-    if n < 2:
-        return np.zeros(n, dtype=bool)
-    order = np.lexsort((words[:, 1], words[:, 0]))
-    s = words[order]
-    same = (s[1:] == s[:-1]).all(axis=1)
-    dup = np.zeros(n, dtype=bool)
-    dup[1:] |= same
-    dup[:-1] |= same
-    out = np.zeros(n, dtype=bool)
-    out[order] = dup
-    return out
-
-
-def distinct(words: np.ndarray) -> int:
-    """How many different values the rows of `words` (n, 2) hold."""
-    if len(words) < 2:
-        return len(words)
-    s = words[np.lexsort((words[:, 1], words[:, 0]))]
-    return 1 + int(np.count_nonzero((s[1:] != s[:-1]).any(axis=1)))
+def shared(values: np.ndarray) -> np.ndarray:
+    """Which entries of `values` (1-d) equal another entry."""
+    if len(values) < 2:
+        return np.zeros(len(values), dtype=bool)
+    s = np.sort(values)
+    twice = s[1:][s[1:] == s[:-1]]
+    return np.isin(values, twice)

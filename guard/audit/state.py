@@ -13,9 +13,11 @@ partition in its own task and merges on the driver gets the state a single reade
 
 from __future__ import annotations
 
+import gc
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any, Protocol
@@ -81,20 +83,24 @@ def logical_keys(columns: Mapping[str, Sequence[Any]], length: int) -> list[str]
     """`logical_key` of each row of decoded key columns, built column by column where the
     values are plain (strings, integers, finite floats, booleans, nulls)."""
     names = sorted(columns)
-    heads = [_TEXT(n) + ":" for n in names]
-    cols = [columns[n] for n in names]
-    out: list[str] = []
-    for i in range(length):
-        parts = []
-        for head, col in zip(heads, cols, strict=True):
-            text = _scalar_text(col[i])
-            if text is None:
-                parts = None
-                break
-            parts.append(head + text)
-        out.append("{" + ",".join(parts) + "}" if parts is not None
-                   else logical_key({n: c[i] for n, c in zip(names, cols, strict=True)}))
-    return out
+    texts = [_column_text(columns[n]) for n in names]
+    if not names:
+        return [logical_key({})] * length
+    if any(t is None for t in texts):
+        return [logical_key({n: columns[n][i] for n in names}) for i in range(length)]
+    template = "{" + ",".join(_TEXT(n).replace("%", "%%") + ":%s" for n in names) + "}"
+    return [template % row for row in zip(*texts, strict=True)]
+
+
+def _column_text(column: Sequence[Any]) -> list[str] | None:
+    """`_scalar_text` of every value of a column; None when one is not plain."""
+    kinds = set(map(type, column))
+    if kinds <= {str}:
+        return list(map(_TEXT, column))
+    if kinds <= {int}:
+        return list(map(int.__repr__, column))
+    out = [_scalar_text(v) for v in column]
+    return None if None in out else out  # type: ignore[return-value]
 
 
 @dataclass
@@ -264,6 +270,10 @@ class Folder:
 
     def add(self, batch: Sequence[RecordLike]) -> None:
         """One batch of records of any partitions, each partition's in offset order."""
+        with _collector_paused():
+            self._add(batch)
+
+    def _add(self, batch: Sequence[RecordLike]) -> None:
         prior, first_id = self._key_ids([r.key for r in batch])
         where: dict[int, list[int]] = {}
         for i, r in enumerate(batch):
@@ -278,8 +288,9 @@ class Folder:
 
     def add_columns(self, cols: Columns) -> None:
         """Consecutive records of one partition, in offset order (`KafkaRanges.read_columns`)."""
-        prior, first_id = self._key_ids(cols.keys)
-        self._fold(cols, range(len(cols.offsets)), prior, first_id)
+        with _collector_paused():
+            prior, first_id = self._key_ids(cols.keys)
+            self._fold(cols, range(len(cols.offsets)), prior, first_id)
 
     def _key_ids(self, keys: Sequence[bytes | None]) -> tuple[set[int], dict[int, int]]:
         """The key schema ids the state holds before a batch, and the batch's index of the
@@ -357,29 +368,36 @@ class Folder:
             slots = st.slots[p] = Slots()
         index = slots.index
         new = [fp for fp in last if fp not in index]
+        headers, stamps = cols.headers, cols.timestamps
+
+        def retired(i: int) -> bool:
+            return values[i] is None and headers is not None and isinstance(
+                read_marker(headers[i]), int)
+
+        start = len(slots)
         if new:
             first = {fp: j for j, fp in zip(range(len(fps) - 1, -1, -1), reversed(fps),
                                             strict=True)}
             at = [first[fp] for fp in new]
             logicals = self._logicals(cols, s, [keyed[j] for j in at], [ids[j] for j in at],
                                       where, prior, first_id)
-            for fp, logical in zip(new, logicals, strict=True):
-                slots.add(fp, logical)
-            fresh = set(new)
-        else:
-            fresh = set()
-        headers, stamps = cols.headers, cols.timestamps
+            won = [last[fp] for fp in new]
+            slots.extend(new, logicals, [values[keyed[j]] is not None for j in won],
+                         [koffs[j] for j in won], [ids[j] for j in won],
+                         [misplaced[j] for j in won], [retired(keyed[j]) for j in won],
+                         [stamps[keyed[j]] for j in won])
+        if len(new) == len(last):
+            return
         offset_of = slots.offset
         for fp, j in last.items():
             row = index[fp]
             i = keyed[j]
-            if fp not in fresh and offset_of[row] > offsets[i]:
+            if row >= start:
+                continue  # new: set above
+            if offset_of[row] > offsets[i]:
                 continue  # an older record of a key already folded (a re-read)
-            value = values[i]
-            retired = value is None and headers is not None and isinstance(
-                read_marker(headers[i]), int)
-            slots.set(row, value is not None, offsets[i], ids[j], misplaced[j], retired,
-                      stamps[i])
+            slots.set(row, values[i] is not None, offsets[i], ids[j], misplaced[j],
+                      retired(i), stamps[i])
 
     def _logicals(self, cols: Columns, s: PartitionStats, rows: list[int],
                   ids: list[int | None], where: Sequence[int], prior: set[int],
@@ -491,6 +509,21 @@ class Folder:
             into.append(what)
             into.sort(key=lambda x: (x.partition, x.offset))
             del into[self.state.limit:]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a batch folds: decoding a batch makes and drops
+    hundreds of thousands of containers (parsed JSON objects, rows) that hold no cycles, and
+    each collection the allocations would trigger walks them for nothing. Refcounting frees
+    them; the collector runs again as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _reason(exc: Exception) -> str:

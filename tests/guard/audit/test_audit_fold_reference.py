@@ -32,6 +32,7 @@ from keyguard.guard.audit.state import (
     _reason,
     fingerprint,
     logical_key,
+    logical_keys,
 )
 from keyguard.guard.offsets import Record as Rec
 from keyguard.guard.offsets import RecordColumns
@@ -146,6 +147,45 @@ class OneByOne:
         return out
 
 
+def _groups(state: AuditState, keep: Any) -> list[list[tuple[bytes, int, Entry]]]:
+    """Entries by logical key, in the state's order: the judge's grouping done plainly."""
+    by: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
+    for (kf, p), e in state.entries.items():
+        if e.logical is not None and keep(e):
+            by.setdefault(e.logical, []).append((kf, p, e))
+    return list(by.values())
+
+
+def _plain_phantoms(state: AuditState) -> tuple[int, int, list[list[tuple[int, int]]]]:
+    keys = orphaned = 0
+    found = []
+    for group in _groups(state, lambda e: e.live):
+        if len({kf for kf, _, _ in group}) >= 2:
+            keys += 1
+            orphaned += len(group) - 1
+            found.append(sorted((p, e.offset) for _, p, e in group))
+    return keys, orphaned, sorted(found)[:5]
+
+
+def _plain_missed(state: AuditState) -> tuple[int, list[tuple[int, int, int, int]]]:
+    def later(a: Entry, pa: int, b: Entry, pb: int) -> bool:
+        if pa == pb:
+            return a.offset > b.offset
+        return a.timestamp >= 0 and b.timestamp >= 0 and a.timestamp > b.timestamp
+
+    keys, found = 0, []
+    for group in _groups(state, lambda e: e.live or not e.retired):
+        live = [(p, e) for _, p, e in group if e.live]
+        gone = [(p, e) for _, p, e in group if not e.live]
+        pair = next(((d, x) for d in gone for x in live if later(d[1], d[0], x[1], x[0])),
+                    None)
+        if pair is not None:
+            keys += 1
+            (dp, d), (lp, x) = pair
+            found.append((dp, d.offset, lp, x.offset))
+    return keys, sorted(found)[:5]
+
+
 def _comparable(s: AuditState) -> tuple[object, ...]:
     return (dict(sorted(s.stats.items())), s.entries, s.ids, s.undecodable, s.null_keys,
             s.misplaced)
@@ -211,9 +251,19 @@ def _check(plan: UpsertPlan, records: list[Rec], rnd: Any) -> None:
     assert _comparable(columns.state) == _comparable(expected)
     assert phantoms(columns.state) == phantoms(expected)
     assert missed_deletes(columns.state) == missed_deletes(expected)
+    found = phantoms(columns.state)
+    assert (found.keys, found.orphaned, [[(x.partition, x.offset) for x in g]
+                                         for g in found.examples]) == _plain_phantoms(expected)
+    missed = missed_deletes(columns.state)
+    assert (missed.keys, [(d.partition, d.offset, x.partition, x.offset)
+                          for d, x in missed.examples]) == _plain_missed(expected)
     facts = AuditFacts("orders", PARTITIONS, plan.key_format, plan.value_format)
-    assert judge(columns.state, facts, phantoms(columns.state), {}).data["totals"] == \
-        judge(expected, facts, phantoms(expected), {}).data["totals"]
+    totals = judge(columns.state, facts, phantoms(columns.state), {}).data["totals"]
+    assert totals == judge(expected, facts, phantoms(expected), {}).data["totals"]
+    entries = expected.entries
+    assert totals["distinct_keys"] == len({fp for fp, _ in entries})
+    assert totals["live_keys"] == sum(e.live for e in entries.values())
+    assert totals["misplaced_live"] == sum(e.live and e.misplaced for e in entries.values())
     # Records in batches of any size that interleave partitions: the same state.
     interleaved = sorted(records, key=lambda r: (r.offset, rnd.random()))
     rows = Folder(plan, PARTITIONS)
@@ -262,3 +312,20 @@ def test_a_plain_topic_folds_its_keys_column_wise() -> None:
     logicals = {e.logical for e in folder.state.entries.values()}
     assert logicals == {fingerprint(logical_key({"a": i, "b": "ü\"x"}).encode())
                         for i in range(3)}
+
+
+_plain = st.one_of(st.none(), st.booleans(), st.integers(), st.text(),
+                   st.floats(allow_nan=True, allow_infinity=True), st.decimals(allow_nan=False),
+                   st.dates(), st.binary(max_size=4))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b%s", "ü \"q\"", "c"]), unique=True, max_size=3),
+       st.data())
+def test_column_wise_logical_keys_are_logical_key_of_each_row(names, data) -> None:  # type: ignore[no-untyped-def]
+    length = data.draw(st.integers(0, 6))
+    kind = {n: data.draw(st.sampled_from([st.text(), st.integers(), _plain])) for n in names}
+    columns = {n: data.draw(st.lists(kind[n], min_size=length, max_size=length))
+               for n in names}
+    assert logical_keys(columns, length) == [
+        logical_key({n: columns[n][i] for n in names}) for i in range(length)]
