@@ -322,7 +322,7 @@ class Folder:
         s.last_offset = max(s.last_offset, high)
         present = [i for i, v in enumerate(values) if v is not None]
         s.tombstones += n - len(present)
-        s.value_bytes += sum([len(values[i]) for i in present])  # type: ignore[arg-type]
+        s.value_bytes += sum([len(values[i] or b"") for i in present])
         if self.value_frame.carries_schema_id:
             for i in present:
                 self._span("value", self.value_frame.schema_id(values[i]), p, offsets[i])
@@ -381,11 +381,11 @@ class Folder:
             at = [first[fp] for fp in new]
             logicals = self._logicals(cols, s, [keyed[j] for j in at], [ids[j] for j in at],
                                       where, prior, first_id)
-            won = [last[fp] for fp in new]
-            slots.extend(new, logicals, [values[keyed[j]] is not None for j in won],
-                         [koffs[j] for j in won], [ids[j] for j in won],
-                         [misplaced[j] for j in won], [retired(keyed[j]) for j in won],
-                         [stamps[keyed[j]] for j in won])
+            winners = [last[fp] for fp in new]
+            slots.extend(new, logicals, [values[keyed[j]] is not None for j in winners],
+                         [koffs[j] for j in winners], [ids[j] for j in winners],
+                         [misplaced[j] for j in winners], [retired(keyed[j]) for j in winners],
+                         [stamps[keyed[j]] for j in winners])
         if len(new) == len(last):
             return
         offset_of = slots.offset
