@@ -262,6 +262,19 @@ def child_peak_rss(rusage: object) -> int:
     return rss if sys.platform == "darwin" else rss * 1024
 
 
+def own_peak_rss() -> int:
+    """This process's peak RSS in bytes (/proc/self/status VmHWM; 0 where there is none).
+    A child reports its own: the rusage `wait4` gives counts the parent's pages it forked."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def timed_process(cmd: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
                   env: dict[str, str] | None = None) -> tuple[float, int, bytes, bytes, Any]:
     """One fresh process, run to its end: (wall seconds, exit code, stdout, stderr, its own

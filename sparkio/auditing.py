@@ -63,8 +63,8 @@ def audit(spark: SparkSession, *, topic: str | None = None,
             folder = Folder(reader.task_plan(), partitions, limit=limit)
             kafka = settings.kafka()
             for r in items:
-                for batch in kafka.read(r, headers=True):
-                    folder.add(batch)
+                for cols in kafka.read_columns(r, headers=True):
+                    folder.add_columns(cols)
             yield folder.state
         except KeyguardError as exc:
             raise for_spark(exc)  # noqa: B904  (exc itself, printed first)

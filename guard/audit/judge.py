@@ -11,7 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from keyguard.guard.audit.state import SHOWN_BYTES, AuditState, Entry, Located, logical_key
+import numpy as np
+
+from keyguard.guard.audit.slots import Entry, Slots, shared
+from keyguard.guard.audit.state import SHOWN_BYTES, AuditState, Located, logical_key
 from keyguard.guard.report import Finding, Report, Section, Witness
 from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
@@ -127,15 +130,44 @@ class AuditResult:
         return self.phantom_keys == 0 and self.misplaced_keys == 0 and self.missed_deletes == 0
 
 
+def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, Entry]]]:
+    """Entries of one logical key, for the logical keys held by two or more: (key fingerprint,
+    partition, entry) in the state's order. `deleted`: tombstones too, but not a migration's
+    retirements (missed deletes); else live entries only (phantom keys). The candidates are
+    found by the first 64 bits of the logical fingerprints (numpy), the groups by all 128."""
+    where: list[tuple[int, Slots, np.ndarray]] = []
+    heads = []
+    for p, slots in state.slots.items():
+        keep = slots.flags("decoded")
+        live = slots.flags("live")
+        keep &= (live | ~slots.flags("retired")) if deleted else live
+        rows = np.flatnonzero(keep)
+        where.append((p, slots, rows))
+        heads.append(slots.logical_heads()[rows])
+    if not heads:
+        return []
+    many = shared(np.concatenate(heads))
+    del heads
+    groups: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
+    start = 0
+    for p, slots, rows in where:
+        chosen = rows[many[start:start + len(rows)]]
+        start += len(rows)
+        if not len(chosen):
+            continue
+        fps = list(slots.index)
+        for row in chosen.tolist():
+            e = slots.entry(row)
+            assert e.logical is not None
+            groups.setdefault(e.logical, []).append((fps[row], p, e))
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
     """The phantom keys of a (merged) state; examples ordered by partition and offset."""
-    by_logical: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
-    for (kf, p), e in state.entries.items():
-        if e.live and e.logical is not None:
-            by_logical.setdefault(e.logical, []).append((kf, p, e))
     keys = orphaned = 0
     found: list[tuple[Encoding, ...]] = []
-    for group in by_logical.values():
+    for group in grouped(state, deleted=False):
         if len({kf for kf, _, _ in group}) < 2:
             continue  # one byte string (on one or more partitions: a misplaced key, not this)
         keys += 1
@@ -166,13 +198,10 @@ def _later(a: Entry, pa: int, b: Entry, pb: int) -> bool:
 
 def missed_deletes(state: AuditState, limit: int | None = None) -> MissedDeletes:
     """The missed deletes of a (merged) state; a migration's retirements are not deletes."""
-    by_logical: dict[bytes, list[tuple[int, Entry]]] = {}
-    for (_, p), e in state.entries.items():
-        if e.logical is not None and (e.live or not e.retired):
-            by_logical.setdefault(e.logical, []).append((p, e))
     keys = 0
     found: list[tuple[Encoding, Encoding]] = []
-    for group in by_logical.values():
+    for entries in grouped(state, deleted=True):
+        group = [(p, e) for _, p, e in entries]
         live = [(p, e) for p, e in group if e.live]
         gone = [(p, e) for p, e in group if not e.live]
         pair = next(((d, x) for d in gone for x in live if _later(d[1], d[0], x[1], x[0])),
@@ -235,11 +264,9 @@ def _witness(row: Mapping[str, Any] | None, old: Shown | None, new: Shown | None
 def live_misplaced(state: AuditState) -> dict[int, int]:
     """Per partition, the keys live there although murmur2 puts their bytes elsewhere: the
     ones that matter (a misplaced key deleted by a tombstone beside it goes with compaction)."""
-    per: dict[int, int] = {}
-    for (_, p), e in state.entries.items():
-        if e.live and e.misplaced:
-            per[p] = per.get(p, 0) + 1
-    return dict(sorted(per.items()))
+    per = {p: int(np.count_nonzero(s.flags("live") & s.flags("misplaced")))
+           for p, s in state.slots.items()}
+    return {p: n for p, n in sorted(per.items()) if n}
 
 
 def misplaced_findings(state: AuditState, facts: AuditFacts,
@@ -397,13 +424,8 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
 def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
             missed: MissedDeletes) -> dict[str, Any]:
     """The audit's numbers as JSON values: per partition, totals, schema ids, memory held."""
-    live: dict[int, int] = {}
-    distinct: dict[int, int] = {}
-    keys: set[bytes] = set()
-    for (kf, p), e in state.entries.items():
-        distinct[p] = distinct.get(p, 0) + 1
-        live[p] = live.get(p, 0) + e.live
-        keys.add(kf)
+    live = {p: int(np.count_nonzero(s.flags("live"))) for p, s in state.slots.items()}
+    distinct = {p: len(s) for p, s in state.slots.items()}
     rows = []
     for p in range(facts.partitions):
         s = state.stats.get(p)
@@ -425,7 +447,7 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
     numeric = ("records", "tombstones", "null_keys", "live_keys", "bytes", "misplaced",
                "undecodable_keys", "undecodable_values", "unframed_keys")
     totals: dict[str, Any] = {k: sum(r[k] for r in rows) for k in numeric}
-    totals["distinct_keys"] = len(keys)
+    totals["distinct_keys"] = distinct_keys(state)
     totals["misplaced_live"] = sum(live_misplaced(state).values())
     totals["phantom_keys"] = found.keys
     totals["orphaned_records"] = found.orphaned
@@ -448,8 +470,31 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
         "consumers": None if facts.consumers is None else [
             {"group": x.group, "partition": x.partition, "committed": x.committed,
              "unread": x.unread, "behind_ms": x.behind_ms} for x in facts.consumers],
-        "held": {"entries": len(state.entries), "bytes": state.held_bytes()},
+        "held": {"entries": state.entry_count(), "bytes": state.held_bytes()},
     }
+
+
+def distinct_keys(state: AuditState) -> int:
+    """Key byte strings across partitions (a misplaced key on two partitions is one). Only a
+    misplaced entry can share its key with another partition's (murmur2 picks one partition
+    for the bytes), so only those are looked up."""
+    if state.partitions <= 0:
+        return len({fp for s in state.slots.values() for fp in s.index})
+    placed = 0
+    strays: set[bytes] = set()
+    for slots in state.slots.values():
+        misplaced = slots.flags("misplaced")
+        placed += len(slots) - int(np.count_nonzero(misplaced))
+        if misplaced.any():
+            fps = list(slots.index)
+            strays.update(fps[row] for row in np.flatnonzero(misplaced).tolist())
+    for fp in list(strays):
+        for slots in state.slots.values():
+            row = slots.index.get(fp)
+            if row is not None and not slots.misplaced[row]:
+                strays.discard(fp)  # also on the partition murmur2 picks: counted there
+                break
+    return placed + len(strays)
 
 
 def summary_lines(data: Mapping[str, Any]) -> list[str]:

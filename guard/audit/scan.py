@@ -71,9 +71,9 @@ def audit_topic(topic: str, plan: UpsertPlan, *, bootstrap: str,
     folder = Folder(plan, len(ranges), limit=limit)
     start, read = time.monotonic(), 0
     for r in chosen:
-        for batch in kafka.read(r, headers=True):  # a migration's retirements
-            folder.add(batch)
-            read += len(batch)
+        for cols in kafka.read_columns(r, headers=True):  # a migration's retirements
+            folder.add_columns(cols)
+            read += len(cols)
             if progress is not None:
                 progress(read, total, time.monotonic() - start)
     return conclude(folder.state, plan, bootstrap=bootstrap, properties=properties,

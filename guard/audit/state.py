@@ -13,9 +13,11 @@ partition in its own task and merges on the driver gets the state a single reade
 
 from __future__ import annotations
 
+import gc
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any, Protocol
@@ -27,9 +29,8 @@ from keyguard.formats.partitioner import partitions_for
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.values import to_jsonable
 from keyguard.guard.audit.markers import read_marker
+from keyguard.guard.audit.slots import FINGERPRINT_BYTES, Entry, Slots
 
-#: Bytes of a fingerprint: 128 bits, no collision in any topic's lifetime.
-FINGERPRINT_BYTES = 16
 #: Examples kept per kind (undecodable, null key, misplaced) by default.
 EXAMPLES = 5
 #: Bytes of a record shown in an example (longer ones are cut).
@@ -57,6 +58,49 @@ def logical_key(row: Mapping[str, Any]) -> str:
     """A decoded key in one canonical text: equal values, equal text, whatever the bytes."""
     return json.dumps(to_jsonable(dict(row)), sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False, default=str)
+
+
+_TEXT = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes
+
+
+def _scalar_text(v: Any) -> str | None:
+    """`logical_key`'s text of one plain value (None: not plain, the row goes the long way)."""
+    t = type(v)
+    if t is str:
+        return _TEXT(v)  # type: ignore[no-any-return]
+    if t is int:
+        return int.__repr__(v)
+    if v is None:
+        return "null"
+    if t is bool:
+        return "true" if v else "false"
+    if t is float and math.isfinite(v):
+        return float.__repr__(v)
+    return None
+
+
+def logical_keys(columns: Mapping[str, Sequence[Any]], length: int) -> list[str]:
+    """`logical_key` of each row of decoded key columns, built column by column where the
+    values are plain (strings, integers, finite floats, booleans, nulls)."""
+    names = sorted(columns)
+    texts = [_column_text(columns[n]) for n in names]
+    if not names:
+        return [logical_key({})] * length
+    if any(t is None for t in texts):
+        return [logical_key({n: columns[n][i] for n in names}) for i in range(length)]
+    template = "{" + ",".join(_TEXT(n).replace("%", "%%") + ":%s" for n in names) + "}"
+    return [template % row for row in zip(*texts, strict=True)]
+
+
+def _column_text(column: Sequence[Any]) -> list[str] | None:
+    """`_scalar_text` of every value of a column; None when one is not plain."""
+    kinds = set(map(type, column))
+    if kinds <= {str}:
+        return list(map(_TEXT, column))
+    if kinds <= {int}:
+        return list(map(int.__repr__, column))
+    out = [_scalar_text(v) for v in column]
+    return None if None in out else out  # type: ignore[return-value]
 
 
 @dataclass
@@ -101,25 +145,6 @@ class Located:
     expected: int | None = None
 
 
-@dataclass(frozen=True)
-class Entry:
-    """The last record of one key byte string on one partition."""
-
-    #: Fingerprint of the decoded logical key; None when the key did not decode.
-    logical: bytes | None
-    live: bool
-    offset: int
-    #: The schema id the key bytes carry (a framed format), else None.
-    schema_id: int | None
-    #: Not on the partition murmur2 picks for the key bytes.
-    misplaced: bool = False
-    #: The last record is a tombstone `keyguard migrate` wrote to retire an old encoding (its
-    #: row moved): not a delete.
-    retired: bool = False
-    #: The last record's timestamp (ms), to order records of one row across partitions.
-    timestamp: int = -1
-
-
 @dataclass
 class AuditState:
     """The fold of some partitions of a topic with `partitions` partitions; see the module."""
@@ -127,8 +152,8 @@ class AuditState:
     partitions: int
     limit: int = EXAMPLES
     stats: dict[int, PartitionStats] = field(default_factory=dict)
-    #: (key fingerprint, partition) -> the key's last record there.
-    entries: dict[tuple[bytes, int], Entry] = field(default_factory=dict)
+    #: Per partition, each key byte string's last record there (column-wise).
+    slots: dict[int, Slots] = field(default_factory=dict)
     #: (role, schema id, partition) -> [records, first offset, last offset].
     ids: dict[tuple[str, int, int], list[int]] = field(default_factory=dict)
     undecodable: list[Located] = field(default_factory=list)
@@ -141,14 +166,18 @@ class AuditState:
     def records(self) -> int:
         return sum(s.records for s in self.stats.values())
 
+    @property
+    def entries(self) -> dict[tuple[bytes, int], Entry]:
+        """(key fingerprint, partition) -> the key's last record there, one object each: for
+        tests and small states (the judge reads `slots` column-wise)."""
+        return {(fp, p): e for p, slots in self.slots.items() for fp, e in slots.items()}
+
+    def entry_count(self) -> int:
+        return sum(len(s) for s in self.slots.values())
+
     def held_bytes(self) -> int:
-        """An estimate of the memory the entries take (dict slot, key tuple, fingerprints)."""
-        if not self.entries:
-            return 0
-        (k, e), = [next(iter(self.entries.items()))]
-        one = (sys.getsizeof(k) + sys.getsizeof(k[0]) + sys.getsizeof(e)
-               + (sys.getsizeof(e.logical) if e.logical is not None else 0) + 3 * 8 + 8)
-        return one * len(self.entries)
+        """An estimate of the memory the entries take (dicts, fingerprints, columns)."""
+        return sum(s.nbytes() for s in self.slots.values())
 
     # -- merging -----------------------------------------------------------------------------
 
@@ -169,10 +198,15 @@ class AuditState:
         for p, stats in other.stats.items():
             mine = self.stats.get(p)
             self.stats[p] = stats.merge(PartitionStats()) if mine is None else mine.merge(stats)
-        for slot, e in other.entries.items():
-            had = self.entries.get(slot)
-            if had is None or e.offset > had.offset:
-                self.entries[slot] = e
+        for p, theirs in other.slots.items():
+            mine = self.slots.get(p)
+            if mine is None:
+                self.slots[p] = theirs.copy()
+                continue
+            for fp, row in theirs.index.items():
+                had = mine.index.get(fp)
+                if had is None or theirs.offset[row] > mine.offset[had]:
+                    mine.put(fp, theirs.entry(row))
         for where, (n, first, last) in other.ids.items():
             span = self.ids.get(where)
             if span is None:
@@ -195,9 +229,36 @@ class AuditState:
         return out
 
 
+class Columns(Protocol):
+    """Consecutive records of one partition, column-wise (`keyguard.guard.offsets.RecordColumns`
+    is one)."""
+
+    partition: int
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[tuple[tuple[str, bytes | None], ...]] | None
+
+
+@dataclass
+class _Columns:
+    partition: int
+    offsets: list[int]
+    timestamps: list[int]
+    keys: list[bytes | None]
+    values: list[bytes | None]
+    headers: list[Any] | None
+
+
 class Folder:
     """Folds records into an `AuditState` with the plan's codecs (decoding every key once per
-    key byte string and partition, and every value) and the formats' frames."""
+    key byte string and partition, and every value) and the formats' frames.
+
+    Batches fold column-wise: values and new keys are decoded a batch at a time
+    (`Codec.decode_batch`), the rare record a batch cannot take (an undecodable key, a key
+    without its frame) record by record, and the state is exactly the one folding each record
+    in turn gives."""
 
     def __init__(self, plan: UpsertPlan, partitions: int, *, limit: int = EXAMPLES,
                  decode_values: bool = True) -> None:
@@ -209,76 +270,197 @@ class Folder:
 
     def add(self, batch: Sequence[RecordLike]) -> None:
         """One batch of records of any partitions, each partition's in offset order."""
-        st = self.state
-        keyed = [r for r in batch if r.key is not None]
-        expected = (partitions_for([r.key for r in keyed], st.partitions).tolist()  # type: ignore[misc]
-                    if keyed and st.partitions > 0 else [])
-        want = {id(r): e for r, e in zip(keyed, expected, strict=True)}
-        for r in batch:
-            self._add(r, want.get(id(r)))
+        with _collector_paused():
+            self._add(batch)
 
-    def _add(self, r: RecordLike, expected: int | None) -> None:
-        st = self.state
-        s = st.stats.get(r.partition)
-        if s is None:
-            s = st.stats[r.partition] = PartitionStats()
-        s.records += 1
-        s.first_offset = r.offset if s.first_offset < 0 else min(s.first_offset, r.offset)
-        s.last_offset = max(s.last_offset, r.offset)
-        if r.value is None:
-            s.tombstones += 1
-        else:
-            s.value_bytes += len(r.value)
-            self._value(r, s)
-        if r.key is None:
-            s.null_keys += 1
-            self._example(st.null_keys, Located(r.partition, r.offset, "null key"))
+    def _add(self, batch: Sequence[RecordLike]) -> None:
+        prior, first_id = self._key_ids([r.key for r in batch])
+        where: dict[int, list[int]] = {}
+        for i, r in enumerate(batch):
+            where.setdefault(r.partition, []).append(i)
+        for p, at in where.items():
+            rs = [batch[i] for i in at]
+            self._fold(_Columns(p, [r.offset for r in rs],
+                                [getattr(r, "timestamp", -1) for r in rs],
+                                [r.key for r in rs], [r.value for r in rs],
+                                [getattr(r, "headers", None) for r in rs]),
+                       at, prior, first_id)
+
+    def add_columns(self, cols: Columns) -> None:
+        """Consecutive records of one partition, in offset order (`KafkaRanges.read_columns`)."""
+        with _collector_paused():
+            prior, first_id = self._key_ids(cols.keys)
+            self._fold(cols, range(len(cols.offsets)), prior, first_id)
+
+    def _key_ids(self, keys: Sequence[bytes | None]) -> tuple[set[int], dict[int, int]]:
+        """The key schema ids the state holds before a batch, and the batch's index of the
+        first key carrying each id: what an unframed key is tried under (`_unframed`)."""
+        if not self.key_frame.carries_schema_id:
+            return set(), {}
+        prior = {i for (role, i, _) in self.state.ids if role == "key"}
+        first: dict[int, int] = {}
+        schema_id = self.key_frame.schema_id
+        for i, k in enumerate(keys):
+            sid = schema_id(k)
+            if sid is not None and sid not in first:
+                first[sid] = i
+        return prior, first
+
+    def _fold(self, cols: Columns, where: Sequence[int], prior: set[int],
+              first_id: dict[int, int]) -> None:
+        st, p = self.state, cols.partition
+        offsets, keys, values = cols.offsets, cols.keys, cols.values
+        n = len(offsets)
+        if not n:
             return
-        s.key_bytes += len(r.key)
-        key_id = self._id("key", self.key_frame, r.key, r)
-        misplaced = expected is not None and expected != r.partition
-        if misplaced:
-            s.misplaced += 1
-            self._example(st.misplaced, Located(
-                r.partition, r.offset, f"on partition {r.partition}, murmur2 picks {expected}",
-                r.key[:SHOWN_BYTES], expected))
-        slot = (fingerprint(r.key), r.partition)
-        before = st.entries.get(slot)
-        if before is not None and before.offset > r.offset:
-            return  # an older record of a key already folded (a re-read): the later one holds
-        logical = before.logical if before is not None else self._logical(r, s)
-        retired = r.value is None and isinstance(
-            read_marker(getattr(r, "headers", None)), int)
-        st.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id, misplaced,
-                                 retired, getattr(r, "timestamp", -1))
+        s = st.stats.get(p)
+        if s is None:
+            s = st.stats[p] = PartitionStats()
+        s.records += n
+        low, high = min(offsets), max(offsets)
+        s.first_offset = low if s.first_offset < 0 else min(s.first_offset, low)
+        s.last_offset = max(s.last_offset, high)
+        present = [i for i, v in enumerate(values) if v is not None]
+        s.tombstones += n - len(present)
+        s.value_bytes += sum([len(values[i] or b"") for i in present])
+        if self.value_frame.carries_schema_id:
+            for i in present:
+                self._span("value", self.value_frame.schema_id(values[i]), p, offsets[i])
+        if self.decode_values and present:
+            self._values(cols, present, s)
+        keyed = [i for i, k in enumerate(keys) if k is not None]
+        if len(keyed) < n:
+            for i in range(n):
+                if keys[i] is None:
+                    s.null_keys += 1
+                    self._example(st.null_keys, Located(p, offsets[i], "null key"))
+        if not keyed:
+            return
+        kk: list[bytes] = [keys[i] for i in keyed]  # type: ignore[misc]
+        s.key_bytes += sum(map(len, kk))
+        ids: list[int | None]
+        if self.key_frame.carries_schema_id:
+            ids = [self.key_frame.schema_id(k) for k in kk]
+            for j, sid in enumerate(ids):
+                self._span("key", sid, p, offsets[keyed[j]])
+        else:
+            ids = [None] * len(kk)
+        misplaced = [False] * len(kk)
+        if st.partitions > 0:
+            expected = partitions_for(kk, st.partitions).tolist()  # type: ignore[arg-type]
+            for j, e in enumerate(expected):
+                if e != p:
+                    misplaced[j] = True
+                    s.misplaced += 1
+                    self._example(st.misplaced, Located(
+                        p, offsets[keyed[j]], f"on partition {p}, murmur2 picks {e}",
+                        kk[j][:SHOWN_BYTES], e))
+        fps = [blake2b(k, digest_size=FINGERPRINT_BYTES).digest() for k in kk]
+        koffs = [offsets[i] for i in keyed]
+        if koffs == sorted(koffs):  # offset order (a read's): linear
+            last = {fp: j for j, fp in enumerate(fps)}
+        else:  # the latest record of each key wins, as folding in turn keeps it
+            order = sorted(range(len(fps)), key=koffs.__getitem__)
+            won = {fps[j]: j for j in order}
+            last = {fp: won[fp] for fp in dict.fromkeys(fps)}
+        slots = st.slots.get(p)
+        if slots is None:
+            slots = st.slots[p] = Slots()
+        index = slots.index
+        new = [fp for fp in last if fp not in index]
+        headers, stamps = cols.headers, cols.timestamps
 
-    def _logical(self, r: RecordLike, s: PartitionStats) -> bytes | None:
-        assert r.key is not None
+        def retired(i: int) -> bool:
+            return values[i] is None and headers is not None and isinstance(
+                read_marker(headers[i]), int)
+
+        start = len(slots)
+        if new:
+            first = {fp: j for j, fp in zip(range(len(fps) - 1, -1, -1), reversed(fps),
+                                            strict=True)}
+            at = [first[fp] for fp in new]
+            logicals = self._logicals(cols, s, [keyed[j] for j in at], [ids[j] for j in at],
+                                      where, prior, first_id)
+            winners = [last[fp] for fp in new]
+            slots.extend(new, logicals, [values[keyed[j]] is not None for j in winners],
+                         [koffs[j] for j in winners], [ids[j] for j in winners],
+                         [misplaced[j] for j in winners], [retired(keyed[j]) for j in winners],
+                         [stamps[keyed[j]] for j in winners])
+        if len(new) == len(last):
+            return
+        offset_of = slots.offset
+        for fp, j in last.items():
+            row = index[fp]
+            i = keyed[j]
+            if row >= start:
+                continue  # new: set above
+            if offset_of[row] > offsets[i]:
+                continue  # an older record of a key already folded (a re-read)
+            slots.set(row, values[i] is not None, offsets[i], ids[j], misplaced[j],
+                      retired(i), stamps[i])
+
+    def _logicals(self, cols: Columns, s: PartitionStats, rows: list[int],
+                  ids: list[int | None], where: Sequence[int], prior: set[int],
+                  first_id: dict[int, int]) -> list[bytes | None]:
+        """The logical key fingerprints of new keys (records `rows` of `cols`), decoded a
+        batch per schema id; a key the batch does not take goes record by record."""
+        out: list[bytes | None] = [None] * len(rows)
+        groups: dict[int | None, list[int]] = {}
+        for m, sid in enumerate(ids):
+            groups.setdefault(sid, []).append(m)
+        one_by_one: list[int] = []
+        codec = self.plan.key_codec
+        for sid, members in groups.items():
+            if sid is None and self.key_frame.carries_schema_id:
+                one_by_one += members  # unframed: by the ids seen before each record
+                continue
+            try:
+                decoded = codec.decode_batch([cols.keys[rows[m]] for m in members])
+            except Exception:  # a record the codec rejects: each is told apart below
+                one_by_one += members
+                continue
+            skipped = set(decoded.skipped)
+            texts = logical_keys({n: decoded.column(n) for n in decoded.columns},
+                                 decoded.length)
+            for k, m in enumerate(members):
+                if k in skipped:
+                    one_by_one.append(m)
+                else:
+                    out[m] = fingerprint(texts[k].encode())
+        for m in sorted(one_by_one):
+            i = rows[m]
+            before = where[i]
+            seen = prior | {sid for sid, at in first_id.items() if at < before}
+            out[m] = self._logical(cols.keys[i], cols.partition, cols.offsets[i], s,  # type: ignore[arg-type]
+                                   seen)
+        return out
+
+    def _logical(self, key: bytes, partition: int, offset: int, s: PartitionStats,
+                 seen: set[int]) -> bytes | None:
         row = None
         why = "key skipped by the key format (ignore-parse-errors)"
         try:
-            row = self.plan.key_codec.decode(r.key)
+            row = self.plan.key_codec.decode(key)
         except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
         if row is None:
-            row = self._unframed(r.key)
+            row = self._unframed(key, seen)
             if row is not None:
                 s.unframed_keys += 1
         if row is None:
             s.undecodable_keys += 1
             self._example(self.state.undecodable, Located(
-                r.partition, r.offset, f"key: {why}", r.key[:SHOWN_BYTES]))
+                partition, offset, f"key: {why}", key[:SHOWN_BYTES]))
             return None
         return fingerprint(logical_key(row).encode())
 
-    def _unframed(self, key: bytes) -> dict[str, Any] | None:
+    def _unframed(self, key: bytes, seen: set[int]) -> dict[str, Any] | None:
         """A framed format's key written without its frame: the row its bare body holds
-        under a key schema id the topic carries (the latest first), or None."""
+        under a key schema id the topic carried before it (the latest first), or None."""
         frame = self.key_frame
         if not frame.carries_schema_id or frame.schema_id(key) is not None:
             return None
-        seen = sorted({i for (role, i, _) in self.state.ids if role == "key"}, reverse=True)
-        for schema_id in seen:
+        for schema_id in sorted(seen, reverse=True):
             try:
                 row = self.plan.key_codec.decode(frame.wrap(schema_id, key))
             except Exception:  # not this schema: the next is tried
@@ -287,33 +469,38 @@ class Folder:
                 return row
         return None
 
-    def _value(self, r: RecordLike, s: PartitionStats) -> None:
-        assert r.value is not None
-        self._id("value", self.value_frame, r.value, r)
-        if not self.decode_values:
-            return
-        why = None
+    def _values(self, cols: Columns, present: list[int], s: PartitionStats) -> None:
+        """Decode the batch's values; the undecodable ones are counted and shown."""
+        values = cols.values
+        codec = self.plan.value_codec
+        bad: list[tuple[int, str]] = []
         try:
-            if self.plan.value_codec.decode(r.value) is None:
-                why = "value skipped by the value format (ignore-parse-errors)"
-        except Exception as exc:  # a codec's failure on foreign bytes
-            why = _reason(exc)
-        if why is not None:
+            decoded = codec.decode_batch([values[i] for i in present])  # type: ignore[misc]
+            bad = [(present[k], "value skipped by the value format (ignore-parse-errors)")
+                   for k in decoded.skipped]
+        except Exception:  # a record the codec rejects: each is told apart
+            for i in present:
+                try:
+                    if codec.decode(values[i]) is None:  # type: ignore[arg-type]
+                        bad.append((i, "value skipped by the value format "
+                                       "(ignore-parse-errors)"))
+                except Exception as exc:  # a codec's failure on foreign bytes
+                    bad.append((i, _reason(exc)))
+        for i, why in bad:
             s.undecodable_values += 1
+            key = cols.keys[i]
             self._example(self.state.undecodable, Located(
-                r.partition, r.offset, f"value: {why}",
-                None if r.key is None else r.key[:SHOWN_BYTES]))
+                cols.partition, cols.offsets[i], f"value: {why}",
+                None if key is None else key[:SHOWN_BYTES]))
 
-    def _id(self, role: str, frame: Frame, data: bytes, r: RecordLike) -> int | None:
-        schema_id = frame.schema_id(data)
+    def _span(self, role: str, schema_id: int | None, partition: int, offset: int) -> None:
         if schema_id is not None:
-            span = self.state.ids.get((role, schema_id, r.partition))
+            span = self.state.ids.get((role, schema_id, partition))
             if span is None:
-                self.state.ids[(role, schema_id, r.partition)] = [1, r.offset, r.offset]
+                self.state.ids[(role, schema_id, partition)] = [1, offset, offset]
             else:
                 span[0] += 1
-                span[1], span[2] = min(span[1], r.offset), max(span[2], r.offset)
-        return schema_id
+                span[1], span[2] = min(span[1], offset), max(span[2], offset)
 
     def _example(self, into: list[Located], what: Located) -> None:
         """Keep the first `limit` by (partition, offset), as `merge` does."""
@@ -322,6 +509,21 @@ class Folder:
             into.append(what)
             into.sort(key=lambda x: (x.partition, x.offset))
             del into[self.state.limit:]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a batch folds: decoding a batch makes and drops
+    hundreds of thousands of containers (parsed JSON objects, rows) that hold no cycles, and
+    each collection the allocations would trigger walks them for nothing. Refcounting frees
+    them; the collector runs again as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _reason(exc: Exception) -> str:

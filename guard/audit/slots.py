@@ -1,0 +1,164 @@
+"""One partition's audit entries, column-wise: one row per key byte string. Pure.
+
+A topic of millions of keys would hold millions of Python objects as one entry object each;
+here a partition's entries are a dict from the key's fingerprint to its row and a few packed
+columns (`array`, `bytearray`), about 150 bytes a key. The judge reads the columns whole
+(numpy), and `Entry` objects are made only for the few entries it shows or groups.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Bytes of a fingerprint: 128 bits, no collision in any topic's lifetime.
+FINGERPRINT_BYTES = 16
+#: A schema id column's value for a key that carries none.
+NO_ID = -1
+_ZERO = bytes(FINGERPRINT_BYTES)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The last record of one key byte string on one partition."""
+
+    #: Fingerprint of the decoded logical key; None when the key did not decode.
+    logical: bytes | None
+    live: bool
+    offset: int
+    #: The schema id the key bytes carry (a framed format), else None.
+    schema_id: int | None
+    #: Not on the partition murmur2 picks for the key bytes.
+    misplaced: bool = False
+    #: The last record is a tombstone `keyguard migrate` wrote to retire an old encoding (its
+    #: row moved): not a delete.
+    retired: bool = False
+    #: The last record's timestamp (ms), to order records of one row across partitions.
+    timestamp: int = -1
+
+
+@dataclass
+class Slots:
+    """A partition's entries: `index` maps a key's fingerprint to its row in the columns;
+    rows are in the order keys were first seen."""
+
+    index: dict[bytes, int] = field(default_factory=dict)
+    #: The logical key's fingerprint per row (zeros where `decoded` is 0).
+    logical: bytearray = field(default_factory=bytearray)
+    decoded: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
+    live: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
+    offset: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
+    schema_id: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
+    misplaced: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
+    retired: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
+    timestamp: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, fp: bytes, logical: bytes | None) -> int:
+        """A new key's row (its last record set by `set`)."""
+        row = self.index[fp] = len(self.offset)
+        self.logical += _ZERO if logical is None else logical
+        self.decoded.append(logical is not None)
+        for column in (self.live, self.offset, self.schema_id, self.misplaced, self.retired,
+                       self.timestamp):
+            column.append(0)
+        return row
+
+    def extend(self, fps: list[bytes], logicals: list[bytes | None], live: list[bool],
+               offset: list[int], schema_id: list[int | None], misplaced: list[bool],
+               retired: list[bool], timestamp: list[int]) -> None:
+        """New keys, each with its last record (one batch's, column-wise)."""
+        start = len(self.offset)
+        self.index.update(zip(fps, range(start, start + len(fps)), strict=True))
+        self.logical += b"".join([_ZERO if x is None else x for x in logicals])
+        self.decoded.extend([x is not None for x in logicals])
+        self.live.extend(live)
+        self.offset.extend(offset)
+        self.schema_id.extend([NO_ID if x is None else x for x in schema_id])
+        self.misplaced.extend(misplaced)
+        self.retired.extend(retired)
+        self.timestamp.extend(timestamp)
+
+    def set(self, row: int, live: bool, offset: int, schema_id: int | None, misplaced: bool,
+            retired: bool, timestamp: int) -> None:
+        self.live[row] = live
+        self.offset[row] = offset
+        self.schema_id[row] = NO_ID if schema_id is None else schema_id
+        self.misplaced[row] = misplaced
+        self.retired[row] = retired
+        self.timestamp[row] = timestamp
+
+    def logical_of(self, row: int) -> bytes | None:
+        if not self.decoded[row]:
+            return None
+        return bytes(self.logical[row * FINGERPRINT_BYTES:(row + 1) * FINGERPRINT_BYTES])
+
+    def entry(self, row: int) -> Entry:
+        schema_id = self.schema_id[row]
+        return Entry(self.logical_of(row), bool(self.live[row]), self.offset[row],
+                     None if schema_id == NO_ID else schema_id, bool(self.misplaced[row]),
+                     bool(self.retired[row]), self.timestamp[row])
+
+    def put(self, fp: bytes, e: Entry) -> None:
+        """`e` as the entry of key `fp` (a merge's)."""
+        row = self.index.get(fp)
+        if row is None:
+            row = self.add(fp, e.logical)
+        else:
+            self.logical[row * FINGERPRINT_BYTES:(row + 1) * FINGERPRINT_BYTES] = \
+                _ZERO if e.logical is None else e.logical
+            self.decoded[row] = e.logical is not None
+        self.set(row, e.live, e.offset, e.schema_id, e.misplaced, e.retired, e.timestamp)
+
+    def items(self) -> Iterator[tuple[bytes, Entry]]:
+        for fp, row in self.index.items():
+            yield fp, self.entry(row)
+
+    def copy(self) -> Slots:
+        return Slots(dict(self.index), bytearray(self.logical), array("b", self.decoded),
+                     array("b", self.live), array("q", self.offset), array("q", self.schema_id),
+                     array("b", self.misplaced), array("b", self.retired),
+                     array("q", self.timestamp))
+
+    def nbytes(self) -> int:
+        """The memory these entries take: the dict, its fingerprints and row numbers (as the
+        allocator rounds them), and the columns."""
+        n = len(self.index)
+        if not n:
+            return 0
+        fp = next(iter(self.index))
+        one = _allocated(sys.getsizeof(fp)) + _allocated(sys.getsizeof(2**20))
+        columns = len(self.logical) + sum(
+            c.itemsize * c.buffer_info()[1] for c in (
+                self.decoded, self.live, self.offset, self.schema_id, self.misplaced,
+                self.retired, self.timestamp))
+        return sys.getsizeof(self.index) + n * one + columns
+
+    # -- whole columns, for the judge --------------------------------------------------------
+
+    def flags(self, name: str) -> np.ndarray:
+        return np.frombuffer(getattr(self, name), dtype=np.int8).astype(bool)
+
+    def logical_heads(self) -> np.ndarray:
+        """The first 64 bits of each row's logical fingerprint (a view, no copy)."""
+        return np.frombuffer(self.logical, dtype="<u8")[0::2]
+
+
+def _allocated(size: int) -> int:
+    """Bytes a small object of `size` takes: Python's allocator rounds to 16."""
+    return -(-size // 16) * 16
+
+
+def shared(values: np.ndarray) -> np.ndarray:
+    """Which entries of `values` (1-d) equal another entry."""
+    if len(values) < 2:
+        return np.zeros(len(values), dtype=bool)
+    s = np.sort(values)
+    twice = s[1:][s[1:] == s[:-1]]
+    return np.isin(values, twice)
