@@ -61,10 +61,10 @@ def test_stretches_of_two_records_and_a_round_trip_keep_every_row(spark: Any,
                                                                   kafka_bootstrap: str,
                                                                   tmp_path: Path) -> None:
     """Every partition cut into stretches of two offsets (one task each, their slots combined
-    by the shuffle in whatever order the tasks finish); then back to the old key and forward
-    again: every row is kept each time, under the last key only."""
+    by the shuffle in whatever order the tasks finish); then back to the old key: every row is
+    kept each time, under the last key only."""
     topic, expected = phantom_topic(kafka_bootstrap)
-    for new, old, options in ((V2, [V1, V2], V2), (V1, [V1, V2], V1), (V2, [V1, V2], V2)):
+    for new, old, options in ((V2, [V1, V2], V2), (V1, [V1, V2], V1)):
         report = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=COLS,
                                  old=old, new=new, state_path=tmp_path / "trip.json",
                                  chunk_records=2)
