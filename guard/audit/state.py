@@ -13,11 +13,9 @@ partition in its own task and merges on the driver gets the state a single reade
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any, Protocol
@@ -27,6 +25,7 @@ from keyguard.formats.errors import KeyguardError
 from keyguard.formats.framing import Frame
 from keyguard.formats.partitioner import partitions_for
 from keyguard.formats.plan import UpsertPlan
+from keyguard.formats.schemajson import paused_gc
 from keyguard.formats.values import to_jsonable
 from keyguard.guard.audit.markers import read_marker
 from keyguard.guard.audit.slots import FINGERPRINT_BYTES, Entry, Slots
@@ -270,7 +269,7 @@ class Folder:
 
     def add(self, batch: Sequence[RecordLike]) -> None:
         """One batch of records of any partitions, each partition's in offset order."""
-        with _collector_paused():
+        with paused_gc():  # a batch's parsed rows hold no cycles
             self._add(batch)
 
     def _add(self, batch: Sequence[RecordLike]) -> None:
@@ -288,7 +287,7 @@ class Folder:
 
     def add_columns(self, cols: Columns) -> None:
         """Consecutive records of one partition, in offset order (`KafkaRanges.read_columns`)."""
-        with _collector_paused():
+        with paused_gc():  # a batch's parsed rows hold no cycles
             prior, first_id = self._key_ids(cols.keys)
             self._fold(cols, range(len(cols.offsets)), prior, first_id)
 
@@ -509,21 +508,6 @@ class Folder:
             into.append(what)
             into.sort(key=lambda x: (x.partition, x.offset))
             del into[self.state.limit:]
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while a batch folds: decoding a batch makes and drops
-    hundreds of thousands of containers (parsed JSON objects, rows) that hold no cycles, and
-    each collection the allocations would trigger walks them for nothing. Refcounting frees
-    them; the collector runs again as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _reason(exc: Exception) -> str:
