@@ -879,17 +879,35 @@ def _read_kind(kind: str, t: DataType, buf: Any, at: Any, limit: int) -> tuple[A
     return (after, sizes), after + sizes
 
 
+def _primitive_array(values: Any, present: Any) -> pa.Array:
+    """A numpy column as an Arrow array over its buffers (nulls where `present` is False).
+    Not `pa.array`: that imports pandas to ask whether the input is a pandas object, some
+    50 MB a reader of numbers never needs."""
+    import numpy as np
+    import pyarrow as pa
+
+    if values.dtype == np.bool_:
+        data = pa.py_buffer(np.packbits(values, bitorder="little"))
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values))
+    validity = None if present is None else pa.py_buffer(
+        np.packbits(present, bitorder="little"))
+    nulls = 0 if present is None else int(len(values) - np.count_nonzero(present))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
+                                 [validity, data], nulls)
+
+
 def _arrow_column(kind: str, values: Any, present: Any, n: int, buf: Any) -> pa.Array | None:
     """An Arrow array of n rows: `values` at the present rows, nulls elsewhere."""
     import numpy as np
     import pyarrow as pa
 
     if kind != "string":
-        if present is None:
-            return pa.array(values)
-        full = np.zeros(n, dtype=values.dtype)
-        full[present] = values
-        return pa.array(full, mask=~present)
+        full = values
+        if present is not None:
+            full = np.zeros(n, dtype=values.dtype)
+            full[present] = values
+        return _primitive_array(full, present)
     starts, sizes = values
     lens = np.zeros(n, dtype=np.int64)
     first = np.zeros(n, dtype=np.int64)

@@ -30,6 +30,8 @@ way.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -250,6 +252,7 @@ class KafkaRanges:
                         "(an open transaction under read_committed holds reads back)", None)
         finally:
             consumer.close()
+            release_freed_heap()
 
     # -- clients -----------------------------------------------------------------------------
 
@@ -270,3 +273,20 @@ class KafkaRanges:
             raise self._kafka.unavailable(what, err)
         self._kafka.errors.append(err)
 
+
+def release_freed_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere
+    nothing). A closed consumer's fetch buffers are freed into malloc's arenas, which keep
+    them: a reader that reads ranges one after another, growing a state as it goes, would
+    otherwise carry every earlier consumer's high-water mark into the next."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None

@@ -136,17 +136,19 @@ def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, 
     retirements (missed deletes); else live entries only (phantom keys). The candidates are
     found by the first 64 bits of the logical fingerprints (numpy), the groups by all 128."""
     where: list[tuple[int, Slots, np.ndarray]] = []
-    heads = []
     for p, slots in state.slots.items():
         keep = slots.flags("decoded")
         live = slots.flags("live")
         keep &= (live | ~slots.flags("retired")) if deleted else live
-        rows = np.flatnonzero(keep)
-        where.append((p, slots, rows))
-        heads.append(slots.logical_heads()[rows])
-    if not heads:
+        where.append((p, slots, np.flatnonzero(keep)))
+    if not where:
         return []
-    many = shared(np.concatenate(heads))
+    heads = np.empty(sum(len(rows) for _, _, rows in where), dtype="<u8")
+    start = 0
+    for _, slots, rows in where:  # filled in place: no second copy of them all
+        np.take(slots.logical_heads(), rows, out=heads[start:start + len(rows)])
+        start += len(rows)
+    many = shared(heads)
     del heads
     groups: dict[bytes, list[tuple[bytes, int, Entry]]] = {}
     start = 0

@@ -155,10 +155,26 @@ def _allocated(size: int) -> int:
     return -(-size // 16) * 16
 
 
+#: Entries `shared` looks up at a time: its temporaries stay this size, whatever the state's.
+_LOOKUP = 1 << 16
+
+
 def shared(values: np.ndarray) -> np.ndarray:
-    """Which entries of `values` (1-d) equal another entry."""
-    if len(values) < 2:
-        return np.zeros(len(values), dtype=bool)
+    """Which entries of `values` (1-d) equal another entry. One sorted copy, then the few
+    repeated values are looked up a slice at a time: `np.isin` over the whole would make
+    several arrays of its size (sorted, argsorted, concatenated) at once."""
+    n = len(values)
+    out = np.zeros(n, dtype=bool)
+    if n < 2:
+        return out
     s = np.sort(values)
-    twice = s[1:][s[1:] == s[:-1]]
-    return np.isin(values, twice)
+    twice = np.unique(s[1:][s[1:] == s[:-1]])
+    del s
+    if not len(twice):
+        return out
+    for start in range(0, n, _LOOKUP):
+        part = values[start:start + _LOOKUP]
+        at = np.searchsorted(twice, part)
+        np.minimum(at, len(twice) - 1, out=at)
+        out[start:start + _LOOKUP] = twice[at] == part
+    return out
