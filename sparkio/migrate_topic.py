@@ -1,4 +1,5 @@
-"""`keyguard migrate` and `sparkio.migrate`: re-key a compacted topic without orphaning a record.
+"""`keyguard migrate`: re-key a compacted topic without orphaning a record; the rounds both
+forms run (`run_rounds`), in this process here and on Spark in `keyguard.sparkio.migrate_spark`.
 
 (The module is not `sparkio/migrate.py`: a submodule of that name would replace the function
 `sparkio.migrate` on the package as soon as it is imported.)
