@@ -33,6 +33,7 @@ the examples. The executors hold a stretch each, and the shuffles' blocks.
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -272,7 +273,7 @@ class SparkPlanner:
             lambda it: plan_rows(job.partitions, job.written, it))
         planned.persist(_storage())
         tally = _run(lambda: planned.filter(lambda t: t[0] is not None).map(lambda t: t[0])
-                     .fold(Tally(), lambda a, b: a.merge(b)))
+                     .fold(Tally(), Tally.merge))
         self._done(self.planned)
         self.planned = planned
         if self.records_read == 0:
@@ -334,13 +335,17 @@ def _add_counts(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
     return out
 
 
-def _produce_task(m: Migration, writes: Iterator[Write]) -> dict[int, int]:
+def _produce_task(m: Migration, writes: Iterable[Write]) -> dict[int, int]:
     """A task: its writes produced, streamed; once all are acknowledged, how many went to
     each partition."""
     counted: dict[int, int] = {}
+    stream = iter(writes)
+    first = next(stream, None)
+    if first is None:  # nothing planned here: no producer, no connection
+        return counted
 
     def counting() -> Iterator[Write]:
-        for w in writes:
+        for w in itertools.chain((first,), stream):
             counted[w.partition] = counted.get(w.partition, 0) + 1
             yield w
 
@@ -384,7 +389,7 @@ def spark_verifier(spark: SparkSession, job: Job, m: Migration,
         rows = SparkPlanner(spark, check, fresh, target_exists=True,
                             chunk_records=chunk_records).rows()
         checked = _run(lambda: rows.mapPartitions(lambda it: check_rows(partitions, it))
-                       .fold(Checked(), lambda a, b: a.merge(b)))
+                       .fold(Checked(), Checked.merge))
         return checked.verification(topic)
 
     return verify
