@@ -76,8 +76,8 @@ if TYPE_CHECKING:
 #: Offsets a task reads and folds at most: what bounds an executor's memory for the read.
 CHUNK_RECORDS = 200_000
 
-#: The key under which a read task reports its counts (records, null keys) beside its slots
-#: (None: Spark's hash of it needs no hash seed on the driver).
+#: The key under which a read task reports its counts (records, null keys) beside its slots;
+#: no slot key (a (topic, partition, key bytes) tuple) or new key (bytes) is None.
 COUNTS = None
 
 
