@@ -653,10 +653,10 @@ class JsonCodec(Codec):
         declared = set(self.row_type.names)
         return tuple(name for name in value if name not in declared)
 
-    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
-        """`decode` of every record: each parsed, then converted column by column; a batch
-        with any record that is not a plain object of this row's fields goes record by
-        record, so its skips and errors are `decode`'s."""
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
+        """`decode` of every record: each parsed, then converted column by column (Python
+        lists, whatever `arrow` asks); a batch with any record that is not a plain object of
+        this row's fields goes record by record, so its skips and errors are `decode`'s."""
         columns = json_columns(self, data)
         return super().decode_batch(data) if columns is None else columns
 
