@@ -126,7 +126,7 @@ KEY_TYPE_CHANGED = Rule(
         "keys.text._atomic",
         "keys.avro.AvroWalk._walk",
         "keys.avro.AvroWalk._decimal",
-        "keys.raw.raw_changes",
+        "keys.raw._type_change",
     ),
 )
 
@@ -141,7 +141,7 @@ KEY_TYPE_NARROWED = Rule(
         "keys.text._atomic",
         "keys.avro.AvroWalk._walk",
         "keys.avro.row_narrowing",
-        "keys.raw.raw_changes",
+        "keys.raw._type_change",
     ),
 )
 
@@ -181,7 +181,7 @@ FLOAT_DOUBLE_CHANGED = Rule(
     " Double.toString, which differ for most values (0.1f as a double is"
     " 0.10000000149011612)." + _ORPHAN,
     "score FLOAT", "score DOUBLE", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
 )
 
 # --- KG3xx: format options ----------------------------------------------------------
@@ -249,7 +249,7 @@ RAW_ENDIANNESS_CHANGED = Rule(
     " 01 00 00 00 little-endian." + _ORPHAN,
     "'key.raw.endianness' = 'big-endian'", "'key.raw.endianness' = 'little-endian'",
     families=("raw",),
-    checks=_checks("keys.raw.raw_changes"),
+    checks=_checks("keys.raw._option_change"),
 )
 
 RAW_CHARSET_CHANGED = Rule(
@@ -258,7 +258,7 @@ RAW_CHARSET_CHANGED = Rule(
     "raw writes a STRING in the declared charset; non-ASCII text (and, for UTF-16, all"
     " text) is encoded differently." + _ORPHAN,
     "'key.raw.charset' = 'UTF-8'", "'key.raw.charset' = 'ISO-8859-1'", families=("raw",),
-    checks=_checks("keys.raw.raw_changes"),
+    checks=_checks("keys.raw._option_change"),
 )
 
 KEY_FIELDS_PREFIX_CHANGED = Rule(
@@ -457,7 +457,7 @@ SAME_BYTES_TYPE_CHANGE = Rule(
     "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
     " its BYTES alike, csv writes an integer or boolean and its text alike.",
     "id STRING", "id BYTES", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
 )
 
 FORMAT_OPTION_NO_KEY_EFFECT = Rule(
@@ -471,7 +471,7 @@ FORMAT_OPTION_NO_KEY_EFFECT = Rule(
         "keys.text.text_family_changes",
         "keys.avro.family_changes",
         "keys.analyze._battery_option",
-        "keys.raw.raw_changes",
+        "keys.raw._option_change",
     ),
 )
 
