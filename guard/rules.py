@@ -123,7 +123,7 @@ KEY_TYPE_CHANGED = Rule(
     " bytes in raw, a quoted string vs a number, base64 vs text)." + _ORPHAN,
     "id INT", "id DOUBLE", families=(*_TEXT, "avro", "raw"),
     checks=_checks(
-        "keys.text._atomic",
+        "keys.text._across_kinds",
         "keys.avro.AvroWalk._walk",
         "keys.avro.AvroWalk._decimal",
         "keys.raw._type_change",
@@ -138,7 +138,8 @@ KEY_TYPE_NARROWED = Rule(
     " never be updated or deleted." + _ORPHAN,
     "id BIGINT", "id INT", families=(*_TEXT, "avro", "raw"),
     checks=_checks(
-        "keys.text._atomic",
+        "keys.text._across_kinds",
+        "keys.text._within_kind",
         "keys.avro.AvroWalk._walk",
         "keys.avro.row_narrowing",
         "keys.raw._type_change",
@@ -171,7 +172,7 @@ TIME_PRECISION_CHANGED = Rule(
     " change bytes; in Avro, precision picks timestamp-millis vs timestamp-micros, whose"
     " longs differ by a factor of 1000." + _ORPHAN,
     "ts TIMESTAMP(6)", "ts TIMESTAMP(3)", families=(*_TEXT, "avro"),
-    checks=_checks("keys.text._atomic", "keys.avro.row_narrowing"),
+    checks=_checks("keys.text._within_kind", "keys.avro.row_narrowing"),
 )
 
 FLOAT_DOUBLE_CHANGED = Rule(
@@ -181,7 +182,7 @@ FLOAT_DOUBLE_CHANGED = Rule(
     " Double.toString, which differ for most values (0.1f as a double is"
     " 0.10000000149011612)." + _ORPHAN,
     "score FLOAT", "score DOUBLE", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
+    checks=_checks("keys.text._within_kind", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
 )
 
 # --- KG3xx: format options ----------------------------------------------------------
@@ -192,7 +193,7 @@ JSON_TIMESTAMP_STANDARD_CHANGED = Rule(
     "SQL writes `2024-01-01 10:00:00`, ISO-8601 writes `2024-01-01T10:00:00`." + _ORPHAN,
     "'key.json.timestamp-format.standard' = 'SQL'",
     "'key.json.timestamp-format.standard' = 'ISO-8601'", families=("json",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
@@ -202,7 +203,7 @@ JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
     " keeps the scale (`1000.00`)." + _ORPHAN,
     "'key.json.encode.decimal-as-plain-number' = 'false'",
     "'key.json.encode.decimal-as-plain-number' = 'true'", families=("json",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
@@ -212,7 +213,7 @@ JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
     " (`{\"a\":1,\"b\":null}`)." + _ORPHAN,
     "'key.json.encode.ignore-null-fields' = 'false'",
     "'key.json.encode.ignore-null-fields' = 'true'", families=("json",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 CSV_FIELD_DELIMITER_CHANGED = Rule(
@@ -221,7 +222,7 @@ CSV_FIELD_DELIMITER_CHANGED = Rule(
     "The delimiter sits between the fields of every composite key, and decides which"
     " strings need quotes." + _ORPHAN,
     "'key.csv.field-delimiter' = ','", "'key.csv.field-delimiter' = ';'", families=("csv",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 CSV_QUOTING_CHANGED = Rule(
@@ -231,7 +232,7 @@ CSV_QUOTING_CHANGED = Rule(
     " escaped; another quote or escape character writes them differently." + _ORPHAN,
     "'key.csv.quote-character' = '\"'", "'key.csv.quote-character' = '''",
     families=("csv",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 CSV_NULL_LITERAL_CHANGED = Rule(
@@ -239,7 +240,7 @@ CSV_NULL_LITERAL_CHANGED = Rule(
     "csv.null-literal changed for a key with nullable fields.",
     "A null field is written as the null literal (empty by default)." + _ORPHAN,
     "'key.csv.null-literal' = ''", "'key.csv.null-literal' = 'null'", families=("csv",),
-    checks=_checks("keys.text._option_change"),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 RAW_ENDIANNESS_CHANGED = Rule(
@@ -393,7 +394,7 @@ INTEGER_WIDENED = Rule(
     "json and csv write the same digits; Avro writes int and long as the same zig-zag"
     " varint. Existing keys keep their bytes.",
     "id INT", "id BIGINT", families=(*_TEXT, "avro"),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk"),
+    checks=_checks("keys.text._within_kind", "keys.avro.AvroWalk._walk"),
 )
 
 DECIMAL_SCALE_WIDENED_JSON = Rule(
@@ -411,7 +412,7 @@ TIME_PRECISION_WIDENED = Rule(
     "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
     " keys' text (Flink holds TIME in milliseconds: TIME(3) and above write the same).",
     "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", families=_TEXT,
-    checks=_checks("keys.text._atomic"),
+    checks=_checks("keys.text._within_kind"),
 )
 
 FIELD_RENAMED_POSITIONAL = Rule(
@@ -457,7 +458,7 @@ SAME_BYTES_TYPE_CHANGE = Rule(
     "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
     " its BYTES alike, csv writes an integer or boolean and its text alike.",
     "id STRING", "id BYTES", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
+    checks=_checks("keys.text._across_kinds", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
 )
 
 FORMAT_OPTION_NO_KEY_EFFECT = Rule(
@@ -472,6 +473,7 @@ FORMAT_OPTION_NO_KEY_EFFECT = Rule(
         "keys.avro.family_changes",
         "keys.analyze._battery_option",
         "keys.raw._option_change",
+        "keys.text._OptionChange.no_effect",
     ),
 )
 
