@@ -549,7 +549,7 @@ PROTOBUF_PRESENCE_CHANGED = Rule(
     " (or in a oneof, or proto2) a set zero is written (08 00). Keys holding the zero value"
     " change bytes." + _ORPHAN,
     "int32 shard = 2;", "optional int32 shard = 2;", families=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_PACKED_CHANGED = Rule(
@@ -559,7 +559,7 @@ PROTOBUF_PACKED_CHANGED = Rule(
     " (0a 02 01 02), unpacked (proto2's default, [packed=false]) a record per element"
     " (08 01 08 02)." + _ORPHAN,
     "repeated int32 parts = 1;", "repeated int32 parts = 1 [packed = false];", families=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_FIELD_REMOVED = Rule(
@@ -645,7 +645,7 @@ PROTOBUF_DEFAULT_CHANGED = Rule(
     " at all. Only readers of an unset field see the new default.",
     "optional int32 shard = 2 [default = 0];", "optional int32 shard = 2 [default = 1];",
     families=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_ENUM_VALUES_COMPATIBLE = Rule(
