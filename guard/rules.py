@@ -124,7 +124,8 @@ KEY_TYPE_CHANGED = Rule(
     "id INT", "id DOUBLE", families=(*_TEXT, "avro", "raw"),
     checks=_checks(
         "keys.text._across_kinds",
-        "keys.avro.AvroWalk._walk",
+        "keys.avro._kind_change",
+        "keys.avro._logical_change",
         "keys.avro.AvroWalk._decimal",
         "keys.raw._type_change",
     ),
@@ -140,7 +141,7 @@ KEY_TYPE_NARROWED = Rule(
     checks=_checks(
         "keys.text._across_kinds",
         "keys.text._within_kind",
-        "keys.avro.AvroWalk._walk",
+        "keys.avro._kind_change",
         "keys.avro.row_narrowing",
         "keys.raw._type_change",
     ),
@@ -182,7 +183,7 @@ FLOAT_DOUBLE_CHANGED = Rule(
     " Double.toString, which differ for most values (0.1f as a double is"
     " 0.10000000149011612)." + _ORPHAN,
     "score FLOAT", "score DOUBLE", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._within_kind", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
+    checks=_checks("keys.text._within_kind", "keys.avro._kind_change", "keys.raw._type_change"),
 )
 
 # --- KG3xx: format options ----------------------------------------------------------
@@ -306,7 +307,7 @@ AVRO_FIXED_SIZE_CHANGED = Rule(
     "An Avro fixed (or fixed-backed decimal) changed size.",
     "A fixed is written as exactly `size` bytes." + _ORPHAN,
     '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', families=("avro",),
-    checks=_checks("keys.avro.AvroWalk._walk", "keys.avro.AvroWalk._decimal"),
+    checks=_checks("keys.avro.AvroWalk._same_kind", "keys.avro.AvroWalk._decimal"),
 )
 
 AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
@@ -315,7 +316,7 @@ AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
     "timestamp-millis and timestamp-micros are longs of different units, so the same"
     " instant is a different number (1000 times larger)." + _ORPHAN,
     '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', families=("avro",),
-    checks=_checks("keys.avro.AvroWalk._walk"),
+    checks=_checks("keys.avro._logical_change"),
 )
 
 # --- KG5xx: Confluent schema ids ----------------------------------------------------
@@ -394,7 +395,7 @@ INTEGER_WIDENED = Rule(
     "json and csv write the same digits; Avro writes int and long as the same zig-zag"
     " varint. Existing keys keep their bytes.",
     "id INT", "id BIGINT", families=(*_TEXT, "avro"),
-    checks=_checks("keys.text._within_kind", "keys.avro.AvroWalk._walk"),
+    checks=_checks("keys.text._within_kind", "keys.avro._kind_change"),
 )
 
 DECIMAL_SCALE_WIDENED_JSON = Rule(
@@ -422,7 +423,7 @@ FIELD_RENAMED_POSITIONAL = Rule(
     "user_id BIGINT", "uid BIGINT", families=("csv", "raw", "avro"),
     checks=_checks(
         "keys.text.fields_changes",
-        "keys.avro.AvroWalk._record",
+        "keys.avro.AvroWalk._kept_field",
         "keys.raw.raw_changes",
     ),
 )
@@ -441,7 +442,7 @@ AVRO_METADATA_CHANGED = Rule(
     "Avro binary carries none of these: the payload bytes stay the same. (With"
     " avro-confluent they still change the schema id: see KG501.)",
     '"name": "Key"', '"name": "UserKey", "doc": "..."', families=("avro",),
-    checks=_checks("keys.avro.AvroWalk._record", "keys.avro.AvroWalk._meta"),
+    checks=_checks("keys.avro.AvroWalk._kept_field", "keys.avro.AvroWalk._meta"),
 )
 
 AVRO_ENUM_SYMBOLS_APPENDED = Rule(
@@ -458,7 +459,12 @@ SAME_BYTES_TYPE_CHANGE = Rule(
     "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
     " its BYTES alike, csv writes an integer or boolean and its text alike.",
     "id STRING", "id BYTES", families=(*_TEXT, "avro", "raw"),
-    checks=_checks("keys.text._across_kinds", "keys.avro.AvroWalk._walk", "keys.raw._type_change"),
+    checks=_checks(
+        "keys.text._across_kinds",
+        "keys.avro._kind_change",
+        "keys.avro._logical_change",
+        "keys.raw._type_change",
+    ),
 )
 
 FORMAT_OPTION_NO_KEY_EFFECT = Rule(
