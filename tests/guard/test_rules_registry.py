@@ -1,5 +1,5 @@
 """One registry of rules: each rule is a constant bound to the checks that emit it, IDs are
-never string literals outside guard/rules.py, and retired IDs keep working."""
+never string literals outside the modules that declare them, and retired IDs keep working."""
 
 from __future__ import annotations
 
