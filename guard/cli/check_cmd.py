@@ -29,6 +29,8 @@ from keyguard.guard.options import KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FO
 from keyguard.guard.report import Report, Verdict
 
 if TYPE_CHECKING:
+    from keyguard.guard.entry import GuardConfig
+    from keyguard.guard.request import CheckRequest, CheckRun
     from keyguard.guard.selection import RuleSelection
 
 FormatOpt = Annotated[
@@ -175,7 +177,7 @@ def check_cmd(
     _emit(report, fmt, output, files, run.selection)
 
 
-def _gate(against: str, run: Any) -> tuple[Report, dict[str, str]]:
+def _gate(against: str, run: "CheckRun") -> tuple[Report, dict[str, str]]:
     """`--against git:REF`: the file registry against itself as committed at REF."""
     if not against.startswith("git:"):
         raise fail(f"--against must be git:REF, got {against!r}")
@@ -191,8 +193,9 @@ def _gate(against: str, run: Any) -> tuple[Report, dict[str, str]]:
     return report, candidate_files(directory, new, report)
 
 
-def _check(request: Any, cfg: Any, run: Any, *, schema_type: str | None,
-           reference: list[str] | None) -> tuple[Report, dict[str, str]]:
+def _check(request: "CheckRequest", cfg: "GuardConfig", run: "CheckRun", *,
+           schema_type: str | None, reference: list[str] | None
+           ) -> tuple[Report, dict[str, str]]:
     """Read the candidates, gather the facts, judge: the report and the files it names."""
     # lazy: CLI start-up (the analysis, loaded when there is something to check)
     from keyguard.guard.check import check_many
