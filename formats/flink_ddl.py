@@ -33,6 +33,7 @@ from keyguard.formats.secrets import (
     register_options,
     register_url_credentials,
 )
+from keyguard.formats.sqltokens import Tok, TokenCursor, tokenize
 from keyguard.formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
 from keyguard.formats.table_options import (
     KEY_FIELDS_PREFIX,
@@ -178,38 +179,19 @@ _TOKEN = re.compile(
   | (?P<quoted>`(?:[^`]|``)*`)
   | (?P<string>'(?:[^']|'')*')
   | (?P<number>[0-9]+(?:\.[0-9]+)?)
-  | (?P<punct>[^\s'`])
+  | (?P<punct>(?!/\*)[^\s'`])
     """,
     re.VERBOSE | re.DOTALL,
 )
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # word, quoted, string, number, punct, end
-    text: str
-    pos: int
-
-    @property
-    def upper(self) -> str:
-        return self.text.upper() if self.kind == "word" else ""
-
-    def is_punct(self, p: str) -> bool:
-        return self.kind == "punct" and self.text == p
-
-    def describe(self) -> str:
-        return "the end of the statement" if self.kind == "end" else repr(self.text)
-
-    @property
-    def string_value(self) -> str:
-        return self.text[1:-1].replace("''", "'")
 
 
 #: Words that end a column's type at its top level.
 _AFTER_TYPE = {"METADATA", "COMMENT", "PRIMARY", "CONSTRAINT"}
 
 
-class _Statement:
+class _Statement(TokenCursor):
+    end_name = "the end of the statement"
+
     def __init__(self, text: str, origin: str) -> None:
         self.text = text
         self.origin = origin
@@ -220,7 +202,7 @@ class _Statement:
         self.ignored: list[Ignored] = []
         self._register_secrets(self.toks)
 
-    def _register_secrets(self, t: list[_Tok]) -> None:
+    def _register_secrets(self, t: list[Tok]) -> None:
         """Credentials among the WITH options ('properties.sasl.jaas.config', a registry's
         user-info, a URL's user:password), before any error can quote their line: registered
         (`keyguard.formats.secrets`) and masked in the text errors show."""
@@ -253,77 +235,28 @@ class _Statement:
         at = self.tok.pos if pos is None else pos
         raise error(self.located(message, at), hint=hint)
 
-    def _tokenize(self) -> tuple[list[_Tok], str]:
-        toks: list[_Tok] = []
+    def _tokenize(self) -> tuple[list[Tok], str]:
+        """The tokens, and the text with its comments blanked (newlines kept), so that a
+        type's text can be cut out as written."""
+        toks, stuck = tokenize(self.text, _TOKEN, skip=frozenset({"ws"}))
         clean = list(self.text)
-        pos, text = 0, self.text
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None or (m.lastgroup == "punct" and text.startswith("/*", pos)):
-                ch = text[pos]
-                what = {"`": "unterminated `identifier`", "'": "unterminated 'string'",
-                        "/": "unterminated /* comment"}.get(ch, f"unexpected character {ch!r}")
-                self._register_secrets(toks)  # those before the error
-                raise FlinkDdlError(self.located(what, pos))
-            kind = m.lastgroup or ""
-            if kind == "comment":  # blanked, so a type's text can be cut out as written
-                for j in range(m.start(), m.end()):
-                    if clean[j] != "\n":
-                        clean[j] = " "
-            elif kind != "ws":
-                toks.append(_Tok(kind, m.group(), pos))
-            pos = m.end()
-        toks.append(_Tok("end", "", len(text)))
+        for t in toks:
+            if t.kind == "comment":
+                clean[t.pos: t.pos + len(t.text)] = re.sub(r"[^\n]", " ", t.text)
+        toks = [t for t in toks if t.kind != "comment"]
+        if stuck is not None:
+            ch = self.text[stuck]
+            what = {"`": "unterminated `identifier`", "'": "unterminated 'string'",
+                    "/": "unterminated /* comment"}.get(ch, f"unexpected character {ch!r}")
+            self._register_secrets(toks)  # those before the error
+            raise FlinkDdlError(self.located(what, stuck))
         return toks, "".join(clean)
 
     # -- token helpers ---------------------------------------------------------------------
 
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
-
-    def accept_word(self, *words: str) -> bool:
-        if self.tok.upper in words:
-            self.i += 1
-            return True
-        return False
-
-    def expect_word(self, word: str, hint: str | None = None) -> _Tok:
-        if self.tok.upper != word:
-            self.fail(f"expected {word} but found {self.tok.describe()}", hint=hint)
-        return self.advance()
-
-    def accept_punct(self, p: str) -> bool:
-        if self.tok.is_punct(p):
-            self.i += 1
-            return True
-        return False
-
-    def expect_punct(self, p: str) -> _Tok:
-        if not self.tok.is_punct(p):
-            self.fail(f"expected {p!r} but found {self.tok.describe()}")
-        return self.advance()
-
-    def identifier(self, what: str) -> tuple[str, int]:
-        tok = self.tok
-        if tok.kind == "quoted":
-            self.advance()
-            name = tok.text[1:-1].replace("``", "`")
-            if not name:
-                self.fail(f"empty {what}", tok.pos)
-            return name, tok.pos
-        if tok.kind == "word":
-            return self.advance().text, tok.pos
-        self.fail(f"expected {what} but found {tok.describe()}")
-
-    def string(self, what: str) -> _Tok:
+    def string(self, what: str) -> Tok:
         if self.tok.kind != "string":
-            self.fail(f"expected {what} (a 'quoted string') but found {self.tok.describe()}")
+            self.fail(f"expected {what} (a 'quoted string') but found {self.found()}")
         return self.advance()
 
     def skip_expression(self) -> int:
@@ -405,7 +338,7 @@ class _Statement:
                       "options written out")
         self.accept_punct(";")
         if self.tok.kind != "end":
-            self.fail(f"unexpected {self.tok.describe()} after the CREATE TABLE statement",
+            self.fail(f"unexpected {self.found()} after the CREATE TABLE statement",
                       hint="give one statement per file")
         seen: dict[str, int] = {}
         for f, at in fields:
