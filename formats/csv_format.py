@@ -366,7 +366,7 @@ class CsvCodec(Codec):
     def _read_quoted(self, text: str, i: int, buf: list[str], field: int) -> int:
         """A quoted value's text from `i` (after its opening quote) into `buf`; the offset
         after its closing quote. `field` counts the fields before it, for the error."""
-        q, esc, n = self.quote, self.escape, len(text)
+        q, n = self.quote, len(text)
         while True:
             if i >= n:
                 names = self.row_type.names
@@ -381,25 +381,23 @@ class CsvCodec(Codec):
                     i += 2
                     continue
                 return i + 1
-            if esc is not None and c == esc and i + 1 < n:
-                buf.append(_unescape(text[i + 1]))
-                i += 2
-                continue
-            buf.append(c)
-            i += 1
+            i = self._read_char(text, i, buf)
 
     def _read_unquoted(self, text: str, i: int, buf: list[str]) -> int:
         """Text from `i` into `buf` up to the delimiter or a line break; the offset there."""
-        esc, sep, n = self.escape, self.delimiter, len(text)
+        sep, n = self.delimiter, len(text)
         while i < n and text[i] != sep and text[i] not in "\r\n":
-            c = text[i]
-            if esc is not None and c == esc and i + 1 < n:
-                buf.append(_unescape(text[i + 1]))
-                i += 2
-                continue
-            buf.append(c)
-            i += 1
+            i = self._read_char(text, i, buf)
         return i
+
+    def _read_char(self, text: str, i: int, buf: list[str]) -> int:
+        """The character at `i` into `buf`, or the one the escape character there stands for;
+        the offset after it."""
+        if text[i] == self.escape and i + 1 < len(text):
+            buf.append(_unescape(text[i + 1]))
+            return i + 2
+        buf.append(text[i])
+        return i + 1
 
     def _parse_cell(self, t: DataType, text: str) -> Any:
         if self.null_literal is not None and text == self.null_literal:
