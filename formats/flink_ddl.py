@@ -525,8 +525,8 @@ class _Statement(TokenCursor):
             given = self.value_format_alias(given)
         formats = self.required_options(given, with_pos)
         placed = _PlacedOptions()
-        for key, (value, kp, vp) in given.items():
-            self.place_option(placed, connector, formats, key, (value, kp, vp))
+        for key, option in given.items():
+            self.place_option(placed, connector, formats, key, option)
         table = placed.table
         include = table.get(VALUE_FIELDS_INCLUDE.key)
         if include is not None:

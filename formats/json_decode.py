@@ -273,7 +273,6 @@ PARSER = json.JSONDecoder(
 )
 
 
-
 # --- a batch, column by column ----------------------------------------------------------------
 
 
