@@ -150,9 +150,6 @@ class Codec(ABC):
 
         return pa.array(self.encode_batch(batch), type=pa.binary())
 
-    def encode_many(self, rows: Sequence[Mapping[str, Any]]) -> list[bytes]:
-        return [self.encode(r) for r in rows]
-
     def describe(self) -> str:
         return f"{self.format_name} {self.context.role} format"
 

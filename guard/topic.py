@@ -86,12 +86,6 @@ class TopicFacts:
     #: Schema id -> (partition, offset) of the first scanned key framed with it: where to look.
     key_id_examples: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    @property
-    def compacted(self) -> bool | None:
-        if self.cleanup_policy is None:
-            return None
-        return "compact" in {p.strip() for p in self.cleanup_policy.split(",")}
-
 
 class TopicInspector(Protocol):
     """Where topic facts come from: a broker, or a fixed table in tests and dry runs."""

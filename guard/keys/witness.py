@@ -435,11 +435,6 @@ class WitnessSearch:
                     return t.witness()
         return None
 
-    def any_trial(self) -> Witness | None:
-        for t in self.trials():
-            return t.witness()
-        return None
-
     @cached_property
     def first_difference(self) -> Trial | None:
         """Any trial whose bytes or partition differ: the catch-all check behind KG000."""
