@@ -45,7 +45,7 @@ POLL_EVERY = 5000
 #: How long to let deliveries drain a full librdkafka queue before trying again.
 ROOM_WAIT_S = 0.005
 #: Runs an iterator to its end, keeping nothing (the produce loop's driver, in C).
-_drain = deque(maxlen=0).extend
+_drain = deque[object](maxlen=0).extend
 
 #: Changelog kinds, as Flink's RowKind short strings.
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
