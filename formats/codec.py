@@ -214,6 +214,9 @@ BUILTIN_FORMATS = {
     "protobuf-registry": "keyguard.formats.protobuf_format",
 }
 
+#: The pip extra a built-in format needs beyond keyguard's own dependencies (`keyguard[NAME]`).
+FORMAT_EXTRAS = {"protobuf": "protobuf", "protobuf-registry": "protobuf"}
+
 #: Other names of built-in formats, as Confluent Cloud's Flink names them in DDL: an alias
 #: resolves to its format everywhere (`format_factory`, `canonical_format`), and its option
 #: prefix works as the format's own (`key.avro-registry.url` is `key.avro-confluent.url`).

@@ -20,6 +20,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from keyguard.formats.codec import BUILTIN_FORMATS, FORMAT_EXTRAS
 from keyguard.sparkio.parallelism import default_parallelism
 
 # keyguard's packages, the hint to ship them and the message are the shim's: one builder for
@@ -37,14 +38,15 @@ _NO_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 _SKEW = re.compile(r"Can't get attribute '([A-Za-z0-9_.]+)' on <module "
                    r"'(keyguard\.[A-Za-z0-9_.]*)'")
 
-#: What a write or read task may import on an executor (the protobuf formats are an extra, and
-#: are not required here).
+#: What a write or read task may import on an executor: the task modules, every built-in
+#: format's module (a format that needs a pip extra, such as protobuf, is not required here)
+#: and the dependencies they load only when used.
 TASK_MODULES = (
     "keyguard.sparkio.writer", "keyguard.sparkio.producer", "keyguard.sparkio.reader",
-    "keyguard.formats.plan", "keyguard.formats.json_format", "keyguard.formats.csv_format",
-    "keyguard.formats.raw_format", "keyguard.formats.avro_format",
-    "keyguard.formats.avro_vector", "keyguard.formats.avro_confluent_format",
-    "keyguard.formats.json_registry_format", "numpy", "pandas", "pyarrow", "confluent_kafka",
+    "keyguard.formats.plan",
+    *dict.fromkeys(module for name, module in BUILTIN_FORMATS.items()
+                   if name not in FORMAT_EXTRAS),
+    "keyguard.formats.avro_vector", "numpy", "pandas", "pyarrow", "confluent_kafka",
     "fastavro", "jsonschema",
 )
 
