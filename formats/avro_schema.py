@@ -247,6 +247,13 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     return data
 
 
+def expand_named(schema: AvroSchema) -> AvroSchema:
+    """The schema with named-type references replaced by their definitions (fastavro's)."""
+    from fastavro.schema import expand_schema
+
+    return expand_schema(schema)
+
+
 def from_avro_schema(
     schema: str | AvroSchema,
     *,
