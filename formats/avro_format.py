@@ -195,149 +195,230 @@ def _compile(t: DataType, s: AvroSchema, path: str) -> Writer:
 
 
 def _compile_value(t: DataType, s: AvroSchema, path: str) -> Writer:
+    """A writer for non-null values of `t` as the non-union Avro `s`: the first compiler below
+    that takes the pair makes it."""
     kind, logical, props = avro_kind(s)
-    if isinstance(t, BooleanType) and kind == "boolean":
-        def w_bool(out: bytearray, v: Any) -> None:
-            if v is True or v is False or type(v).__name__ == "bool_":
-                out.append(1 if v else 0)
-            else:
-                raise _bad(path, v, "is not a bool")
-        return w_bool
-    if isinstance(t, IntegralType) and logical is None and (
-        kind == "long" or (kind == "int" and t.bits <= 32)
-    ):
-        lo, hi = t.min_value, t.max_value
-        if kind == "int":
-            lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
+    for compiler in _VALUE_COMPILERS:
+        writer = compiler(t, kind, logical, props, path)
+        if writer is not None:
+            return writer
+    raise _mismatch(path, t, s)
 
-        def w_int(out: bytearray, v: Any) -> None:
-            if type(v) is not int:
-                v = _as_int(path, v)
-            if not lo <= v <= hi:
-                raise EncodeError(f"column '{path}': {v} is out of range for {t.sql()} "
-                                  f"({lo}..{hi})")
-            _varint(out, v)
-        return w_int
-    if (isinstance(t, FloatType) and kind in ("float", "double")) or (
-        isinstance(t, DoubleType) and kind == "double"
-    ):
-        fmt = struct.Struct("<f" if kind == "float" else "<d").pack
 
-        def w_float(out: bytearray, v: Any) -> None:
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise _bad(path, v, "is not a float")
-            try:
-                out += fmt(v)
-            except (OverflowError, struct.error):
-                raise _bad(path, v, f"does not fit {t.sql()}") from None
-        return w_float
-    if isinstance(t, StringType) and kind == "string":
-        def w_str(out: bytearray, v: Any) -> None:
-            if type(v) is not str:
-                raise _bad(path, v, "is not a str")
-            try:
-                b = v.encode()
-            except UnicodeEncodeError as exc:
-                raise _bad(path, v, f"is not valid UTF-8 text: {exc.reason}") from None
+# Each compiler below: (column type, Avro type name, logical type, the Avro node's properties,
+# the column's path) -> a writer, or None when the pair is not its kind.
+
+def _boolean_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                    path: str) -> Writer | None:
+    if not (isinstance(t, BooleanType) and kind == "boolean"):
+        return None
+
+    def w_bool(out: bytearray, v: Any) -> None:
+        if v is True or v is False or type(v).__name__ == "bool_":
+            out.append(1 if v else 0)
+        else:
+            raise _bad(path, v, "is not a bool")
+    return w_bool
+
+
+def _integral_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                     path: str) -> Writer | None:
+    if not (isinstance(t, IntegralType) and logical is None
+            and (kind == "long" or (kind == "int" and t.bits <= 32))):
+        return None
+    lo, hi = t.min_value, t.max_value
+    if kind == "int":
+        lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
+
+    def w_int(out: bytearray, v: Any) -> None:
+        if type(v) is not int:
+            v = _as_int(path, v)
+        if not lo <= v <= hi:
+            raise EncodeError(f"column '{path}': {v} is out of range for {t.sql()} "
+                              f"({lo}..{hi})")
+        _varint(out, v)
+    return w_int
+
+
+def _floating_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                     path: str) -> Writer | None:
+    if not ((isinstance(t, FloatType) and kind in ("float", "double"))
+            or (isinstance(t, DoubleType) and kind == "double")):
+        return None
+    fmt = struct.Struct("<f" if kind == "float" else "<d").pack
+
+    def w_float(out: bytearray, v: Any) -> None:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise _bad(path, v, "is not a float")
+        try:
+            out += fmt(v)
+        except (OverflowError, struct.error):
+            raise _bad(path, v, f"does not fit {t.sql()}") from None
+    return w_float
+
+
+def _string_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                   path: str) -> Writer | None:
+    if not (isinstance(t, StringType) and kind == "string"):
+        return None
+
+    def w_str(out: bytearray, v: Any) -> None:
+        if type(v) is not str:
+            raise _bad(path, v, "is not a str")
+        try:
+            b = v.encode()
+        except UnicodeEncodeError as exc:
+            raise _bad(path, v, f"is not valid UTF-8 text: {exc.reason}") from None
+        _varint(out, len(b))
+        out += b
+    return w_str
+
+
+def _enum_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                 path: str) -> Writer | None:
+    if not (isinstance(t, StringType) and kind == "enum"):
+        return None
+    symbols = {sym: i for i, sym in enumerate(props["symbols"])}
+
+    def w_enum(out: bytearray, v: Any) -> None:
+        if v not in symbols:
+            raise _bad(path, v, f"is not a symbol of the Avro enum "
+                                f"({', '.join(props['symbols'])})")
+        _varint(out, symbols[v])
+    return w_enum
+
+
+def _bytes_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                  path: str) -> Writer | None:
+    if not (isinstance(t, BytesType) and kind in ("bytes", "fixed") and logical is None):
+        return None
+    size = props.get("size")
+
+    def w_bytes(out: bytearray, v: Any) -> None:
+        if not isinstance(v, (bytes, bytearray, memoryview)):
+            raise _bad(path, v, "is not bytes")
+        if size is None:
+            _varint(out, len(v))
+        elif len(v) != size:
+            raise _bad(path, v, f"has {len(v)} bytes; the Avro fixed type has {size}")
+        out += v
+    return w_bytes
+
+
+def _decimal_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                    path: str) -> Writer | None:
+    if not (isinstance(t, DecimalType) and kind in ("bytes", "fixed") and logical == "decimal"):
+        return None
+    precision, scale, size = props["precision"], props.get("scale", 0), props.get("size")
+
+    def w_decimal(out: bytearray, v: Any) -> None:
+        n = _unscaled(path, v, precision, scale)
+        if size is None:
+            b = _java_bytes(n)
             _varint(out, len(b))
             out += b
-        return w_str
-    if isinstance(t, StringType) and kind == "enum":
-        symbols = {sym: i for i, sym in enumerate(props["symbols"])}
+        else:
+            out += n.to_bytes(size, "big", signed=True)
+    return w_decimal
 
-        def w_enum(out: bytearray, v: Any) -> None:
-            if v not in symbols:
-                raise _bad(path, v, f"is not a symbol of the Avro enum "
-                                    f"({', '.join(props['symbols'])})")
-            _varint(out, symbols[v])
-        return w_enum
-    if isinstance(t, BytesType) and kind in ("bytes", "fixed") and logical is None:
-        size = props.get("size")
 
-        def w_bytes(out: bytearray, v: Any) -> None:
-            if not isinstance(v, (bytes, bytearray, memoryview)):
-                raise _bad(path, v, "is not bytes")
-            if size is None:
-                _varint(out, len(v))
-            elif len(v) != size:
-                raise _bad(path, v, f"has {len(v)} bytes; the Avro fixed type has {size}")
-            out += v
-        return w_bytes
-    if isinstance(t, DecimalType) and kind in ("bytes", "fixed") and logical == "decimal":
-        precision, scale, size = props["precision"], props.get("scale", 0), props.get("size")
+def _date_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                 path: str) -> Writer | None:
+    if not (isinstance(t, DateType) and kind == "int" and logical == "date"):
+        return None
 
-        def w_decimal(out: bytearray, v: Any) -> None:
-            n = _unscaled(path, v, precision, scale)
-            if size is None:
-                b = _java_bytes(n)
-                _varint(out, len(b))
-                out += b
-            else:
-                out += n.to_bytes(size, "big", signed=True)
-        return w_decimal
-    if isinstance(t, DateType) and kind == "int" and logical == "date":
-        def w_date(out: bytearray, v: Any) -> None:
-            if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
-                raise _bad(path, v, "is not a date")
-            _varint(out, v.toordinal() - _EPOCH_DAY)
-        return w_date
-    if isinstance(t, TimeType) and (kind, logical) in (("int", "time-millis"),
-                                                       ("long", "time-micros")):
-        per_unit = 1000 if logical == "time-millis" else 1
-        trunc = 10 ** max(0, 6 - t.precision)
+    def w_date(out: bytearray, v: Any) -> None:
+        if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
+            raise _bad(path, v, "is not a date")
+        _varint(out, v.toordinal() - _EPOCH_DAY)
+    return w_date
 
-        def w_time(out: bytearray, v: Any) -> None:
-            if not isinstance(v, dt.time):
-                raise _bad(path, v, "is not a time")
-            us = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-            _varint(out, (us - us % trunc) // per_unit)
-        return w_time
-    if isinstance(t, (TimestampType, TimestampLtzType)) and kind == "long" and (
-        logical or ""
-    ).replace("local-", "") in TIMESTAMPS:
-        aware = isinstance(t, TimestampLtzType)
-        unit = str(logical).rsplit("-", 1)[1]
-        trunc = 10 ** max(0, 6 - t.precision)
 
-        def w_ts(out: bytearray, v: Any) -> None:
-            us = _epoch_micros(path, v, aware)
-            us -= us % trunc
-            n = us // 1000 if unit == "millis" else us if unit == "micros" else us * 1000
-            if not INT64[0] <= n <= INT64[1]:
-                raise _bad(path, v, "is out of range for Avro's long")
-            _varint(out, n)
-        return w_ts
-    if isinstance(t, ArrayType) and kind == "array":
-        item = _compile(t.element, props["items"], f"{path}[]")
+def _time_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                 path: str) -> Writer | None:
+    if not (isinstance(t, TimeType)
+            and (kind, logical) in (("int", "time-millis"), ("long", "time-micros"))):
+        return None
+    per_unit = 1000 if logical == "time-millis" else 1
+    trunc = 10 ** max(0, 6 - t.precision)
 
-        def w_array(out: bytearray, v: Any) -> None:
-            if not isinstance(v, (list, tuple)):
-                raise _bad(path, v, "is not a list")
-            if v:
-                _varint(out, len(v))
-                for x in v:
-                    item(out, x)
-            out.append(0)
-        return w_array
-    if isinstance(t, MapType) and kind == "map" and isinstance(t.key, StringType):
-        value = _compile(t.value, props["values"], f"{path}{{value}}")
-        key = _compile_value(t.key, "string", f"{path}{{key}}")
+    def w_time(out: bytearray, v: Any) -> None:
+        if not isinstance(v, dt.time):
+            raise _bad(path, v, "is not a time")
+        us = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+        _varint(out, (us - us % trunc) // per_unit)
+    return w_time
 
-        def w_map(out: bytearray, v: Any) -> None:
-            if not isinstance(v, Mapping):
-                raise _bad(path, v, "is not a dict")
-            if v:
-                _varint(out, len(v))
-                for k, x in v.items():
-                    if k is None:
-                        raise EncodeError(f"column '{path}': a map key is null")
-                    key(out, k)
-                    value(out, x)
-            out.append(0)
-        return w_map
-    if isinstance(t, RowType) and kind in ("record", "error"):
-        return _compile_record(t, props, path)
-    raise _mismatch(path, t, s)
+
+def _timestamp_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                      path: str) -> Writer | None:
+    if not (isinstance(t, (TimestampType, TimestampLtzType)) and kind == "long"
+            and (logical or "").replace("local-", "") in TIMESTAMPS):
+        return None
+    aware = isinstance(t, TimestampLtzType)
+    unit = str(logical).rsplit("-", 1)[1]
+    trunc = 10 ** max(0, 6 - t.precision)
+
+    def w_ts(out: bytearray, v: Any) -> None:
+        us = _epoch_micros(path, v, aware)
+        us -= us % trunc
+        n = us // 1000 if unit == "millis" else us if unit == "micros" else us * 1000
+        if not INT64[0] <= n <= INT64[1]:
+            raise _bad(path, v, "is out of range for Avro's long")
+        _varint(out, n)
+    return w_ts
+
+
+def _array_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                  path: str) -> Writer | None:
+    if not (isinstance(t, ArrayType) and kind == "array"):
+        return None
+    item = _compile(t.element, props["items"], f"{path}[]")
+
+    def w_array(out: bytearray, v: Any) -> None:
+        if not isinstance(v, (list, tuple)):
+            raise _bad(path, v, "is not a list")
+        if v:
+            _varint(out, len(v))
+            for x in v:
+                item(out, x)
+        out.append(0)
+    return w_array
+
+
+def _map_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                path: str) -> Writer | None:
+    if not (isinstance(t, MapType) and kind == "map" and isinstance(t.key, StringType)):
+        return None
+    value = _compile(t.value, props["values"], f"{path}{{value}}")
+    key = _compile_value(t.key, "string", f"{path}{{key}}")
+
+    def w_map(out: bytearray, v: Any) -> None:
+        if not isinstance(v, Mapping):
+            raise _bad(path, v, "is not a dict")
+        if v:
+            _varint(out, len(v))
+            for k, x in v.items():
+                if k is None:
+                    raise EncodeError(f"column '{path}': a map key is null")
+                key(out, k)
+                value(out, x)
+        out.append(0)
+    return w_map
+
+
+def _record_writer(t: DataType, kind: str, logical: str | None, props: Mapping[str, Any],
+                   path: str) -> Writer | None:
+    if not (isinstance(t, RowType) and kind in ("record", "error")):
+        return None
+    return _compile_record(t, props, path)
+
+
+_VALUE_COMPILERS: tuple[Callable[[DataType, str, str | None, Mapping[str, Any], str],
+                                 Writer | None], ...] = (
+    _boolean_writer, _integral_writer, _floating_writer, _string_writer, _enum_writer,
+    _bytes_writer, _decimal_writer, _date_writer, _time_writer, _timestamp_writer,
+    _array_writer, _map_writer, _record_writer)
 
 
 def _compile_record(t: RowType, s: Mapping[str, Any], path: str) -> Writer:
