@@ -143,6 +143,13 @@ def _scales(dec_exp: int, bin_exp: int, n_sig_bits: int, n_fract_bits: int,
 _Generated = tuple[list[int], int, bool, bool, int]
 
 
+def _first_digit(q: int, high: bool, dec_exp: int) -> tuple[list[int], int]:
+    """The digits so far after the first quotient: a leading zero lowers the exponent instead."""
+    if q == 0 and not high:
+        return [], dec_exp - 1
+    return [q], dec_exp
+
+
 def _word_digits(fract_bits: int, sc: _Scales, dec_exp: int, e_form: bool,
                  wrap: Callable[[int], int]) -> _Generated:
     """The digits in Java's int or long arithmetic (`wrap`), wrapping around as it does."""
@@ -155,11 +162,7 @@ def _word_digits(fract_bits: int, sc: _Scales, dec_exp: int, e_form: bool,
     m = wrap(m * 10)
     low = b < m
     high = wrap(b + m) > tens
-    digits: list[int] = []
-    if q == 0 and not high:
-        dec_exp -= 1
-    else:
-        digits.append(q)
+    digits, dec_exp = _first_digit(q, high, dec_exp)
     if e_form:
         low = high = False
     while not low and not high:
@@ -186,11 +189,7 @@ def _big_digits(fract_bits: int, sc: _Scales, dec_exp: int, e_form: bool) -> _Ge
     b = r * 10
     low = b < m
     high = b + m >= tens
-    digits: list[int] = []
-    if q == 0 and not high:
-        dec_exp -= 1
-    else:
-        digits.append(q)
+    digits, dec_exp = _first_digit(q, high, dec_exp)
     if e_form:
         low = high = False
     while not low and not high:
