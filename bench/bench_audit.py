@@ -18,6 +18,10 @@ this process, which holds the generated records, as the child's):
    from the call to the result: capture, read, fold, judge, examples fetched again.
 3. with `--before TREE`: the same audit with another keyguard checkout (e.g. the commit before
    a change), alternated with the others on the same topic.
+4. with `--spark local[1],local[2]`: `keyguard.sparkio.audit` on each local master
+   (bench/audit_spark.py; one task per partition, so the cores it is given are what it can
+   use), timed from the call to the result in a driver whose session is already up; its
+   counts (live keys, phantoms, missed deletes) must equal the one-process audit's.
 
 Same output: each run's digest is the number of live key byte strings (per partition) it found,
 which the bare loop's table and the audit's numbers must agree on. The second table shows
@@ -26,6 +30,7 @@ state holds (`held`), which peak RSS should stay near.
 
 Usage: python bench/bench_audit.py [--records 1000000] [--formats json,avro-confluent,raw]
        [--runs 3] [--updates 0.2] [--tombstones 0.05] [--phantoms 0.01] [--before TREE]
+       [--spark local[1],local[2]]
 """
 
 from __future__ import annotations
@@ -149,6 +154,8 @@ def main() -> None:
                     help="fraction of records that write an earlier key under other bytes")
     ap.add_argument("--before", type=Path, default=None,
                     help="another keyguard checkout to audit with, alternated (e.g. a baseline)")
+    ap.add_argument("--spark", default="",
+                    help="local Spark masters to run keyguard.sparkio.audit on, alternated")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     from broker import start_broker
@@ -179,6 +186,7 @@ def main() -> None:
             topic = write_topic(bs, registry, fmt, n, args.updates, args.tombstones,
                                 args.phantoms, work)
             held: dict[str, list[int]] = {}
+            counts: dict[str, set[tuple[int, int]]] = {}
 
             def bare(topic: str = topic) -> Run:
                 done, peak = fresh_process(
@@ -189,7 +197,8 @@ def main() -> None:
                            int(done["peak_rss_bytes"]) or peak)  # type: ignore[call-overload]
 
             def audit(name: str, library: Path, topic: str = topic, fmt: str = fmt,
-                      held: dict[str, list[int]] = held) -> Run:
+                      held: dict[str, list[int]] = held,
+                      counts: dict[str, set[tuple[int, int]]] = counts) -> Run:
                 env = {**os.environ, "PYTHONPATH": str(library)}
                 proc = subprocess.Popen(
                     [sys.executable, str(ROOT / "bench/audit_process.py"), bs, topic, fmt,
@@ -203,12 +212,27 @@ def main() -> None:
                     raise SystemExit(f"{name} failed ({code})")
                 done = json.loads(out)
                 held.setdefault(name, []).append(int(done["held_bytes"]))
+                counts.setdefault(name, set()).add((int(done["phantom_keys"]),
+                                                    int(done["missed_deletes"])))
                 return Run(float(done["seconds"]), text_digest(done["live_keys"]),
                            int(done["peak_rss_bytes"]) or child_peak_rss(usage))
+
+            def spark(master: str, topic: str = topic, fmt: str = fmt,
+                      counts: dict[str, set[tuple[int, int]]] = counts) -> Run:
+                done, _ = fresh_process(
+                    [sys.executable, str(ROOT / "bench/audit_spark.py"), bs, topic, fmt,
+                     registry, master], f"sparkio.audit on {master}")
+                counts.setdefault(master, set()).add(
+                    (int(done["phantom_keys"]), int(done["missed_deletes"])))  # type: ignore[call-overload]
+                return Run(float(done["seconds"]), text_digest(done["live_keys"]),  # type: ignore[arg-type]
+                           int(done["peak_rss_bytes"]))  # type: ignore[call-overload]
 
             contenders = [Contender("bare Consumer loop, one partition at a time", bare)]
             contenders += [Contender(name, lambda name=name, lib=lib: audit(name, lib))
                            for name, lib in libraries.items()]
+            contenders += [Contender(f"sparkio.audit, {m} (driver RSS)",
+                                     lambda m=m: spark(m))
+                           for m in args.spark.split(",") if m]
             before = load_average()
             alternate(contenders, runs=args.runs, warmup=1)
             after = load_average()
@@ -229,6 +253,10 @@ def main() -> None:
                             f"{peak / 2**20:.0f} MiB | "
                             + (f"{claimed / 2**20:.0f} MiB | {peak / claimed:.1f}x |"
                                if claimed else "- | - |"))
+            if args.spark:
+                rows.append("")
+                rows.append("(phantom keys, missed deletes) each contender's reports found: "
+                            + ", ".join(f"{m} {sorted(c)}" for m, c in counts.items()))
             tables.append(text + "\n\n" + "\n".join(rows))
             print(tables[-1], "\n", flush=True)
         print("\n\n".join(tables))

@@ -109,7 +109,8 @@ def bare(bootstrap: str, source: str, target: str) -> int:
 
 def migrate(kind: str, bootstrap: str, source: str, target: str) -> int:
     from keyguard.formats.sqltypes import parse_columns
-    from keyguard.sparkio.migrate_topic import Migration, migrate_topic, render_text
+    from keyguard.sparkio.migrate_report import render_text
+    from keyguard.sparkio.migrate_topic import Migration, migrate_topic
 
     state = Path(tempfile.mkdtemp()) / "state.json"
     m = Migration(topic=source, bootstrap=bootstrap, table=parse_columns(COLUMNS), old=(OLD,),

@@ -70,8 +70,10 @@ _PLANS: dict[tuple[str, str, str], Any] = {}
 
 
 def decoded_batch(row_type: RowType, schema: AvroSchema, writer: AvroSchema | None,
-                  data: Sequence[bytes], skip: int = 0) -> DecodedColumns | None:
-    """`decode_columns` with the column plan of these schemas (cached), as DecodedColumns."""
+                  data: Sequence[bytes], skip: int = 0, *, arrow: bool = True,
+                  ) -> DecodedColumns | None:
+    """`decode_columns` with the column plan of these schemas (cached), as DecodedColumns
+    (columns as Arrow arrays, or as Python lists when not `arrow`)."""
     key = (row_type.sql(), json.dumps(schema, sort_keys=True),
            json.dumps(writer, sort_keys=True))
     if key not in _PLANS:
@@ -79,7 +81,7 @@ def decoded_batch(row_type: RowType, schema: AvroSchema, writer: AvroSchema | No
     plan = _PLANS[key]
     if plan is None or not data:
         return None
-    columns = decode_columns(plan, data, skip)
+    columns = decode_columns(plan, data, skip, arrow=arrow)
     return None if columns is None else DecodedColumns(dict(columns), [], len(data))
 
 
@@ -111,9 +113,11 @@ def column_plan(row_type: RowType, schema: AvroSchema, writer: AvroSchema | None
 
 
 def decode_columns(plan: list[tuple[str, DataType, tuple[str, int | None, int]]],
-                   bodies: Sequence[bytes], skip: int = 0) -> dict[str, pa.Array] | None:
-    """The records in `bodies` (each after `skip` header bytes) as Arrow columns, or None
-    when any record needs `decode`."""
+                   bodies: Sequence[bytes], skip: int = 0, *, arrow: bool = True,
+                   ) -> dict[str, pa.Array | list[Any]] | None:
+    """The records in `bodies` (each after `skip` header bytes) as Arrow columns (Python
+    lists when not `arrow`: pyarrow is not imported), or None when any record needs
+    `decode`."""
     import numpy as np
 
     n = len(bodies)
@@ -125,7 +129,8 @@ def decode_columns(plan: list[tuple[str, DataType, tuple[str, int | None, int]]]
     total = int(ends[-1]) if n else 0
     buf = np.frombuffer(b"".join(bodies) + bytes(16), dtype=np.uint8)
     limit = len(buf) - 1
-    out: dict[str, pa.Array] = {}
+    out: dict[str, pa.Array | list[Any]] = {}
+    column_of = _arrow_column if arrow else _list_column
     for name, t, (kind, null_idx, value_idx) in plan:
         if null_idx is None:
             present = None
@@ -151,7 +156,7 @@ def decode_columns(plan: list[tuple[str, DataType, tuple[str, int | None, int]]]
             pos[present] = new_at
         if (pos > ends).any():
             return None
-        column = _arrow_column(kind, values, present, n, buf)
+        column = column_of(kind, values, present, n, buf)
         if column is None:
             return None
         out[name] = column
@@ -282,3 +287,38 @@ def _arrow_column(kind: str, values: Any, present: Any, n: int, buf: Any) -> pa.
     except pa.ArrowInvalid:
         return None
     return arr
+
+
+def _list_column(kind: str, values: Any, present: Any, n: int, buf: Any) -> list[Any] | None:
+    """`_arrow_column(...).to_pylist()`, built without Arrow: None when a string is not
+    valid UTF-8, as Arrow's validation refuses it."""
+    from itertools import pairwise
+
+    import numpy as np
+
+    at = np.flatnonzero(present).tolist() if present is not None else None
+    if kind != "string":
+        got = values.tolist()
+    else:
+        starts, sizes = values
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        size = int(offsets[-1])
+        # The bytes of every string back to back, as `_arrow_column` gathers them.
+        data = buf[np.repeat(starts - offsets[:-1], sizes)
+                   + np.arange(size, dtype=np.int64)].tobytes()
+        bounds = offsets.tolist()
+        try:
+            if data.isascii():  # one decode, then slices: a character is a byte
+                text = data.decode("ascii")
+                got = [text[a:b] for a, b in pairwise(bounds)]
+            else:
+                got = [data[a:b].decode("utf-8") for a, b in pairwise(bounds)]
+        except UnicodeDecodeError:
+            return None
+    if at is None:
+        return got  # type: ignore[no-any-return]
+    out: list[Any] = [None] * n
+    for i, v in zip(at, got, strict=True):
+        out[i] = v
+    return out

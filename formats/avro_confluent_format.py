@@ -199,7 +199,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
             )
         return self.writer.decode(CONFLUENT.body(data), self._writer_schema(schema_id))
 
-    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record; records of one schema id whose writer schema is the
         reader's, of flat rows of numbers and strings, column-wise (numpy)."""
         heads = {d[:CONFLUENT.header] for d in data}
@@ -213,10 +213,10 @@ class AvroConfluentCodec(RegistryFramed, Codec):
                     writer = None
                 if writer is not None:
                     columns = decoded_batch(self.row_type, self.avro_schema, writer, data,
-                                            CONFLUENT.header)
+                                            CONFLUENT.header, arrow=arrow)
                     if columns is not None:
                         return columns
-        return super().decode_batch(data)
+        return super().decode_batch(data, arrow=arrow)
 
     def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
         """The writer schema's top-level fields (by the id in the frame) that the row type

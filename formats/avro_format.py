@@ -718,13 +718,13 @@ class AvroCodec(Codec):
     def decode(self, data: bytes) -> dict[str, Any]:
         return self.writer.decode_json(data) if self.json else self.writer.decode(data)
 
-    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record; flat rows of numbers and strings column-wise (numpy)."""
         if not self.json:
-            columns = decoded_batch(self.row_type, self.writer.schema, None, data)
+            columns = decoded_batch(self.row_type, self.writer.schema, None, data, arrow=arrow)
             if columns is not None:
                 return columns
-        return super().decode_batch(data)
+        return super().decode_batch(data, arrow=arrow)
 
     def encode_batch(self, batch: pa.RecordBatch | pa.Table) -> list[bytes]:
         if self.json:

@@ -114,12 +114,14 @@ class Codec(ABC):
         the format cannot carry any (its bytes hold exactly the row type's fields)."""
         return ()
 
-    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """The rows in `data`, column-wise: exactly `decode` of each, in order.
 
         A record `decode` skips (None) is listed in `skipped` and holds None in every column;
         a record `decode` rejects raises `BatchDecodeError` with its index and that error.
-        Formats override this where decoding whole columns pays (Arrow arrays as columns).
+        Formats override this where decoding whole columns pays (Arrow arrays as columns);
+        `arrow=False` asks for Python lists only, so that pyarrow is never loaded (a reader
+        that wants the values and not Arrow's libraries in its memory: the audit).
         """
         rows: list[dict[str, Any] | None] = []
         decode = self.decode

@@ -263,65 +263,25 @@ class CsvCodec(Codec):
     def _text(self, t: DataType, v: Any, *, in_array: bool) -> tuple[str, bool]:
         """The value's text and whether Jackson writes it as a string (subject to quoting)."""
         if isinstance(t, StringType):
-            if not isinstance(v, str):
-                raise _bad(t, v)
-            why = lone_surrogate(v)
-            if why is not None:
-                raise EncodeError(f"{v!r} {why}")
-            return v, True
+            return _string_text(t, v), True
         if isinstance(t, BooleanType):
-            if not isinstance(v, bool):
-                raise _bad(t, v)
-            return ("true" if v else "false"), False
+            return _boolean_text(t, v), False
         if isinstance(t, IntegralType):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise _bad(t, v)
-            if not t.min_value <= v <= t.max_value:
-                raise EncodeError(f"{v} is out of range for {t.sql()}")
-            return str(v), False
+            return _integer_text(t, v), False
         if isinstance(t, (FloatType, DoubleType)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise _bad(t, v)
-            if isinstance(v, int) and not -2**1023 < v < 2**1024:
-                raise EncodeError(f"{v} is out of range for {t.sql()}")
-            if isinstance(t, FloatType):
-                if not javatext.float32_fits(float(v)):
-                    raise EncodeError(f"{v!r} is out of range for FLOAT")
-                return javatext.float_to_string(float(v)), False
-            return javatext.double_to_string(float(v)), False
+            return _float_text(t, v), False
         if isinstance(t, DecimalType):
-            d = _to_decimal(t, v)
-            if self.scientific_decimals:
-                return javatext.bigdecimal_to_string(
-                    javatext.bigdecimal_strip_trailing_zeros(d)), False
-            return javatext.bigdecimal_to_plain_string(d), False
+            return _decimal_text(t, v, scientific=self.scientific_decimals), False
         if isinstance(t, DateType):
-            if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
-                raise _bad(t, v)
-            return javatext.format_date(v), True
+            return _date_text(t, v), True
         if isinstance(t, TimeType):
-            if not isinstance(v, dt.time):
-                raise _bad(t, v)
-            # Flink holds TIME as milliseconds of the day.
-            millis = _truncate(v.microsecond // 1000, 3, min(t.precision, 3))
-            return javatext.format_sql_time(v, millis * 1_000_000), True
+            return _time_text(t, v), True
         if isinstance(t, TimestampType):
-            if not isinstance(v, dt.datetime) or v.tzinfo is not None:
-                raise _bad(t, v, "a naive datetime")
-            return javatext.format_sql_timestamp(v, _micros_to_nanos(v, t.precision)), True
+            return _timestamp_text(t, v), True
         if isinstance(t, TimestampLtzType):
-            if not isinstance(v, dt.datetime):
-                raise _bad(t, v)
-            try:
-                utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
-            except OverflowError:
-                raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
-            text = javatext.format_sql_timestamp(utc, _micros_to_nanos(utc, t.precision))
-            return text + "Z", True
+            return _timestamp_ltz_text(t, v), True
         if isinstance(t, BytesType):
-            if not isinstance(v, (bytes, bytearray, memoryview)):
-                raise _bad(t, v)
-            return base64.b64encode(bytes(v)).decode("ascii"), True
+            return _bytes_text(t, v), True
         raise EncodeError(f"unsupported type {t.sql()}")  # check_row_type prevents this
 
     def _quoted_if_needed(self, text: str) -> str:
@@ -387,53 +347,57 @@ class CsvCodec(Codec):
     def _split(self, text: str) -> list[tuple[str, bool]]:
         """Fields of the first record, as Jackson's CsvDecoder reads them: (text, was quoted)."""
         cells: list[tuple[str, bool]] = []
-        q, esc, sep = self.quote, self.escape, self.delimiter
         i, n = 0, len(text)
         if n == 0:
             return cells
         while True:
             buf: list[str] = []
-            quoted = False
-            if q is not None and i < n and text[i] == q:
-                quoted = True
-                i += 1
-                while True:
-                    if i >= n:
-                        names = self.row_type.names
-                        col = (f" (column '{names[len(cells)]}')" if len(cells) < len(names)
-                               else "")
-                        raise DecodeError(
-                            f"{self.describe()}: field {len(cells) + 1}{col}: missing closing "
-                            f"quote {q!r}",
-                            hint="the record was cut short, or was not written by Flink's csv")
-                    c = text[i]
-                    if c == q:
-                        if i + 1 < n and text[i + 1] == q:
-                            buf.append(q)
-                            i += 2
-                            continue
-                        i += 1
-                        break
-                    if esc is not None and c == esc and i + 1 < n:
-                        buf.append(_unescape(text[i + 1]))
-                        i += 2
-                        continue
-                    buf.append(c)
-                    i += 1
+            quoted = self.quote is not None and i < n and text[i] == self.quote
+            if quoted:
+                i = self._read_quoted(text, i + 1, buf, len(cells))
             # Unquoted text (or what follows a closing quote) up to the delimiter.
-            while i < n and text[i] != sep and text[i] not in "\r\n":
-                c = text[i]
-                if esc is not None and c == esc and i + 1 < n:
-                    buf.append(_unescape(text[i + 1]))
-                    i += 2
-                    continue
-                buf.append(c)
-                i += 1
+            i = self._read_unquoted(text, i, buf)
             cells.append(("".join(buf), quoted))
-            if i < n and text[i] == sep:
+            if i < n and text[i] == self.delimiter:
                 i += 1
                 continue
             return cells
+
+    def _read_quoted(self, text: str, i: int, buf: list[str], field: int) -> int:
+        """A quoted value's text from `i` (after its opening quote) into `buf`; the offset
+        after its closing quote. `field` counts the fields before it, for the error."""
+        q, n = self.quote, len(text)
+        while True:
+            if i >= n:
+                names = self.row_type.names
+                col = f" (column '{names[field]}')" if field < len(names) else ""
+                raise DecodeError(
+                    f"{self.describe()}: field {field + 1}{col}: missing closing quote {q!r}",
+                    hint="the record was cut short, or was not written by Flink's csv")
+            c = text[i]
+            if c == q:
+                if i + 1 < n and text[i + 1] == q:
+                    buf.append(q)
+                    i += 2
+                    continue
+                return i + 1
+            i = self._read_char(text, i, buf)
+
+    def _read_unquoted(self, text: str, i: int, buf: list[str]) -> int:
+        """Text from `i` into `buf` up to the delimiter or a line break; the offset there."""
+        sep, n = self.delimiter, len(text)
+        while i < n and text[i] != sep and text[i] not in "\r\n":
+            i = self._read_char(text, i, buf)
+        return i
+
+    def _read_char(self, text: str, i: int, buf: list[str]) -> int:
+        """The character at `i` into `buf`, or the one the escape character there stands for;
+        the offset after it."""
+        if text[i] == self.escape and i + 1 < len(text):
+            buf.append(_unescape(text[i + 1]))
+            return i + 2
+        buf.append(text[i])
+        return i + 1
 
     def _parse_cell(self, t: DataType, text: str) -> Any:
         if self.null_literal is not None and text == self.null_literal:
@@ -471,46 +435,17 @@ class CsvCodec(Codec):
         if isinstance(t, StringType):
             return text
         if isinstance(t, BooleanType):
-            # Boolean.parseBoolean reads anything but "true" as false: keyguard refuses to guess.
-            low = text.strip().lower()
-            if low not in ("true", "false"):
-                raise ValueError("expected true or false")
-            return low == "true"
+            return _parse_boolean(text)
         if isinstance(t, IntegralType):
-            s = text.strip()
-            if not _INT_RE.match(s):
-                raise ValueError(f"not an integer (For input string: {s!r})")
-            v = int(s)
-            if not t.min_value <= v <= t.max_value:
-                raise ValueError(f"{v} is out of range for {t.sql()}")
-            return v
+            return _parse_integer(t, text)
         if isinstance(t, (FloatType, DoubleType)):
-            s = text.strip()
-            if not _FLOAT_RE.match(s):
-                raise ValueError("not a number")
-            x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-            x = _float32(x) if isinstance(t, FloatType) else x
-            if math.isinf(x) and "Infinity" not in s:
-                raise ValueError(f"{s} overflows {t.sql_name}; write Infinity to mean infinity")
-            return x
+            return _parse_float(t, text)
         if isinstance(t, DecimalType):
-            if not _DECIMAL_RE.match(text):
-                raise ValueError("not a decimal number")
-            fitted = _fit_decimal(t, Decimal(text))  # Flink reads a null: keyguard refuses
-            if fitted is None:
-                raise ValueError(f"needs more than {t.precision} digits")
-            return fitted
+            return _parse_decimal(t, text)
         if isinstance(t, DateType):
-            m = _SQL_DATE_RE.match(text)  # java.sql.Date.valueOf
-            if not m:
-                raise ValueError("expected yyyy-[m]m-[d]d")
-            return dt.date(int(m[1]), int(m[2]), int(m[3]))
+            return _parse_date(text)
         if isinstance(t, TimeType):
-            m = _LOCAL_TIME_RE.match(text)  # LocalTime.parse, then truncated to the precision
-            if not m:
-                raise ValueError("expected HH:mm[:ss[.fraction]]")
-            millis = _truncate(int((m[4] or "0").ljust(9, "0")[:3]), 3, t.precision)
-            return dt.time(int(m[1]), int(m[2]), int(m[3] or 0), millis * 1000)
+            return _parse_time(t, text)
         if isinstance(t, TimestampType):
             date, time, _ = javatext.parse_temporal(text.strip(), "sql")
             assert date is not None and time is not None
@@ -522,6 +457,143 @@ class CsvCodec(Codec):
         if isinstance(t, BytesType):
             return base64.b64decode(text, validate=True)
         raise ValueError(f"unsupported type {t.sql()}")
+
+
+# --- one value's text, as Jackson writes it ----------------------------------------------------
+
+
+def _string_text(t: StringType, v: Any) -> str:
+    if not isinstance(v, str):
+        raise _bad(t, v)
+    why = lone_surrogate(v)
+    if why is not None:
+        raise EncodeError(f"{v!r} {why}")
+    return v
+
+
+def _boolean_text(t: BooleanType, v: Any) -> str:
+    if not isinstance(v, bool):
+        raise _bad(t, v)
+    return "true" if v else "false"
+
+
+def _integer_text(t: IntegralType, v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _bad(t, v)
+    if not t.min_value <= v <= t.max_value:
+        raise EncodeError(f"{v} is out of range for {t.sql()}")
+    return str(v)
+
+
+def _float_text(t: FloatType | DoubleType, v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _bad(t, v)
+    if isinstance(v, int) and not -2**1023 < v < 2**1024:
+        raise EncodeError(f"{v} is out of range for {t.sql()}")
+    if isinstance(t, FloatType):
+        if not javatext.float32_fits(float(v)):
+            raise EncodeError(f"{v!r} is out of range for FLOAT")
+        return javatext.float_to_string(float(v))
+    return javatext.double_to_string(float(v))
+
+
+def _decimal_text(t: DecimalType, v: Any, *, scientific: bool) -> str:
+    d = _to_decimal(t, v)
+    if scientific:
+        return javatext.bigdecimal_to_string(javatext.bigdecimal_strip_trailing_zeros(d))
+    return javatext.bigdecimal_to_plain_string(d)
+
+
+def _date_text(t: DateType, v: Any) -> str:
+    if not isinstance(v, dt.date) or isinstance(v, dt.datetime):
+        raise _bad(t, v)
+    return javatext.format_date(v)
+
+
+def _time_text(t: TimeType, v: Any) -> str:
+    if not isinstance(v, dt.time):
+        raise _bad(t, v)
+    # Flink holds TIME as milliseconds of the day.
+    millis = _truncate(v.microsecond // 1000, 3, min(t.precision, 3))
+    return javatext.format_sql_time(v, millis * 1_000_000)
+
+
+def _timestamp_text(t: TimestampType, v: Any) -> str:
+    if not isinstance(v, dt.datetime) or v.tzinfo is not None:
+        raise _bad(t, v, "a naive datetime")
+    return javatext.format_sql_timestamp(v, _micros_to_nanos(v, t.precision))
+
+
+def _timestamp_ltz_text(t: TimestampLtzType, v: Any) -> str:
+    if not isinstance(v, dt.datetime):
+        raise _bad(t, v)
+    try:
+        utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+    except OverflowError:
+        raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
+    return javatext.format_sql_timestamp(utc, _micros_to_nanos(utc, t.precision)) + "Z"
+
+
+def _bytes_text(t: BytesType, v: Any) -> str:
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        raise _bad(t, v)
+    return base64.b64encode(bytes(v)).decode("ascii")
+
+
+# --- one value read back, as Java's parse methods read it -------------------------------------
+
+
+def _parse_boolean(text: str) -> bool:
+    # Boolean.parseBoolean reads anything but "true" as false: keyguard refuses to guess.
+    low = text.strip().lower()
+    if low not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return low == "true"
+
+
+def _parse_integer(t: IntegralType, text: str) -> int:
+    s = text.strip()
+    if not _INT_RE.match(s):
+        raise ValueError(f"not an integer (For input string: {s!r})")
+    v = int(s)
+    if not t.min_value <= v <= t.max_value:
+        raise ValueError(f"{v} is out of range for {t.sql()}")
+    return v
+
+
+def _parse_float(t: FloatType | DoubleType, text: str) -> float:
+    s = text.strip()
+    if not _FLOAT_RE.match(s):
+        raise ValueError("not a number")
+    x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
+    x = _float32(x) if isinstance(t, FloatType) else x
+    if math.isinf(x) and "Infinity" not in s:
+        raise ValueError(f"{s} overflows {t.sql_name}; write Infinity to mean infinity")
+    return x
+
+
+def _parse_decimal(t: DecimalType, text: str) -> Decimal:
+    if not _DECIMAL_RE.match(text):
+        raise ValueError("not a decimal number")
+    fitted = _fit_decimal(t, Decimal(text))  # Flink reads a null: keyguard refuses
+    if fitted is None:
+        raise ValueError(f"needs more than {t.precision} digits")
+    return fitted
+
+
+def _parse_date(text: str) -> dt.date:
+    m = _SQL_DATE_RE.match(text)  # java.sql.Date.valueOf
+    if not m:
+        raise ValueError("expected yyyy-[m]m-[d]d")
+    return dt.date(int(m[1]), int(m[2]), int(m[3]))
+
+
+def _parse_time(t: TimeType, text: str) -> dt.time:
+    m = _LOCAL_TIME_RE.match(text)  # LocalTime.parse, then truncated to the precision
+    if not m:
+        raise ValueError("expected HH:mm[:ss[.fraction]]")
+    millis = _truncate(int((m[4] or "0").ljust(9, "0")[:3]), 3, t.precision)
+    return dt.time(int(m[1]), int(m[2]), int(m[3] or 0), millis * 1000)
 
 
 def _float32(v: float) -> float:

@@ -33,6 +33,7 @@ from keyguard.formats.secrets import (
     register_options,
     register_url_credentials,
 )
+from keyguard.formats.sqltokens import Tok, TokenCursor, tokenize
 from keyguard.formats.sqltypes import TypeSyntaxError, UnsupportedSqlTypeError, parse_type
 from keyguard.formats.table_options import (
     KEY_FIELDS_PREFIX,
@@ -178,38 +179,38 @@ _TOKEN = re.compile(
   | (?P<quoted>`(?:[^`]|``)*`)
   | (?P<string>'(?:[^']|'')*')
   | (?P<number>[0-9]+(?:\.[0-9]+)?)
-  | (?P<punct>[^\s'`])
+  | (?P<punct>(?!/\*)[^\s'`])
     """,
     re.VERBOSE | re.DOTALL,
 )
 
 
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # word, quoted, string, number, punct, end
-    text: str
-    pos: int
-
-    @property
-    def upper(self) -> str:
-        return self.text.upper() if self.kind == "word" else ""
-
-    def is_punct(self, p: str) -> bool:
-        return self.kind == "punct" and self.text == p
-
-    def describe(self) -> str:
-        return "the end of the statement" if self.kind == "end" else repr(self.text)
-
-    @property
-    def string_value(self) -> str:
-        return self.text[1:-1].replace("''", "'")
-
-
 #: Words that end a column's type at its top level.
 _AFTER_TYPE = {"METADATA", "COMMENT", "PRIMARY", "CONSTRAINT"}
 
+#: The options keyguard's table takes as they are written.
+_TABLE_KEYS = (TOPIC.key, KEY_FORMAT.key, VALUE_FORMAT.key, KEY_FIELDS_PREFIX.key,
+               VALUE_FIELDS_INCLUDE.key)
 
-class _Statement:
+#: A primary key as written: each column with its offset.
+_Key = tuple[tuple[str, int], ...]
+#: A WITH option's value, with the offsets of its key and its value.
+_Given = tuple[str, int, int]
+
+
+@dataclass
+class _PlacedOptions:
+    """The WITH options by where they go (`FlinkTable`'s fields of the same names)."""
+
+    table: dict[str, str] = field(default_factory=dict)
+    properties: dict[str, str] = field(default_factory=dict)
+    connector_options: dict[str, str] = field(default_factory=dict)
+    partitioner: str = "default"
+
+
+class _Statement(TokenCursor):
+    end_name = "the end of the statement"
+
     def __init__(self, text: str, origin: str) -> None:
         self.text = text
         self.origin = origin
@@ -220,7 +221,7 @@ class _Statement:
         self.ignored: list[Ignored] = []
         self._register_secrets(self.toks)
 
-    def _register_secrets(self, t: list[_Tok]) -> None:
+    def _register_secrets(self, t: list[Tok]) -> None:
         """Credentials among the WITH options ('properties.sasl.jaas.config', a registry's
         user-info, a URL's user:password), before any error can quote their line: registered
         (`keyguard.formats.secrets`) and masked in the text errors show."""
@@ -253,77 +254,28 @@ class _Statement:
         at = self.tok.pos if pos is None else pos
         raise error(self.located(message, at), hint=hint)
 
-    def _tokenize(self) -> tuple[list[_Tok], str]:
-        toks: list[_Tok] = []
+    def _tokenize(self) -> tuple[list[Tok], str]:
+        """The tokens, and the text with its comments blanked (newlines kept), so that a
+        type's text can be cut out as written."""
+        toks, stuck = tokenize(self.text, _TOKEN, skip=frozenset({"ws"}))
         clean = list(self.text)
-        pos, text = 0, self.text
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None or (m.lastgroup == "punct" and text.startswith("/*", pos)):
-                ch = text[pos]
-                what = {"`": "unterminated `identifier`", "'": "unterminated 'string'",
-                        "/": "unterminated /* comment"}.get(ch, f"unexpected character {ch!r}")
-                self._register_secrets(toks)  # those before the error
-                raise FlinkDdlError(self.located(what, pos))
-            kind = m.lastgroup or ""
-            if kind == "comment":  # blanked, so a type's text can be cut out as written
-                for j in range(m.start(), m.end()):
-                    if clean[j] != "\n":
-                        clean[j] = " "
-            elif kind != "ws":
-                toks.append(_Tok(kind, m.group(), pos))
-            pos = m.end()
-        toks.append(_Tok("end", "", len(text)))
+        for t in toks:
+            if t.kind == "comment":
+                clean[t.pos: t.pos + len(t.text)] = re.sub(r"[^\n]", " ", t.text)
+        toks = [t for t in toks if t.kind != "comment"]
+        if stuck is not None:
+            ch = self.text[stuck]
+            what = {"`": "unterminated `identifier`", "'": "unterminated 'string'",
+                    "/": "unterminated /* comment"}.get(ch, f"unexpected character {ch!r}")
+            self._register_secrets(toks)  # those before the error
+            raise FlinkDdlError(self.located(what, stuck))
         return toks, "".join(clean)
 
     # -- token helpers ---------------------------------------------------------------------
 
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
-
-    def accept_word(self, *words: str) -> bool:
-        if self.tok.upper in words:
-            self.i += 1
-            return True
-        return False
-
-    def expect_word(self, word: str, hint: str | None = None) -> _Tok:
-        if self.tok.upper != word:
-            self.fail(f"expected {word} but found {self.tok.describe()}", hint=hint)
-        return self.advance()
-
-    def accept_punct(self, p: str) -> bool:
-        if self.tok.is_punct(p):
-            self.i += 1
-            return True
-        return False
-
-    def expect_punct(self, p: str) -> _Tok:
-        if not self.tok.is_punct(p):
-            self.fail(f"expected {p!r} but found {self.tok.describe()}")
-        return self.advance()
-
-    def identifier(self, what: str) -> tuple[str, int]:
-        tok = self.tok
-        if tok.kind == "quoted":
-            self.advance()
-            name = tok.text[1:-1].replace("``", "`")
-            if not name:
-                self.fail(f"empty {what}", tok.pos)
-            return name, tok.pos
-        if tok.kind == "word":
-            return self.advance().text, tok.pos
-        self.fail(f"expected {what} but found {tok.describe()}")
-
-    def string(self, what: str) -> _Tok:
+    def string(self, what: str) -> Tok:
         if self.tok.kind != "string":
-            self.fail(f"expected {what} (a 'quoted string') but found {self.tok.describe()}")
+            self.fail(f"expected {what} (a 'quoted string') but found {self.found()}")
         return self.advance()
 
     def skip_expression(self) -> int:
@@ -347,6 +299,21 @@ class _Statement:
     # -- grammar ---------------------------------------------------------------------------
 
     def table(self) -> FlinkTable:
+        name = self.create_table()
+        open_pos = self.expect_punct("(").pos
+        fields, pk, pk_pos = self.column_list()
+        with_pos, options = self.after_columns()
+        seen: dict[str, int] = {}
+        for f, at in fields:
+            if f.name in seen:
+                self.fail(f"duplicate column {f.name!r}", at)
+            seen[f.name] = at
+        if not fields:
+            self.fail("the table has no physical columns", open_pos)
+        return self.build(name, fields, pk, pk_pos, options, with_pos)
+
+    def create_table(self) -> str:
+        """`CREATE [TEMPORARY] TABLE [IF NOT EXISTS] name`: the table's name."""
         if self.tok.kind == "end":
             self.fail("no CREATE TABLE statement", hint="the file must hold one Flink "
                       "CREATE TABLE ... WITH (...) statement")
@@ -362,35 +329,47 @@ class _Statement:
         parts = [self.identifier("a table name")[0]]
         while self.accept_punct("."):
             parts.append(self.identifier("a table name")[0])
-        name = ".".join(parts)
         if self.tok.upper == "AS" or self.tok.upper == "LIKE":
             self.fail(f"CREATE TABLE ... {self.tok.upper} is not supported: keyguard needs the "
                       "columns and options written out")
-        open_pos = self.expect_punct("(").pos
+        return ".".join(parts)
+
+    def column_list(self) -> tuple[list[tuple[Field, int]], _Key | None, int]:
+        """The physical columns (with their offsets) and the primary key with its offset, up
+        to the closing `)`."""
         fields: list[tuple[Field, int]] = []
-        pk: tuple[tuple[str, int], ...] | None = None
+        pk: _Key | None = None
         pk_pos = 0
         while True:
-            if self.tok.upper in ("PRIMARY", "CONSTRAINT"):
-                at = self.tok.pos
-                got = self.table_constraint()
+            declared = self.column_list_entry(fields)
+            if declared is not None:
                 if pk is not None:
-                    self.fail("a second PRIMARY KEY", at)
-                pk, pk_pos = got, at
-            elif self.tok.upper == "WATERMARK":
-                self.watermark()
-            else:
-                col = self.column()
-                if col is not None:
-                    f, at, inline_pk = col
-                    fields.append((f, at))
-                    if inline_pk is not None:
-                        if pk is not None:
-                            self.fail("a second PRIMARY KEY", inline_pk)
-                        pk, pk_pos = ((f.name, at),), inline_pk
+                    self.fail("a second PRIMARY KEY", declared[1])
+                pk, pk_pos = declared
             if not self.accept_punct(","):
                 break
         self.expect_punct(")")
+        return fields, pk, pk_pos
+
+    def column_list_entry(self, fields: list[tuple[Field, int]]) -> tuple[_Key, int] | None:
+        """One entry: a table constraint, a watermark or a column (a physical one is added to
+        `fields`); the primary key it declares, with the offset of its declaration."""
+        if self.tok.upper in ("PRIMARY", "CONSTRAINT"):
+            at = self.tok.pos
+            return self.table_constraint(), at
+        if self.tok.upper == "WATERMARK":
+            self.watermark()
+            return None
+        col = self.column()
+        if col is None:
+            return None
+        f, at, inline_pk = col
+        fields.append((f, at))
+        return None if inline_pk is None else (((f.name, at),), inline_pk)
+
+    def after_columns(self) -> tuple[int, list[tuple[str, str, int, int]]]:
+        """What follows the column list: an optional COMMENT, the WITH options and an optional
+        `;`, then nothing. The offset of WITH, and the options."""
         if self.accept_word("COMMENT"):
             self.string("a table comment")
         for clause in ("PARTITIONED", "DISTRIBUTED"):
@@ -405,18 +384,11 @@ class _Statement:
                       "options written out")
         self.accept_punct(";")
         if self.tok.kind != "end":
-            self.fail(f"unexpected {self.tok.describe()} after the CREATE TABLE statement",
+            self.fail(f"unexpected {self.found()} after the CREATE TABLE statement",
                       hint="give one statement per file")
-        seen: dict[str, int] = {}
-        for f, at in fields:
-            if f.name in seen:
-                self.fail(f"duplicate column {f.name!r}", at)
-            seen[f.name] = at
-        if not fields:
-            self.fail("the table has no physical columns", open_pos)
-        return self.build(name, fields, pk, pk_pos, options, with_pos)
+        return with_pos, options
 
-    def table_constraint(self) -> tuple[tuple[str, int], ...]:
+    def table_constraint(self) -> _Key:
         if self.accept_word("CONSTRAINT"):
             self.identifier("a constraint name")
         self.expect_word("PRIMARY")
@@ -456,23 +428,38 @@ class _Statement:
             self.note(at, "computed column", name,
                       "computed columns are derived on read, never written to Kafka")
             return None
+        start, end = self.type_extent()
+        if end == start:
+            self.fail(f"column {name!r} has no type", start)
+        data_type = self.type_at(start, end)
+        description, metadata, inline_pk = self.column_clauses()
+        if metadata:
+            if inline_pk is not None:
+                self.fail("a metadata column cannot be the primary key", inline_pk)
+            self.note(at, "metadata column", name, "metadata (timestamp, headers, offsets) "
+                      "is not part of a record's key or value bytes")
+            return None
+        return Field(name, data_type, description), at, inline_pk
+
+    def type_extent(self) -> tuple[int, int]:
+        """The offsets of a column's type text: up to a top-level ',' ')' or column clause."""
         start = self.tok.pos
         depth = 0
-        while True:  # the type's extent: up to a top-level ',' ')' or column clause
+        while True:
             t = self.tok
             if t.kind == "end":
                 self.fail("unexpected end of the statement in a column type")
             if depth == 0 and (t.is_punct(",") or t.is_punct(")") or t.upper in _AFTER_TYPE):
-                break
+                return start, t.pos
             if t.is_punct("(") or t.is_punct("<"):
                 depth += 1
             elif t.is_punct(")") or t.is_punct(">"):
                 depth -= 1
             self.advance()
-        end = t.pos
-        if end == start:
-            self.fail(f"column {name!r} has no type", start)
-        data_type = self.type_at(start, end)
+
+    def column_clauses(self) -> tuple[str | None, bool, int | None]:
+        """The clauses after a column's type: its COMMENT, whether it is METADATA, and the
+        offset of an inline PRIMARY KEY."""
         description = None
         metadata = False
         inline_pk: int | None = None
@@ -493,14 +480,7 @@ class _Statement:
                 self.expect_word("KEY")
                 self.not_enforced()
             else:
-                break
-        if metadata:
-            if inline_pk is not None:
-                self.fail("a metadata column cannot be the primary key", inline_pk)
-            self.note(at, "metadata column", name, "metadata (timestamp, headers, offsets) "
-                      "is not part of a record's key or value bytes")
-            return None
-        return Field(name, data_type, description), at, inline_pk
+                return description, metadata, inline_pk
 
     def type_at(self, start: int, end: int) -> Any:
         text = self.clean[start:end]
@@ -535,67 +515,19 @@ class _Statement:
 
     # -- options -> keyguard's table -------------------------------------------------------
 
-    def build(self, name: str, fields: list[tuple[Field, int]],
-              pk: tuple[tuple[str, int], ...] | None, pk_pos: int,
+    def build(self, name: str, fields: list[tuple[Field, int]], pk: _Key | None, pk_pos: int,
               options: list[tuple[str, str, int, int]], with_pos: int) -> FlinkTable:
         given = {k: (v, kp, vp) for k, v, kp, vp in options}
-        if "connector" not in given:
-            self.fail("no 'connector' option", with_pos,
-                      hint="keyguard reads 'connector' = 'upsert-kafka' or 'kafka' tables",
-                      error=InvalidOptionError)
-        connector, _, cpos = given.pop("connector")
-        if connector not in CONNECTORS:
-            self.fail(f"connector {connector!r} is not supported: keyguard reads Kafka tables",
-                      cpos, hint="use 'upsert-kafka', or 'kafka' with 'key.format'",
-                      error=InvalidOptionError)
+        connector = self.connector(given, with_pos)
         columns = {f.name for f, _ in fields}
         key_cols = self.key_columns(connector, given, pk, pk_pos, columns, with_pos)
-        table: dict[str, str] = {}
-        properties: dict[str, str] = {}
-        connector_opts: dict[str, str] = {}
-        partitioner = "default"
         if connector == "kafka" and "format" in given:
-            if "value.format" in given:
-                self.fail("'format' and 'value.format' are the same option; give one",
-                          given["format"][1], error=InvalidOptionError)
-            fmt, kp, vp = given.pop("format")
-            given = {("value." + k if k.startswith(f"{fmt}.") else k): v
-                     for k, v in given.items()}
-            given["value.format"] = (fmt, kp, vp)
-        for key in (TOPIC.key, KEY_FORMAT.key, VALUE_FORMAT.key):
-            if key not in given:
-                self.fail(f"required option {key!r} is missing", with_pos,
-                          hint=self.describe_option(key), error=InvalidOptionError)
-        formats = {"key": given[KEY_FORMAT.key], "value": given[VALUE_FORMAT.key]}
-        for fmt, _, vp in formats.values():
-            self.known_format(fmt, vp)
-        topic, _, tpos = given[TOPIC.key]
-        if ";" in topic or not topic.strip():
-            self.fail(f"topic {topic!r}: keyguard guards one topic per table", tpos,
-                      error=InvalidOptionError, hint="give one topic name")
-        for key, (value, kp, vp) in given.items():
-            if key in (TOPIC.key, KEY_FORMAT.key, VALUE_FORMAT.key, KEY_FIELDS_PREFIX.key,
-                       VALUE_FIELDS_INCLUDE.key):
-                table[key] = value
-            elif key.startswith("properties."):
-                properties[key] = value
-            elif key == "sink.partitioner":
-                if value not in PARTITIONERS:
-                    self.fail(f"sink.partitioner {value!r}: keyguard cannot tell where a custom "
-                              "partitioner puts a key", vp, error=InvalidOptionError,
-                              hint="use 'default' (murmur2 of the key bytes), 'fixed' or "
-                              "'round-robin'")
-                partitioner = value
-            elif key in CONNECTOR_ONLY:
-                connector_opts[key] = value
-            elif key == "key.fields" and connector == "kafka":
-                pass  # the key columns, read above
-            elif key.startswith(("key.", "value.")) and key.count(".") >= 2:
-                self.format_option(key, value, kp, vp, formats)
-                table[key] = value
-            else:
-                self.fail(f"option {key!r} is not supported by keyguard's {connector} tables",
-                          kp, error=InvalidOptionError, hint=self.unknown_hint(key))
+            given = self.value_format_alias(given)
+        formats = self.required_options(given, with_pos)
+        placed = _PlacedOptions()
+        for key, option in given.items():
+            self.place_option(placed, connector, formats, key, option)
+        table = placed.table
         include = table.get(VALUE_FIELDS_INCLUDE.key)
         if include is not None:
             try:
@@ -615,8 +547,78 @@ class _Statement:
         return FlinkTable(
             origin=self.origin, name=name, connector=connector,
             columns=row, primary_key=tuple(key_cols),
-            options=table, properties=properties, connector_options=connector_opts,
-            partitioner=partitioner, ignored=tuple(self.ignored))
+            options=table, properties=placed.properties,
+            connector_options=placed.connector_options,
+            partitioner=placed.partitioner, ignored=tuple(self.ignored))
+
+    def connector(self, given: dict[str, _Given], with_pos: int) -> str:
+        """The 'connector' option, taken out of `given`: one keyguard reads."""
+        if "connector" not in given:
+            self.fail("no 'connector' option", with_pos,
+                      hint="keyguard reads 'connector' = 'upsert-kafka' or 'kafka' tables",
+                      error=InvalidOptionError)
+        connector, _, cpos = given.pop("connector")
+        if connector not in CONNECTORS:
+            self.fail(f"connector {connector!r} is not supported: keyguard reads Kafka tables",
+                      cpos, hint="use 'upsert-kafka', or 'kafka' with 'key.format'",
+                      error=InvalidOptionError)
+        return connector
+
+    def value_format_alias(self, given: dict[str, _Given]) -> dict[str, _Given]:
+        """A kafka table's 'format' is its 'value.format': the options renamed so (its
+        `<format>.*` become `value.<format>.*`)."""
+        if "value.format" in given:
+            self.fail("'format' and 'value.format' are the same option; give one",
+                      given["format"][1], error=InvalidOptionError)
+        fmt, kp, vp = given.pop("format")
+        renamed = {("value." + k if k.startswith(f"{fmt}.") else k): v
+                   for k, v in given.items()}
+        renamed["value.format"] = (fmt, kp, vp)
+        return renamed
+
+    def required_options(self, given: Mapping[str, _Given],
+                         with_pos: int) -> dict[str, _Given]:
+        """topic, key.format and value.format given, the formats known and one topic named;
+        the key and value formats by role."""
+        for key in (TOPIC.key, KEY_FORMAT.key, VALUE_FORMAT.key):
+            if key not in given:
+                self.fail(f"required option {key!r} is missing", with_pos,
+                          hint=self.describe_option(key), error=InvalidOptionError)
+        formats = {"key": given[KEY_FORMAT.key], "value": given[VALUE_FORMAT.key]}
+        for fmt, _, vp in formats.values():
+            self.known_format(fmt, vp)
+        topic, _, tpos = given[TOPIC.key]
+        if ";" in topic or not topic.strip():
+            self.fail(f"topic {topic!r}: keyguard guards one topic per table", tpos,
+                      error=InvalidOptionError, hint="give one topic name")
+        return formats
+
+    def place_option(self, placed: _PlacedOptions, connector: str,
+                     formats: Mapping[str, _Given], key: str, given: _Given) -> None:
+        """One WITH option, checked and put where it goes; an option keyguard does not take
+        is an error."""
+        value, kp, vp = given
+        if key in _TABLE_KEYS:
+            placed.table[key] = value
+        elif key.startswith("properties."):
+            placed.properties[key] = value
+        elif key == "sink.partitioner":
+            if value not in PARTITIONERS:
+                self.fail(f"sink.partitioner {value!r}: keyguard cannot tell where a custom "
+                          "partitioner puts a key", vp, error=InvalidOptionError,
+                          hint="use 'default' (murmur2 of the key bytes), 'fixed' or "
+                          "'round-robin'")
+            placed.partitioner = value
+        elif key in CONNECTOR_ONLY:
+            placed.connector_options[key] = value
+        elif key == "key.fields" and connector == "kafka":
+            pass  # the key columns, read by key_columns
+        elif key.startswith(("key.", "value.")) and key.count(".") >= 2:
+            self.format_option(key, value, kp, vp, formats)
+            placed.table[key] = value
+        else:
+            self.fail(f"option {key!r} is not supported by keyguard's {connector} tables",
+                      kp, error=InvalidOptionError, hint=self.unknown_hint(key))
 
     def resolves(self, options: Mapping[str, str], columns: RowType, with_pos: int) -> None:
         """The options as a whole (a format's required option, key.fields-prefix with
@@ -631,8 +633,8 @@ class _Statement:
             self.fail(exc.message, with_pos, hint=exc.hint,
                       error=type(exc) if type(exc) in plain else SchemaError)
 
-    def key_columns(self, connector: str, given: dict[str, tuple[str, int, int]],
-                    pk: tuple[tuple[str, int], ...] | None, pk_pos: int, columns: set[str],
+    def key_columns(self, connector: str, given: dict[str, _Given],
+                    pk: _Key | None, pk_pos: int, columns: set[str],
                     with_pos: int) -> list[str]:
         """upsert-kafka: the PRIMARY KEY; kafka: 'key.fields' (a PRIMARY KEY must agree)."""
         pk_cols = [c for c, _ in pk] if pk else []
@@ -673,7 +675,7 @@ class _Statement:
             self.fail(exc.message, pos, hint=exc.hint, error=InvalidOptionError)
 
     def format_option(self, key: str, value: str, kp: int, vp: int,
-                      formats: Mapping[str, tuple[str, int, int]]) -> None:
+                      formats: Mapping[str, _Given]) -> None:
         """`key.<format>.x` / `value.<format>.x`: declared by that format, with a valid value."""
         # lazy: the format registry (imports the named format's module only)
         from keyguard.formats.codec import format_factory

@@ -164,7 +164,7 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
             return ()
         return super().undeclared_fields(CONFLUENT.body(data))
 
-    def decode_batch(self, data: Sequence[bytes]) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record: records of one known JSON schema id column-wise, as the
         json format reads their bodies; any other batch record by record."""
         heads = {d[:CONFLUENT.header] for d in data}

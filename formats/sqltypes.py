@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NoReturn
 
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
 from keyguard.formats.schemajson import MAX_SCHEMA_DEPTH
+from keyguard.formats.sqltokens import Tok, TokenCursor, tokenize
 from keyguard.formats.types import (
     ArrayType,
     BigIntType,
@@ -102,34 +102,12 @@ _TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # word, quoted, string, int, punct, end
-    text: str
-    pos: int
-
-    @property
-    def upper(self) -> str:
-        return self.text.upper() if self.kind == "word" else ""
-
-    def describe(self) -> str:
-        return "the end of the text" if self.kind == "end" else repr(self.text)
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            ch = text[pos]
-            what = "unterminated quote" if ch in "`'" else f"unexpected character {ch!r}"
-            raise TypeSyntaxError(what, text, pos)
-        kind = m.lastgroup or ""
-        if kind != "ws":
-            toks.append(_Tok(kind, m.group(), pos))
-        pos = m.end()
-    toks.append(_Tok("end", "", len(text)))
+def _tokenize(text: str) -> list[Tok]:
+    toks, stuck = tokenize(text, _TOKEN)
+    if stuck is not None:
+        ch = text[stuck]
+        what = "unterminated quote" if ch in "`'" else f"unexpected character {ch!r}"
+        raise TypeSyntaxError(what, text, stuck)
     return toks
 
 
@@ -164,59 +142,25 @@ _UNSUPPORTED = {
 }
 
 
-class _Parser:
+class _Parser(TokenCursor):
     def __init__(self, text: str) -> None:
         self.text = text
         self.depth = 0
         self.toks = _tokenize(text)
         self.i = 0
 
-    # token helpers
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
-
-    def at_word(self, *words: str) -> bool:
-        return self.tok.upper in words
-
-    def at_punct(self, p: str) -> bool:
-        return self.tok.kind == "punct" and self.tok.text == p
-
-    def accept_word(self, word: str) -> bool:
-        if self.at_word(word):
-            self.i += 1
-            return True
-        return False
-
-    def accept_punct(self, p: str) -> bool:
-        if self.at_punct(p):
-            self.i += 1
-            return True
-        return False
-
-    def expect_word(self, word: str) -> None:
-        if not self.accept_word(word):
-            self.fail(f"expected {word} but found {self.tok.describe()}")
-
-    def expect_punct(self, p: str) -> None:
-        if not self.accept_punct(p):
-            self.fail(f"expected {p!r} but found {self.tok.describe()}")
-
     def expect_end(self) -> None:
         if self.tok.kind != "end":
-            self.fail(f"unexpected {self.tok.describe()} after a complete type")
+            self.fail(f"unexpected {self.found()} after a complete type")
 
-    def fail(self, message: str, *, at: int | None = None, hint: str | None = None) -> NoReturn:
-        raise TypeSyntaxError(message, self.text, self.tok.pos if at is None else at, hint=hint)
+    def fail(self, message: str, pos: int | None = None, *,
+             hint: str | None = None) -> NoReturn:
+        raise TypeSyntaxError(message, self.text, self.tok.pos if pos is None else pos,
+                              hint=hint)
 
     def integer(self, what: str) -> int:
         if self.tok.kind != "int":
-            self.fail(f"expected {what} (a number) but found {self.tok.describe()}")
+            self.fail(f"expected {what} (a number) but found {self.found()}")
         return int(self.advance().text)
 
     # grammar
@@ -261,7 +205,7 @@ class _Parser:
         tok = self.tok
         name = tok.upper
         if tok.kind != "word":
-            self.fail(f"expected a type but found {tok.describe()}")
+            self.fail(f"expected a type but found {self.found()}")
         if name in _UNSUPPORTED:
             self.unsupported(name)
         self.advance()
@@ -309,7 +253,7 @@ class _Parser:
             return self.make_row(fields, nullable=True, at=tok.pos)
         self.fail(
             f"unknown type {tok.text!r}",
-            at=tok.pos,
+            tok.pos,
             hint="types are Flink SQL names: STRING, INT, BIGINT, DECIMAL(p, s), TIMESTAMP(p), "
             "TIMESTAMP_LTZ(p), ARRAY<T>, MAP<K, V>, ROW<name T, ...>, ...",
         )
@@ -325,10 +269,10 @@ class _Parser:
         if self.accept_punct("("):
             at = self.tok.pos
             if self.integer(f"a {name} length") < 1:
-                self.fail(f"{name} length must be at least 1", at=at)
+                self.fail(f"{name} length must be at least 1", at)
             self.expect_punct(")")
 
-    def optional_precision(self, default: int, tok: _Tok) -> tuple[int, int]:
+    def optional_precision(self, default: int, tok: Tok) -> tuple[int, int]:
         """The precision in `(p)`, or the default; with the offset to blame if out of range."""
         if not self.accept_punct("("):
             return default, tok.pos
@@ -337,7 +281,7 @@ class _Parser:
         self.expect_punct(")")
         return p, at
 
-    def time_zone_suffix(self, tok: _Tok, *, allow_local: bool) -> bool:
+    def time_zone_suffix(self, tok: Tok, *, allow_local: bool) -> bool:
         """`WITHOUT TIME ZONE` -> False; `WITH LOCAL TIME ZONE` -> True."""
         if self.accept_word("WITHOUT"):
             self.expect_word("TIME")
@@ -353,13 +297,13 @@ class _Parser:
                     hint="use TIMESTAMP_LTZ(p) (an instant) or TIMESTAMP(p) (a wall-clock time)",
                 )
             if not allow_local:
-                self.fail(f"{tok.upper} WITH LOCAL TIME ZONE does not exist", at=at)
+                self.fail(f"{tok.upper} WITH LOCAL TIME ZONE does not exist", at)
             self.expect_word("TIME")
             self.expect_word("ZONE")
             return True
         return False
 
-    def decimal(self, tok: _Tok) -> DataType:
+    def decimal(self, tok: Tok) -> DataType:
         precision, scale, at = 10, 0, tok.pos
         if self.accept_punct("("):
             at = self.tok.pos
@@ -368,18 +312,6 @@ class _Parser:
                 scale = self.integer("a DECIMAL scale")
             self.expect_punct(")")
         return self.build(lambda: DecimalType(precision=precision, scale=scale), at)
-
-    def identifier(self) -> str:
-        tok = self.tok
-        if tok.kind == "quoted":
-            self.advance()
-            name = tok.text[1:-1].replace("``", "`")
-            if not name:
-                self.fail("empty field name", at=tok.pos)
-            return name
-        if tok.kind == "word":
-            return self.advance().text
-        self.fail(f"expected a field name but found {tok.describe()}")
 
     def fields(self, end: str | None) -> list[tuple[Field, int]]:
         out: list[tuple[Field, int]] = []
@@ -393,14 +325,14 @@ class _Parser:
                     hint="list only the columns; give the key with the primary-key option",
                 )
             at = self.tok.pos
-            name = self.identifier()
+            name, _ = self.identifier("a field name", empty="empty field name")
             self.accept_punct(":")
             t = self.data_type()
             description = None
             if self.accept_word("COMMENT") or self.tok.kind == "string":
                 if self.tok.kind != "string":
-                    self.fail(f"expected a quoted comment but found {self.tok.describe()}")
-                description = self.advance().text[1:-1].replace("''", "'")
+                    self.fail(f"expected a quoted comment but found {self.found()}")
+                description = self.advance().string_value
             out.append((Field(name, t, description), at))
             if not self.accept_punct(","):
                 return out
@@ -409,6 +341,6 @@ class _Parser:
         seen: set[str] = set()
         for f, pos in fields:
             if f.name in seen:
-                self.fail(f"duplicate field name {f.name!r}", at=pos)
+                self.fail(f"duplicate field name {f.name!r}", pos)
             seen.add(f.name)
         return RowType(fields=tuple(f for f, _ in fields), nullable=nullable)

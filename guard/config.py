@@ -85,14 +85,38 @@ _KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 
 def load_config(path: str | Path) -> GuardConfig:
+    p = Path(path)
+    doc = _read_toml(p)
+    _check_keys(doc, _TOP_KEYS, str(p))
+    kafka = _kafka(doc.get("kafka", {}), p)
+    registry, registry_options = _registry(doc.get("registry"), p)
+    topics = tuple(_topic(t, p, f"{p}: topics[{i}]", registry_given="registry" in doc)
+                   for i, t in enumerate(doc.get("topics", [])))
+    scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default_value)
+    if scan_limit < 0:
+        raise InvalidOptionError(f"{p}: scan-limit must not be negative, got {scan_limit}")
+    return GuardConfig(
+        registry=registry,
+        registry_options=registry_options,
+        require_subject=doc.get(REQUIRE_SUBJECT.key, REQUIRE_SUBJECT.default_value),
+        bootstrap=doc.get("bootstrap"),
+        kafka=kafka,
+        topics=topics,
+        scan_limit=scan_limit,
+        ignore=_ignore(doc, str(p)),
+        base=p.parent,
+    )
+
+
+def _read_toml(p: Path) -> dict[str, Any]:
+    """The file's TOML document; a file that cannot be read or parsed exits 2, saying why."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
 
-    p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        return tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InvalidOptionError(f"cannot read config file {p}: {exc.strerror}",
                                  hint="check the --config path") from None
@@ -102,8 +126,11 @@ def load_config(path: str | Path) -> GuardConfig:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidOptionError(f"{p}: not valid TOML: {exc}",
                                  hint="see https://toml.io for the syntax") from None
-    _check_keys(doc, _TOP_KEYS, str(p))
-    kafka = dict(doc.get("kafka", {}))
+
+
+def _kafka(table: Mapping[str, Any], p: Path) -> dict[str, Any]:
+    """The [kafka] table: flat librdkafka properties, no secrets."""
+    kafka = dict(table)
     leaked = [k for k in kafka if is_secret_key(k)]
     if leaked:
         raise InvalidOptionError(
@@ -114,57 +141,48 @@ def load_config(path: str | Path) -> GuardConfig:
         if isinstance(v, (dict, list)):
             raise InvalidOptionError(f"{p}: [kafka] {k} must be a string, number or boolean",
                                      hint="librdkafka properties are flat KEY = VALUE")
-    registry, registry_options = _registry(doc.get("registry"), p)
-    topics = []
-    for i, t in enumerate(doc.get("topics", [])):
-        where = f"{p}: topics[{i}]"
-        if not isinstance(t, dict):
-            raise InvalidOptionError(f"{where} must be a table", hint="write [[topics]]")
-        _check_keys(t, _TOPIC_KEYS, where)
-        if "flink-ddl" not in t and ("name" not in t or not t["name"].strip()):
-            raise InvalidOptionError(f"{where}: every topic needs a name",
-                                     hint='add name = "the-topic" (or flink-ddl = "table.sql")')
-        if t.get("value-format") is True:
-            raise InvalidOptionError(f"{where}: value-format must be a format name, or false "
-                                     "for none")
-        if "partitions" in t and t["partitions"] < 1:
-            raise InvalidOptionError(f"{where}: partitions must be at least 1, got "
-                                     f"{t['partitions']}")
-        bad_opts = [k for k, v in t.get("options", {}).items() if isinstance(v, (dict, list))]
-        if bad_opts:
-            raise InvalidOptionError(f"{where}: options {', '.join(bad_opts)} must be strings, "
-                                     "numbers or booleans", hint="quote dotted option names: "
-                                     '"key.json.timestamp-format.standard" = "ISO-8601"')
-        if "flink-ddl" in t:
-            topics.append(_flink_entry(t, p, where, registry_given="registry" in doc))
-            continue
-        topics.append(TopicEntry(
-            name=t["name"],
-            key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
-            value_format=t.get(VALUE_FORMAT.key, VALUE_FORMAT.default_value) or None,
-            key_schema=_resolve(p.parent, t.get("key-schema")),
-            value_schema=_resolve(p.parent, t.get("value-schema")),
-            partitions=t.get("partitions"),
-            partitioner=t.get(PARTITIONER.key, PARTITIONER.default_value),
-            key_fields_prefix=t.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
-            options=dict(t.get("options", {})),
-            require_subject=t.get("require-subject"),
-            ignore=_ignore(t, where),
-        ))
-    scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default_value)
-    if scan_limit < 0:
-        raise InvalidOptionError(f"{p}: scan-limit must not be negative, got {scan_limit}")
-    return GuardConfig(
-        registry=registry,
-        registry_options=registry_options,
-        require_subject=doc.get(REQUIRE_SUBJECT.key, REQUIRE_SUBJECT.default_value),
-        bootstrap=doc.get("bootstrap"),
-        kafka=kafka,
-        topics=tuple(topics),
-        scan_limit=scan_limit,
-        ignore=_ignore(doc, str(p)),
-        base=p.parent,
+    return kafka
+
+
+def _topic(t: Any, p: Path, where: str, *, registry_given: bool) -> TopicEntry:
+    """One `[[topics]]` entry, checked: its own settings, or a Flink DDL's table."""
+    _check_topic(t, where)
+    if "flink-ddl" in t:
+        return _flink_entry(t, p, where, registry_given=registry_given)
+    return TopicEntry(
+        name=t["name"],
+        key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
+        value_format=t.get(VALUE_FORMAT.key, VALUE_FORMAT.default_value) or None,
+        key_schema=_resolve(p.parent, t.get("key-schema")),
+        value_schema=_resolve(p.parent, t.get("value-schema")),
+        partitions=t.get("partitions"),
+        partitioner=t.get(PARTITIONER.key, PARTITIONER.default_value),
+        key_fields_prefix=t.get(KEY_FIELDS_PREFIX.key, KEY_FIELDS_PREFIX.default_value),
+        options=dict(t.get("options", {})),
+        require_subject=t.get("require-subject"),
+        ignore=_ignore(t, where),
     )
+
+
+def _check_topic(t: Any, where: str) -> None:
+    """A `[[topics]]` entry's keys, types and values, named with the entry."""
+    if not isinstance(t, dict):
+        raise InvalidOptionError(f"{where} must be a table", hint="write [[topics]]")
+    _check_keys(t, _TOPIC_KEYS, where)
+    if "flink-ddl" not in t and ("name" not in t or not t["name"].strip()):
+        raise InvalidOptionError(f"{where}: every topic needs a name",
+                                 hint='add name = "the-topic" (or flink-ddl = "table.sql")')
+    if t.get("value-format") is True:
+        raise InvalidOptionError(f"{where}: value-format must be a format name, or false "
+                                 "for none")
+    if "partitions" in t and t["partitions"] < 1:
+        raise InvalidOptionError(f"{where}: partitions must be at least 1, got "
+                                 f"{t['partitions']}")
+    bad_opts = [k for k, v in t.get("options", {}).items() if isinstance(v, (dict, list))]
+    if bad_opts:
+        raise InvalidOptionError(f"{where}: options {', '.join(bad_opts)} must be strings, "
+                                 "numbers or booleans", hint="quote dotted option names: "
+                                 '"key.json.timestamp-format.standard" = "ISO-8601"')
 
 
 def entry_of_flink_table(table: FlinkTable, *, name: str | None = None,

@@ -37,6 +37,20 @@ class Category(str, Enum):
     AUDIT = "audit"
 
 
+#: A rule's families when it judges a key of any format (placement, the witness search).
+ANY_FAMILY: tuple[str, ...] = ("*",)
+
+
+class Framing(str, Enum):
+    """What a key's frame must carry for a rule to apply (`keyguard.formats.framing.Frame`)."""
+
+    ANY = "any"
+    #: Confluent's wire format: the schema id before the body (`Frame.carries_schema_id`).
+    SCHEMA_ID = "schema-id"
+    #: Its Protobuf variant: the message index after the id (`Frame.indexed`).
+    MESSAGE_INDEX = "message-index"
+
+
 @record
 class Rule:
     """A check with a stable ID, like a ruff rule or a buf breaking-change rule."""
@@ -51,8 +65,13 @@ class Rule:
     #: A minimal example: the old and the new schema or setting, in a line or two each.
     example_old: str = ""
     example_new: str = ""
-    #: Formats the rule applies to (empty: all).
-    formats: tuple[str, ...] = ()
+    #: The key families the rule judges (a format's `key_family`: avro, json, csv, raw,
+    #: protobuf), or `ANY_FAMILY`; empty: the rule is about no key format in particular. The
+    #: formats `keyguard rules` and SARIF list are derived from these and the format catalogue
+    #: (`keyguard.guard.rules_catalogue.formats_of`), so a new format is listed where it belongs.
+    families: tuple[str, ...] = ()
+    #: What the key's frame must carry besides: the rule only applies to those formats.
+    framing: Framing = Framing.ANY
     #: The checks that emit it: dotted names of functions under guard/
     #: (`keyguard.guard.keys.text._atomic`).
     checks: tuple[str, ...] = ()

@@ -1,9 +1,11 @@
 """The one registry of rules: every finding the guard can report, as data (like ruff's and buf's).
 
-Each rule is a constant here (ID, name, category, severity, why, example) bound to the checks
-that emit it (`Rule.checks`, dotted function names; tests/guard/test_rules_registry.py proves
-each named function emits the rule and no other function does). Code names a rule by its
-constant (`Change(KEY_FIELD_ADDED, ...)`), never by its ID as a string.
+Each rule is a constant here, or for the rules beyond the key analysis in
+`keyguard.guard.rules_beyond_keys` (ID, name, category, severity, why, example, the key
+families it judges), bound to the checks that emit it (`Rule.checks`, dotted function names;
+tests/guard/test_rules_registry.py proves each named function emits the rule and no other
+function does). Code names a rule by its constant (`Change(KEY_FIELD_ADDED, ...)`), never by
+its ID as a string.
 
 IDs are stable: users select and ignore rules by ID or category, reports and CI annotations
 cite them. Ranges: KG0xx what the check itself knows, KG1xx key fields, KG2xx column types,
@@ -16,16 +18,30 @@ its old ID working through `ALIASES`.
 
 from __future__ import annotations
 
-from keyguard.guard.report import Category, Rule, Severity
+from keyguard.guard.report import ANY_FAMILY, Category, Framing, Rule, Severity
+from keyguard.guard.rules_beyond_keys import (
+    AUDIT_UNLISTED_ID,
+    COMPACTION_DEFEATED,
+    KEY_FIRST_VERSION,
+    KEYS_ASSUMED_LATEST,
+    KEYS_UNLISTED_ID,
+    MISPLACED_KEY,
+    MISSED_DELETE,
+    NULL_KEY,
+    PHANTOM_KEY,
+    REAL_KEY_CHANGES,
+    REAL_KEY_MISPLACED,
+    REGISTRY_DISAGREES,
+    SUBJECT_MISSING,
+    UNDECODABLE_RECORD,
+    VALUE_FIRST_VERSION,
+    VALUE_INCOMPATIBLE,
+)
 
 _B, _W, _I = Severity.BREAKING, Severity.WARNING, Severity.INFO
 _BYTES, _PLACE, _TOPIC = Category.KEY_BYTES, Category.KEY_PLACEMENT, Category.TOPIC
-_ALL = ("json", "csv", "raw", "avro", "avro-confluent", "json-registry")
-_JSON = ("json", "json-registry")  # json text: json-registry frames the json format's body
-_TEXT = (*_JSON, "csv")
-_AVRO = ("avro", "avro-confluent")
-#: The formats whose keys carry a registry schema id (Confluent's wire format).
-_CONFLUENT = ("avro-confluent", "json-registry")
+#: The text key families (guard/keys/text.py judges both).
+_TEXT = ("json", "csv")
 _ORPHAN = (
     " Compaction, partitioning and every consumer identify a key by its exact bytes, so the"
     " records already in the topic are never overwritten or deleted by the new writes:"
@@ -45,7 +61,7 @@ KEY_BYTES_DIFFER = Rule(
     " and the new codec gave different bytes (or the new one could not encode it). The"
     " guard reports it rather than stay silent; please report it as a keyguard bug too."
     + _ORPHAN,
-    formats=_ALL,
+    families=ANY_FAMILY,
     checks=_checks("keys.analyze.analyze_key_change"),
 )
 
@@ -56,7 +72,7 @@ KEY_FIELD_ADDED = Rule(
     "A field was added to the key.",
     "Every existing key lacks the new field, so the new writer emits different bytes for"
     " the same entity (a new field, a new column, a null, or a union branch)." + _ORPHAN,
-    "id BIGINT", "id BIGINT, region STRING", formats=_ALL,
+    "id BIGINT", "id BIGINT, region STRING", families=(*_TEXT, "avro", "protobuf"),
     checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record",
                    "keys.protobuf.ProtoWalk._added"),
 )
@@ -66,7 +82,7 @@ KEY_FIELD_REMOVED = Rule(
     "A field was removed from the key.",
     "The bytes of every existing key held the removed field; the new writer leaves it out,"
     " and keys that differed only in that field now collapse into one." + _ORPHAN,
-    "id BIGINT, region STRING", "id BIGINT", formats=_ALL,
+    "id BIGINT, region STRING", "id BIGINT", families=(*_TEXT, "avro"),
     checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
@@ -76,7 +92,7 @@ KEY_FIELDS_REORDERED = Rule(
     "Flink writes key fields in PRIMARY KEY declaration order; json, csv and Avro bytes"
     " follow that order, so reordering changes the bytes of every multi-field key."
     + _ORPHAN,
-    "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", formats=(*_JSON, "csv", *_AVRO),
+    "PRIMARY KEY (region, id)", "PRIMARY KEY (id, region)", families=(*_TEXT, "avro"),
     checks=_checks("keys.text.fields_changes", "keys.avro.AvroWalk._record"),
 )
 
@@ -85,7 +101,7 @@ KEY_FIELD_RENAMED = Rule(
     "A key field was renamed in a format that writes field names.",
     "JSON keys carry their field names (`{\"user_id\":1}`), so a rename changes every key's"
     " bytes." + _ORPHAN,
-    "user_id BIGINT", "uid BIGINT", formats=_JSON,
+    "user_id BIGINT", "uid BIGINT", families=("json",),
     checks=_checks("keys.text.fields_changes"),
 )
 
@@ -94,7 +110,7 @@ KEY_FIELD_NOT_NULL = Rule(
     "A nullable key field became NOT NULL.",
     "Keys that hold a null in the field cannot be written by the new schema at all, and in"
     " Avro the union around the field disappears, changing every key's bytes." + _ORPHAN,
-    "region STRING", "region STRING NOT NULL", formats=_ALL,
+    "region STRING", "region STRING NOT NULL", families=_TEXT,
     checks=_checks("keys.text.type_changes"),
 )
 
@@ -105,12 +121,13 @@ KEY_TYPE_CHANGED = Rule(
     "A key field's type changed to one whose encoding differs.",
     "The same value is written differently by the new type (`5` vs `5.0` in json, 4 vs 8"
     " bytes in raw, a quoted string vs a number, base64 vs text)." + _ORPHAN,
-    "id INT", "id DOUBLE", formats=_ALL,
+    "id INT", "id DOUBLE", families=(*_TEXT, "avro", "raw"),
     checks=_checks(
-        "keys.text._atomic",
-        "keys.avro.AvroWalk._walk",
+        "keys.text._across_kinds",
+        "keys.avro._kind_change",
+        "keys.avro._logical_change",
         "keys.avro.AvroWalk._decimal",
-        "keys.raw.raw_changes",
+        "keys.raw._type_change",
     ),
 )
 
@@ -120,12 +137,13 @@ KEY_TYPE_NARROWED = Rule(
     "Existing keys whose value is outside the new type's range (a BIGINT above 2^31-1 in an"
     " INT, a long in an Avro int, a string that is not a number) cannot be encoded; they can"
     " never be updated or deleted." + _ORPHAN,
-    "id BIGINT", "id INT", formats=_ALL,
+    "id BIGINT", "id INT", families=(*_TEXT, "avro", "raw"),
     checks=_checks(
-        "keys.text._atomic",
-        "keys.avro.AvroWalk._walk",
+        "keys.text._across_kinds",
+        "keys.text._within_kind",
+        "keys.avro._kind_change",
         "keys.avro.row_narrowing",
-        "keys.raw.raw_changes",
+        "keys.raw._type_change",
     ),
 )
 
@@ -135,7 +153,7 @@ DECIMAL_SCALE_CHANGED = Rule(
     "Avro writes the unscaled integer (12.50 at scale 2 is 1250, at scale 3 12500), csv and"
     " json with encode.decimal-as-plain-number write the digits of the scale; a smaller"
     " scale also rounds distinct keys together." + _ORPHAN,
-    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 3)", formats=_ALL,
+    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 3)", families=(*_TEXT, "avro"),
     checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
@@ -144,7 +162,7 @@ DECIMAL_PRECISION_NARROWED = Rule(
     "A key DECIMAL's integer digits (precision - scale) shrank.",
     "Existing keys with more integer digits than the new type allows cannot be encoded."
     + _ORPHAN,
-    "amount DECIMAL(12, 2)", "amount DECIMAL(10, 2)", formats=_ALL,
+    "amount DECIMAL(12, 2)", "amount DECIMAL(10, 2)", families=(*_TEXT, "avro"),
     checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
@@ -154,8 +172,8 @@ TIME_PRECISION_CHANGED = Rule(
     "A lower precision truncates the fraction, so keys differing below it collapse and"
     " change bytes; in Avro, precision picks timestamp-millis vs timestamp-micros, whose"
     " longs differ by a factor of 1000." + _ORPHAN,
-    "ts TIMESTAMP(6)", "ts TIMESTAMP(3)", formats=_ALL,
-    checks=_checks("keys.text._atomic", "keys.avro.row_narrowing"),
+    "ts TIMESTAMP(6)", "ts TIMESTAMP(3)", families=(*_TEXT, "avro"),
+    checks=_checks("keys.text._within_kind", "keys.avro.row_narrowing"),
 )
 
 FLOAT_DOUBLE_CHANGED = Rule(
@@ -164,8 +182,8 @@ FLOAT_DOUBLE_CHANGED = Rule(
     "Avro and raw write 4 vs 8 bytes; json and csv write Java's Float.toString vs"
     " Double.toString, which differ for most values (0.1f as a double is"
     " 0.10000000149011612)." + _ORPHAN,
-    "score FLOAT", "score DOUBLE", formats=_ALL,
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+    "score FLOAT", "score DOUBLE", families=(*_TEXT, "avro", "raw"),
+    checks=_checks("keys.text._within_kind", "keys.avro._kind_change", "keys.raw._type_change"),
 )
 
 # --- KG3xx: format options ----------------------------------------------------------
@@ -175,8 +193,8 @@ JSON_TIMESTAMP_STANDARD_CHANGED = Rule(
     "json.timestamp-format.standard changed for a key with timestamps.",
     "SQL writes `2024-01-01 10:00:00`, ISO-8601 writes `2024-01-01T10:00:00`." + _ORPHAN,
     "'key.json.timestamp-format.standard' = 'SQL'",
-    "'key.json.timestamp-format.standard' = 'ISO-8601'", formats=_JSON,
-    checks=_checks("keys.text._option_change"),
+    "'key.json.timestamp-format.standard' = 'ISO-8601'", families=("json",),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
@@ -185,8 +203,8 @@ JSON_DECIMAL_PLAIN_NUMBER_CHANGED = Rule(
     "By default Flink strips trailing zeros (`1000.00` -> `1E+3`); as a plain number it"
     " keeps the scale (`1000.00`)." + _ORPHAN,
     "'key.json.encode.decimal-as-plain-number' = 'false'",
-    "'key.json.encode.decimal-as-plain-number' = 'true'", formats=_JSON,
-    checks=_checks("keys.text._option_change"),
+    "'key.json.encode.decimal-as-plain-number' = 'true'", families=("json",),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
@@ -195,8 +213,8 @@ JSON_IGNORE_NULL_FIELDS_CHANGED = Rule(
     "With the option a null field is left out (`{\"a\":1}`), without it written"
     " (`{\"a\":1,\"b\":null}`)." + _ORPHAN,
     "'key.json.encode.ignore-null-fields' = 'false'",
-    "'key.json.encode.ignore-null-fields' = 'true'", formats=_JSON,
-    checks=_checks("keys.text._option_change"),
+    "'key.json.encode.ignore-null-fields' = 'true'", families=("json",),
+    checks=_checks("keys.text._OptionChange.json"),
 )
 
 CSV_FIELD_DELIMITER_CHANGED = Rule(
@@ -204,8 +222,8 @@ CSV_FIELD_DELIMITER_CHANGED = Rule(
     "csv.field-delimiter changed.",
     "The delimiter sits between the fields of every composite key, and decides which"
     " strings need quotes." + _ORPHAN,
-    "'key.csv.field-delimiter' = ','", "'key.csv.field-delimiter' = ';'", formats=("csv",),
-    checks=_checks("keys.text._option_change"),
+    "'key.csv.field-delimiter' = ','", "'key.csv.field-delimiter' = ';'", families=("csv",),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 CSV_QUOTING_CHANGED = Rule(
@@ -214,16 +232,16 @@ CSV_QUOTING_CHANGED = Rule(
     "Strings that contain the delimiter, a quote or a line break are written quoted or"
     " escaped; another quote or escape character writes them differently." + _ORPHAN,
     "'key.csv.quote-character' = '\"'", "'key.csv.quote-character' = '''",
-    formats=("csv",),
-    checks=_checks("keys.text._option_change"),
+    families=("csv",),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 CSV_NULL_LITERAL_CHANGED = Rule(
     "KG306", "csv-null-literal-changed", _BYTES, _B,
     "csv.null-literal changed for a key with nullable fields.",
     "A null field is written as the null literal (empty by default)." + _ORPHAN,
-    "'key.csv.null-literal' = ''", "'key.csv.null-literal' = 'null'", formats=("csv",),
-    checks=_checks("keys.text._option_change"),
+    "'key.csv.null-literal' = ''", "'key.csv.null-literal' = 'null'", families=("csv",),
+    checks=_checks("keys.text._OptionChange.csv"),
 )
 
 RAW_ENDIANNESS_CHANGED = Rule(
@@ -232,8 +250,8 @@ RAW_ENDIANNESS_CHANGED = Rule(
     "raw writes numbers in the declared byte order: 1 as INT is 00 00 00 01 big-endian and"
     " 01 00 00 00 little-endian." + _ORPHAN,
     "'key.raw.endianness' = 'big-endian'", "'key.raw.endianness' = 'little-endian'",
-    formats=("raw",),
-    checks=_checks("keys.raw.raw_changes"),
+    families=("raw",),
+    checks=_checks("keys.raw._option_change"),
 )
 
 RAW_CHARSET_CHANGED = Rule(
@@ -241,8 +259,8 @@ RAW_CHARSET_CHANGED = Rule(
     "raw.charset changed for a STRING key.",
     "raw writes a STRING in the declared charset; non-ASCII text (and, for UTF-16, all"
     " text) is encoded differently." + _ORPHAN,
-    "'key.raw.charset' = 'UTF-8'", "'key.raw.charset' = 'ISO-8859-1'", formats=("raw",),
-    checks=_checks("keys.raw.raw_changes"),
+    "'key.raw.charset' = 'UTF-8'", "'key.raw.charset' = 'ISO-8859-1'", families=("raw",),
+    checks=_checks("keys.raw._option_change"),
 )
 
 KEY_FIELDS_PREFIX_CHANGED = Rule(
@@ -250,7 +268,7 @@ KEY_FIELDS_PREFIX_CHANGED = Rule(
     "key.fields-prefix changed so the key format sees other field names.",
     "The key format sees the table's key columns without the prefix; a new prefix renames"
     " the key fields, which json writes into every key." + _ORPHAN,
-    "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", formats=_JSON,
+    "'key.fields-prefix' = 'k_'", "'key.fields-prefix' = ''", families=("json",),
     checks=_checks("keys.text.text_family_changes"),
 )
 
@@ -259,7 +277,7 @@ FORMAT_OPTION_CHANGED = Rule(
     "A format option changed and representative keys encode differently.",
     "keyguard has no specific rule for this option, but encoding representative keys with"
     " the old and the new option gave different bytes." + _ORPHAN,
-    formats=_ALL,
+    families=(*_TEXT, "avro"),
     checks=_checks("keys.avro.family_changes", "keys.analyze._battery_option"),
 )
 
@@ -270,7 +288,7 @@ AVRO_ENUM_SYMBOLS_CHANGED = Rule(
     "An Avro enum symbol was removed or moved to another index.",
     "Avro writes an enum as the symbol's index; a moved symbol is written with a new index,"
     " a removed one cannot be written." + _ORPHAN,
-    '"symbols": ["EU", "US"]', '"symbols": ["US", "EU"]', formats=_AVRO,
+    '"symbols": ["EU", "US"]', '"symbols": ["US", "EU"]', families=("avro",),
     checks=_checks("keys.avro.AvroWalk._enum"),
 )
 
@@ -280,7 +298,7 @@ AVRO_UNION_BRANCHES_CHANGED = Rule(
     "Avro writes a union value as its branch index followed by the value: `string` ->"
     " `[\"null\", \"string\"]` prefixes every key with 02, and moving a branch changes"
     " the index." + _ORPHAN,
-    '"type": "string"', '"type": ["null", "string"]', formats=_AVRO,
+    '"type": "string"', '"type": ["null", "string"]', families=("avro",),
     checks=_checks("keys.avro.AvroWalk._union"),
 )
 
@@ -288,8 +306,8 @@ AVRO_FIXED_SIZE_CHANGED = Rule(
     "KG403", "avro-fixed-size-changed", _BYTES, _B,
     "An Avro fixed (or fixed-backed decimal) changed size.",
     "A fixed is written as exactly `size` bytes." + _ORPHAN,
-    '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', formats=_AVRO,
-    checks=_checks("keys.avro.AvroWalk._walk", "keys.avro.AvroWalk._decimal"),
+    '"type": "fixed", "size": 8', '"type": "fixed", "size": 16', families=("avro",),
+    checks=_checks("keys.avro.AvroWalk._same_kind", "keys.avro.AvroWalk._decimal"),
 )
 
 AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
@@ -297,8 +315,8 @@ AVRO_TIMESTAMP_UNIT_CHANGED = Rule(
     "An Avro timestamp/time logical type changed unit (millis vs micros) or kind.",
     "timestamp-millis and timestamp-micros are longs of different units, so the same"
     " instant is a different number (1000 times larger)." + _ORPHAN,
-    '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', formats=_AVRO,
-    checks=_checks("keys.avro.AvroWalk._walk"),
+    '"logicalType": "timestamp-millis"', '"logicalType": "timestamp-micros"', families=("avro",),
+    checks=_checks("keys.avro._logical_change"),
 )
 
 # --- KG5xx: Confluent schema ids ----------------------------------------------------
@@ -312,7 +330,8 @@ CONFLUENT_SCHEMA_ID_CHANGED = Rule(
     " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
     " changes bytes." + _ORPHAN,
     '{"name": "id", "type": "long"}',
-    '{"name": "id", "type": "long", "doc": "user id"}', formats=(*_CONFLUENT, "protobuf-registry"),
+    '{"name": "id", "type": "long", "doc": "user id"}',
+    families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
     checks=_checks("keys.confluent.confluent_changes"),
 )
 
@@ -321,7 +340,7 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     "The topic's keys already carry several schema ids.",
     "Keys written under the other ids are already distinct Kafka keys from the ones the"
     " candidate writes: those records are orphans today; this change does not fix them.",
-    formats=(*_CONFLUENT, "protobuf-registry"),
+    families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
     checks=_checks("keys.confluent.confluent_changes", "judge._old_versions"),
 )
 
@@ -332,7 +351,7 @@ KEY_FORMAT_CHANGED = Rule(
     "The key format changed.",
     "Another key format writes other bytes for every key (and so, usually, picks another"
     " partition)." + _ORPHAN,
-    "'key.format' = 'json'", "'key.format' = 'avro-confluent'", formats=_ALL,
+    "'key.format' = 'json'", "'key.format' = 'avro-confluent'", families=ANY_FAMILY,
     checks=_checks("keys.placement.placement_changes"),
 )
 
@@ -342,7 +361,7 @@ PARTITION_COUNT_CHANGED = Rule(
     "Kafka's default partitioner picks murmur2(key) % partitions; with another count most"
     " keys map to another partition, and compaction only folds records within a partition:"
     " the old record stays, the new one lands elsewhere.",
-    "partitions = 6", "partitions = 12", formats=_ALL,
+    "partitions = 6", "partitions = 12", families=ANY_FAMILY,
     checks=_checks("keys.placement.placement_changes", "keys.placement.topic_findings"),
 )
 
@@ -352,7 +371,7 @@ PARTITIONER_NOT_MURMUR2 = Rule(
     "Flink and Java producers place a key by murmur2; librdkafka's default"
     " (consistent_random, CRC32) or a round-robin/fixed partitioner places the same key"
     " elsewhere, so updates and deletes never meet the records they replace.",
-    "partitioner = murmur2", "partitioner = consistent_random", formats=_ALL,
+    "partitioner = murmur2", "partitioner = consistent_random", families=ANY_FAMILY,
     checks=_checks("keys.placement.placement_changes", "keys.placement.topic_findings"),
 )
 
@@ -364,7 +383,7 @@ TOPIC_NOT_COMPACTED = Rule(
     "An upsert changelog needs compaction to keep the latest record per key; with"
     " delete-only retention old keys vanish after retention.ms and the table is"
     " incomplete for every new reader.",
-    "cleanup.policy = compact", "cleanup.policy = delete", formats=_ALL,
+    "cleanup.policy = compact", "cleanup.policy = delete", families=ANY_FAMILY,
     checks=_checks("keys.placement.topic_findings"),
 )
 
@@ -375,8 +394,8 @@ INTEGER_WIDENED = Rule(
     "An integer key field was widened (INT -> BIGINT, Avro int -> long).",
     "json and csv write the same digits; Avro writes int and long as the same zig-zag"
     " varint. Existing keys keep their bytes.",
-    "id INT", "id BIGINT", formats=(*_JSON, "csv", *_AVRO),
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk"),
+    "id INT", "id BIGINT", families=(*_TEXT, "avro"),
+    checks=_checks("keys.text._within_kind", "keys.avro._kind_change"),
 )
 
 DECIMAL_SCALE_WIDENED_JSON = Rule(
@@ -384,7 +403,7 @@ DECIMAL_SCALE_WIDENED_JSON = Rule(
     "A json key DECIMAL gained scale; Flink strips trailing zeros.",
     "Without encode.decimal-as-plain-number, Flink writes BigDecimal.stripTrailingZeros(),"
     " so 12.5 is `12.5` at scale 1 and at scale 3.",
-    "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", formats=_JSON,
+    "amount DECIMAL(10, 1)", "amount DECIMAL(12, 3)", families=("json",),
     checks=_checks("keys.text._decimal"),
 )
 
@@ -393,18 +412,18 @@ TIME_PRECISION_WIDENED = Rule(
     "A TIMESTAMP/TIME precision changed in a way the format does not write.",
     "json and csv drop trailing fractional zeros, so a higher precision keeps existing"
     " keys' text (Flink holds TIME in milliseconds: TIME(3) and above write the same).",
-    "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", formats=_TEXT,
-    checks=_checks("keys.text._atomic"),
+    "ts TIMESTAMP(3)", "ts TIMESTAMP(6)", families=_TEXT,
+    checks=_checks("keys.text._within_kind"),
 )
 
 FIELD_RENAMED_POSITIONAL = Rule(
     "KG904", "field-renamed-positional", _BYTES, _I,
     "A key field was renamed in a positional format.",
     "csv, raw and Avro binary do not write field names: the bytes stay the same.",
-    "user_id BIGINT", "uid BIGINT", formats=("csv", "raw", "avro"),
+    "user_id BIGINT", "uid BIGINT", families=("csv", "raw", "avro"),
     checks=_checks(
         "keys.text.fields_changes",
-        "keys.avro.AvroWalk._record",
+        "keys.avro.AvroWalk._kept_field",
         "keys.raw.raw_changes",
     ),
 )
@@ -413,7 +432,7 @@ FIELD_BECAME_NULLABLE = Rule(
     "KG905", "field-became-nullable", _BYTES, _I,
     "A NOT NULL key field became nullable in a format without unions.",
     "json, csv and raw write a non-null value the same whatever the nullability.",
-    "id BIGINT NOT NULL", "id BIGINT", formats=(*_JSON, "csv", "raw"),
+    "id BIGINT NOT NULL", "id BIGINT", families=(*_TEXT, "raw"),
     checks=_checks("keys.text.type_changes", "keys.raw.raw_changes"),
 )
 
@@ -422,15 +441,15 @@ AVRO_METADATA_CHANGED = Rule(
     "Only Avro metadata changed (doc, aliases, defaults, order, record names).",
     "Avro binary carries none of these: the payload bytes stay the same. (With"
     " avro-confluent they still change the schema id: see KG501.)",
-    '"name": "Key"', '"name": "UserKey", "doc": "..."', formats=_AVRO,
-    checks=_checks("keys.avro.AvroWalk._record", "keys.avro.AvroWalk._meta"),
+    '"name": "Key"', '"name": "UserKey", "doc": "..."', families=("avro",),
+    checks=_checks("keys.avro.AvroWalk._kept_field", "keys.avro.AvroWalk._meta"),
 )
 
 AVRO_ENUM_SYMBOLS_APPENDED = Rule(
     "KG907", "avro-enum-symbols-appended", _BYTES, _I,
     "Avro enum symbols were appended at the end.",
     "Existing symbols keep their index, so existing keys keep their bytes.",
-    '["EU", "US"]', '["EU", "US", "APAC"]', formats=_AVRO,
+    '["EU", "US"]', '["EU", "US", "APAC"]', families=("avro",),
     checks=_checks("keys.avro.AvroWalk._enum"),
 )
 
@@ -439,8 +458,13 @@ SAME_BYTES_TYPE_CHANGE = Rule(
     "A type change that the format writes with the same bytes.",
     "Avro writes string and bytes alike (length + bytes), raw writes a UTF-8 STRING and"
     " its BYTES alike, csv writes an integer or boolean and its text alike.",
-    "id STRING", "id BYTES", formats=_ALL,
-    checks=_checks("keys.text._atomic", "keys.avro.AvroWalk._walk", "keys.raw.raw_changes"),
+    "id STRING", "id BYTES", families=(*_TEXT, "avro", "raw"),
+    checks=_checks(
+        "keys.text._across_kinds",
+        "keys.avro._kind_change",
+        "keys.avro._logical_change",
+        "keys.raw._type_change",
+    ),
 )
 
 FORMAT_OPTION_NO_KEY_EFFECT = Rule(
@@ -448,13 +472,14 @@ FORMAT_OPTION_NO_KEY_EFFECT = Rule(
     "A format option changed that does not change these keys' bytes.",
     "The option only affects decoding, or types this key does not have.",
     "'key.json.ignore-parse-errors' = 'false'", "'key.json.ignore-parse-errors' = 'true'",
-    formats=_ALL,
+    families=(*_TEXT, "avro", "raw"),
     checks=_checks(
         "keys.text._option_change",
         "keys.text.text_family_changes",
         "keys.avro.family_changes",
         "keys.analyze._battery_option",
-        "keys.raw.raw_changes",
+        "keys.raw._option_change",
+        "keys.text._OptionChange.no_effect",
     ),
 )
 
@@ -462,7 +487,7 @@ DECIMAL_PRECISION_WIDENED = Rule(
     "KG910", "decimal-precision-widened", _BYTES, _I,
     "A key DECIMAL gained integer digits, scale unchanged.",
     "Precision only bounds the range; the digits (and Avro's unscaled bytes) stay.",
-    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 2)", formats=_ALL,
+    "amount DECIMAL(10, 2)", "amount DECIMAL(12, 2)", families=(*_TEXT, "avro"),
     checks=_checks("keys.text._decimal", "keys.avro.AvroWalk._decimal"),
 )
 
@@ -471,7 +496,7 @@ CONFLUENT_SAME_SCHEMA_ID = Rule(
     "The candidate key schema is the one registered under the id the keys carry.",
     "The registry dedupes a schema by its parsed and re-serialized text (whitespace and"
     " JSON key order do not count), so the keys keep their id and bytes.",
-    formats=(*_CONFLUENT, "protobuf-registry"),
+    families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
     checks=_checks("keys.confluent.confluent_changes"),
 )
 
@@ -480,250 +505,13 @@ NULLABLE_FIELD_ADDED_IGNORED = Rule(
     "A nullable field was added to a json key written with encode.ignore-null-fields.",
     "Existing keys have no value for it, and a null field is left out of the json, so"
     " existing keys keep their bytes. (Setting it later changes them: KG101.)",
-    "id BIGINT", "id BIGINT, region STRING", formats=_JSON,
+    "id BIGINT", "id BIGINT, region STRING", families=("json",),
     checks=_checks("keys.text.fields_changes"),
-)
-
-# --- KG0xx: what the check itself knows ---------------------------------------------
-
-KEY_FIRST_VERSION = Rule(
-    id="KG011",
-    name="key-first-version",
-    category=Category.KEY_BYTES,
-    severity=Severity.INFO,
-    summary="No key schema is registered yet: no existing key can be orphaned by the schema.",
-    why="A topic whose key subject has no versions holds no keys written under a registered "
-    "schema; the candidate becomes version 1.",
-    checks=_checks("judge._key_findings"),
-)
-
-KEYS_ASSUMED_LATEST = Rule(
-    id="KG012",
-    name="key-ids-assumed-latest",
-    category=Category.KEY_BYTES,
-    severity=Severity.INFO,
-    summary="Without topic access, the keys are assumed to carry the latest key schema id.",
-    why="The schema ids inside avro-confluent keys are facts of the topic, not the registry. "
-    "Give the bootstrap servers so keyguard scans the topic and finds the ids the keys "
-    "really carry; a producer may still be writing an older version.",
-    checks=_checks("judge._key_findings"),
-)
-
-REAL_KEY_CHANGES = Rule(
-    id="KG013",
-    name="topic-key-not-reproduced",
-    category=Category.KEY_BYTES,
-    severity=Severity.BREAKING,
-    summary="A key read from the topic does not encode to the same bytes under the candidate.",
-    why="keyguard decodes keys sampled from the topic with the candidate key schema and encodes "
-    "them again. A key that comes back different (or cannot be decoded or encoded at all) is a "
-    "key the new producer will never write again: its record is never overwritten or deleted. "
-    "This is evidence from the data, independent of what the registry says the keys are.",
-    example_old='topic key {"b":"B1","a":1}',
-    example_new="candidate key columns (a, b): re-encoded as {\"a\":1,\"b\":\"B1\"}",
-    checks=_checks("realkeys.real_key_findings"),
-)
-
-REAL_KEY_MISPLACED = Rule(
-    id="KG014",
-    name="topic-keys-not-murmur2",
-    category=Category.KEY_PLACEMENT,
-    severity=Severity.BREAKING,
-    summary="Keys in the topic sit on partitions murmur2 would not choose.",
-    why="Flink, the Java client and keyguard place a key on murmur2(key bytes) mod partitions. "
-    "Keys found elsewhere were written by another partitioner (librdkafka's default is "
-    "consistent_random, a CRC32) or before partitions were added. A murmur2 producer writes the "
-    "same key to another partition, so compaction never folds the two records and reads that "
-    "fold per partition see both.",
-    example_old="librdkafka producer, partitioner=consistent_random",
-    example_new="Flink upsert-kafka or keyguard (murmur2)",
-    checks=_checks("realkeys.real_key_findings"),
-)
-
-SUBJECT_MISSING = Rule(
-    id="KG015",
-    name="subject-missing",
-    category=Category.TOPIC,
-    severity=Severity.BREAKING,
-    summary="The subject has no versions, and the check demands that it exists "
-    "(--require-subject).",
-    why="A gate that knows the topic is already in production must not read a missing subject "
-    "as a first registration: a typo in the topic name, a wrong subject name strategy or the "
-    "wrong registry all look like an empty subject, and would let any schema pass.",
-    example_old="--topic pagevews (a typo) --require-subject",
-    example_new="pageviews-key exists in the registry",
-    checks=_checks("judge._subject_missing"),
-)
-
-KEYS_UNLISTED_ID = Rule(
-    id="KG016",
-    name="topic-keys-unlisted-schema-id",
-    category=Category.KEY_BYTES,
-    severity=Severity.WARNING,
-    summary="Keys in the topic carry a schema id that the key subject does not list.",
-    why="An avro-confluent key carries its schema id in its bytes. An id the subject does not "
-    "list was written by another producer (another subject name strategy, another registry) "
-    "or under a version that was deleted since. The candidate never writes that id: those "
-    "keys are distinct Kafka keys from the ones it writes, and stay orphaned.",
-    example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
-    example_new="orders-key v1 (id 100017)",
-    formats=_CONFLUENT,
-    checks=_checks("judge._old_versions"),
-)
-
-# --- KG8xx: value compatibility -----------------------------------------------------
-
-VALUE_INCOMPATIBLE = Rule(
-    id="KG801",
-    name="value-incompatible",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.BREAKING,
-    summary="The value schema breaks the subject's compatibility level.",
-    why=(
-        "Consumers resolve each value with the schema it was written with and the schema they "
-        "read with. A change the subject's level forbids (BACKWARD: new readers must read old "
-        "data; FORWARD: old readers must read new data; FULL: both; *_TRANSITIVE: against every "
-        "version) fails at the registry on register, or, with auto-register off, in consumers."
-    ),
-    example_old='{"name": "pv", "type": "long"}',
-    example_new='{"name": "pv", "type": "int"}   (BACKWARD: long data cannot be read as int)',
-    checks=_checks("values.judge_value"),
-)
-
-REGISTRY_DISAGREES = Rule(
-    id="KG802",
-    name="registry-disagrees",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.WARNING,
-    summary="The registry's own compatibility check disagrees with keyguard's.",
-    why=(
-        "keyguard checks with Confluent Schema Registry's semantics, and asks an HTTP registry "
-        "too. Registries differ at the edges (Karapace, Redpanda, Apicurio), so when the two "
-        "answers differ, the registry decides what it will accept on register: look at both "
-        "messages before deploying."
-    ),
-    checks=_checks("values.judge_value"),
-)
-
-VALUE_FIRST_VERSION = Rule(
-    id="KG803",
-    name="value-first-version",
-    category=Category.VALUE_COMPATIBILITY,
-    severity=Severity.INFO,
-    summary="The value subject has no registered version yet: nothing to be compatible with.",
-    why="The first version of a subject is compatible by definition.",
-    checks=_checks("values.judge_value"),
-)
-
-# --- KG95x: the audit (`keyguard audit`): what a topic's bytes show -------------------
-
-PHANTOM_KEY = Rule(
-    id="KG951",
-    name="phantom-key",
-    category=Category.AUDIT,
-    severity=Severity.BREAKING,
-    summary="A logical key is live in the topic under two or more byte encodings.",
-    why="The key's columns decode to equal values, but its records carry different key bytes "
-    "(another schema id, another field order, another format option). Compaction and every "
-    "consumer see distinct keys: the older encoding is never overwritten or deleted, so the "
-    "table holds a phantom row, and deletes written under the new encoding miss it. "
-    "`keyguard migrate` rewrites the live rows under one encoding and tombstones the others.",
-    example_old='key 00 00 00 00 01 02 (id 1) {"id": 1}, live',
-    example_new='key 00 00 00 00 02 02 (id 2) {"id": 1}, live',
-    checks=_checks("audit.judge.phantom_findings"),
-)
-
-MISSED_DELETE = Rule(
-    id="KG957",
-    name="missed-delete",
-    category=Category.AUDIT,
-    severity=Severity.BREAKING,
-    summary="A row was deleted under one key encoding and stays live under another.",
-    why="A tombstone deletes exact key bytes. When a row is live under one encoding (another "
-    "field order, schema id, framing or partition) and a later tombstone was written under "
-    "another, the delete missed it: every consumer still sees the row. Tombstones "
-    "`keyguard migrate` writes to retire an old encoding carry a header and are not counted.",
-    example_old='key {"a":1,"b":2}, live',
-    example_new='key {"b":2,"a":1}, tombstone written later',
-    checks=_checks("audit.judge.missed_delete_findings"),
-)
-
-MISPLACED_KEY = Rule(
-    id="KG952",
-    name="misplaced-key",
-    category=Category.AUDIT,
-    severity=Severity.BREAKING,
-    summary="Live keys sit on a partition murmur2 does not pick for their key bytes.",
-    why="Flink, the Java client and keyguard write a key to murmur2(key bytes) mod partitions. "
-    "A record elsewhere was written by another partitioner (librdkafka's default is "
-    "consistent_random, a CRC32) or before partitions were added: the next murmur2 write of "
-    "that key goes to another partition, compaction never folds the two, and a delete misses. "
-    "A misplaced record whose key was deleted beside it is only counted: compaction removes "
-    "both.",
-    example_old="librdkafka producer, partitioner=consistent_random",
-    example_new="Flink upsert-kafka (murmur2)",
-    checks=_checks("audit.judge.misplaced_findings"),
-)
-
-UNDECODABLE_RECORD = Rule(
-    id="KG953",
-    name="undecodable-record",
-    category=Category.AUDIT,
-    severity=Severity.WARNING,
-    summary="Keys or values in the topic do not decode under the declared formats.",
-    why="A record the declared key or value format cannot read was written by another producer "
-    "or format, or is corrupt. Flink's upsert-kafka source fails on it (or skips it with "
-    "ignore-parse-errors), so readers of the table disagree about what it holds.",
-    example_old="key.format=json",
-    example_new="a key written as avro bytes",
-    checks=_checks("audit.judge.record_findings"),
-)
-
-NULL_KEY = Rule(
-    id="KG954",
-    name="null-key",
-    category=Category.AUDIT,
-    severity=Severity.WARNING,
-    summary="Records in a compacted topic have no key.",
-    why="Compaction rejects (or drops) records without a key, and Flink's upsert-kafka source "
-    "drops them: their values never reach the table.",
-    example_old="producer.produce(topic, key=None, value=...)",
-    example_new="every record keyed by its primary key",
-    checks=_checks("audit.judge.record_findings"),
-)
-
-COMPACTION_DEFEATED = Rule(
-    id="KG955",
-    name="compaction-config",
-    category=Category.AUDIT,
-    severity=Severity.WARNING,
-    summary="A topic setting keeps compaction from folding the topic to its live keys.",
-    why="An upsert topic relies on compaction: cleanup.policy without compact never folds "
-    "(and delete retention drops live keys), a long min.compaction.lag.ms or large segments "
-    "keep superseded records for that long, and a short delete.retention.ms removes tombstones "
-    "before lagging consumers read them, so their deletes are missed.",
-    example_old="cleanup.policy=delete",
-    example_new="cleanup.policy=compact",
-    checks=_checks("audit.judge.config_findings"),
-)
-
-AUDIT_UNLISTED_ID = Rule(
-    id="KG956",
-    name="audit-unlisted-schema-id",
-    category=Category.AUDIT,
-    severity=Severity.WARNING,
-    summary="Records carry a schema id that their subject does not list.",
-    why="A framed record (avro-confluent) carries its schema id. An id the subject does not "
-    "list was written by another producer (subject name strategy, registry) or under a "
-    "deleted version; the declared writer never writes it, so those keys are distinct keys.",
-    example_old="key id 424577, not in orders-key",
-    example_new="orders-key v1 (id 100017)",
-    checks=_checks("audit.judge.id_findings"),
 )
 
 # --- KG42x (and KG94x, safe): Protobuf wire encoding --------------------------------
 
-_PROTO = ("protobuf", "protobuf-registry")
+_PROTO = ("protobuf",)
 
 
 def _proto(*names: str) -> tuple[str, ...]:
@@ -736,7 +524,7 @@ PROTOBUF_FIELD_NUMBER_CHANGED = Rule(
     "Protobuf writes each field as its number and wire type, then the value: the same value"
     " under another number is other bytes (field 1 = 42 is 08 2a, field 2 = 42 is 10 2a)."
     + _ORPHAN,
-    "int64 id = 1;", "int64 id = 2;", formats=_PROTO,
+    "int64 id = 1;", "int64 id = 2;", families=_PROTO,
     checks=_proto("ProtoWalk._field"),
 )
 
@@ -746,7 +534,7 @@ PROTOBUF_WIRE_ENCODING_CHANGED = Rule(
     "sint32/sint64 are zig-zag varints (1 is 02), int32/int64 plain varints (1 is 01);"
     " fixed32 is 4 bytes, fixed64 8; float 4, double 8; a scalar, a message, a repeated"
     " field and a map are all written differently." + _ORPHAN,
-    "int32 id = 1;", "sint32 id = 1;", formats=_PROTO,
+    "int32 id = 1;", "sint32 id = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._field", "ProtoWalk._type", "ProtoWalk._field_pair_in"),
 )
 
@@ -756,7 +544,7 @@ PROTOBUF_TYPE_NARROWED = Rule(
     "int32, int64, uint32, uint64 and bool share the varint, but -1 is no uint32, 2^31 no"
     " int32 and 2 no bool (a reader of the new type sees another value, written back as"
     " other bytes); bytes that are not UTF-8 are no string." + _ORPHAN,
-    "int32 id = 1;", "uint32 id = 1;", formats=_PROTO,
+    "int32 id = 1;", "uint32 id = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._type"),
 )
 
@@ -766,8 +554,8 @@ PROTOBUF_PRESENCE_CHANGED = Rule(
     "A proto3 field without `optional` leaves its zero value off the wire; with `optional`"
     " (or in a oneof, or proto2) a set zero is written (08 00). Keys holding the zero value"
     " change bytes." + _ORPHAN,
-    "int32 shard = 2;", "optional int32 shard = 2;", formats=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    "int32 shard = 2;", "optional int32 shard = 2;", families=_PROTO,
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_PACKED_CHANGED = Rule(
@@ -776,8 +564,8 @@ PROTOBUF_PACKED_CHANGED = Rule(
     "Packed (proto3's default) writes one length-delimited record of all elements"
     " (0a 02 01 02), unpacked (proto2's default, [packed=false]) a record per element"
     " (08 01 08 02)." + _ORPHAN,
-    "repeated int32 parts = 1;", "repeated int32 parts = 1 [packed = false];", formats=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    "repeated int32 parts = 1;", "repeated int32 parts = 1 [packed = false];", families=_PROTO,
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_FIELD_REMOVED = Rule(
@@ -785,7 +573,7 @@ PROTOBUF_FIELD_REMOVED = Rule(
     "A field was removed from the Protobuf key message.",
     "Existing keys that set the field hold its bytes; the new message writes none, and keys"
     " that differed only in it collapse into one." + _ORPHAN,
-    "int64 id = 1; string region = 2;", "int64 id = 1;", formats=_PROTO,
+    "int64 id = 1; string region = 2;", "int64 id = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._removed"),
 )
 
@@ -794,7 +582,7 @@ PROTOBUF_FIELD_REQUIRED = Rule(
     "A proto2 key field is required that existing keys may lack.",
     "A required field added, or an optional one made required: the runtime refuses to"
     " write a message without it, so existing keys cannot be written again." + _ORPHAN,
-    "optional string region = 2;", "required string region = 2;", formats=_PROTO,
+    "optional string region = 2;", "required string region = 2;", families=_PROTO,
     checks=_proto("ProtoWalk._added", "ProtoWalk._field"),
 )
 
@@ -803,7 +591,7 @@ PROTOBUF_ENUM_NUMBER_CHANGED = Rule(
     "A Protobuf enum value in the key got another number, or was removed.",
     "An enum is written as its number: a value renumbered is other bytes, a value removed"
     " cannot be written by name." + _ORPHAN,
-    "EU = 1; US = 2;", "EU = 2; US = 1;", formats=_PROTO,
+    "EU = 1; US = 2;", "EU = 2; US = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._enum"),
 )
 
@@ -813,7 +601,7 @@ PROTOBUF_ONEOF_MERGED = Rule(
     "A oneof holds one of its fields: existing keys that set two of them cannot be written"
     " (setting one clears the other)." + _ORPHAN,
     "int64 id = 1; string name = 2;", "oneof ref { int64 id = 1; string name = 2; }",
-    formats=_PROTO,
+    families=_PROTO,
     checks=_proto("ProtoWalk._oneofs"),
 )
 
@@ -824,7 +612,7 @@ PROTOBUF_MESSAGE_INDEX_CHANGED = Rule(
     " schema id (00 for the first message, 02 02 for the second): inserting or reordering"
     " messages before it changes every key." + _ORPHAN,
     "message Key {...} message Other {...}", "message Other {...} message Key {...}",
-    formats=("protobuf-registry",),
+    families=_PROTO, framing=Framing.MESSAGE_INDEX,
     checks=_proto("message_changes"),
 )
 
@@ -832,7 +620,7 @@ PROTOBUF_FIELD_RENAMED = Rule(
     "KG941", "protobuf-field-renamed", _BYTES, _I,
     "A Protobuf key field was renamed, its number kept.",
     "Protobuf writes field numbers, not names: the bytes stay the same.",
-    "int64 user_id = 1;", "int64 uid = 1;", formats=_PROTO,
+    "int64 user_id = 1;", "int64 uid = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._field"),
 )
 
@@ -841,7 +629,7 @@ PROTOBUF_SAME_WIRE_ENCODING = Rule(
     "A Protobuf key field's type changed to one that writes every existing value the same.",
     "int32 -> int64, uint32 -> uint64 or int64, bool or an enum -> an integer, sint32 ->"
     " sint64, string -> bytes: the same encoding, and the new type holds every old value.",
-    "int32 id = 1;", "int64 id = 1;", formats=_PROTO,
+    "int32 id = 1;", "int64 id = 1;", families=_PROTO,
     checks=_proto("ProtoWalk._type"),
 )
 
@@ -852,7 +640,7 @@ PROTOBUF_FIELD_ADDED = Rule(
     " field) and an unset field is not written, so existing keys keep their bytes. A key that"
     " sets the field is another key. A field without presence (a proto3 scalar, a repeated"
     " field) is a NOT NULL column every row fills: KG101.",
-    "int64 id = 1;", "int64 id = 1; optional string region = 2;", formats=_PROTO,
+    "int64 id = 1;", "int64 id = 1; optional string region = 2;", families=_PROTO,
     checks=_proto("ProtoWalk._added"),
 )
 
@@ -862,15 +650,15 @@ PROTOBUF_DEFAULT_CHANGED = Rule(
     "Defaults are not written: a set field is written whatever its value, an unset one not"
     " at all. Only readers of an unset field see the new default.",
     "optional int32 shard = 2 [default = 0];", "optional int32 shard = 2 [default = 1];",
-    formats=_PROTO,
-    checks=_proto("ProtoWalk._field"),
+    families=_PROTO,
+    checks=_proto("ProtoWalk._field_settings"),
 )
 
 PROTOBUF_ENUM_VALUES_COMPATIBLE = Rule(
     "KG945", "protobuf-enum-values-compatible", _BYTES, _I,
     "Protobuf enum values were added or renamed, every number kept.",
     "An enum is written as its number: existing values keep their bytes.",
-    "EU = 1;", "EU = 1; US = 2;", formats=_PROTO,
+    "EU = 1;", "EU = 1; US = 2;", families=_PROTO,
     checks=_proto("ProtoWalk._enum"),
 )
 
@@ -878,7 +666,7 @@ PROTOBUF_ONEOF_CHANGED = Rule(
     "KG946", "protobuf-oneof-changed", _BYTES, _I,
     "A Protobuf key field moved into or out of a oneof, keeping its presence.",
     "The same number, type and presence write the same bytes in a oneof or outside it.",
-    "optional int64 id = 1;", "oneof ref { int64 id = 1; }", formats=_PROTO,
+    "optional int64 id = 1;", "oneof ref { int64 id = 1; }", families=_PROTO,
     checks=_proto("ProtoWalk._oneofs"),
 )
 
@@ -887,7 +675,7 @@ PROTOBUF_MESSAGE_RENAMED = Rule(
     "The key message's name or package changed (or, unframed, its place in the file).",
     "The Protobuf body carries no names, and bare protobuf keys no message index. (Under"
     " protobuf-registry the registry sees a new schema: see KG501; a move: KG430.)",
-    "package shop; message Key", "package shop.v2; message OrderKey", formats=_PROTO,
+    "package shop; message Key", "package shop.v2; message OrderKey", families=_PROTO,
     checks=_proto("message_changes"),
 )
 

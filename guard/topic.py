@@ -276,30 +276,10 @@ class KafkaTopicInspector:
         """
         leaders_known = consumer is not None  # it read the metadata (`partitions`)
         consumer = consumer or self._consumer()
-        deadline = time.monotonic() + self.scan_timeout_s
-        reads: dict[int, PartitionRead] = {}
         progress = _Progress()
         try:
-            # Learn the leaders first: an offset query for a partition without a known leader
-            # waits for a retry timer (~0.5 s per round); all topics, never one by name.
-            try:
-                if not leaders_known:
-                    consumer.list_topics(timeout=self.timeout_s)
-            except KafkaException:
-                pass  # the offsets query below reports what is wrong
-            for p in range(partitions):
-                low, high = self._watermarks(consumer, topic, p)
-                reads[p] = PartitionRead(p, low, high)
-            budget = scan_limit
-            while budget > 0 and not progress.stopped:
-                wanting = [r for r in reads.values() if r.unread or r.older]
-                if not wanting:
-                    break
-                for r, share in zip(wanting, split_evenly(budget, len(wanting)), strict=True):
-                    r.begin(share)
-                self._read_round(consumer, topic, [r for r in wanting if r.open], progress,
-                                 deadline)
-                budget = scan_limit - sum(r.kept for r in reads.values())
+            reads = self._read_tails(consumer, topic, partitions, scan_limit, progress,
+                                     leaders_known=leaders_known)
             consumer.unassign()
         finally:
             consumer.close()
@@ -312,17 +292,50 @@ class KafkaTopicInspector:
         for partition, offset, key in interleaved(reads.values()):
             tally.add(key, partition, offset)
         unfinished = sorted(p for p, r in reads.items() if not r.complete)
-        notes: tuple[str, ...] = ()
+        return _Scan(tally, not unfinished,
+                     self._scan_notes(topic, unfinished, progress, scan_limit))
+
+    def _read_tails(self, consumer: Consumer, topic: str, partitions: int, scan_limit: int,
+                    progress: _Progress, *, leaders_known: bool) -> dict[int, PartitionRead]:
+        """Every partition read from its end back, in rounds, until `scan_limit` keys are
+        kept, every partition was read from its start, or the scan stopped (`progress`)."""
+        deadline = time.monotonic() + self.scan_timeout_s
+        # Learn the leaders first: an offset query for a partition without a known leader
+        # waits for a retry timer (~0.5 s per round); all topics, never one by name.
+        try:
+            if not leaders_known:
+                consumer.list_topics(timeout=self.timeout_s)
+        except KafkaException:
+            pass  # the offsets query below reports what is wrong
+        reads: dict[int, PartitionRead] = {}
+        for p in range(partitions):
+            low, high = self._watermarks(consumer, topic, p)
+            reads[p] = PartitionRead(p, low, high)
+        budget = scan_limit
+        while budget > 0 and not progress.stopped:
+            wanting = [r for r in reads.values() if r.unread or r.older]
+            if not wanting:
+                break
+            for r, share in zip(wanting, split_evenly(budget, len(wanting)), strict=True):
+                r.begin(share)
+            self._read_round(consumer, topic, [r for r in wanting if r.open], progress,
+                             deadline)
+            budget = scan_limit - sum(r.kept for r in reads.values())
+        return reads
+
+    def _scan_notes(self, topic: str, unfinished: list[int], progress: _Progress,
+                    scan_limit: int) -> tuple[str, ...]:
+        """Why the scan stopped before every partition was read from its start."""
         if progress.timed_out:
-            notes = (f"topic {topic!r}: key scan stopped after {self.scan_timeout_s:g}s with "
-                     f"partitions {unfinished} unfinished",)
-        elif progress.bytes_out:
-            notes = (f"topic {topic!r}: key scan stopped after reading "
-                     f"{self.scan_bytes / 2**20:g} MiB of records (keys and values), with "
-                     f"partitions {unfinished} unfinished",)
-        elif unfinished:
-            notes = (f"topic {topic!r}: key scan stopped at the limit of {scan_limit} keys",)
-        return _Scan(tally, not unfinished, notes)
+            return (f"topic {topic!r}: key scan stopped after {self.scan_timeout_s:g}s with "
+                    f"partitions {unfinished} unfinished",)
+        if progress.bytes_out:
+            return (f"topic {topic!r}: key scan stopped after reading "
+                    f"{self.scan_bytes / 2**20:g} MiB of records (keys and values), with "
+                    f"partitions {unfinished} unfinished",)
+        if unfinished:
+            return (f"topic {topic!r}: key scan stopped at the limit of {scan_limit} keys",)
+        return ()
 
     def _watermarks(self, consumer: Consumer, topic: str, partition: int) -> tuple[int, int]:
         """(log start, end) as ListOffsets answers them; the end may be early (tansu).

@@ -98,15 +98,8 @@ def migrate(
     Every live row is written under the new key and acknowledged, then every old key gets a
     tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
-    from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
-    from keyguard.formats.sqltypes import parse_columns
-    from keyguard.sparkio.migrate_topic import (
-        Migration,
-        as_json,
-        exit_code,
-        migrate_topic,
-        render_text,
-    )
+    from keyguard.sparkio.migrate_report import as_json, exit_code, render_text
+    from keyguard.sparkio.migrate_topic import Migration, migrate_topic
 
     for flag, value in (("--new-key-format", new_key_format), ("--value-format", value_format),
                         ("--to-topic", to_topic), ("--topic", topic)):
@@ -115,14 +108,7 @@ def migrate(
     ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
         "--columns": columns, "--new-key-format": new_key_format,
         "--value-format": value_format})
-    if ddl is not None:
-        table, topic = ddl.table, topic or ddl.topic
-    elif columns is None:
-        raise fail("--columns is required: the table's columns (or --flink-ddl)")
-    else:
-        table = parse_columns(columns)
-    if topic is None:
-        raise fail("--topic is required: the topic to re-key (or --flink-ddl, which names it)")
+    table, topic = _table_and_topic(ddl, columns, topic)
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
@@ -130,16 +116,10 @@ def migrate(
         value_options=parse_kv(value_option, what="--value-option"),
         primary_key=primary_key, registry=registry,
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
-    explicit = parse_kv(kafka_config, what="--kafka-config")
-    properties = resolve_kafka(explicit=explicit)  # KEYGUARD_KAFKA_* too, as audit reads them
-    reject_unused_kafka(explicit, properties)
-    in_props = properties.pop("bootstrap.servers", None)
-    if in_props and str(in_props) != bootstrap:
-        raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: give "
-                   "the servers once")
     show = Progress("migrate")
     m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
-                  to_topic=to_topic, partitions=new_partitions, properties=properties,
+                  to_topic=to_topic, partitions=new_partitions,
+                  properties=_kafka_properties(kafka_config, bootstrap),
                   state_path=state, dry_run=dry_run)
     confirm = None if yes or not asks() else \
         lambda plan: confirmed(plan, to_topic or topic, bootstrap)
@@ -149,6 +129,36 @@ def migrate(
         report = on_spark(spark, m, progress=show, confirm=confirm)
     echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
     raise typer.Exit(exit_code(report))
+
+
+def _table_and_topic(ddl: Any, columns: str | None, topic: str | None) -> tuple[Any, str]:
+    """The table's columns and the topic: --flink-ddl's, or --columns and --topic."""
+    from keyguard.formats.sqltypes import parse_columns  # lazy: CLI start-up (the SQL types)
+
+    if ddl is not None:
+        table, topic = ddl.table, topic or ddl.topic
+    elif columns is None:
+        raise fail("--columns is required: the table's columns (or --flink-ddl)")
+    else:
+        table = parse_columns(columns)
+    if topic is None:
+        raise fail("--topic is required: the topic to re-key (or --flink-ddl, which names it)")
+    return table, topic
+
+
+def _kafka_properties(kafka_config: list[str] | None, bootstrap: str) -> dict[str, Any]:
+    """--kafka-config over KEYGUARD_KAFKA_* (as audit reads them); the servers given once."""
+    # lazy: CLI start-up (the settings path loads the registry backends)
+    from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
+
+    explicit = parse_kv(kafka_config, what="--kafka-config")
+    properties = resolve_kafka(explicit=explicit)
+    reject_unused_kafka(explicit, properties)
+    in_props = properties.pop("bootstrap.servers", None)
+    if in_props and str(in_props) != bootstrap:
+        raise fail("bootstrap.servers in the Kafka properties and --bootstrap disagree: give "
+                   "the servers once")
+    return properties
 
 
 def on_spark(master: str, m: Any, **kwargs: Any) -> Any:

@@ -58,10 +58,10 @@ from keyguard.sparkio.migrate_plan import (
     Write,
     plan_row,
 )
+from keyguard.sparkio.migrate_report import MigrationReport
 from keyguard.sparkio.migrate_topic import (
     ConfirmFn,
     Migration,
-    MigrationReport,
     ProgressFn,
     Verifier,
     migrate_topic,

@@ -338,13 +338,20 @@ def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = T
 
 
 def _conflicts(conn: ConnectorOptions, require_bootstrap: bool) -> list[str]:
+    """Every option that conflicts with another, or with what the connector owns, named."""
     out = []
-    props = conn.properties
     if require_bootstrap and not conn.bootstrap:
         out.append("required option 'properties.bootstrap.servers' is missing")
-    for key, why in _OWNED_PROPERTIES.items():
-        if key in props:
-            out.append(f"'properties.{key}' is not allowed: {why}")
+    out += [f"'properties.{key}' is not allowed: {why}"
+            for key, why in _OWNED_PROPERTIES.items() if key in conn.properties]
+    return [*out, *_delivery_conflicts(conn), *_range_conflicts(conn),
+            *_changelog_conflicts(conn)]
+
+
+def _delivery_conflicts(conn: ConnectorOptions) -> list[str]:
+    """The delivery guarantee against its transactional-id prefix and the producer's acks."""
+    out = []
+    props = conn.properties
     guarantee = conn[DELIVERY]
     prefix = conn[TRANSACTIONAL_ID_PREFIX]
     if guarantee == EXACTLY_ONCE and not (prefix and prefix.strip()):
@@ -353,29 +360,42 @@ def _conflicts(conn: ConnectorOptions, require_bootstrap: bool) -> list[str]:
     if prefix and guarantee != EXACTLY_ONCE:
         out.append("'sink.transactional-id-prefix' is only used with "
                    "'sink.delivery-guarantee'=exactly-once")
-    if guarantee != NONE:
-        acks = str(props.get("acks", "all")).lower()
-        if acks not in ("all", "-1"):
-            out.append(f"'properties.acks'={acks} conflicts with {guarantee}: "
-                       "it needs acks=all")
-        if str(props.get("enable.idempotence", "true")).lower() == "false":
-            out.append(f"'properties.enable.idempotence'=false conflicts with {guarantee}")
+    if guarantee == NONE:
+        return out
+    acks = str(props.get("acks", "all")).lower()
+    if acks not in ("all", "-1"):
+        out.append(f"'properties.acks'={acks} conflicts with {guarantee}: it needs acks=all")
+    if str(props.get("enable.idempotence", "true")).lower() == "false":
+        out.append(f"'properties.enable.idempotence'=false conflicts with {guarantee}")
+    return out
+
+
+def _range_conflicts(conn: ConnectorOptions) -> list[str]:
+    """Counts and durations out of range, and buffering half turned on."""
+    out = []
     parallelism = conn[SINK_PARALLELISM]
     if parallelism is not None and parallelism < 1:
         out.append(f"'{SINK_PARALLELISM.key}' must be at least 1, got {parallelism}")
-    for o in PRODUCER_TIMEOUTS:
-        if conn[o] < 1:
-            out.append(f"'{o.key}' must be at least 1 (milliseconds), got {conn[o]}")
-    for count in (BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, SCAN_LIMIT):
-        if conn[count] < 0:
-            out.append(f"'{count.key}' must not be negative, got {conn[count]}")
+    out += [f"'{o.key}' must be at least 1 (milliseconds), got {conn[o]}"
+            for o in PRODUCER_TIMEOUTS if conn[o] < 1]
+    out += [f"'{count.key}' must not be negative, got {conn[count]}"
+            for count in (BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, SCAN_LIMIT)
+            if conn[count] < 0]
     if (conn[BUFFER_FLUSH_MAX_ROWS] > 0) != (conn[BUFFER_FLUSH_INTERVAL] > 0):
         out.append("'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' must both be "
                    "> 0 to buffer, or both 0 (Flink's rule)")
-    changelog, order = conn[CHANGELOG_COLUMN], conn.order_by
-    if changelog and changelog in conn.primary_key:
+    return out
+
+
+def _changelog_conflicts(conn: ConnectorOptions) -> list[str]:
+    """The changelog column cannot be a key column, nor order the changes."""
+    changelog = conn[CHANGELOG_COLUMN]
+    if not changelog:
+        return []
+    out = []
+    if changelog in conn.primary_key:
         out.append(f"'changelog.column'={changelog} is a primary-key column")
-    if changelog and changelog in order:
+    if changelog in conn.order_by:
         out.append(f"'changelog.column'={changelog} cannot order the changes (sink.order-by)")
     return out
 

@@ -1,12 +1,14 @@
 """The Kafka-producing core of a write task, testable without Spark.
 
-A task turns Arrow batches of table rows into Kafka records (`ChangeEncoder`: changelog kinds,
-key and value bytes, the murmur2 partition), optionally folds them in a `ChangeBuffer` (last
+A task turns Arrow batches of table rows into Kafka records (`ChangeEncoder`, in
+`keyguard.sparkio.change_encoder`: changelog kinds, key and value bytes, the murmur2
+partition), optionally folds them in a `ChangeBuffer` (last
 change per key, Flink's `sink.buffer-flush.*`), and hands them to an `UpsertProducer`, which
 sends each record to an explicit partition, keeps librdkafka's queue bounded, checks every
 delivery and raises `TaskDeliveryError` with delivered and undelivered counts when any record
 is not acknowledged. Spark then retries the task whole: at-least-once, no acknowledged record
-lost. With a transactional.id the task's records are one Kafka transaction.
+lost. With a transactional.id the task's records are one Kafka transaction. A reused Python
+worker keeps its producer for the next task (`keyguard.sparkio.producer_pool`).
 
 Memory stays bounded by the flush buffer and the producer queue: batches are processed as
 they come and never collected (`checked_first`, which checks a whole partition before its first
@@ -25,18 +27,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import length_hint
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from keyguard.formats.codec import Codec
 from keyguard.formats.errors import DeliveryError, EncodeError, InvalidOptionError, NullKeyError
-from keyguard.formats.partitioner import murmur2_offsets, partitions_for
 from keyguard.formats.secrets import redact, redacting_logger
+from keyguard.sparkio.producer_pool import CallbackRouter, ProducerPool, pool_key
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from keyguard.formats.plan import UpsertPlan
+    from keyguard.sparkio.change_encoder import ChangeEncoder
 
 _LOG = redacting_logger("keyguard.sparkio")
 
@@ -46,10 +47,6 @@ POLL_EVERY = 5000
 ROOM_WAIT_S = 0.005
 #: Runs an iterator to its end, keeping nothing (the produce loop's driver, in C).
 _drain = deque(maxlen=0).extend
-
-#: Changelog kinds, as Flink's RowKind short strings.
-INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
-KINDS = (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE)
 
 #: Producer settings the connector sets; properties.* may override the tuning ones.
 DEFAULT_PRODUCER_CONFIG: dict[str, Any] = {
@@ -69,11 +66,6 @@ class ChangelogKindError(EncodeError):
     for it, since a wrong kind would put or delete the wrong rows."""
 
     kind = "changelog-kind"
-
-
-#: How much of a partition a task holds in memory while checking it before producing; the
-#: rest waits in an Arrow IPC file on the executor's local disk (`checked_first`).
-SPOOL_MEMORY_BYTES = 64 * 2**20
 
 
 class TaskDeliveryError(DeliveryError):
@@ -147,154 +139,8 @@ def peak_rss_bytes() -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# Arrow batch -> records
+# The errors of a write task's rows
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class EncodedBatch:
-    """The records of one Arrow batch, in input order (value None: a tombstone)."""
-
-    keys: list[bytes]
-    values: list[bytes | None]
-    partitions: np.ndarray
-    rows: int
-    dropped: int = 0
-    #: Key and value bytes, read off the Arrow columns the codecs built (None: not known).
-    nbytes: int | None = None
-
-
-def _encoded(codec: Any, batch: pa.RecordBatch) -> tuple[list[bytes], pa.Array | None]:
-    """The rows' bytes, and the Arrow binary column when the codec builds one natively."""
-
-    if type(codec).encode_arrow is Codec.encode_arrow:
-        return codec.encode_batch(batch), None
-    arr = codec.encode_arrow(batch)
-    return arr.to_pylist(), arr
-
-
-def arrow_partitions(arr: pa.Array, num_partitions: int) -> np.ndarray:
-    """`partitions_for` straight from an Arrow binary column's offsets and data buffers."""
-    import numpy as np
-    import pyarrow as pa
-
-
-    if num_partitions < 1:
-        raise ValueError(f"a topic has at least one partition, got {num_partitions}")
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=np.int32)
-    _, offsets_buf, data_buf = arr.buffers()
-    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    offs = np.frombuffer(offsets_buf, dtype=width, count=n + 1,
-                         offset=arr.offset * np.dtype(width).itemsize).astype(np.int64)
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, dtype=np.uint8))
-    hashes = murmur2_offsets(data, offs[:-1], np.diff(offs))
-    return ((hashes.view("uint32") & 0x7FFFFFFF) % num_partitions).astype("int32")
-
-
-def binary_nbytes(arr: pa.Array) -> int:
-    """The bytes of a binary column's values, from its offsets: no Python loop over rows."""
-    import numpy as np
-    import pyarrow as pa
-
-    if len(arr) == 0:
-        return 0
-    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    offs = np.frombuffer(arr.buffers()[1], dtype=width, count=len(arr) + 1,
-                         offset=arr.offset * np.dtype(width).itemsize)
-    return int(offs[-1] - offs[0])  # nulls span no bytes
-
-
-@dataclass
-class ChangeEncoder:
-    """Serializes Arrow batches of table rows with a plan: kinds, keys, values, partitions."""
-
-    plan: UpsertPlan
-    num_partitions: int
-    changelog_column: str | None = None
-
-    def encode(self, batch: pa.RecordBatch) -> EncodedBatch:
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        rows = batch.num_rows
-        dropped = 0
-        deletes = None
-        if self.changelog_column:
-            kinds = batch.column(self.changelog_column)
-            self._check_kinds(batch, kinds)
-            keep = pc.not_equal(kinds, UPDATE_BEFORE)
-            dropped = rows - pc.sum(keep.cast(pa.int64())).as_py() if rows else 0
-            if dropped:
-                batch = batch.filter(keep)
-                kinds = batch.column(self.changelog_column)
-            deletes = np.asarray(pc.equal(kinds, DELETE).to_numpy(zero_copy_only=False),
-                                 dtype=bool)
-        self._check_keys(batch)
-        layout = self.plan.layout
-        prefix = len(layout.key_fields_prefix)
-        key_batch = pa.RecordBatch.from_arrays(
-            [batch.column(c) for c in layout.primary_key],
-            names=[c[prefix:] for c in layout.primary_key])
-        keys, key_arr = _encoded(self.plan.key_codec, key_batch)
-        parts = (arrow_partitions(key_arr, self.num_partitions) if key_arr is not None
-                 else partitions_for(keys, self.num_partitions))
-        value_batch = pa.RecordBatch.from_arrays(
-            [batch.column(c) for c in layout.value_columns], names=list(layout.value_columns))
-        values: list[bytes | None]
-        nbytes = None
-        if deletes is None or not deletes.any():
-            plain, value_arr = _encoded(self.plan.value_codec, value_batch)
-            values = cast("list[bytes | None]", plain)  # no copy: no tombstones here
-            if key_arr is not None and value_arr is not None:
-                nbytes = binary_nbytes(key_arr) + binary_nbytes(value_arr)
-        else:
-            values = [None] * batch.num_rows
-            live = np.flatnonzero(~deletes)
-            if len(live):
-                encoded = self.plan.value_codec.encode_batch(
-                    value_batch.filter(pa.array(~deletes)))
-                for i, v in zip(live.tolist(), encoded, strict=False):
-                    values[i] = v
-        return EncodedBatch(keys, values, parts, rows, dropped, nbytes)
-
-    def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
-        """The batch's changelog kinds and keys, without encoding anything."""
-        if self.changelog_column:
-            self._check_kinds(batch, batch.column(self.changelog_column), scope=scope,
-                              outcome=outcome)
-        self._check_keys(batch, scope=scope, outcome=outcome)
-
-    def _check_kinds(self, batch: pa.RecordBatch, kinds: pa.Array, *, scope: str = "",
-                     outcome: str = "") -> None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        ok = pc.fill_null(pc.is_in(kinds, value_set=pa.array(KINDS)), False)
-        bad = len(ok) - pc.sum(ok.cast(pa.int64())).as_py() if len(ok) else 0
-        if bad:
-            first = pc.index(ok, False).as_py()
-            example = batch.slice(first, 1).to_pylist()[0]
-            raise changelog_kind_error(self.plan.topic, str(self.changelog_column), bad,
-                                       example, scope=scope, outcome=outcome)
-
-    def _check_keys(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
-        import pyarrow.compute as pc
-
-        null = None
-        for col in self.plan.layout.primary_key:
-            n = pc.is_null(batch.column(col))
-            null = n if null is None else pc.or_(null, n)
-        if null is None:
-            return
-        count = pc.sum(null.cast("int64")).as_py() or 0
-        if count:
-            example = batch.slice(pc.index(null, True).as_py(), 1).to_pylist()[0]
-            raise null_key_error(self.plan.topic, self.plan.layout.primary_key, count, example,
-                                 scope=scope, outcome=outcome)
 
 
 def _shown(example: Mapping[str, Any]) -> dict[str, Any]:
@@ -317,50 +163,6 @@ def changelog_kind_error(topic: str, column: str, count: int, example: Mapping[s
         f"{_shown(example)}{outcome}",
         hint="use Flink's RowKind short strings exactly (no spaces, upper case); null is not "
              "allowed")
-
-
-def checked_first(batches: Iterable[pa.RecordBatch], check: Callable[[pa.RecordBatch], None],
-                  *, memory_bytes: int = SPOOL_MEMORY_BYTES,
-                  spill_dir: str | None = None) -> Iterator[pa.RecordBatch]:
-    """`batches`, in order, once every one of them passed `check`: a bad row anywhere fails
-    the task before its first record is produced.
-
-    Spark hands a task its partition once, as an iterator, so the batches are kept: in memory
-    up to `memory_bytes`, the rest in an Arrow IPC stream on local disk (the executor's
-    SPARK_LOCAL_DIRS), read back in order.
-    """
-    import os
-    import tempfile
-
-    import pyarrow as pa
-
-    held: list[pa.RecordBatch] = []
-    size = 0
-    spill: Any = None
-    writer: Any = None
-    if spill_dir is None:
-        local = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
-        spill_dir = local if local and os.path.isdir(local) else None
-    try:
-        for batch in batches:
-            check(batch)
-            if writer is None and size + batch.nbytes <= memory_bytes:
-                held.append(batch)
-                size += batch.nbytes
-                continue
-            if writer is None:
-                spill = tempfile.TemporaryFile(dir=spill_dir, prefix="keyguard-partition-")
-                writer = pa.ipc.new_stream(spill, batch.schema)
-            writer.write_batch(batch)
-        yield from held
-        held.clear()
-        if writer is not None:
-            writer.close()
-            spill.seek(0)
-            yield from pa.ipc.open_stream(spill)
-    finally:
-        if spill is not None:
-            spill.close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -431,113 +233,6 @@ def _confluent_producer(config: dict[str, Any]) -> Any:
     return Producer(config)
 
 
-# --------------------------------------------------------------------------------------------
-# Producers kept for the next task of a Spark Python worker
-# --------------------------------------------------------------------------------------------
-
-#: How long an idle producer waits in a worker for the next task (Spark's own Kafka sink keeps
-#: its producers 10 minutes: spark.kafka.producer.cache.timeout).
-POOL_IDLE_S = 300.0
-#: Idle producers a worker keeps, one per distinct librdkafka configuration.
-POOL_SIZE = 4
-#: The callbacks librdkafka holds; they go through a `_Router` when the producer is pooled.
-_CALLBACK_KEYS = ("error_cb", "logger", "on_delivery")
-
-
-class _Router:
-    """The callbacks a pooled librdkafka producer holds, forwarded to the UpsertProducer that
-    uses it now (none while it is idle: what it reports then belongs to no task)."""
-
-    __slots__ = ("fatal", "owner")
-
-    def __init__(self) -> None:
-        self.owner: UpsertProducer | None = None
-        #: A fatal error seen while idle: the producer is never handed out again.
-        self.fatal = False
-
-    def delivery(self, err: Any, msg: Any) -> None:
-        owner = self.owner
-        if owner is not None:
-            owner._on_delivery(err, msg)
-
-    def error(self, err: Any) -> None:
-        if getattr(err, "fatal", lambda: False)() or _broker_down(err):
-            self.fatal = True
-        owner = self.owner
-        if owner is not None:
-            owner._on_error(err)
-
-
-def _broker_down(err: Any) -> bool:
-    """librdkafka lost its brokers: a producer that saw it (a broker restart drops an
-    idempotent producer's session) is not handed to another task."""
-    from confluent_kafka import KafkaError  # lazy: the Kafka client, with the producer
-
-    code = getattr(err, "code", lambda: None)()
-    return code in (KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT,
-                    KafkaError._FATAL)
-
-
-def pool_key(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The producer settings that make two producers interchangeable (callbacks aside)."""
-    return tuple(sorted((str(k), repr(v)) for k, v in config.items()
-                        if k not in _CALLBACK_KEYS))
-
-
-class ProducerPool:
-    """The idle producers of one Spark Python worker, by configuration, for its next task.
-
-    A producer that started an idempotent session costs its task a connection and about
-    0.5 s waiting for its producer id; a reused Python worker (`spark.python.worker.reuse`,
-    Spark's default) runs the next task, or the next micro-batch, with the producer the last
-    one finished with, as Spark's own Kafka sink keeps its producers per executor. Only a
-    producer whose task ended with every record acknowledged comes back (`UpsertProducer.finish`),
-    never a transactional one; one that reported a fatal error while idle, or waited longer
-    than `idle_s`, is dropped. A worker runs one task at a time: nothing here is shared
-    between tasks running at once.
-    """
-
-    def __init__(self, *, idle_s: float = POOL_IDLE_S, size: int = POOL_SIZE,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.idle_s = idle_s
-        self.size = size
-        self.clock = clock
-        self._idle: dict[Any, tuple[Any, _Router, float]] = {}
-
-    def __len__(self) -> int:
-        return len(self._idle)
-
-    def take(self, key: Any) -> tuple[Any, _Router] | None:
-        """A healthy idle producer of this configuration, or None."""
-        now = self.clock()
-        for stale in [k for k, (_, _, since) in self._idle.items() if now - since > self.idle_s]:
-            del self._idle[stale]
-        entry = self._idle.pop(key, None)
-        if entry is None:
-            return None
-        producer, router, _ = entry
-        router.owner = None
-        producer.poll(0)  # what it reported while idle, to nobody
-        if router.fatal or len(producer):
-            return None
-        return producer, router
-
-    def give(self, key: Any, producer: Any, router: _Router) -> None:
-        """Keep a producer whose task ended with every record acknowledged."""
-        router.owner = None
-        self._idle.pop(key, None)
-        self._idle[key] = (producer, router, self.clock())
-        while len(self._idle) > self.size:
-            del self._idle[next(iter(self._idle))]  # the longest idle
-
-    def clear(self) -> None:
-        self._idle.clear()
-
-
-#: The pool of this process (a Spark Python worker: `WriteJob.producer`).
-WORKER_POOL = ProducerPool()
-
-
 @dataclass
 class UpsertProducer:
     """Sends one task's records to explicit partitions and proves every one was acknowledged.
@@ -588,7 +283,7 @@ class UpsertProducer:
         self._started = self.clock()
         config = dict(self.config)
         config.setdefault("logger", _LOG)
-        self._router: _Router | None = None
+        self._router: CallbackRouter | None = None
         self._pool_key: Any = None
         self._given_back = False
         if self.pool is not None and not self.transactional:
@@ -596,7 +291,7 @@ class UpsertProducer:
             pooled = self.pool.take(self._pool_key)
             self.stats.producer_reused = pooled is not None
             if pooled is None:
-                router = _Router()
+                router = CallbackRouter()
                 config.setdefault("error_cb", router.error)
                 config["on_delivery"] = router.delivery
                 pooled = self.factory(config), router

@@ -50,6 +50,7 @@ from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.formats.secrets import redacting_logger
 from keyguard.formats.spark_schema import from_spark_schema
 from keyguard.formats.types import RowType
+from keyguard.sparkio.change_encoder import KINDS, ChangeEncoder, checked_first
 from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
 from keyguard.sparkio.options import (
     BUFFER_FLUSH_INTERVAL,
@@ -67,19 +68,15 @@ from keyguard.sparkio.options import (
 )
 from keyguard.sparkio.parallelism import default_parallelism
 from keyguard.sparkio.producer import (
-    KINDS,
-    WORKER_POOL,
-    ChangeEncoder,
-    ProducerPool,
     TaskStats,
     UpsertProducer,
     changelog_kind_error,
     check_properties,
-    checked_first,
     null_key_error,
     produce_batches,
     producer_config,
 )
+from keyguard.sparkio.producer_pool import WORKER_POOL, ProducerPool
 from keyguard.sparkio.schema_ids import (
     PinnedRegistry,
     PinnedVersion,

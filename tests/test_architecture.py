@@ -26,10 +26,11 @@ PACKAGES = ("formats", "guard", "sparkio")
 #: Network clients: the pure core imports none of them, directly or through another module.
 NETWORK = ("confluent_kafka", "requests", "httpx", "httpx2", "urllib.request", "urllib3",
            "http.client", "socket", "aiohttp")
-#: The edge of guard/: the modules that gather facts (registry, broker, git) and the shell that
-#: drives them. Everything else in guard/, and formats/ outside formats/registry/, is the core.
+#: The edge of guard/: the modules that gather facts (registry, broker, git), resolve a run's
+#: settings (the environment's among them) and the shell that drives them. Everything else in
+#: guard/, and formats/ outside formats/registry/, is the core.
 GUARD_EDGE = tuple(f"keyguard.guard.{m}" for m in (
-    "check", "facts", "topic", "offsets", "realkeys", "config", "gate", "cli", "docs",
+    "check", "facts", "topic", "offsets", "realkeys", "config", "request", "gate", "cli", "docs",
     "audit.scan"))
 #: formats/docs.py generates the README's option tables: tooling, like guard/docs.py.
 FORMATS_EDGE = ("keyguard.formats.registry", "keyguard.formats.docs")

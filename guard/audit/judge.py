@@ -7,14 +7,20 @@ edge fetches the few example records again by offset and hands them in (`Shown`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from keyguard.guard.audit.slots import Entry, Slots, shared
-from keyguard.guard.audit.state import SHOWN_BYTES, AuditState, Located, logical_key
+from keyguard.guard.audit.state import (
+    SHOWN_BYTES,
+    AuditState,
+    Located,
+    PartitionStats,
+    logical_key,
+)
 from keyguard.guard.report import Finding, Report, Section, Witness
 from keyguard.guard.rules import (
     AUDIT_UNLISTED_ID,
@@ -323,52 +329,70 @@ def record_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
 def config_findings(facts: AuditFacts) -> list[Finding]:
     """Settings that defeat compaction; a setting the broker did not report is not judged."""
     c = facts.configs or {}
+    warnings = [*_policy_warnings(c.get(CLEANUP_POLICY)),
+                *_lag_warnings(_int(c.get(MIN_COMPACTION_LAG_MS))),
+                *_retention_warnings(_int(c.get(DELETE_RETENTION_MS)), facts.consumers),
+                *_segment_warnings(_int(c.get(SEGMENT_MS)), _int(c.get(SEGMENT_BYTES)))]
+    return [Finding(COMPACTION_DEFEATED, path, message, topic=facts.topic)
+            for path, message in warnings]
+
+
+def _policy_warnings(policy: str | None) -> list[tuple[str, str]]:
+    if policy is None:
+        return []
+    kinds = {p.strip() for p in policy.split(",")}
+    if "compact" not in kinds:
+        return [(CLEANUP_POLICY, f"cleanup.policy={policy}: the topic is never compacted; "
+                 "superseded records and phantom keys stay, and retention drops live keys")]
+    if "delete" in kinds:
+        return [(CLEANUP_POLICY, f"cleanup.policy={policy}: retention deletes live keys that "
+                 "were not rewritten within retention.ms")]
+    return []
+
+
+def _lag_warnings(lag: int | None) -> list[tuple[str, str]]:
+    if lag is None or lag <= LONG_LAG_MS:
+        return []
+    return [(MIN_COMPACTION_LAG_MS, f"min.compaction.lag.ms={lag} ({_days(lag)}): superseded "
+             "records stay uncompacted at least that long")]
+
+
+def _retention_warnings(retention: int | None, consumers: Sequence[ConsumerLag] | None
+                        ) -> list[tuple[str, str]]:
+    """Tombstones compacted away before a consumer group reads them; without the groups'
+    lag, a retention short enough to be suspect."""
+    if retention is None:
+        return []
+    if consumers is None:
+        if retention >= SHORT_DELETE_RETENTION_MS:
+            return []
+        return [(DELETE_RETENTION_MS, f"delete.retention.ms={retention}: compaction removes "
+                 "tombstones after that, so a consumer further behind never sees the delete "
+                 "(the consumer groups' lag could not be read to compare)")]
+    behind = sorted((x for x in consumers if x.behind_ms is not None and x.behind_ms > retention),
+                    key=lambda x: -(x.behind_ms or 0))
+    if not behind:
+        return []
+    worst = behind[0]
+    others = len({(x.group, x.partition) for x in behind}) - 1
+    return [(DELETE_RETENTION_MS,
+             f"delete.retention.ms={retention} ({_duration(retention)}), but consumer group "
+             f"{worst.group!r} is {_duration(worst.behind_ms or 0)} behind on partition "
+             f"{worst.partition} ({worst.unread} records unread from offset "
+             f"{worst.committed})" + (f", and {others} more group partition"
+             f"{_s(others)} further behind than the retention" if others else "")
+             + ": once compaction runs it can remove tombstones the group has not read, "
+             "and the group keeps rows that were deleted")]
+
+
+def _segment_warnings(seg_ms: int | None, seg_bytes: int | None) -> list[tuple[str, str]]:
     out = []
-
-    def warn(path: str, message: str) -> None:
-        out.append(Finding(COMPACTION_DEFEATED, path, message, topic=facts.topic))
-
-    policy = c.get(CLEANUP_POLICY)
-    if policy is not None:
-        kinds = {p.strip() for p in policy.split(",")}
-        if "compact" not in kinds:
-            warn(CLEANUP_POLICY, f"cleanup.policy={policy}: the topic is never compacted; "
-                 "superseded records and phantom keys stay, and retention drops live keys")
-        elif "delete" in kinds:
-            warn(CLEANUP_POLICY, f"cleanup.policy={policy}: retention deletes live keys that "
-                 "were not rewritten within retention.ms")
-    lag = _int(c.get(MIN_COMPACTION_LAG_MS))
-    if lag is not None and lag > LONG_LAG_MS:
-        warn(MIN_COMPACTION_LAG_MS, f"min.compaction.lag.ms={lag} ({_days(lag)}): superseded "
-             "records stay uncompacted at least that long")
-    retention = _int(c.get(DELETE_RETENTION_MS))
-    if retention is not None and facts.consumers is not None:
-        behind = sorted((x for x in facts.consumers
-                         if x.behind_ms is not None and x.behind_ms > retention),
-                        key=lambda x: -(x.behind_ms or 0))
-        if behind:
-            worst = behind[0]
-            others = len({(x.group, x.partition) for x in behind}) - 1
-            warn(DELETE_RETENTION_MS,
-                 f"delete.retention.ms={retention} ({_duration(retention)}), but consumer group "
-                 f"{worst.group!r} is {_duration(worst.behind_ms or 0)} behind on partition "
-                 f"{worst.partition} ({worst.unread} records unread from offset "
-                 f"{worst.committed})" + (f", and {others} more group partition"
-                 f"{_s(others)} further behind than the retention" if others else "")
-                 + ": once compaction runs it can remove tombstones the group has not read, "
-                 "and the group keeps rows that were deleted")
-    elif retention is not None and retention < SHORT_DELETE_RETENTION_MS:
-        warn(DELETE_RETENTION_MS, f"delete.retention.ms={retention}: compaction removes "
-             "tombstones after that, so a consumer further behind never sees the delete "
-             "(the consumer groups' lag could not be read to compare)")
-    seg_ms = _int(c.get(SEGMENT_MS))
     if seg_ms is not None and seg_ms > LONG_SEGMENT_MS:
-        warn(SEGMENT_MS, f"segment.ms={seg_ms} ({_days(seg_ms)}): the active segment is "
-             "never compacted, so its records stay until it rolls")
-    seg_bytes = _int(c.get(SEGMENT_BYTES))
+        out.append((SEGMENT_MS, f"segment.ms={seg_ms} ({_days(seg_ms)}): the active segment is "
+                    "never compacted, so its records stay until it rolls"))
     if seg_bytes is not None and seg_bytes > LARGE_SEGMENT_BYTES:
-        warn(SEGMENT_BYTES, f"segment.bytes={seg_bytes}: the active segment is never "
-             "compacted, and a large one rolls late")
+        out.append((SEGMENT_BYTES, f"segment.bytes={seg_bytes}: the active segment is never "
+                    "compacted, and a large one rolls late"))
     return out
 
 
@@ -428,24 +452,8 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
     """The audit's numbers as JSON values: per partition, totals, schema ids, memory held."""
     live = {p: int(np.count_nonzero(s.flags("live"))) for p, s in state.slots.items()}
     distinct = {p: len(s) for p, s in state.slots.items()}
-    rows = []
-    for p in range(facts.partitions):
-        s = state.stats.get(p)
-        rows.append({
-            "partition": p,
-            "records": s.records if s else 0,
-            "tombstones": s.tombstones if s else 0,
-            "null_keys": s.null_keys if s else 0,
-            "distinct_keys": distinct.get(p, 0),
-            "live_keys": live.get(p, 0),
-            "bytes": (s.key_bytes + s.value_bytes) if s else 0,
-            "misplaced": s.misplaced if s else 0,
-            "undecodable_keys": s.undecodable_keys if s else 0,
-            "undecodable_values": s.undecodable_values if s else 0,
-            "unframed_keys": s.unframed_keys if s else 0,
-            "first_offset": s.first_offset if s and s.records else None,
-            "last_offset": s.last_offset if s and s.records else None,
-        })
+    rows = [_partition_row(p, state.stats.get(p), distinct.get(p, 0), live.get(p, 0))
+            for p in range(facts.partitions)]
     numeric = ("records", "tombstones", "null_keys", "live_keys", "bytes", "misplaced",
                "undecodable_keys", "undecodable_values", "unframed_keys")
     totals: dict[str, Any] = {k: sum(r[k] for r in rows) for k in numeric}
@@ -454,12 +462,6 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
     totals["phantom_keys"] = found.keys
     totals["orphaned_records"] = found.orphaned
     totals["missed_deletes"] = missed.keys
-    ids: dict[str, list[dict[str, Any]]] = {}
-    for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
-        listed = facts.listed.get(role)
-        ids.setdefault(role, []).append({
-            "schema_id": schema_id, "partition": p, "records": n, "first_offset": first,
-            "last_offset": last, "listed": None if listed is None else schema_id in listed[1]})
     return {
         "topic": facts.topic,
         "partitions": facts.partitions,
@@ -467,13 +469,42 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
         "captured_records": facts.captured,
         "per_partition": rows,
         "totals": totals,
-        "schema_ids": ids,
+        "schema_ids": _schema_id_spans(state, facts),
         "configs": dict(facts.configs) if facts.configs is not None else None,
         "consumers": None if facts.consumers is None else [
             {"group": x.group, "partition": x.partition, "committed": x.committed,
              "unread": x.unread, "behind_ms": x.behind_ms} for x in facts.consumers],
         "held": {"entries": state.entry_count(), "bytes": state.held_bytes()},
     }
+
+
+def _partition_row(p: int, s: PartitionStats | None, distinct: int, live: int
+                   ) -> dict[str, Any]:
+    """One partition's numbers (zeros for a partition no record was read from)."""
+    row: dict[str, Any] = {"partition": p, "records": 0, "tombstones": 0, "null_keys": 0,
+                           "distinct_keys": distinct, "live_keys": live, "bytes": 0,
+                           "misplaced": 0, "undecodable_keys": 0, "undecodable_values": 0,
+                           "unframed_keys": 0, "first_offset": None, "last_offset": None}
+    if not s:
+        return row
+    row.update(records=s.records, tombstones=s.tombstones, null_keys=s.null_keys,
+               bytes=s.key_bytes + s.value_bytes, misplaced=s.misplaced,
+               undecodable_keys=s.undecodable_keys, undecodable_values=s.undecodable_values,
+               unframed_keys=s.unframed_keys)
+    if s.records:
+        row.update(first_offset=s.first_offset, last_offset=s.last_offset)
+    return row
+
+
+def _schema_id_spans(state: AuditState, facts: AuditFacts) -> dict[str, list[dict[str, Any]]]:
+    """Each role's schema ids per partition: records, offsets, listed by the subject."""
+    ids: dict[str, list[dict[str, Any]]] = {}
+    for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
+        listed = facts.listed.get(role)
+        ids.setdefault(role, []).append({
+            "schema_id": schema_id, "partition": p, "records": n, "first_offset": first,
+            "last_offset": last, "listed": None if listed is None else schema_id in listed[1]})
+    return ids
 
 
 def distinct_keys(state: AuditState) -> int:
@@ -507,22 +538,31 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
     lines = [f"audit of topic {data['topic']} ({data['partitions']} partitions, {read}):"]
     head = ("partition", "records", "tombstones", "keys", "live", "bytes", "misplaced",
             "undecodable", "null keys")
-    table = [head]
-    for r in data["per_partition"]:
-        table.append((str(r["partition"]), str(r["records"]), str(r["tombstones"]),
-                      str(r["distinct_keys"]), str(r["live_keys"]), _size(r["bytes"]),
-                      str(r["misplaced"]), str(r["undecodable_keys"] + r["undecodable_values"]),
-                      str(r["null_keys"])))
-    table.append(("total", str(t["records"]), str(t["tombstones"]), str(t["distinct_keys"]),
-                  str(t["live_keys"]), _size(t["bytes"]), str(t["misplaced"]),
-                  str(t["undecodable_keys"] + t["undecodable_values"]), str(t["null_keys"])))
+    table = [head, *(_table_row(str(r["partition"]), r) for r in data["per_partition"]),
+             _table_row("total", t)]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
               for row in table]
     lines.append(f"  phantom keys: {t['phantom_keys']} ({t['orphaned_records']} orphaned "
                  f"record{_s(t['orphaned_records'])}); misplaced records: {t['misplaced']} "
                  f"({t['misplaced_live']} live); missed deletes: {t['missed_deletes']}")
-    for role, spans in data["schema_ids"].items():
+    lines += _schema_id_lines(data["schema_ids"])
+    lines += _consumer_lines(data.get("consumers"))
+    held = data["held"]
+    lines.append(f"  held: {held['entries']} key fingerprint entries, ~{_size(held['bytes'])}")
+    return lines
+
+
+def _table_row(label: str, r: Mapping[str, Any]) -> tuple[str, ...]:
+    return (label, str(r["records"]), str(r["tombstones"]), str(r["distinct_keys"]),
+            str(r["live_keys"]), _size(r["bytes"]), str(r["misplaced"]),
+            str(r["undecodable_keys"] + r["undecodable_values"]), str(r["null_keys"]))
+
+
+def _schema_id_lines(schema_ids: Mapping[str, list[dict[str, Any]]]) -> list[str]:
+    """Each schema id records carry: listed or not, records, offsets per partition."""
+    lines = []
+    for role, spans in schema_ids.items():
         per_id: dict[int, list[dict[str, Any]]] = {}
         for s in spans:
             per_id.setdefault(s["schema_id"], []).append(s)
@@ -533,18 +573,20 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
                 f"  {role} schema id {schema_id}{mark}: {sum(r['records'] for r in rows)} records"
                 " (" + ", ".join(f"p{r['partition']} offsets {r['first_offset']}.."
                                  f"{r['last_offset']}" for r in rows) + ")")
-    consumers = data.get("consumers")
-    if consumers:
-        groups: dict[str, list[Mapping[str, Any]]] = {}
-        for x in consumers:
-            groups.setdefault(x["group"], []).append(x)
-        for group, at in sorted(groups.items()):
-            unread = sum(x["unread"] for x in at)
-            behind = [x["behind_ms"] for x in at if x["behind_ms"] is not None]
-            lines.append(f"  consumer group {group}: {unread} record{_s(unread)} unread"
-                         + (f", oldest written {_duration(max(behind))} ago" if behind else ""))
-    held = data["held"]
-    lines.append(f"  held: {held['entries']} key fingerprint entries, ~{_size(held['bytes'])}")
+    return lines
+
+
+def _consumer_lines(consumers: list[Mapping[str, Any]] | None) -> list[str]:
+    """Each consumer group: records unread, how old the oldest of them is."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for x in consumers or ():
+        groups.setdefault(x["group"], []).append(x)
+    lines = []
+    for group, at in sorted(groups.items()):
+        unread = sum(x["unread"] for x in at)
+        behind = [x["behind_ms"] for x in at if x["behind_ms"] is not None]
+        lines.append(f"  consumer group {group}: {unread} record{_s(unread)} unread"
+                     + (f", oldest written {_duration(max(behind))} ago" if behind else ""))
     return lines
 
 

@@ -250,12 +250,43 @@ class _Columns:
     headers: list[Any] | None
 
 
+@dataclass
+class _Keyed:
+    """A batch's records that have a key: their indices in the batch and, per record, its key
+    schema id, whether murmur2 places it elsewhere, its key's fingerprint and its offset;
+    `last` maps each fingerprint to its latest record."""
+
+    at: list[int]
+    ids: list[int | None]
+    misplaced: list[bool]
+    fps: list[bytes]
+    offsets: list[int]
+    last: dict[bytes, int]
+
+
+def _latest(fps: list[bytes], offsets: list[int]) -> dict[bytes, int]:
+    """Each fingerprint's latest record, keyed in the order the fingerprints first appear."""
+    if offsets == sorted(offsets):  # offset order (a read's): linear
+        return {fp: j for j, fp in enumerate(fps)}
+    order = sorted(range(len(fps)), key=offsets.__getitem__)
+    won = {fps[j]: j for j in order}
+    return {fp: won[fp] for fp in dict.fromkeys(fps)}
+
+
+def _retired(cols: Columns, i: int) -> bool:
+    """Whether record i is a tombstone a migration wrote to retire an old key encoding."""
+    headers = cols.headers
+    return cols.values[i] is None and headers is not None and isinstance(
+        read_marker(headers[i]), int)
+
+
 class Folder:
     """Folds records into an `AuditState` with the plan's codecs (decoding every key once per
     key byte string and partition, and every value) and the formats' frames.
 
     Batches fold column-wise: values and new keys are decoded a batch at a time
-    (`Codec.decode_batch`), the rare record a batch cannot take (an undecodable key, a key
+    (`Codec.decode_batch`, as Python lists: Arrow's libraries would be a third of the
+    memory of a small audit), the rare record a batch cannot take (an undecodable key, a key
     without its frame) record by record, and the state is exactly the one folding each record
     in turn gives."""
 
@@ -307,96 +338,117 @@ class Folder:
 
     def _fold(self, cols: Columns, where: Sequence[int], prior: set[int],
               first_id: dict[int, int]) -> None:
-        st, p = self.state, cols.partition
-        offsets, keys, values = cols.offsets, cols.keys, cols.values
-        n = len(offsets)
-        if not n:
+        if not cols.offsets:
             return
-        s = st.stats.get(p)
+        present = [i for i, v in enumerate(cols.values) if v is not None]
+        s = self._count(cols, present)
+        if self.value_frame.carries_schema_id:
+            for i in present:
+                self._span("value", self.value_frame.schema_id(cols.values[i]),  # type: ignore[arg-type]
+                           cols.partition, cols.offsets[i])
+        if self.decode_values and present:
+            self._values(cols, present, s)
+        keyed = self._with_keys(cols, s)
+        if not keyed:
+            return
+        batch = self._keyed(cols, keyed, s)
+        slots = self.state.slots.get(cols.partition)
+        if slots is None:
+            slots = self.state.slots[cols.partition] = Slots()
+        start = len(slots)
+        new = [fp for fp in batch.last if fp not in slots.index]
+        if new:
+            self._add_new(slots, cols, s, batch, new, (where, prior, first_id))
+        if len(new) < len(batch.last):
+            self._set_known(slots, cols, batch, start)
+
+    def _count(self, cols: Columns, present: list[int]) -> PartitionStats:
+        """The partition's stats, with the batch's records, offsets, tombstones and value
+        bytes counted in."""
+        st, offsets = self.state, cols.offsets
+        s = st.stats.get(cols.partition)
         if s is None:
-            s = st.stats[p] = PartitionStats()
-        s.records += n
+            s = st.stats[cols.partition] = PartitionStats()
+        s.records += len(offsets)
         low, high = min(offsets), max(offsets)
         s.first_offset = low if s.first_offset < 0 else min(s.first_offset, low)
         s.last_offset = max(s.last_offset, high)
-        present = [i for i, v in enumerate(values) if v is not None]
-        s.tombstones += n - len(present)
-        s.value_bytes += sum([len(values[i] or b"") for i in present])
-        if self.value_frame.carries_schema_id:
-            for i in present:
-                self._span("value", self.value_frame.schema_id(values[i]), p, offsets[i])
-        if self.decode_values and present:
-            self._values(cols, present, s)
+        s.tombstones += len(offsets) - len(present)
+        s.value_bytes += sum([len(cols.values[i] or b"") for i in present])
+        return s
+
+    def _with_keys(self, cols: Columns, s: PartitionStats) -> list[int]:
+        """The batch's records that have a key; the null keys are counted and shown."""
+        keys = cols.keys
         keyed = [i for i, k in enumerate(keys) if k is not None]
-        if len(keyed) < n:
-            for i in range(n):
-                if keys[i] is None:
+        if len(keyed) < len(keys):
+            for i, k in enumerate(keys):
+                if k is None:
                     s.null_keys += 1
-                    self._example(st.null_keys, Located(p, offsets[i], "null key"))
-        if not keyed:
-            return
-        kk: list[bytes] = [keys[i] for i in keyed]  # type: ignore[misc]
+                    self._example(self.state.null_keys,
+                                  Located(cols.partition, cols.offsets[i], "null key"))
+        return keyed
+
+    def _keyed(self, cols: Columns, at: list[int], s: PartitionStats) -> _Keyed:
+        kk: list[bytes] = [cols.keys[i] for i in at]  # type: ignore[misc]
+        offsets = [cols.offsets[i] for i in at]
         s.key_bytes += sum(map(len, kk))
-        ids: list[int | None]
+        ids: list[int | None] = [None] * len(kk)
         if self.key_frame.carries_schema_id:
             ids = [self.key_frame.schema_id(k) for k in kk]
-            for j, sid in enumerate(ids):
-                self._span("key", sid, p, offsets[keyed[j]])
-        else:
-            ids = [None] * len(kk)
-        misplaced = [False] * len(kk)
-        if st.partitions > 0:
-            expected = partitions_for(kk, st.partitions).tolist()  # type: ignore[arg-type]
-            for j, e in enumerate(expected):
-                if e != p:
-                    misplaced[j] = True
-                    s.misplaced += 1
-                    self._example(st.misplaced, Located(
-                        p, offsets[keyed[j]], f"on partition {p}, murmur2 picks {e}",
-                        kk[j][:SHOWN_BYTES], e))
+            for sid, offset in zip(ids, offsets, strict=True):
+                self._span("key", sid, cols.partition, offset)
         fps = [blake2b(k, digest_size=FINGERPRINT_BYTES).digest() for k in kk]
-        koffs = [offsets[i] for i in keyed]
-        if koffs == sorted(koffs):  # offset order (a read's): linear
-            last = {fp: j for j, fp in enumerate(fps)}
-        else:  # the latest record of each key wins, as folding in turn keeps it
-            order = sorted(range(len(fps)), key=koffs.__getitem__)
-            won = {fps[j]: j for j in order}
-            last = {fp: won[fp] for fp in dict.fromkeys(fps)}
-        slots = st.slots.get(p)
-        if slots is None:
-            slots = st.slots[p] = Slots()
-        index = slots.index
-        new = [fp for fp in last if fp not in index]
-        headers, stamps = cols.headers, cols.timestamps
+        return _Keyed(at, ids, self._misplaced(kk, offsets, cols.partition, s), fps, offsets,
+                      _latest(fps, offsets))
 
-        def retired(i: int) -> bool:
-            return values[i] is None and headers is not None and isinstance(
-                read_marker(headers[i]), int)
+    def _misplaced(self, keys: list[bytes], offsets: list[int], p: int,
+                   s: PartitionStats) -> list[bool]:
+        """Whether each key is on another partition than murmur2 places it (counted, shown)."""
+        out = [False] * len(keys)
+        if self.state.partitions <= 0:
+            return out
+        expected = partitions_for(keys, self.state.partitions).tolist()  # type: ignore[arg-type]
+        for j, e in enumerate(expected):
+            if e != p:
+                out[j] = True
+                s.misplaced += 1
+                self._example(self.state.misplaced, Located(
+                    p, offsets[j], f"on partition {p}, murmur2 picks {e}",
+                    keys[j][:SHOWN_BYTES], e))
+        return out
 
-        start = len(slots)
-        if new:
-            first = {fp: j for j, fp in zip(range(len(fps) - 1, -1, -1), reversed(fps),
-                                            strict=True)}
-            at = [first[fp] for fp in new]
-            logicals = self._logicals(cols, s, [keyed[j] for j in at], [ids[j] for j in at],
-                                      where, prior, first_id)
-            winners = [last[fp] for fp in new]
-            slots.extend(new, logicals, [values[keyed[j]] is not None for j in winners],
-                         [koffs[j] for j in winners], [ids[j] for j in winners],
-                         [misplaced[j] for j in winners], [retired(keyed[j]) for j in winners],
-                         [stamps[keyed[j]] for j in winners])
-        if len(new) == len(last):
-            return
-        offset_of = slots.offset
-        for fp, j in last.items():
+    def _add_new(self, slots: Slots, cols: Columns, s: PartitionStats, batch: _Keyed,
+                 new: list[bytes], seen: tuple[Sequence[int], set[int], dict[int, int]],
+                 ) -> None:
+        """Slots for the key byte strings the partition had not seen: the logical key from
+        each one's first record in the batch, the rest from its latest."""
+        fps = batch.fps
+        first = {fp: j for j, fp in zip(range(len(fps) - 1, -1, -1), reversed(fps),
+                                        strict=True)}
+        at = [first[fp] for fp in new]
+        logicals = self._logicals(cols, s, [batch.at[j] for j in at],
+                                  [batch.ids[j] for j in at], *seen)
+        winners = [batch.last[fp] for fp in new]
+        rows = [batch.at[j] for j in winners]
+        slots.extend(new, logicals, [cols.values[i] is not None for i in rows],
+                     [batch.offsets[j] for j in winners], [batch.ids[j] for j in winners],
+                     [batch.misplaced[j] for j in winners], [_retired(cols, i) for i in rows],
+                     [cols.timestamps[i] for i in rows])
+
+    def _set_known(self, slots: Slots, cols: Columns, batch: _Keyed, start: int) -> None:
+        """The slots of key byte strings seen before the batch, moved to their latest record
+        (not back to an older one: a re-read folds records already folded)."""
+        index, offset_of = slots.index, slots.offset
+        for fp, j in batch.last.items():
             row = index[fp]
-            i = keyed[j]
             if row >= start:
-                continue  # new: set above
-            if offset_of[row] > offsets[i]:
-                continue  # an older record of a key already folded (a re-read)
-            slots.set(row, values[i] is not None, offsets[i], ids[j], misplaced[j],
-                      retired(i), stamps[i])
+                continue  # new: set by `_add_new`
+            i = batch.at[j]
+            if offset_of[row] > cols.offsets[i]:
+                continue
+            slots.set(row, cols.values[i] is not None, cols.offsets[i], batch.ids[j],
+                      batch.misplaced[j], _retired(cols, i), cols.timestamps[i])
 
     def _logicals(self, cols: Columns, s: PartitionStats, rows: list[int],
                   ids: list[int | None], where: Sequence[int], prior: set[int],
@@ -414,7 +466,7 @@ class Folder:
                 one_by_one += members  # unframed: by the ids seen before each record
                 continue
             try:
-                decoded = codec.decode_batch([cols.keys[rows[m]] for m in members])
+                decoded = codec.decode_batch([cols.keys[rows[m]] for m in members], arrow=False)
             except Exception:  # a record the codec rejects: each is told apart below
                 one_by_one += members
                 continue
@@ -474,7 +526,8 @@ class Folder:
         codec = self.plan.value_codec
         bad: list[tuple[int, str]] = []
         try:
-            decoded = codec.decode_batch([values[i] for i in present])  # type: ignore[misc]
+            decoded = codec.decode_batch([values[i] for i in present],  # type: ignore[misc]
+                                         arrow=False)
             bad = [(present[k], "value skipped by the value format (ignore-parse-errors)")
                    for k in decoded.skipped]
         except Exception:  # a record the codec rejects: each is told apart

@@ -85,103 +85,69 @@ def diff_cmd(
     """Compare schema files directly: --key for key stability, --level for value compatibility."""
     files = files or []
     ddls = [d for d in (old_flink_ddl, flink_ddl) if d is not None]
-    if key == (level is not None):
-        raise fail("say what to judge: --key (key stability) or --level LEVEL (values)")
-    key_only = [name for name, given in (
-        ("--partitions", partitions), ("--new-partitions", new_partitions),
-        ("--option", option), ("--new-option", new_option), ("--key-format", key_format),
-        ("--new-key-format", new_key_format), ("--fields-prefix", fields_prefix),
-        ("--new-fields-prefix", new_fields_prefix), ("--partitioner", partitioner),
-        ("--new-partitioner", new_partitioner), ("--flink-ddl", flink_ddl),
-        ("--old-flink-ddl", old_flink_ddl),
-        ("--keys-written-by", None if keys_written_by == "last" else keys_written_by))
-        if given is not None]
-    if level is not None and key_only:
-        raise fail(f"{', '.join(key_only)} judge{'s' if len(key_only) == 1 else ''} keys and "
-                   "mean nothing with --level: drop them, or use --key", kind="invalid-option")
-    if len(files) + len(ddls) < 2:
-        raise fail("diff needs at least two files: the old schema(s) and the candidate"
-                   + (" (a Flink DDL gives one side)" if key else ""))
+    _check_usage(key, level, len(files) + len(ddls), key_flags={
+        "--partitions": partitions, "--new-partitions": new_partitions, "--option": option,
+        "--new-option": new_option, "--key-format": key_format,
+        "--new-key-format": new_key_format, "--fields-prefix": fields_prefix,
+        "--new-fields-prefix": new_fields_prefix, "--partitioner": partitioner,
+        "--new-partitioner": new_partitioner, "--flink-ddl": flink_ddl,
+        "--old-flink-ddl": old_flink_ddl,
+        "--keys-written-by": None if keys_written_by == "last" else keys_written_by})
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
-    selection = None
-    if ignore or select:
-        from keyguard.guard.selection import (
-            RuleSelection,  # lazy: CLI start-up (~4 ms, when ignoring)
-        )
-
-        selection = RuleSelection.of(ignore=ignore, select=select)
+    selection = _selection(ignore, select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
     if level is not None:
-        # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
-        from keyguard.formats.schema_identity import derived_schema_id
-        from keyguard.guard.values import check_value
-
-        history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
-                                 t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
-        findings = check_value(str(files[-1]), texts[-1], history, level.upper())
-        report = Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
-        _emit(report, fmt, output, shown, selection)
+        _emit(_diff_values(files, texts, level), fmt, output, shown, selection)
         return
     if old_flink_ddl is not None and len(texts) > (0 if flink_ddl else 1):
         raise fail("--old-flink-ddl gives the old side: give at most the candidate schema "
                    "file" + (", none with --flink-ddl too" if flink_ddl else ""))
-    # lazy: CLI start-up (the key analysis)
-    from keyguard.guard.diff import diff_sides
+    # lazy: CLI start-up (the settings merge and the key analysis)
+    from keyguard.guard.request import DiffRequest, diff_keys
 
     old_table, new_table = (_flink_table(d) for d in (old_flink_ddl, flink_ddl))
-    old, new = _diff_sides(
-        old_table, new_table, key_format=key_format, new_key_format=new_key_format,
-        options=parse_kv(option), new_options=parse_kv(new_option, what="--new-option"),
-        fields_prefix=fields_prefix, new_fields_prefix=new_fields_prefix,
-        partitioner=partitioner, new_partitioner=new_partitioner, partitions=partitions,
-        new_partitions=new_partitions)
-    old_texts = [old_table.written_schemas()[0]] if old_table else \
-        (texts if new_table else texts[:-1])
-    new_text = new_table.written_schemas()[0] if new_table else texts[-1]
-    report = diff_sides(old_texts, new_text, old, new, all_old_ids=keys_written_by == "all")
-    _emit(report, fmt, output, shown, selection)
+    request = DiffRequest(
+        key_format=key_format, new_key_format=new_key_format, options=parse_kv(option),
+        new_options=parse_kv(new_option, what="--new-option"), fields_prefix=fields_prefix,
+        new_fields_prefix=new_fields_prefix, partitioner=partitioner,
+        new_partitioner=new_partitioner, partitions=partitions, new_partitions=new_partitions,
+        all_old_ids=keys_written_by == "all")
+    _emit(diff_keys(request, texts, old_table, new_table), fmt, output, shown, selection)
 
 
-def _diff_sides(old_table: Any, new_table: Any, *, key_format: str | None,
-                new_key_format: str | None, options: dict[str, Any],
-                new_options: dict[str, Any], fields_prefix: str | None,
-                new_fields_prefix: str | None, partitioner: str | None,
-                new_partitioner: str | None, partitions: int | None,
-                new_partitions: int | None) -> tuple[Any, Any]:
-    """The two `KeyWriting`s: a DDL gives its side whole; flags give the others, the new side
-    defaulting to the old one's (and the old one to the candidate DDL's)."""
-    from keyguard.guard.diff import KeyWriting  # lazy: CLI start-up (the key analysis)
+def _selection(ignore: list[str] | None, select: list[str] | None) -> Any:
+    """--ignore/--select; None when nothing is ignored."""
+    if not (ignore or select):
+        return None
+    from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when ignoring)
 
-    for table, flag, given in (
-            (old_table, "--old-flink-ddl", (("--key-format", key_format), ("--option", options),
-                                            ("--fields-prefix", fields_prefix),
-                                            ("--partitioner", partitioner))),
-            (new_table, "--flink-ddl", (("--new-key-format", new_key_format),
-                                        ("--new-option", new_options),
-                                        ("--new-fields-prefix", new_fields_prefix),
-                                        ("--new-partitioner", new_partitioner)))):
-        clash = [name for name, value in given if value]
-        if table is not None and clash:
-            raise fail(f"{flag} gives that side's key format, options, key.fields-prefix and "
-                       f"partitioner: drop {', '.join(clash)}", kind="invalid-option")
-    base = KeyWriting.of_flink(new_table) if new_table is not None else KeyWriting()
-    if old_table is not None:
-        old = KeyWriting.of_flink(old_table, partitions)
-    else:
-        same = key_format is None or key_format == base.format
-        old = KeyWriting(
-            key_format or base.format, {**(base.options if same else {}), **options},
-            base.fields_prefix if fields_prefix is None else fields_prefix,
-            partitioner or base.partitioner, partitions)
-    if new_table is not None:
-        new = KeyWriting.of_flink(new_table, new_partitions or partitions)
-    else:
-        fmt = new_key_format or old.format
-        new = KeyWriting(
-            fmt, {**(old.options if fmt == old.format else {}), **new_options},
-            old.fields_prefix if new_fields_prefix is None else new_fields_prefix,
-            new_partitioner or old.partitioner, new_partitions or partitions)
-    return old, new
+    return RuleSelection.of(ignore=ignore, select=select)
+
+
+def _check_usage(key: bool, level: str | None, sides: int, *,
+                 key_flags: dict[str, Any]) -> None:
+    """Say what to judge, with flags that mean something for it, on at least two sides."""
+    if key == (level is not None):
+        raise fail("say what to judge: --key (key stability) or --level LEVEL (values)")
+    key_only = [name for name, given in key_flags.items() if given is not None]
+    if level is not None and key_only:
+        raise fail(f"{', '.join(key_only)} judge{'s' if len(key_only) == 1 else ''} keys and "
+                   "mean nothing with --level: drop them, or use --key", kind="invalid-option")
+    if sides < 2:
+        raise fail("diff needs at least two files: the old schema(s) and the candidate"
+                   + (" (a Flink DDL gives one side)" if key else ""))
+
+
+def _diff_values(files: list[Path], texts: list[Any], level: str) -> Report:
+    """`diff --level`: the last file against the others, at the compatibility level."""
+    # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
+    from keyguard.formats.schema_identity import derived_schema_id
+    from keyguard.guard.values import check_value
+
+    history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
+                             t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
+    findings = check_value(str(files[-1]), texts[-1], history, level.upper())
+    return Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])

@@ -46,7 +46,7 @@ def rules_cmd(
             "id": r.id, "name": r.name, "category": r.category.value,
             "severity": r.severity.value, "summary": r.summary, "why": r.why,
             "example": {"old": r.example_old, "new": r.example_new},
-            "formats": list(r.formats),
+            "formats": list(rules_catalogue.formats_of(r)),
             "checks": list(r.checks),
             "aliases": sorted(old for old, new in ALIASES.items() if new == r.id),
         } for r in rules], indent=2))

@@ -330,25 +330,15 @@ class _Diff:
         u_fields = _fields(update, self.update.file)
         o_top = {f.number: f for f in o_fields if f.oneof is None}
         u_top = {f.number: f for f in u_fields if f.oneof is None}
-        o_all = {f.number: f for f in o_fields}
-        u_all = {f.number: f for f in u_fields}
         o_oneofs = _oneofs(o_fields)
         u_oneofs = _oneofs(u_fields)
         o_in_oneof = {f.number for f in o_fields if f.oneof is not None}
         for oneof, members in u_oneofs.items():
             with self.at(oneof):
+                # A field moved into a oneof is compared below by number, not as a removal.
                 moved = [m for m in members if o_top.pop(m.number, None) is not None]
                 existing = [m for m in members if m.number in o_in_oneof]
-                listed = ", ".join(f"{m.name} = {m.number}" for m in moved)
-                if len(moved) > 1:
-                    self.add(MULTIPLE_FIELDS_MOVED_TO_ONEOF,
-                             f"message {name}: fields {listed} moved into oneof {oneof}: data "
-                             "written with more than one of them set cannot be read")
-                elif len(moved) == 1 and existing:
-                    self.add(FIELD_MOVED_TO_EXISTING_ONEOF,
-                             f"message {name}: field {listed} moved into oneof {oneof}, which "
-                             "holds fields of an earlier oneof: data written with both set "
-                             "cannot be read")
+                self.moved_into_oneof(moved, bool(existing), name, oneof)
         for oneof in sorted(o_oneofs.keys() | u_oneofs.keys()):
             with self.at(oneof):
                 if oneof not in u_oneofs:
@@ -356,29 +346,51 @@ class _Diff:
                 elif oneof not in o_oneofs:
                     self.add(ONEOF_ADDED, f"message {name}: oneof {oneof} was added")
                 else:
-                    self.oneof(o_oneofs[oneof], u_oneofs[oneof], set(u_all), name, oneof)
+                    self.oneof(o_oneofs[oneof], u_oneofs[oneof], {f.number for f in u_fields},
+                               name, oneof)
         for number in sorted(o_top.keys() | u_top.keys()):
             with self.at(str(number)):
-                o, u = o_top.get(number), u_top.get(number)
-                if u is None and o is not None:
-                    required = o.label == "required"
-                    self.add(REQUIRED_FIELD_REMOVED if required else FIELD_REMOVED,
-                             f"message {name}: {'required ' if required else ''}field "
-                             f"{o.name} = {number} was removed", _declared(o), None)
-                elif o is None and u is not None:
-                    required = u.label == "required"
-                    self.add(REQUIRED_FIELD_ADDED if required else FIELD_ADDED,
-                             f"message {name}: {'required ' if required else ''}field "
-                             f"{u.name} = {number} was added"
-                             + (": data written before has no value for it" if required
-                                else ""), None, _declared(u))
-                elif o is not None and u is not None:
-                    self.field(o, u, name)
-        # Fields whose oneof membership changed are compared by number, across the message.
+                self.top_field(o_top.get(number), u_top.get(number), number, name)
+        self.membership_changed(o_fields, u_fields, name)
+
+    def moved_into_oneof(self, moved: list[_Field], existing: bool, name: str,
+                         oneof: str) -> None:
+        listed = ", ".join(f"{m.name} = {m.number}" for m in moved)
+        if len(moved) > 1:
+            self.add(MULTIPLE_FIELDS_MOVED_TO_ONEOF,
+                     f"message {name}: fields {listed} moved into oneof {oneof}: data "
+                     "written with more than one of them set cannot be read")
+        elif len(moved) == 1 and existing:
+            self.add(FIELD_MOVED_TO_EXISTING_ONEOF,
+                     f"message {name}: field {listed} moved into oneof {oneof}, which "
+                     "holds fields of an earlier oneof: data written with both set "
+                     "cannot be read")
+
+    def top_field(self, o: _Field | None, u: _Field | None, number: int, name: str) -> None:
+        """A field outside any oneof, on either side: removed, added or compared."""
+        if u is None and o is not None:
+            required = o.label == "required"
+            self.add(REQUIRED_FIELD_REMOVED if required else FIELD_REMOVED,
+                     f"message {name}: {'required ' if required else ''}field "
+                     f"{o.name} = {number} was removed", _declared(o), None)
+        elif o is None and u is not None:
+            required = u.label == "required"
+            self.add(REQUIRED_FIELD_ADDED if required else FIELD_ADDED,
+                     f"message {name}: {'required ' if required else ''}field "
+                     f"{u.name} = {number} was added"
+                     + (": data written before has no value for it" if required
+                        else ""), None, _declared(u))
+        elif o is not None and u is not None:
+            self.field(o, u, name)
+
+    def membership_changed(self, o_fields: list[_Field], u_fields: list[_Field],
+                           name: str) -> None:
+        """Fields whose oneof membership changed, compared by number across the message."""
+        o_all = {f.number: f for f in o_fields}
+        u_all = {f.number: f for f in u_fields}
         for number in sorted(o_all.keys() & u_all.keys()):
             o, u = o_all[number], u_all[number]
-            if (o.oneof is None and u.oneof is None) or (o.oneof is not None
-                                                        and o.oneof == u.oneof):
+            if o.oneof == u.oneof:
                 continue
             with self.at(str(number)):
                 self.field(o, u, name)

@@ -144,54 +144,30 @@ class AvroWalk:
         what = f"'{path or '$'}' {_show(o)} -> {_show(n)}"
         if ol == "decimal" or nl == "decimal":
             yield from self._decimal(o, n, path, what)
-            return
-        if ol != nl and (ol in TIME_LOGICAL_TYPES and nl in TIME_LOGICAL_TYPES):
-            if _unit(ol) == _unit(nl) and ok == nk:
-                yield Change(SAME_BYTES_TYPE_CHANGE, path,
-                             f"{what}: the same count of {_unit(ol)} since the "
-                             "epoch")
-            else:
-                yield Change(AVRO_TIMESTAMP_UNIT_CHANGED, path,
-                             f"{what}: another unit or kind of time, so the same "
-                             "instant is another number")
-            return
-        if ol != nl and (ol or nl):
-            yield Change(KEY_TYPE_CHANGED, path, f"{what}: another logical type, another value")
-            return
-        if ok == nk:
-            if ok == "record":
-                yield from self._meta(o, n, path)
-                yield from self._record(o, n, path)
-            elif ok == "enum":
-                yield from self._meta(o, n, path)
-                yield from self._enum(o, n, path)
-            elif ok == "fixed":
-                yield from self._meta(o, n, path)
-                if o["size"] != n["size"]:
-                    yield Change(AVRO_FIXED_SIZE_CHANGED, path,
-                                 f"{what}: fixed size {o['size']} -> {n['size']}")
-            elif ok == "array":
-                yield from self.walk(o["items"], n["items"], f"{path}[]")
-            elif ok == "map":
-                yield from self.walk(o["values"], n["values"], f"{path}{{value}}")
-            return
-        pair = {ok, nk}
-        if (ok, nk) == ("int", "long"):
-            yield Change(INTEGER_WIDENED, path, f"{what}: int and long are the same zig-zag varint")
-        elif (ok, nk) == ("long", "int"):
-            yield Change(KEY_TYPE_NARROWED, path,
-                         f"{what}: existing keys beyond 32 bits cannot be written")
-        elif pair == {"float", "double"}:
-            yield Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: 4 vs 8 bytes")
-        elif (ok, nk) == ("string", "bytes"):
-            yield Change(SAME_BYTES_TYPE_CHANGE, path,
-                         f"{what}: Avro writes both as length + bytes")
-        elif (ok, nk) == ("bytes", "string"):
-            yield Change(KEY_TYPE_NARROWED, path,
-                         f"{what}: existing keys that are not UTF-8 cannot be "
-                         "written as a string")
+        elif ol != nl and (ol or nl):
+            yield _logical_change(ol, nl, ok == nk, path, what)
+        elif ok == nk:
+            yield from self._same_kind(o, n, ok, path, what)
         else:
-            yield Change(KEY_TYPE_CHANGED, path, f"{what}: another Avro type, other bytes")
+            yield _kind_change(ok, nk, path, what)
+
+    def _same_kind(self, o: Any, n: Any, kind: str, path: str, what: str) -> Iterator[Change]:
+        """Two schemas of one kind: a named type's metadata and body, a container's items."""
+        if kind == "record":
+            yield from self._meta(o, n, path)
+            yield from self._record(o, n, path)
+        elif kind == "enum":
+            yield from self._meta(o, n, path)
+            yield from self._enum(o, n, path)
+        elif kind == "fixed":
+            yield from self._meta(o, n, path)
+            if o["size"] != n["size"]:
+                yield Change(AVRO_FIXED_SIZE_CHANGED, path,
+                             f"{what}: fixed size {o['size']} -> {n['size']}")
+        elif kind == "array":
+            yield from self.walk(o["items"], n["items"], f"{path}[]")
+        elif kind == "map":
+            yield from self.walk(o["values"], n["values"], f"{path}{{value}}")
 
     def _union(self, o: Any, n: Any, path: str) -> Iterator[Change]:
         ob = o if isinstance(o, list) else [o]
@@ -254,17 +230,7 @@ class AvroWalk:
         of, nf = list(o["fields"]), list(n["fields"])
         old_names = [f["name"] for f in of]
         new_names = [f["name"] for f in nf]
-        by_old = {f["name"]: i for i, f in enumerate(of)}
-        pairs: dict[int, int] = {}
-        for j, f in enumerate(nf):
-            cands = [f["name"], *f.get("aliases", ())]
-            i = next((by_old[c] for c in cands if c in by_old), None)
-            if i is not None and i not in pairs.values():
-                pairs[j] = i
-        for j in range(len(nf)):
-            if j not in pairs and j < len(of) and j not in pairs.values() and \
-                    of[j]["name"] not in new_names:
-                pairs[j] = j
+        pairs = _pair_fields(of, nf)
         prefix = f"{path}." if path else ""
         for j, f in enumerate(nf):
             if j not in pairs:
@@ -282,19 +248,23 @@ class AvroWalk:
                          f"({', '.join(old_names)}) -> ({', '.join(new_names)}): Avro writes "
                          "fields in schema order")
         for j in sorted(pairs):
-            fo, fn = of[pairs[j]], nf[j]
-            where = prefix + fn["name"]
-            if fo["name"] != fn["name"]:
-                yield Change(FIELD_RENAMED_POSITIONAL, where,
-                             f"field '{prefix}{fo['name']}' renamed to "
-                             f"'{where}': Avro binary carries no field names")
-            changed = [k for k in ("doc", "aliases", "default", "order") if
-                       _norm_meta(k, fo.get(k)) != _norm_meta(k, fn.get(k))]
-            if changed:
-                yield Change(AVRO_METADATA_CHANGED, where,
-                             f"'{where}': {', '.join(changed)} changed; Avro "
-                             "binary carries none of it")
-            yield from self.walk(fo["type"], fn["type"], where)
+            yield from self._kept_field(of[pairs[j]], nf[j], prefix)
+
+    def _kept_field(self, fo: Mapping[str, Any], fn: Mapping[str, Any],
+                    prefix: str) -> Iterator[Change]:
+        """A record field on both sides: its name, its metadata, then its type."""
+        where = prefix + fn["name"]
+        if fo["name"] != fn["name"]:
+            yield Change(FIELD_RENAMED_POSITIONAL, where,
+                         f"field '{prefix}{fo['name']}' renamed to "
+                         f"'{where}': Avro binary carries no field names")
+        changed = [k for k in ("doc", "aliases", "default", "order") if
+                   _norm_meta(k, fo.get(k)) != _norm_meta(k, fn.get(k))]
+        if changed:
+            yield Change(AVRO_METADATA_CHANGED, where,
+                         f"'{where}': {', '.join(changed)} changed; Avro "
+                         "binary carries none of it")
+        yield from self.walk(fo["type"], fn["type"], where)
 
     def _enum(self, o: Mapping[str, Any], n: Mapping[str, Any], path: str) -> Iterator[Change]:
         os_, ns = list(o["symbols"]), list(n["symbols"])
@@ -321,6 +291,55 @@ class AvroWalk:
             yield Change(AVRO_METADATA_CHANGED,
                          path or "$", f"'{path or '$'}': {', '.join(changed)} changed; "
                          "Avro binary carries none of it")
+
+
+def _pair_fields(of: list[Any], nf: list[Any]) -> dict[int, int]:
+    """New field index -> old field index: by name or alias, else a renamed field in the same
+    place (whose old name the new record does not use)."""
+    new_names = [f["name"] for f in nf]
+    by_old = {f["name"]: i for i, f in enumerate(of)}
+    pairs: dict[int, int] = {}
+    for j, f in enumerate(nf):
+        cands = [f["name"], *f.get("aliases", ())]
+        i = next((by_old[c] for c in cands if c in by_old), None)
+        if i is not None and i not in pairs.values():
+            pairs[j] = i
+    for j in range(len(nf)):
+        if j not in pairs and j < len(of) and j not in pairs.values() and \
+                of[j]["name"] not in new_names:
+            pairs[j] = j
+    return pairs
+
+
+def _logical_change(ol: str | None, nl: str | None, same_kind: bool, path: str,
+                    what: str) -> Change:
+    """Another logical type (not a decimal) on either side."""
+    if ol in TIME_LOGICAL_TYPES and nl in TIME_LOGICAL_TYPES:
+        if _unit(ol) == _unit(nl) and same_kind:
+            return Change(SAME_BYTES_TYPE_CHANGE, path,
+                          f"{what}: the same count of {_unit(ol)} since the epoch")
+        return Change(AVRO_TIMESTAMP_UNIT_CHANGED, path,
+                      f"{what}: another unit or kind of time, so the same "
+                      "instant is another number")
+    return Change(KEY_TYPE_CHANGED, path, f"{what}: another logical type, another value")
+
+
+def _kind_change(ok: str, nk: str, path: str, what: str) -> Change:
+    """Another Avro type, no logical type on either side."""
+    if (ok, nk) == ("int", "long"):
+        return Change(INTEGER_WIDENED, path, f"{what}: int and long are the same zig-zag varint")
+    if (ok, nk) == ("long", "int"):
+        return Change(KEY_TYPE_NARROWED, path,
+                      f"{what}: existing keys beyond 32 bits cannot be written")
+    if {ok, nk} == {"float", "double"}:
+        return Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: 4 vs 8 bytes")
+    if (ok, nk) == ("string", "bytes"):
+        return Change(SAME_BYTES_TYPE_CHANGE, path,
+                      f"{what}: Avro writes both as length + bytes")
+    if (ok, nk) == ("bytes", "string"):
+        return Change(KEY_TYPE_NARROWED, path,
+                      f"{what}: existing keys that are not UTF-8 cannot be written as a string")
+    return Change(KEY_TYPE_CHANGED, path, f"{what}: another Avro type, other bytes")
 
 
 def _unit(logical: str | None) -> str:

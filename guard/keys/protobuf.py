@@ -281,6 +281,14 @@ class ProtoWalk:
                          witness=w.pair(path, sample(f)))
             return
         yield from self._type(f, g, path)
+        yield from self._field_settings(f, g, path)
+
+    def _field_settings(self, f: FieldDescriptor, g: FieldDescriptor,
+                        path: list[Step]) -> Iterator[Change]:
+        """What else of a kept field decides its bytes: presence, packing, the default."""
+        where = _show(path)
+        what = f"'{where}'"
+        w = self.witnesses
         if not f.is_repeated and f.has_presence != g.has_presence:
             zero = _zero(f)
             yield Change(PROTOBUF_PRESENCE_CHANGED, where,
@@ -384,39 +392,27 @@ class ProtoWalk:
     def _enum(self, f: FieldDescriptor, g: FieldDescriptor, path: list[Step],
               put: Callable[[Any], Any]) -> Iterator[Change]:
         oe: EnumDescriptor = f.enum_type
-        ne: EnumDescriptor = g.enum_type
         where = _show(path)
-        new_by_name = {v.name: v.number for v in ne.values}
-        new_numbers = {v.number for v in ne.values}
-        moved = [(v.name, v.number, new_by_name[v.name]) for v in oe.values
-                 if v.name in new_by_name and new_by_name[v.name] != v.number]
-        gone = [(v.name, v.number) for v in oe.values
-                if v.name not in new_by_name and v.number not in new_numbers]
-        renamed = [v.name for v in oe.values
-                   if v.name not in new_by_name and v.number in new_numbers]
-        added = [v.name for v in ne.values if v.number not in {x.number for x in oe.values}]
+        d = _EnumChanges.of(oe, g.enum_type)
         w = self.witnesses
-        if moved:
-            name, a, b = moved[0]
+        if d.moved:
+            _, a, b = d.moved[0]
             yield Change(PROTOBUF_ENUM_NUMBER_CHANGED, where,
                          f"'{where}' enum {oe.full_name}: " + ", ".join(
-                             f"{n} {x} -> {y}" for n, x, y in moved)
+                             f"{n} {x} -> {y}" for n, x, y in d.moved)
                          + ": an enum is written as its number",
                          witness=w.pair(path, put(a), put(b), same=False))
-        if gone:
-            name, a = gone[0]
+        if d.gone:
+            name, a = d.gone[0]
             yield Change(PROTOBUF_ENUM_NUMBER_CHANGED, where,
-                         f"'{where}' enum {oe.full_name}: " + ", ".join(n for n, _ in gone)
+                         f"'{where}' enum {oe.full_name}: " + ", ".join(n for n, _ in d.gone)
                          + " removed: existing keys holding it cannot be written",
                          witness=w.pair(path, put(a), put(Unwritable(
                              f"{oe.full_name} value {name} = {a} is gone")), same=False))
-        if (renamed or added) and not (moved or gone):
+        if (d.renamed or d.added) and not (d.moved or d.gone):
             yield Change(PROTOBUF_ENUM_VALUES_COMPATIBLE, where,
-                         f"'{where}' enum {oe.full_name}: "
-                         + "; ".join(p for p in (
-                             "renamed: " + ", ".join(renamed) if renamed else "",
-                             "added: " + ", ".join(added) if added else "") if p)
-                         + ": every existing value keeps its number",
+                         f"'{where}' enum {oe.full_name}: {d.compatible()}"
+                         ": every existing value keeps its number",
                          witness=w.pair(path, put(scalar_sample(f))))
 
     def _oneofs(self, pairs: list[tuple[FieldDescriptor, FieldDescriptor]],
@@ -450,6 +446,44 @@ class ProtoWalk:
                              witness=self.witnesses.pair(path, both, Unwritable(
                                  f"oneof {name} holds one of {g1.name}, {g2.name}"),
                                  same=False))
+
+
+@dataclass(frozen=True)
+class _EnumChanges:
+    """How an enum's values changed between the old and the new enum, by name and number."""
+
+    #: (name, old number, new number) of each value kept by name under another number.
+    moved: list[tuple[str, int, int]]
+    #: (name, number) of each value gone by name and by number.
+    gone: list[tuple[str, int]]
+    #: Old names whose number the new enum keeps under another name.
+    renamed: list[str]
+    #: New names of numbers the old enum did not have.
+    added: list[str]
+
+    @classmethod
+    def of(cls, oe: EnumDescriptor, ne: EnumDescriptor) -> _EnumChanges:
+        new_by_name = {v.name: v.number for v in ne.values}
+        new_numbers = {v.number for v in ne.values}
+        old_numbers = {v.number for v in oe.values}
+        kept = [v for v in oe.values if v.name in new_by_name]
+        lost = [v for v in oe.values if v.name not in new_by_name]
+        return cls(
+            moved=[(v.name, v.number, new_by_name[v.name]) for v in kept
+                   if new_by_name[v.name] != v.number],
+            gone=[(v.name, v.number) for v in lost if v.number not in new_numbers],
+            renamed=[v.name for v in lost if v.number in new_numbers],
+            added=[v.name for v in ne.values if v.number not in old_numbers],
+        )
+
+    def compatible(self) -> str:
+        """`renamed: A; added: B`, the parts that apply."""
+        parts = []
+        if self.renamed:
+            parts.append("renamed: " + ", ".join(self.renamed))
+        if self.added:
+            parts.append("added: " + ", ".join(self.added))
+        return "; ".join(parts)
 
 
 def _zero(f: FieldDescriptor) -> Any:

@@ -66,47 +66,52 @@ def raw_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
                      f"'{path}' became nullable: raw writes non-null values the "
                      "same")
     ot, nt = o.type.with_nullable(True), n.type.with_nullable(True)
-    what = f"'{path}' {ot.sql()} -> {nt.sql()}"
     if ot != nt:
-        if (type(ot), type(nt)) == (StringType, BytesType) and old_utf8:
-            yield Change(SAME_BYTES_TYPE_CHANGE, path,
-                         f"{what}: a UTF-8 STRING and its BYTES are the same "
-                         "bytes")
-        elif (type(ot), type(nt)) == (BytesType, StringType) and new_utf8:
-            yield Change(KEY_TYPE_NARROWED, path,
-                         f"{what}: existing keys that are not UTF-8 cannot be "
-                         "written as a STRING")
-        elif isinstance(ot, (FloatType, DoubleType)) and isinstance(nt, (FloatType, DoubleType)):
-            yield Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
-        elif isinstance(ot, IntegralType) and isinstance(nt, IntegralType) and nt.bits < ot.bits:
-            yield Change(KEY_TYPE_NARROWED, path,
-                         f"{what}: narrower, and {_width(ot)} vs {_width(nt)} "
-                         "bytes for every key")
-        else:
-            ow, nw = _width(ot), _width(nt)
-            why = f"{ow} vs {nw} bytes" if ow and nw else "another byte form"
-            yield Change(KEY_TYPE_CHANGED, path, f"{what}: raw writes the value as {why}")
+        yield _type_change(path, ot, nt, old_utf8, new_utf8)
     for key in sorted(set(oo) | set(no)):
         a, b = oo.get(key), no.get(key)
         if a == b or (key == "charset" and _charset(a) == _charset(b)):
             continue
-        what = f"option '{key}' {a!r} -> {b!r}"
-        if key == "endianness":
-            if (_width(ot) or 0) > 1 and (_width(nt) or 0) > 1:
-                yield Change(RAW_ENDIANNESS_CHANGED, key,
-                             f"{what}: the key's {nt.sql()} is written in the "
-                             "other byte order")
-            else:
-                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
-                             f"{what}: no effect on a {nt.sql()} key")
-        elif key == "charset":
-            if isinstance(ot, StringType) and isinstance(nt, StringType):
-                yield Change(RAW_CHARSET_CHANGED, key,
-                             f"{what}: the key's text is encoded in another "
-                             "charset")
-            else:
-                yield Change(FORMAT_OPTION_NO_KEY_EFFECT, key,
-                             f"{what}: no effect on a {nt.sql()} key")
+        change = _option_change(key, a, b, ot, nt)
+        if change is not None:
+            yield change
+
+
+def _type_change(path: str, ot: DataType, nt: DataType, old_utf8: bool,
+                 new_utf8: bool) -> Change:
+    """The change of the column's type (both nullable): the bytes raw writes for it."""
+    what = f"'{path}' {ot.sql()} -> {nt.sql()}"
+    if (type(ot), type(nt)) == (StringType, BytesType) and old_utf8:
+        return Change(SAME_BYTES_TYPE_CHANGE, path,
+                      f"{what}: a UTF-8 STRING and its BYTES are the same bytes")
+    if (type(ot), type(nt)) == (BytesType, StringType) and new_utf8:
+        return Change(KEY_TYPE_NARROWED, path,
+                      f"{what}: existing keys that are not UTF-8 cannot be written as a STRING")
+    if isinstance(ot, (FloatType, DoubleType)) and isinstance(nt, (FloatType, DoubleType)):
+        return Change(FLOAT_DOUBLE_CHANGED, path, f"{what}: {_width(ot)} vs {_width(nt)} bytes")
+    if isinstance(ot, IntegralType) and isinstance(nt, IntegralType) and nt.bits < ot.bits:
+        return Change(KEY_TYPE_NARROWED, path,
+                      f"{what}: narrower, and {_width(ot)} vs {_width(nt)} bytes for every key")
+    ow, nw = _width(ot), _width(nt)
+    why = f"{ow} vs {nw} bytes" if ow and nw else "another byte form"
+    return Change(KEY_TYPE_CHANGED, path, f"{what}: raw writes the value as {why}")
+
+
+def _option_change(key: str, a: object, b: object, ot: DataType,
+                   nt: DataType) -> Change | None:
+    """A changed raw option (endianness, charset) against the column's old and new type."""
+    what = f"option '{key}' {a!r} -> {b!r}"
+    if key == "endianness":
+        if (_width(ot) or 0) > 1 and (_width(nt) or 0) > 1:
+            return Change(RAW_ENDIANNESS_CHANGED, key,
+                          f"{what}: the key's {nt.sql()} is written in the other byte order")
+    elif key == "charset":
+        if isinstance(ot, StringType) and isinstance(nt, StringType):
+            return Change(RAW_CHARSET_CHANGED, key,
+                          f"{what}: the key's text is encoded in another charset")
+    else:
+        return None
+    return Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: no effect on a {nt.sql()} key")
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:

@@ -164,66 +164,66 @@ def type_changes(r: TextRules, old: DataType, new: DataType, path: str) -> Itera
 
 def _atomic(fmt: str, o: DataType, n: DataType, path: str, plain: bool) -> Iterator[Change]:
     what = f"'{path}' {_bare(o)} -> {_bare(n)}"
-    if isinstance(o, IntegralType) and isinstance(n, IntegralType):
-        if n.bits >= o.bits:
-            yield Change(INTEGER_WIDENED, path, f"{what} widened: {fmt} writes the same digits")
-        else:
-            yield Change(KEY_TYPE_NARROWED, path, f"{what} narrowed: existing keys above "
-                         f"{n.max_value} or below {n.min_value} cannot be written")
-        return
-    if isinstance(o, _FLOATS) and isinstance(n, _FLOATS):
-        yield Change(FLOAT_DOUBLE_CHANGED, path,
-                     f"{what}: Java's Float.toString and Double.toString write "
-                     "most values differently")
-        return
     if isinstance(o, DecimalType) and isinstance(n, DecimalType):
         yield from _decimal(fmt, o, n, path, what, plain)
         return
+    change = _within_kind(fmt, o, n, path, what)
+    yield change if change is not None else _across_kinds(fmt, o, n, path, what, plain)
+
+
+def _within_kind(fmt: str, o: DataType, n: DataType, path: str, what: str) -> Change | None:
+    """An integer, a float or a time kept its kind, at another width or precision; None for
+    any other change."""
+    if isinstance(o, IntegralType) and isinstance(n, IntegralType):
+        if n.bits >= o.bits:
+            return Change(INTEGER_WIDENED, path, f"{what} widened: {fmt} writes the same digits")
+        return Change(KEY_TYPE_NARROWED, path, f"{what} narrowed: existing keys above "
+                      f"{n.max_value} or below {n.min_value} cannot be written")
+    if isinstance(o, _FLOATS) and isinstance(n, _FLOATS):
+        return Change(FLOAT_DOUBLE_CHANGED, path,
+                      f"{what}: Java's Float.toString and Double.toString write "
+                      "most values differently")
     if type(o) is type(n) and isinstance(o, _TEMPORAL):
         assert isinstance(n, _TEMPORAL)
         if n.precision < o.precision:
-            yield Change(TIME_PRECISION_CHANGED, path,
-                         f"{what}: the fraction is truncated, so keys that "
-                         "differ below the new precision change bytes")
-        else:
-            yield Change(TIME_PRECISION_WIDENED, path,
-                         f"{what}: {fmt} trims trailing fractional zeros")
-        return
-    if fmt == "csv":
-        if isinstance(o, IntegralType) and isinstance(n, StringType):
-            yield Change(SAME_BYTES_TYPE_CHANGE, path,
-                         f"{what}: csv writes the digits as unquoted text either "
-                         "way")
-            return
-        if isinstance(o, StringType) and isinstance(n, IntegralType):
-            yield Change(KEY_TYPE_NARROWED, path, f"{what}: existing keys that are not {_bare(n)} "
-                         "numbers cannot be written")
-            return
+            return Change(TIME_PRECISION_CHANGED, path,
+                          f"{what}: the fraction is truncated, so keys that "
+                          "differ below the new precision change bytes")
+        return Change(TIME_PRECISION_WIDENED, path,
+                      f"{what}: {fmt} trims trailing fractional zeros")
+    return None
+
+
+def _across_kinds(fmt: str, o: DataType, n: DataType, path: str, what: str,
+                  plain: bool) -> Change:
+    """A value written as another kind of type: its text the same, narrower, or other."""
+    if fmt == "csv" and isinstance(o, IntegralType) and isinstance(n, StringType):
+        return Change(SAME_BYTES_TYPE_CHANGE, path,
+                      f"{what}: csv writes the digits as unquoted text either way")
+    if fmt == "csv" and isinstance(o, StringType) and isinstance(n, IntegralType):
+        return Change(KEY_TYPE_NARROWED, path, f"{what}: existing keys that are not {_bare(n)} "
+                      "numbers cannot be written")
     if isinstance(n, StringType) and not isinstance(o, (BytesType, BooleanType)):
         # A column cast to STRING keeps its text (CAST); whether the format writes that text
         # the same as the typed value (quotes, trimmed zeros, exponents) is judged by example.
-        yield Change(KEY_TYPE_CHANGED, path, f"{what}: {fmt} writes the {_bare(o)} value and its "
-                     "STRING cast differently", by_example=True, safe_rule=SAME_BYTES_TYPE_CHANGE)
-        return
+        return Change(KEY_TYPE_CHANGED, path, f"{what}: {fmt} writes the {_bare(o)} value and "
+                      "its STRING cast differently", by_example=True,
+                      safe_rule=SAME_BYTES_TYPE_CHANGE)
     if isinstance(o, DecimalType) and isinstance(n, _FLOATS):
         # BigDecimal.toString and Double.toString agree on some small scales (0.5, 1.5).
-        yield Change(KEY_TYPE_CHANGED, path,
-                     f"{what}: decimals and Java's Double.toString differ in "
-                     "zeros and exponents", by_example=True, safe_rule=SAME_BYTES_TYPE_CHANGE)
-        return
+        return Change(KEY_TYPE_CHANGED, path,
+                      f"{what}: decimals and Java's Double.toString differ in "
+                      "zeros and exponents", by_example=True, safe_rule=SAME_BYTES_TYPE_CHANGE)
     if isinstance(o, IntegralType) and isinstance(n, DecimalType) and n.scale == 0 and (
             fmt == "csv" or plain):
         if n.precision >= len(str(o.max_value)):
-            yield Change(SAME_BYTES_TYPE_CHANGE, path,
-                         f"{what}: a DECIMAL of scale 0 is written with the same "
-                         "digits")
-        else:
-            yield Change(KEY_TYPE_NARROWED, path,
-                         f"{what}: existing keys with more than {n.precision} "
-                         "digits cannot be written")
-        return
-    yield Change(KEY_TYPE_CHANGED, path, f"{what}: the same value is written differently "
-                 f"({_example(fmt, o)} vs {_example(fmt, n)})")
+            return Change(SAME_BYTES_TYPE_CHANGE, path,
+                          f"{what}: a DECIMAL of scale 0 is written with the same digits")
+        return Change(KEY_TYPE_NARROWED, path,
+                      f"{what}: existing keys with more than {n.precision} "
+                      "digits cannot be written")
+    return Change(KEY_TYPE_CHANGED, path, f"{what}: the same value is written differently "
+                  f"({_example(fmt, o)} vs {_example(fmt, n)})")
 
 
 def _decimal(fmt: str, o: DecimalType, n: DecimalType, path: str, what: str,
@@ -321,35 +321,69 @@ def option_changes(old: KeySide, new: KeySide) -> Iterator[tuple[str, Any, Any, 
 
 def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
                    old_nulls: bool, old_rt: RowType, new_rt: RowType) -> Change | None:
-    has = lambda *cls: any(isinstance(t, cls) for t in types)  # noqa: E731
     what = f"option '{key}' {a!r} -> {b!r}"
-    info = Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: no effect on these keys' bytes")
     if key in DECODE_ONLY.get(fmt, ()):
         return Change(FORMAT_OPTION_NO_KEY_EFFECT, key, f"{what}: only affects reading")
+    options = _OptionChange(key, what, types, old_nulls)
     if fmt == "json":
+        return options.json()
+    if fmt == "csv":
+        return options.csv(old_rt, new_rt)
+    return None
+
+
+@dataclass(frozen=True)
+class _OptionChange:
+    """One changed option of a text format, against the types the old and new keys hold.
+
+    Its rule when the option writes these keys' bytes otherwise; FORMAT_OPTION_NO_KEY_EFFECT
+    when it cannot; None when only example keys can tell (the caller encodes them).
+    """
+
+    key: str
+    what: str
+    types: list[DataType]
+    #: Existing keys (the old row type) may hold a null that the option writes differently.
+    old_nulls: bool
+
+    def no_effect(self) -> Change:
+        return Change(FORMAT_OPTION_NO_KEY_EFFECT, self.key,
+                      f"{self.what}: no effect on these keys' bytes")
+
+    def has(self, *cls: type) -> bool:
+        return any(isinstance(t, cls) for t in self.types)
+
+    def json(self) -> Change | None:
+        key, what = self.key, self.what
         if key == "timestamp-format.standard":
+            if not self.has(TimestampType, TimestampLtzType):
+                return self.no_effect()
             return Change(JSON_TIMESTAMP_STANDARD_CHANGED, key,
                           f"{what}: timestamps in the key are written as "
-                          "`2024-01-01 10:00:00` (SQL) or `2024-01-01T10:00:00` (ISO-8601)") \
-                if has(TimestampType, TimestampLtzType) else info
+                          "`2024-01-01 10:00:00` (SQL) or `2024-01-01T10:00:00` (ISO-8601)")
         if key == "encode.decimal-as-plain-number":
+            # DECIMAL(1, 0) is one digit either way.
+            if not any(isinstance(t, DecimalType) and (t.scale or t.precision > 1)
+                       for t in self.types):
+                return self.no_effect()
             return Change(JSON_DECIMAL_PLAIN_NUMBER_CHANGED, key,
                           f"{what}: decimals in the key are written with or "
-                          "without trailing zeros (`1000.00` vs `1E+3`)") \
-                if any(isinstance(t, DecimalType) and (t.scale or t.precision > 1)
-                       for t in types) else info  # DECIMAL(1, 0) is one digit either way
+                          "without trailing zeros (`1000.00` vs `1E+3`)")
         if key == "encode.ignore-null-fields":
+            if not self.old_nulls:
+                return self.no_effect()
             return Change(JSON_IGNORE_NULL_FIELDS_CHANGED, key,
-                          f"{what}: a null key field is written as `null` or "
-                          "left out") if old_nulls else info
-    if fmt == "csv":
+                          f"{what}: a null key field is written as `null` or left out")
+        return None
+
+    def csv(self, old_rt: RowType, new_rt: RowType) -> Change | None:
+        key, what = self.key, self.what
         # Any text may hold a delimiter, quote or escape: STRING keys always change. Other
         # types write a small alphabet; whether Jackson quotes it depends on the characters'
         # codes, so those are judged by example keys.
         texts = _arbitrary_text(old_rt, new_rt)
-        maybe = any(isinstance(t, (StringType, DateType, TimeType, TimestampType,
-                                   TimestampLtzType, BytesType, ArrayType, RowType))
-                    for t in types)
+        maybe = self.has(StringType, DateType, TimeType, TimestampType, TimestampLtzType,
+                         BytesType, ArrayType, RowType)
         if key == "field-delimiter":
             if texts or len(old_rt) > 1 or len(new_rt) > 1:
                 return Change(CSV_FIELD_DELIMITER_CHANGED, key,
@@ -357,23 +391,23 @@ def _option_change(fmt: str, key: str, a: Any, b: Any, types: list[DataType],
                               "and decides which strings are quoted")
             return Change(CSV_FIELD_DELIMITER_CHANGED, key,
                           f"{what}: decides which of the key's values are quoted",
-                          by_example=True) if maybe else info
+                          by_example=True) if maybe else self.no_effect()
         if key in ("quote-character", "disable-quote-character", "escape-character"):
             if texts:
                 return Change(CSV_QUOTING_CHANGED, key,
                               f"{what}: strings that need quoting are written "
                               "differently")
             return Change(CSV_QUOTING_CHANGED, key, f"{what}: values that need quoting are written "
-                          "differently", by_example=True) if maybe else info
+                          "differently", by_example=True) if maybe else self.no_effect()
         if key == "null-literal":
             return Change(CSV_NULL_LITERAL_CHANGED, key,
                           f"{what}: null key fields are written as the literal") \
-                if old_nulls else info
+                if self.old_nulls else self.no_effect()
         if key == "write-bigdecimal-in-scientific-notation":  # 1000.00 vs 1E+3: by example
-            return None if has(DecimalType) else info
+            return None if self.has(DecimalType) else self.no_effect()
         if key == "array-element-delimiter":  # joins ARRAY elements and nested ROW fields
-            return None if has(ArrayType, RowType) else info
-    return None
+            return None if self.has(ArrayType, RowType) else self.no_effect()
+        return None
 
 
 def text_family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:

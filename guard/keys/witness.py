@@ -81,62 +81,76 @@ def _decimals(t: DecimalType) -> list[Decimal]:
     return out
 
 
+#: Representative values of the types whose battery does not depend on the type's parameters.
+_CONSTANT_BATTERIES: tuple[tuple[type[DataType], tuple[Any, ...]], ...] = (
+    (StringType, ("user-1", "", "0", "-1", "ü€日本😀", "Zürich", "a,b", 'q"t', "a;b",
+                  "line\nbreak", "back\\slash", " pad ", "null", "#c", "x" * 30, "1.0E20",
+                  "true")),
+    (BooleanType, (True, False)),
+    (FloatType, tuple(_f32(x) for x in (1.5, 0.0, -2.25, 0.1, 100.0, 1e20, 1e-5, 1234567.0,
+                                        3.4e38, 16777217.0))),
+    (DoubleType, (1.5, 0.0, -2.25, 0.1, 1 / 3, 100.0, 1e20, 1e-5, 1234567.0, 1e300, 1e7,
+                  float((1 << 53) + 2))),
+    (DateType, (dt.date(2024, 1, 31), dt.date(1970, 1, 1), dt.date(1969, 12, 31),
+                dt.date(1, 1, 1), dt.date(9999, 12, 31))),
+    (BytesType, (b"\x01\x02", b"", b"\xff\x00", "ü".encode(), b"a,b", b"user-1")),
+)
+
+
 def battery(t: DataType) -> list[Any]:
     """Representative non-null values of `t` (typical first), then None if `t` is nullable."""
-    vals: list[Any]
-    if isinstance(t, StringType):
-        vals = ["user-1", "", "0", "-1", "ü€日本😀", "Zürich", "a,b", 'q"t', "a;b", "line\nbreak",
-                "back\\slash", " pad ", "null", "#c", "x" * 30, "1.0E20", "true"]
-    elif isinstance(t, BooleanType):
-        vals = [True, False]
-    elif isinstance(t, IntegralType):
+    vals = _non_null_battery(t)
+    return [*vals, None] if t.nullable else vals
+
+
+def _non_null_battery(t: DataType) -> list[Any]:
+    for types, values in _CONSTANT_BATTERIES:
+        if isinstance(t, types):
+            return list(values)
+    if isinstance(t, IntegralType):
         cand = [42, 0, -1, 10, 1000, 127, -128, 255, 32767, -32768, (1 << 31) - 1, -(1 << 31),
                 1 << 31, (1 << 53) + 1, t.max_value, t.min_value]
-        vals = list(dict.fromkeys(v for v in cand if t.min_value <= v <= t.max_value))
-    elif isinstance(t, FloatType):
-        vals = [_f32(x) for x in (1.5, 0.0, -2.25, 0.1, 100.0, 1e20, 1e-5, 1234567.0, 3.4e38,
-                                   16777217.0)]
-    elif isinstance(t, DoubleType):
-        vals = [1.5, 0.0, -2.25, 0.1, 1 / 3, 100.0, 1e20, 1e-5, 1234567.0, 1e300, 1e7,
-                float((1 << 53) + 2)]
-    elif isinstance(t, DecimalType):
-        vals = _decimals(t)
-    elif isinstance(t, DateType):
-        vals = [dt.date(2024, 1, 31), dt.date(1970, 1, 1), dt.date(1969, 12, 31),
-                dt.date(1, 1, 1), dt.date(9999, 12, 31)]
-    elif isinstance(t, TimeType):
-        p = min(t.precision, 6)
-        vals = list(dict.fromkeys(
-            x.replace(microsecond=_trunc_micros(x.microsecond, p))
-            for x in (dt.time(10, 15, 30), dt.time(0, 0), dt.time(12, 0, 0, 123456),
-                      dt.time(23, 59, 59, 999999), dt.time(8, 0, 0, 500000))
-        ))
-    elif isinstance(t, (TimestampType, TimestampLtzType)):
-        p = min(t.precision, 6)
-        base = [dt.datetime(2024, 1, 31, 10, 15, 30), dt.datetime(1970, 1, 1),
-                dt.datetime(2024, 1, 1, 0, 0, 0, 123456), dt.datetime(2024, 1, 1, 0, 0, 0, 120000),
-                dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(2024, 1, 1, 0, 0, 0, 1),
-                dt.datetime(1900, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
-        vals = list(dict.fromkeys(x.replace(microsecond=_trunc_micros(x.microsecond, p))
-                                  for x in base))
-        if isinstance(t, TimestampLtzType):
-            vals = [x.replace(tzinfo=dt.timezone.utc) for x in vals]
-    elif isinstance(t, BytesType):
-        vals = [b"\x01\x02", b"", b"\xff\x00", "ü".encode(), b"a,b", b"user-1"]
-    elif isinstance(t, ArrayType):
+        return list(dict.fromkeys(v for v in cand if t.min_value <= v <= t.max_value))
+    if isinstance(t, DecimalType):
+        return _decimals(t)
+    if isinstance(t, TimeType):
+        return _times(t)
+    if isinstance(t, (TimestampType, TimestampLtzType)):
+        return _timestamps(t)
+    if isinstance(t, ArrayType):
         e = battery(t.element.not_null())
-        vals = [[e[0]], [], e[:3]]
-    elif isinstance(t, MapType):
+        return [[e[0]], [], e[:3]]
+    if isinstance(t, MapType):
         k, v = battery(t.key.not_null()), battery(t.value.not_null())
-        vals = [{k[0]: v[0]}, {}]
-    elif isinstance(t, RowType):
+        return [{k[0]: v[0]}, {}]
+    if isinstance(t, RowType):
         # Each field's battery once: asking twice doubles the work at every nesting level.
         per_field = {f.name: battery(f.type) for f in t.fields}
         row0 = {name: b[0] for name, b in per_field.items()}
-        vals = [row0] + [{**row0, name: v} for name, b in per_field.items() for v in b[1:4]]
-    else:
-        vals = []
-    return [*vals, None] if t.nullable else vals
+        return [row0] + [{**row0, name: v} for name, b in per_field.items() for v in b[1:4]]
+    return []
+
+
+def _times(t: TimeType) -> list[dt.time]:
+    p = min(t.precision, 6)
+    return list(dict.fromkeys(
+        x.replace(microsecond=_trunc_micros(x.microsecond, p))
+        for x in (dt.time(10, 15, 30), dt.time(0, 0), dt.time(12, 0, 0, 123456),
+                  dt.time(23, 59, 59, 999999), dt.time(8, 0, 0, 500000))
+    ))
+
+
+def _timestamps(t: TimestampType | TimestampLtzType) -> list[dt.datetime]:
+    p = min(t.precision, 6)
+    base = [dt.datetime(2024, 1, 31, 10, 15, 30), dt.datetime(1970, 1, 1),
+            dt.datetime(2024, 1, 1, 0, 0, 0, 123456), dt.datetime(2024, 1, 1, 0, 0, 0, 120000),
+            dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(2024, 1, 1, 0, 0, 0, 1),
+            dt.datetime(1900, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
+    vals = list(dict.fromkeys(x.replace(microsecond=_trunc_micros(x.microsecond, p))
+                              for x in base))
+    if isinstance(t, TimestampLtzType):
+        return [x.replace(tzinfo=dt.timezone.utc) for x in vals]
+    return vals
 
 
 Hints = Mapping[str, list[Any]]
@@ -230,65 +244,74 @@ def carry_row(key: Mapping[str, Any], old: RowType, new: RowType) -> dict[str, A
     return out
 
 
+#: Types whose value a cast may change even when the type's class stays (precision, width).
+_PARAMETRIZED = (DecimalType, TimeType, TimestampType, TimestampLtzType, FloatType)
+#: Values no number is cast from.
+_NOT_NUMBERS = (bool, dt.date, dt.time, bytes)
+
+
 def _cast(v: Any, old: DataType, new: DataType) -> Any:
-    if type(old) is type(new) and not isinstance(new, (DecimalType, TimeType, TimestampType,
-                                                       TimestampLtzType, FloatType)):
+    if type(old) is type(new) and not isinstance(new, _PARAMETRIZED):
         return v
     if isinstance(new, IntegralType):
-        if isinstance(v, bool) or isinstance(v, (dt.date, dt.time, bytes)):
-            raise TypeError("no cast")
-        n = int(v) if not isinstance(v, str) else int(v.strip())
-        if not new.min_value <= n <= new.max_value:
-            raise OverflowError(f"out of range for {new.sql()}")
-        return n
+        return _to_integral(v, new)
     if isinstance(new, (FloatType, DoubleType)):
-        if isinstance(v, bool) or isinstance(v, (dt.date, dt.time, bytes)):
-            raise TypeError("no cast")
-        x = float(v)
-        return _f32(x) if isinstance(new, FloatType) else x
+        return _to_float(v, new)
     if isinstance(new, DecimalType):
-        if isinstance(v, bool) or isinstance(v, (dt.date, dt.time, bytes, float)):
-            raise TypeError("no cast")
-        with decimal.localcontext() as ctx:
-            ctx.prec = 80
-            d = Decimal(v).quantize(Decimal(1).scaleb(-new.scale), rounding=decimal.ROUND_HALF_UP)
-        if len(d.as_tuple().digits) > new.precision and d != 0:
-            raise OverflowError(f"more than {new.precision} digits")
-        return d
+        return _to_decimal(v, new)
     if isinstance(new, StringType):
         return _to_string(v, old)
-    if isinstance(new, BytesType):
-        if isinstance(v, str):
-            return v.encode("utf-8")
-        if isinstance(v, bytes):
-            return v
-        raise TypeError("no cast")
-    if isinstance(new, BooleanType):
-        if isinstance(v, bool):
-            return v
-        raise TypeError("no cast")
+    if isinstance(new, BytesType) and isinstance(v, (str, bytes)):
+        return v.encode("utf-8") if isinstance(v, str) else v
+    if isinstance(new, BooleanType) and isinstance(v, bool):
+        return v
     if isinstance(new, (TimestampType, TimestampLtzType)):
-        if isinstance(v, dt.datetime):
-            ts = v
-        elif isinstance(v, dt.date):
-            ts = dt.datetime(v.year, v.month, v.day)
-        else:
-            raise TypeError("no cast")
-        ts = ts.replace(microsecond=_trunc_micros(ts.microsecond, new.precision))
-        if isinstance(new, TimestampLtzType):
-            return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
-        return ts.astimezone(dt.timezone.utc).replace(tzinfo=None) if ts.tzinfo else ts
-    if isinstance(new, TimeType):
-        if not isinstance(v, dt.time):
-            raise TypeError("no cast")
+        return _to_timestamp(v, new)
+    if isinstance(new, TimeType) and isinstance(v, dt.time):
         return v.replace(microsecond=_trunc_micros(v.microsecond, new.precision))
-    if isinstance(new, DateType):
-        if isinstance(v, dt.datetime):
-            return v.date()
-        if isinstance(v, dt.date):
-            return v
-        raise TypeError("no cast")
+    if isinstance(new, DateType) and isinstance(v, dt.date):
+        return v.date() if isinstance(v, dt.datetime) else v
     raise TypeError("no cast")
+
+
+def _to_integral(v: Any, new: IntegralType) -> int:
+    if isinstance(v, _NOT_NUMBERS):
+        raise TypeError("no cast")
+    n = int(v) if not isinstance(v, str) else int(v.strip())
+    if not new.min_value <= n <= new.max_value:
+        raise OverflowError(f"out of range for {new.sql()}")
+    return n
+
+
+def _to_float(v: Any, new: FloatType | DoubleType) -> float:
+    if isinstance(v, _NOT_NUMBERS):
+        raise TypeError("no cast")
+    x = float(v)
+    return _f32(x) if isinstance(new, FloatType) else x
+
+
+def _to_decimal(v: Any, new: DecimalType) -> Decimal:
+    if isinstance(v, (*_NOT_NUMBERS, float)):
+        raise TypeError("no cast")
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        d = Decimal(v).quantize(Decimal(1).scaleb(-new.scale), rounding=decimal.ROUND_HALF_UP)
+    if len(d.as_tuple().digits) > new.precision and d != 0:
+        raise OverflowError(f"more than {new.precision} digits")
+    return d
+
+
+def _to_timestamp(v: Any, new: TimestampType | TimestampLtzType) -> dt.datetime:
+    if isinstance(v, dt.datetime):
+        ts = v
+    elif isinstance(v, dt.date):
+        ts = dt.datetime(v.year, v.month, v.day)
+    else:
+        raise TypeError("no cast")
+    ts = ts.replace(microsecond=_trunc_micros(ts.microsecond, new.precision))
+    if isinstance(new, TimestampLtzType):
+        return ts if ts.tzinfo else ts.replace(tzinfo=dt.timezone.utc)
+    return ts.astimezone(dt.timezone.utc).replace(tzinfo=None) if ts.tzinfo else ts
 
 
 def _to_string(v: Any, old: DataType) -> str:

@@ -28,6 +28,26 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 def render(report: Report, *, files: Mapping[str, str] | None = None,
            rules: Iterable[Rule] = ()) -> str:
     rule_list = catalogue(report, rules)
+    by_topic, hidden = _by_suite(report)
+    root = ET.Element("testsuites", name="keyguard")
+    _properties(root, report)
+    total = failures = 0
+    for topic, findings in by_topic.items():
+        cases, failed = _suite(root, report, topic, findings, hidden.get(topic, []), rule_list,
+                               files)
+        total += cases
+        failures += failed
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _by_suite(report: Report) -> tuple[dict[str, list[Finding]],
+                                       dict[str, list[tuple[Finding, Ignored]]]]:
+    """The findings of each suite (a topic's, or the default one), and the findings ignored
+    there with the ignore that hid them; at least one suite."""
     by_topic: dict[str, list[Finding]] = {}
     for f in ordered(report):
         by_topic.setdefault(safe(f.topic) or DEFAULT_SUITE, []).append(f)
@@ -39,52 +59,52 @@ def render(report: Report, *, files: Mapping[str, str] | None = None,
         by_topic.setdefault(topic, [])
     if not by_topic:
         by_topic[DEFAULT_SUITE] = []
+    return by_topic, hidden
 
-    root = ET.Element("testsuites", name="keyguard")
-    if report.checked or report.notes:
-        props = ET.SubElement(root, "properties")
-        for c in report.checked:
-            ET.SubElement(props, "property", name="checked", value=_xml(safe(c)))
-        for n in report.notes:
-            ET.SubElement(props, "property", name="note", value=_xml(safe(n)))
-    if report.ignored:
-        found_props = root.find("properties")
-        props = found_props if found_props is not None else ET.SubElement(root, "properties")
-        for i in report.ignored:
-            ET.SubElement(props, "property", name="ignored", value=_xml(ignored_line(i)))
-    total = failures = 0
-    for topic, findings in by_topic.items():
-        suite = ET.SubElement(root, "testsuite", name=_xml(topic))
-        cases = failed = skipped = 0
-        for f in findings:
+
+def _properties(root: ET.Element, report: Report) -> None:
+    """What was checked, the notes and the ignores, as the run's properties."""
+    if not (report.checked or report.notes or report.ignored):
+        return
+    props = ET.SubElement(root, "properties")
+    for c in report.checked:
+        ET.SubElement(props, "property", name="checked", value=_xml(safe(c)))
+    for n in report.notes:
+        ET.SubElement(props, "property", name="note", value=_xml(safe(n)))
+    for i in report.ignored:
+        ET.SubElement(props, "property", name="ignored", value=_xml(ignored_line(i)))
+
+
+def _suite(root: ET.Element, report: Report, topic: str, findings: list[Finding],
+           hidden: list[tuple[Finding, Ignored]], rule_list: list[Rule],
+           files: Mapping[str, str] | None) -> tuple[int, int]:
+    """One topic's testsuite: its findings, those ignored, and a case per catalogue rule that
+    found nothing; (cases, failures)."""
+    suite = ET.SubElement(root, "testsuite", name=_xml(topic))
+    cases = failed = skipped = 0
+    for f in findings:
+        cases += 1
+        failed += _finding_case(suite, topic, f, file_for(f, files))
+    for f, i in hidden:
+        cases += 1
+        skipped += 1
+        case = _skipped_case(suite, topic, f, file_for(f, files))
+        ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(i)}"))
+    found = {f.rule.id for f in findings} | {f.rule.id for f, _ in hidden}
+    for rule in rule_list:
+        if rule.id not in found:
             cases += 1
-            failed += _finding_case(suite, topic, f, file_for(f, files))
-        for f, i in hidden.get(topic, []):
-            cases += 1
-            skipped += 1
-            case = _skipped_case(suite, topic, f, file_for(f, files))
-            ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(i)}"))
-        found = {f.rule.id for f in findings} | {f.rule.id for f, _ in hidden.get(topic, [])}
-        for rule in rule_list:
-            if rule.id not in found:
-                cases += 1
-                case = ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",
-                                     name=f"{rule.id} {rule.name}")
-                why = _ignoring(report.ignored, rule, topic)
-                if why is not None:
-                    skipped += 1
-                    ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(why)}"))
-        suite.set("tests", str(cases))
-        suite.set("failures", str(failed))
-        suite.set("errors", "0")
-        suite.set("skipped", str(skipped))
-        total += cases
-        failures += failed
-    root.set("tests", str(total))
-    root.set("failures", str(failures))
-    root.set("errors", "0")
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+            case = ET.SubElement(suite, "testcase", classname=f"keyguard.{_xml(topic)}",
+                                 name=f"{rule.id} {rule.name}")
+            why = _ignoring(report.ignored, rule, topic)
+            if why is not None:
+                skipped += 1
+                ET.SubElement(case, "skipped", message=_xml(f"ignored: {ignored_line(why)}"))
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failed))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    return cases, failed
 
 
 def render_error(kind: str, message: str, exit_code: int) -> str:

@@ -31,6 +31,7 @@ from keyguard.guard.render.common import (
     witness_dict,
 )
 from keyguard.guard.report import Finding, Report, Rule, Severity
+from keyguard.guard.rules_catalogue import formats_of
 
 #: It describes every rule, so the caller hands it the whole catalogue.
 USES_CATALOGUE = True
@@ -114,8 +115,9 @@ def _rule(r: Rule) -> dict[str, Any]:
     if example:
         markdown += (f"\n\n**Example**\n\n```\nold: {r.example_old}\nnew: {r.example_new}\n```")
     props: dict[str, Any] = {"category": r.category.value, "tags": ["keyguard", r.category.value]}
-    if r.formats:
-        props["formats"] = list(r.formats)
+    formats = formats_of(r)
+    if formats:
+        props["formats"] = list(formats)
     return {
         "id": r.id,
         "name": r.name,

@@ -103,9 +103,9 @@ def _each(codec: Codec, data: Sequence[bytes]) -> Any:
     return _same(out)
 
 
-def _batch(codec: Codec, data: Sequence[bytes]) -> Any:
+def _batch(codec: Codec, data: Sequence[bytes], arrow: bool = True) -> Any:
     try:
-        decoded = codec.decode_batch(data)
+        decoded = codec.decode_batch(data, arrow=arrow)
     except BatchDecodeError as exc:
         return ("error", exc.index, type(exc.error).__name__, str(exc.error))
     assert decoded.length == len(data)
@@ -134,14 +134,16 @@ _EDITS = st.lists(st.tuples(st.integers(0, 20), st.sampled_from(["truncate", "ex
                             st.integers(0, 10_000)), max_size=2)
 
 
+@pytest.mark.parametrize("arrow", [True, False], ids=["arrow", "lists"])
 @pytest.mark.parametrize("name", list(CODECS))
 @_SETTINGS
 @given(data=st.data())
-def test_decode_batch_is_decode_of_each_record(name: str, data: st.DataObject) -> None:
+def test_decode_batch_is_decode_of_each_record(name: str, arrow: bool,
+                                               data: st.DataObject) -> None:
     row, codec = _codec(name)
     rows = data.draw(st.lists(values(row), max_size=12))
     encoded = _mutated([codec.encode(r) for r in rows], data.draw(_EDITS))
-    assert _batch(codec, encoded) == _each(codec, encoded)
+    assert _batch(codec, encoded, arrow) == _each(codec, encoded)
 
 
 def test_the_flat_avro_batch_is_decoded_column_wise() -> None:
@@ -164,3 +166,40 @@ def test_a_record_with_bytes_left_fails_as_decode_does() -> None:
         codec.decode_batch([good, good + b"\x00", good])
     assert err.value.index == 1
     assert "bytes left after the Avro record" in str(err.value.error)
+
+
+def test_the_flat_avro_batch_as_lists_loads_no_arrow() -> None:
+    """`arrow=False` takes the same column-wise path and answers Python lists, in a process
+    where pyarrow is never imported (the audit's memory holds no Arrow libraries)."""
+    script = """
+import sys
+from keyguard.formats.codec import CodecContext, create_codec
+from keyguard.formats.sqltypes import parse_columns
+row = parse_columns("s STRING, ns STRING NOT NULL, i INT, f FLOAT, b BOOLEAN NOT NULL")
+codec = create_codec("avro", row, {}, CodecContext(role="value", topic="t"))
+rows = [{"s": None, "ns": "é", "i": 7, "f": 0.25, "b": True},
+        {"s": "plain", "ns": "", "i": None, "f": None, "b": False}] * 3
+decoded = codec.decode_batch([codec.encode(r) for r in rows], arrow=False)
+assert all(type(c) is list for c in decoded.columns.values()), decoded.columns
+assert decoded.rows() == rows, decoded.rows()
+assert "pyarrow" not in sys.modules, "pyarrow was imported"
+print("ok")
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_invalid_utf8_in_a_column_falls_back_to_decode_in_both_forms() -> None:
+    _, codec = _codec("avro-flat")
+    good = codec.encode({"ns": "ab", "nb": False, "sm": 1, "ni": 1, "nbi": 1, "d": 1.0})
+    bad = good.replace(b"ab", b"a\xff")
+    assert bad != good
+    for arrow in (True, False):
+        with pytest.raises(BatchDecodeError) as err:
+            codec.decode_batch([good, bad], arrow=arrow)
+        assert err.value.index == 1

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyguard.formats import javatext as jt
-from keyguard.formats.json_format import _arrow_doubles
+from keyguard.formats.json_vector import _arrow_doubles
 
 pa = pytest.importorskip("pyarrow")
 

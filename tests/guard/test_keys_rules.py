@@ -6,12 +6,12 @@ import json
 import re
 from pathlib import Path
 
-from keyguard.formats.codec import format_names
-from keyguard.guard.report import Category, Severity
+from keyguard.formats.codec import format_factory, format_names
+from keyguard.guard.report import ANY_FAMILY, Category, Severity
 from keyguard.guard.rules import RULES, all_rules, rule
 
-#: Rules name formats by their own names (an alias never: it is the same format).
-FORMATS = set(format_names())
+#: Rules name key families by the formats' own `key_family`.
+FAMILIES = {format_factory(name).key_family for name in format_names()}
 
 
 def test_ids_are_unique_and_well_formed() -> None:
@@ -27,7 +27,8 @@ def test_every_rule_explains_itself() -> None:
     for r in all_rules():
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name), r.id
         assert r.summary.endswith(".") and len(r.why) > 40, r.id
-        assert set(r.formats) <= FORMATS, r.id
+        assert r.families == ANY_FAMILY or set(r.families) <= FAMILIES, r.id
+        assert r.families, f"{r.id}: a key rule judges some key family"
         # KG9xx explain safe changes; everything else warns or blocks.
         assert (r.severity is Severity.INFO) == r.id.startswith("KG9"), r.id
 

@@ -20,13 +20,8 @@ from keyguard.formats.partitioner import partition_for
 from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
 from keyguard.formats.sqltypes import parse_columns
 from keyguard.guard.offsets import KafkaRanges
-from keyguard.sparkio.migrate_topic import (
-    Migration,
-    exit_code,
-    migrate_topic,
-    read_folds,
-    render_text,
-)
+from keyguard.sparkio.migrate_report import exit_code, render_text
+from keyguard.sparkio.migrate_topic import Migration, migrate_topic, read_folds
 
 COLS = "id BIGINT, region STRING, name STRING"
 TABLE = parse_columns(COLS)

@@ -43,11 +43,11 @@ from keyguard.sparkio.migrate_plan import (
     plan_migration,
     verify_entries,
 )
+from keyguard.sparkio.migrate_report import MigrationReport
 from keyguard.sparkio.migrate_spark import COUNTS, candidates, combine, fold_stretch, plan_rows
 from keyguard.sparkio.migrate_topic import (
     FoldPlanner,
     MigrationDeclinedError,
-    MigrationReport,
     Planner,
     TopicBusyError,
     UndecidedRowsError,

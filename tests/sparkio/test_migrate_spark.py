@@ -28,8 +28,9 @@ from test_migrate import (
 from keyguard import sparkio
 from keyguard.formats.errors import DecodeError
 from keyguard.guard.offsets import KafkaRanges
+from keyguard.sparkio.migrate_report import render_text
 from keyguard.sparkio.migrate_spark import run_on_spark
-from keyguard.sparkio.migrate_topic import migrate_topic, render_text
+from keyguard.sparkio.migrate_topic import migrate_topic
 
 pytestmark = pytest.mark.slow
 

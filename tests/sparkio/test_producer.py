@@ -13,14 +13,13 @@ from keyguard.formats.errors import EncodeError, NullKeyError
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import resolve_plan
 from keyguard.formats.sqltypes import parse_columns
+from keyguard.sparkio.change_encoder import ChangeEncoder, arrow_partitions
 from keyguard.sparkio.options import CONNECTOR_OPTIONS
 from keyguard.sparkio.producer import (
     POLL_EVERY,
     ChangeBuffer,
-    ChangeEncoder,
     TaskDeliveryError,
     UpsertProducer,
-    arrow_partitions,
     produce_batches,
     producer_config,
 )
@@ -371,7 +370,8 @@ def test_a_dead_broker_fails_within_the_declared_delivery_timeout() -> None:
 
 
 def test_the_whole_partition_is_checked_before_the_first_batch_is_handed_on() -> None:
-    from keyguard.sparkio.producer import ChangelogKindError, checked_first
+    from keyguard.sparkio.change_encoder import checked_first
+    from keyguard.sparkio.producer import ChangelogKindError
 
     pl = plan()
     good = [pa.record_batch({"region": ["eu"] * 50, "id": pa.array(range(50), pa.int32()),

@@ -13,14 +13,9 @@ from confluent_kafka import KafkaError
 
 from keyguard.formats.plan import resolve_plan
 from keyguard.formats.sqltypes import parse_columns
+from keyguard.sparkio.change_encoder import ChangeEncoder, binary_nbytes
 from keyguard.sparkio.options import CONNECTOR_OPTIONS
-from keyguard.sparkio.producer import (
-    POLL_EVERY,
-    ChangeEncoder,
-    TaskDeliveryError,
-    UpsertProducer,
-    binary_nbytes,
-)
+from keyguard.sparkio.producer import POLL_EVERY, TaskDeliveryError, UpsertProducer
 
 
 class BatchProducer:

@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 from broker import new_topic
 
-from keyguard.sparkio.producer import (
-    ProducerPool,
-    TaskDeliveryError,
-    UpsertProducer,
-    pool_key,
-    producer_config,
-)
+from keyguard.sparkio.producer import TaskDeliveryError, UpsertProducer, producer_config
+from keyguard.sparkio.producer_pool import ProducerPool, pool_key
 
 
 class PooledFake:
