@@ -12,12 +12,12 @@ import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from keyguard.formats.errors import EncodeError, InvalidOptionError
 from keyguard.formats.framing import BARE, Frame
 from keyguard.formats.options import OptionSet, ResolvedOptions
-from keyguard.formats.records import record
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import RowType
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 Role = Literal["key", "value"]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CodecContext:
     """What a format may need beyond its options: the topic, the role, a registry."""
 
@@ -51,7 +51,7 @@ class BatchDecodeError(Exception):
         self.error = error
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class DecodedColumns:
     """Decoded rows column-wise: `columns[name][i]` is row i's value (a list, or an Arrow
     array holding the same values); rows in `skipped` were skipped (all None)."""
@@ -152,9 +152,6 @@ class Codec(ABC):
 
         return pa.array(self.encode_batch(batch), type=pa.binary())
 
-    def encode_many(self, rows: Sequence[Mapping[str, Any]]) -> list[bytes]:
-        return [self.encode(r) for r in rows]
-
     def describe(self) -> str:
         return f"{self.format_name} {self.context.role} format"
 
@@ -170,7 +167,7 @@ class Codec(ABC):
                           origin or f"the {self.context.role} ({self.format_name})")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FormatFactory:
     """A format: its name, its declared options, and how to build its codec."""
 

@@ -13,14 +13,13 @@ and zigzag varint positions, with `[0]` shortened to the single byte 0 (confluen
 from __future__ import annotations
 
 import struct
-
-from keyguard.formats.records import record
+from dataclasses import dataclass
 
 MAGIC_BYTE = 0
 _CONFLUENT = struct.Struct(">bI")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Frame:
     """A record framing: `header` bytes before the body, carrying a schema id when framed."""
 

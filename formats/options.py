@@ -9,13 +9,12 @@ the README's option tables and the CLI's help, so the three can never disagree.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from difflib import get_close_matches
 from enum import Enum
 from typing import Any, Generic, TypeVar, overload
 
 from keyguard.formats.errors import InvalidOptionError
-from keyguard.formats.records import record
 from keyguard.formats.secrets import REDACTED, is_secret_key, redact_options, register_options
 
 V = TypeVar("V")
@@ -67,7 +66,7 @@ def _format_duration(ms: int) -> str:
 PARSERS: dict[type, Callable[[str], Any]] = {bool: _parse_bool, int: _parse_int, str: str}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Option(Generic[V]):
     """One option: its key, the Python type of its value, its default and what it does."""
 
@@ -138,7 +137,7 @@ def enum_option(key: str, enum: type[E], default: E | None, description: str) ->
                   choices=tuple(str(m.value) for m in enum), parser=str)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class OptionSet:
     """The declared options of one component (a format, the connector)."""
 
@@ -222,7 +221,7 @@ class OptionSet:
         return "\n".join(lines)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ResolvedOptions:
     """Validated, typed option values; `extra` holds passthrough keys (e.g. `properties.*`)."""
 

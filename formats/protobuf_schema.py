@@ -96,10 +96,6 @@ class ProtoSchema:
     def syntax(self) -> str:
         return self.file.syntax or "proto2"  # type: ignore[attr-defined]
 
-    def message_names(self) -> list[str]:
-        """Top-level message names in file order (the order the message index counts in)."""
-        return [m.name for m in self.file.message_type]  # type: ignore[attr-defined]
-
 
 def _include_dir() -> str:
     import grpc_tools  # lazy: protoc only when a protobuf schema is read

@@ -13,15 +13,15 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from keyguard.formats.records import record
 from keyguard.formats.types import DataType
 
 #: What a registry's or a file's schema type may be called: upper case, as Confluent spells it.
 _NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SchemaType:
     """How schemas of one type are read.
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from keyguard.formats.errors import SchemaError
-from keyguard.formats.records import record
 from keyguard.formats.registry import Registry, SchemaVersion
 from keyguard.formats.schema_types import schema_type
 from keyguard.formats.schemajson import loads_schema, paused_gc
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from keyguard.formats.registry.references import Reference, ResolvedReference
 
 
-@record
+@dataclass(frozen=True)  # no slots: the parsed schema is cached in its __dict__
 class SchemaText:
     """A schema as registered or written: its type (AVRO or JSON) and its exact text.
 

@@ -177,11 +177,6 @@ def forget_secrets() -> None:
         _pattern = None
 
 
-def known_secrets() -> frozenset[str]:
-    with _lock:
-        return frozenset(_known)
-
-
 # -- the forms a secret takes ----------------------------------------------------------------
 
 

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 from keyguard.formats.errors import InvalidOptionError
 from keyguard.formats.registry.connect import REGISTRY_OPTIONS
 from keyguard.formats.registry.options import is_registry_option
-from keyguard.formats.registry.settings import resolve_kafka
 from keyguard.formats.secrets import is_secret_key
 
 # Declared in guard/entry.py (the command line builds them without this module); re-exported.
@@ -297,12 +296,3 @@ def _resolve(base: Path, path: str | None) -> str | None:
     if path is None or path.startswith("subject:") or Path(path).is_absolute():
         return path
     return str(base / path)
-
-
-def kafka_properties(
-    configured: Mapping[str, Any], environ: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    """librdkafka properties of a config file, with KEYGUARD_KAFKA_* below them (see
-    `keyguard.formats.registry.settings.resolve_kafka`, the one path)."""
-
-    return resolve_kafka(configured=configured, environ=environ)

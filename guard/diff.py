@@ -99,22 +99,6 @@ def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWr
     return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"], notes)
 
 
-def diff_keys(
-    texts: Sequence[SchemaText],
-    key_format: str,
-    old_options: Mapping[str, Any],
-    new_options: Mapping[str, Any],
-    *,
-    partitions: int | None = None,
-    new_partitions: int | None = None,
-) -> Report:
-    """The candidate (last) against the version before it, both written by `key_format`."""
-    return diff_sides(texts[:-1], texts[-1],
-                      KeyWriting(key_format, dict(old_options), partitions=partitions),
-                      KeyWriting(key_format, dict(new_options),
-                                 partitions=new_partitions or partitions))
-
-
 def _registry_option(key_format: str, key: str) -> bool:
     return key == "url" or (format_factory(key_format).uses_registry and is_registry_option(key))
 

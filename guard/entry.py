@@ -5,12 +5,11 @@ builds them without loading the TOML reader and its checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.options import strip_prefix
-from keyguard.formats.records import record
 from keyguard.guard.options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from keyguard.formats.flink_ddl import FlinkTable
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TopicEntry:
     """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
     schema sources still unread. `keyguard.guard.plan.TopicPlan.of_entry` turns it into the guard's
@@ -51,7 +50,7 @@ class TopicEntry:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class GuardConfig:
     """A config file's settings (`keyguard.guard.config.load_config`), or the defaults of a run
     without one: the registry, the broker, the topics."""

@@ -16,12 +16,11 @@ versions".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
-from keyguard.formats.records import record
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
 from keyguard.formats.schemafile import SchemaText, standalone_versions, version_text
 from keyguard.guard.keys.known import WriterSchema
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts, TopicInspector
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SubjectFacts:
     """One subject as the registry holds it, and what it says about the candidate."""
 
@@ -49,7 +48,7 @@ class SubjectFacts:
     answer: CompatibilityAnswer | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Registered:
     """What the registry holds for one topic's plan: plain data, no registry object."""
 
@@ -63,7 +62,7 @@ class Registered:
     writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Facts:
     """What the live topic says, if it was asked."""
 

@@ -234,7 +234,9 @@ class KafkaRanges:
                     keys.append(msg.key())
                     values.append(msg.value())
                     if heads is not None:
-                        heads.append(tuple(msg.headers() or ()))
+                        # a consumed record's headers are [(str, bytes | None)]; the stubs
+                        # type the producer's forms too
+                        heads.append(tuple(msg.headers() or ()))  # type: ignore[arg-type]
                     if offset + 1 >= end:
                         done = True
                         break

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.avro_schema import record_full_name
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import SchemaError
-from keyguard.formats.records import record
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.subjects import (
     TOPIC_NAME,
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from keyguard.guard.config import TopicEntry
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TopicPlan:
     """One topic to judge: its key and value formats, and the candidate schemas.
 

@@ -7,11 +7,9 @@ and the Spark writer raises with it. Nothing here may hold a credential.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
-
-from keyguard.formats.records import record
 
 
 class Severity(str, Enum):
@@ -51,7 +49,7 @@ class Framing(str, Enum):
     MESSAGE_INDEX = "message-index"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Rule:
     """A check with a stable ID, like a ruff rule or a buf breaking-change rule."""
 
@@ -77,7 +75,7 @@ class Rule:
     checks: tuple[str, ...] = ()
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Witness:
     """A concrete key that proves a finding: its bytes under the old and the new schema."""
 
@@ -98,7 +96,7 @@ class Witness:
         )
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Finding:
     """What one rule found at one place, with the key that proves it when there is one."""
 
@@ -117,7 +115,7 @@ class Finding:
         return self.severity or self.rule.severity
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Ignored:
     """Rules the user ignored (or left out of a selection), and the findings they hid.
 
@@ -145,7 +143,7 @@ class Ignored:
         return out
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Section:
     """Numbers a command adds to its report beyond findings (`keyguard audit`'s): `lines` for
     the text report, `data` (JSON values only) for the json and sarif reports under `name`."""
@@ -155,7 +153,7 @@ class Section:
     data: Mapping[str, Any] = field(default_factory=dict)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything found for one check (one topic, or several from a config file)."""
 

@@ -86,12 +86,6 @@ class TopicFacts:
     #: Schema id -> (partition, offset) of the first scanned key framed with it: where to look.
     key_id_examples: dict[int, tuple[int, int]] = field(default_factory=dict)
 
-    @property
-    def compacted(self) -> bool | None:
-        if self.cleanup_policy is None:
-            return None
-        return "compact" in {p.strip() for p in self.cleanup_policy.split(",")}
-
 
 class TopicInspector(Protocol):
     """Where topic facts come from: a broker, or a fixed table in tests and dry runs."""
@@ -192,13 +186,14 @@ class KafkaTopicInspector:
         # topic's config is asked for first, and answered while the scan's consumer connects
         # and reads the metadata (the partitions), which the scan then needs no more.
         config = self._ask_config(admin, topic)
-        consumer: Consumer | None = self._consumer()
+        scanner = self._consumer()
+        consumer: Consumer | None = scanner  # None once the scan has it (it closes it)
         try:
-            partitions = self.partitions(consumer, topic)
+            partitions = self.partitions(scanner, topic)
             if partitions is None:
                 return None
             policy, notes = self._cleanup_policy(config, topic)
-            scan = self._scan(topic, partitions, scan_limit, consumer)
+            scan = self._scan(topic, partitions, scan_limit, scanner)
             consumer = None  # closed by the scan
         finally:
             if consumer is not None:

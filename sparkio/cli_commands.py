@@ -9,12 +9,12 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from keyguard.formats.records import record
 from keyguard.formats.secrets import redact_url
 from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
 from keyguard.guard.cli.progress import Progress
@@ -255,7 +255,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                        if old_key_formats else olds[0]["key.format"], new_options)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class DdlDeclarations:
     """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
     options and the old encodings' (each without its topic: the migration names it)."""

@@ -125,16 +125,18 @@ class Fold:
             marker = read_marker(getattr(rec, "headers", None))
             entry = Entry(rec.partition, rec.offset, rec.timestamp, rec.key, rec.value,
                           self.topic, marker if isinstance(marker, Copy) else None)
-            retirement = isinstance(marker, int) and rec.value is None
-            reach = min(marker, rec.offset - 1) if retirement else _reach(entry)
+            #: A tombstone with a marker retires its key's records up to that offset.
+            retired_upto = marker if isinstance(marker, int) and rec.value is None else None
+            retirement = retired_upto is not None
+            reach = min(retired_upto, rec.offset - 1) if retired_upto is not None else _reach(entry)
             slot = self.slots.get(rec.key)
             if slot is None:  # a retirement first (compaction took what it retired) holds none
                 self.slots[rec.key] = Slot(entry, [] if retirement else [entry], reach)
                 continue
             slot.tail = entry
             slot.reach = max(slot.reach, reach)
-            if retirement:
-                slot.open = [e for e in slot.open if e.offset > marker]
+            if retired_upto is not None:
+                slot.open = [e for e in slot.open if e.offset > retired_upto]
             else:
                 slot.open = [e for e in slot.open if not entry.supersedes(e)] + [entry]
         return self

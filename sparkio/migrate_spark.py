@@ -273,7 +273,7 @@ class SparkPlanner:
             lambda it: plan_rows(job.partitions, job.written, it))
         planned.persist(_storage())
         tally = _run(lambda: planned.filter(lambda t: t[0] is not None).map(lambda t: t[0])
-                     .fold(Tally(), Tally.merge))
+                     .fold(Tally(), Tally.merge))  # type: ignore[arg-type]  # the filter keeps tallies
         self._done(self.planned)
         self.planned = planned
         if self.records_read == 0:

@@ -577,7 +577,7 @@ def read_folds(kafka: KafkaRanges, topic: str, *, threads: int = 8,
     if len(jobs) <= 1 or threads <= 1:
         return [_fold(kafka, r, f, tick) for r, f in jobs]
     with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
-        return list(pool.map(lambda job: _fold(kafka, *job, tick), jobs))
+        return list(pool.map(lambda job: _fold(kafka, job[0], job[1], tick), jobs))
 
 
 class _Ticker:

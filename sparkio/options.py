@@ -281,11 +281,6 @@ class ConnectorOptions:
         return {**{k: v for k, v in declared.items() if v is not None}, **self.properties}
 
     @property
-    def buffering(self) -> bool:
-        """Flink's rule: the buffer is on only when both flush settings are positive."""
-        return self[BUFFER_FLUSH_MAX_ROWS] > 0 and self[BUFFER_FLUSH_INTERVAL] > 0
-
-    @property
     def primary_key(self) -> tuple[str, ...]:
         return parse_primary_key(self[PRIMARY_KEY])
 

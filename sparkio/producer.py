@@ -46,7 +46,7 @@ POLL_EVERY = 5000
 #: How long to let deliveries drain a full librdkafka queue before trying again.
 ROOM_WAIT_S = 0.005
 #: Runs an iterator to its end, keeping nothing (the produce loop's driver, in C).
-_drain = deque(maxlen=0).extend
+_drain = deque[object](maxlen=0).extend
 
 #: Producer settings the connector sets; properties.* may override the tuning ones.
 DEFAULT_PRODUCER_CONFIG: dict[str, Any] = {

@@ -133,12 +133,6 @@ class WriteSummary:
     phases: dict[str, float] = field(default_factory=dict)
 
     @staticmethod
-    def from_json(text: str) -> WriteSummary:
-        data = json.loads(text)
-        data["partitions"] = tuple(data["partitions"])
-        return WriteSummary(**data)
-
-    @staticmethod
     def of(topic: str, stats: list[TaskStats], *, elapsed_s: float, topic_partitions: int,
            delivery_guarantee: str, batch_id: int | None = None,
            phases: Mapping[str, float] | None = None) -> WriteSummary:

@@ -316,7 +316,7 @@ def test_guard_names_no_package_above_it_even_by_string():
 def test_contributed_commands_are_entry_points():
     text = (REPO / "pyproject.toml").read_text()
     assert '[project.entry-points."keyguard.commands"]' in text
-    assert 'demo = "keyguard.sparkio.cli:demo"' in text
+    assert 'demo = "keyguard.sparkio.cli_commands:demo"' in text
 
 
 def format_name_switches(root: Path = REPO) -> list[str]:

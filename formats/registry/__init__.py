@@ -16,11 +16,10 @@ guard's registry when a write names none.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from keyguard.formats.errors import RegistryError
-from keyguard.formats.records import record
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 COMPATIBILITY_LEVELS = (
@@ -36,7 +35,7 @@ COMPATIBILITY_LEVELS = (
 DEFAULT_COMPATIBILITY = "BACKWARD"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class SchemaVersion:
     """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
     (see `keyguard.formats.registry.references`)."""
@@ -49,7 +48,7 @@ class SchemaVersion:
     references: tuple[dict[str, object], ...] = field(default=())
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CompatibilityAnswer:
     """A registry's own verdict on a candidate schema (HTTP registries only)."""
 

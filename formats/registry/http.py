@@ -270,10 +270,11 @@ class HttpRegistry:
                          lambda: self._client.get_version(subject, version))  # type: ignore[arg-type]
         schema = rs.schema
         what = f"version {version} of subject '{subject}'"
-        if not isinstance(getattr(schema, "schema_str", None), str):
+        text = getattr(schema, "schema_str", None)
+        if not isinstance(text, str):
             raise self._not_registry(what, "a schema that is not text")
         return SchemaVersion(subject, self._whole(rs.version or 0, what),
-                             self._whole(rs.schema_id or 0, what), schema.schema_str,
+                             self._whole(rs.schema_id or 0, what), text,
                              str(schema.schema_type or "AVRO"), references_of(schema))
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
@@ -282,9 +283,10 @@ class HttpRegistry:
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
         what = f"read schema id {schema_id}"
         schema = self._fresh(what, lambda: self._client.get_schema(schema_id))
-        if not isinstance(getattr(schema, "schema_str", None), str):
+        text = getattr(schema, "schema_str", None)
+        if not isinstance(text, str):
             raise self._not_registry(what, "a schema that is not text")
-        return str(schema.schema_type or "AVRO"), schema.schema_str
+        return str(schema.schema_type or "AVRO"), text
 
     def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
         """The references of the schema registered under `schema_id`."""

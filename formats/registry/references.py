@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -26,7 +27,6 @@ from keyguard.formats.avro_vocab import NAMED as _NAMED
 from keyguard.formats.avro_vocab import PRIMITIVES as _PRIMITIVES
 from keyguard.formats.avro_vocab import full_name as _fullname
 from keyguard.formats.errors import RegistryError, SchemaError, UsageError
-from keyguard.formats.records import record
 from keyguard.formats.schema_identity import avro_canonical as _avro_canonical
 from keyguard.formats.schemajson import loads_schema
 
@@ -39,7 +39,7 @@ _BUNDLE = "$defs"
 _REF_LIMIT = 32
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Reference:
     """One of a schema's references, as the registry stores it."""
 
@@ -54,7 +54,7 @@ class Reference:
         return f"'{self.name}' (subject '{self.subject}' version {self.version})"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ResolvedReference:
     """A reference with the referenced schema, itself in standalone form."""
 

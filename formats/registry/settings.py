@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from keyguard.formats.errors import InvalidOptionError
-from keyguard.formats.records import record
 from keyguard.formats.registry import Registry
 from keyguard.formats.registry.connect import REGISTRY_OPTIONS, open_registry
 from keyguard.formats.registry.options import is_registry_option  # re-exported: declared there
@@ -39,7 +38,7 @@ KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"
 REGISTRY_FORMAT = "avro-confluent"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class RegistrySettings:
     """Where the registry is and how to reach it, resolved; `open()` connects."""
 

@@ -198,14 +198,14 @@ class AuditState:
             mine = self.stats.get(p)
             self.stats[p] = stats.merge(PartitionStats()) if mine is None else mine.merge(stats)
         for p, theirs in other.slots.items():
-            mine = self.slots.get(p)
-            if mine is None:
+            held = self.slots.get(p)
+            if held is None:
                 self.slots[p] = theirs.copy()
                 continue
             for fp, row in theirs.index.items():
-                had = mine.index.get(fp)
-                if had is None or theirs.offset[row] > mine.offset[had]:
-                    mine.put(fp, theirs.entry(row))
+                had = held.index.get(fp)
+                if had is None or theirs.offset[row] > held.offset[had]:
+                    held.put(fp, theirs.entry(row))
         for where, (n, first, last) in other.ids.items():
             span = self.ids.get(where)
             if span is None:
@@ -465,8 +465,10 @@ class Folder:
             if sid is None and self.key_frame.carries_schema_id:
                 one_by_one += members  # unframed: by the ids seen before each record
                 continue
+            # `rows` are records with a key: none is left out
+            batch = [key for m in members if (key := cols.keys[rows[m]]) is not None]
             try:
-                decoded = codec.decode_batch([cols.keys[rows[m]] for m in members], arrow=False)
+                decoded = codec.decode_batch(batch, arrow=False)
             except Exception:  # a record the codec rejects: each is told apart below
                 one_by_one += members
                 continue

@@ -153,9 +153,6 @@ def main() -> None:
     # handlers, flushing and the exit code are as before; only reference cycles still alive
     # at exit are left to the process's end, which the interpreter never promises to collect.
     atexit.register(gc.freeze)
-    # As `keyguard.sparkio.cli` (the script) sets it before its imports: the youngest generation
-    # collected every 10,000 new containers instead of 700 (~30 collections in a check).
-    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     args = sys.argv[1:]
     if "--debug" in args:
         args = ["--debug", *(a for a in args if a != "--debug")]

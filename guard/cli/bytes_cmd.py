@@ -197,6 +197,8 @@ def _build_plan(
         kept = {k: v for k, v in ddl.options.items()
                 if not (registry and is_registry_table_option(k))}
         return open_plan(ddl.columns, {**kept, **parse_kv(option)}, registry=reg)
+    # Only a DDL leaves a format unnamed (audit), and a DDL's plan is returned above.
+    assert key_format is not None and value_format is not None
     ks, vs = (
         read_schema_source(src, registry=reg, schema_type=schema_type,
                            references=tuple(map(parse_reference_option, reference or ())))
@@ -237,7 +239,7 @@ def _flink_table(path: str | None, **given: str | None) -> Any:
     return table
 
 
-def _registry_needed(registry: str, key_format: str, value_format: str,
+def _registry_needed(registry: str, key_format: str | None, value_format: str | None,
                      *sources: str | None) -> None:
     """A --registry that nothing would read is a mistake to report, not to ignore.
 

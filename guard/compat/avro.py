@@ -11,6 +11,7 @@ Logical types are ignored, as in Java: only the underlying type resolves.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import fastavro
@@ -19,7 +20,6 @@ from fastavro.schema import SchemaParseException, UnknownType
 from keyguard.formats.avro_schema import parse_avro
 from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
 from keyguard.formats.errors import SchemaError
-from keyguard.formats.records import record
 from keyguard.guard.compat.levels import Incompatibility, PairChecker
 
 NAME_MISMATCH = "NAME_MISMATCH"
@@ -33,7 +33,7 @@ MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 # are the specification's: `keyguard.formats.avro_vocab`.
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class AvroSchema:
     """A parsed Avro schema: fastavro's canonical form plus its named types by full name."""
 

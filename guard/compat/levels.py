@@ -11,11 +11,10 @@ this module decides which pairs to ask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
-from keyguard.formats.records import record
 from keyguard.formats.registry import COMPATIBILITY_LEVELS
 
 #: Reader reads writer: the new schema reads data written with an old version.
@@ -34,7 +33,7 @@ _DIRECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Incompatibility:
     """One reason a reader cannot read what a writer wrote, located in the reader schema.
 
@@ -56,7 +55,7 @@ class Incompatibility:
         return f"{way}{where}{self.kind} at {self.path}: {self.message}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class CompatibilityResult:
     """The verdict for one candidate, with every incompatibility found (not just the first)."""
 
@@ -68,7 +67,7 @@ class CompatibilityResult:
 S = TypeVar("S")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class PairChecker(Generic[S]):
     """A format's two entry points: parse a schema once, then walk a (reader, writer) pair."""
 

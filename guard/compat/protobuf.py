@@ -181,12 +181,12 @@ def _text_and_references(schema: Any) -> tuple[str, dict[str, str] | None]:
         text, refs = unbundle(schema)  # a schema with references in standalone form
         return text, refs or None
     if isinstance(schema, Mapping) and isinstance(schema.get("schema"), str):
-        refs = schema.get("references") or {}
-        if isinstance(refs, list):  # [{"name": ..., "schema": text}], as a registry lists them
-            refs = {r.get("name"): r.get("schema") for r in refs if isinstance(r, Mapping)}
-        if isinstance(refs, Mapping) and all(isinstance(k, str) and isinstance(v, str)
-                                             for k, v in refs.items()):
-            return schema["schema"], dict(refs)
+        given = schema.get("references") or {}
+        if isinstance(given, list):  # [{"name": ..., "schema": text}], as a registry lists them
+            given = {r.get("name"): r.get("schema") for r in given if isinstance(r, Mapping)}
+        if isinstance(given, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in given.items()):
+            return schema["schema"], dict(given)
         raise SchemaError("invalid Protobuf schema: its references are not import names "
                           "mapped to .proto text",
                           hint='give {"schema": text, "references": {"dep.proto": text}}')

@@ -11,12 +11,11 @@ format's, `guard/keys/confluent.py`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from keyguard.formats.avro_schema import parse_avro, to_avro_schema
 from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
-from keyguard.formats.records import record
 from keyguard.formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from keyguard.guard.keys.side import (
     Change,
@@ -96,7 +95,7 @@ def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None =
     return out
 
 
-@record(frozen=False)  # a dataclass, its methods compiled when first used (CLI start-up)
+@dataclass
 class AvroWalk:
     """One comparison of an old and a new writer schema, by their binary encodings.
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from keyguard.formats.codec import CodecContext, create_codec
-from keyguard.formats.records import record
 from keyguard.formats.schema_identity import canonical_form, derived_schema_id
 from keyguard.guard.keys.avro import side_schema
 from keyguard.guard.keys.known import KnownSchemas
@@ -68,7 +68,7 @@ def derived_id(side: KeySide) -> int:
     return derived_schema_id(text, schema_type)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Ids:
     """The ids in play: what the existing keys carry, and what the candidate writes with."""
 

@@ -9,14 +9,13 @@ pure: nothing is opened, fetched or registered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from keyguard.formats.errors import KeyguardError, RegistryError
-from keyguard.formats.records import record
 from keyguard.formats.registry import SchemaVersion
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class WriterSchema:
     """A schema by its global id, standalone (references resolved), as the registry gave it;
     or the error the registry answered for that id (an id it does not know)."""
@@ -26,7 +25,7 @@ class WriterSchema:
     error: KeyguardError | None = None
 
 
-@record(frozen=False)  # a dataclass, its methods compiled when first used (CLI start-up)
+@dataclass
 class KnownSchemas:
     """Answers a codec's registry questions from plain data.
 

@@ -70,14 +70,14 @@ def side_proto(side: KeySide) -> ProtoSchema:
     if isinstance(given, str):
         text, refs = unbundle(given)
         return _parse(text, "the Protobuf key schema", tuple(sorted(refs.items())))
-    text = getattr(given, "text", None)
-    if isinstance(text, str):
+    own_text = getattr(given, "text", None)
+    if isinstance(own_text, str):
         files: dict[str, str] = {}
         for r in getattr(given, "references", ()):
             inner, deeper = unbundle(str(r.standalone))
             files.update(deeper)
             files[str(r.reference.name)] = inner
-        return _parse(text, str(getattr(given, "origin", "the Protobuf key schema")),
+        return _parse(own_text, str(getattr(given, "origin", "the Protobuf key schema")),
                       tuple(sorted(files.items())))
     raise SchemaError(f"no Protobuf key schema for the {side.format} key side",
                       hint="give the key's .proto schema (a schema file or the registered "

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
-from keyguard.formats.records import record
 from keyguard.formats.types import Field, RowType, avro_only_parts
 from keyguard.guard.report import Rule, Witness
 from keyguard.guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
@@ -47,7 +46,7 @@ def partitioner_family(name: str) -> str:
     return fam
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class KeySide:
     """How keys are (or will be) written: format, options, key row type, schema, placement.
 
@@ -131,7 +130,7 @@ class KeySide:
         return cls(format=format, row_type=rt.not_null(), avro_schema=parsed, **kw)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FieldPair:
     """An old key field and what became of it; `old` or `new` is None when added/removed."""
 
@@ -189,7 +188,7 @@ def reordered(pairs: list[FieldPair]) -> bool:
     return olds != sorted(olds)  # type: ignore[type-var]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Change:
     """What a structural rule found, before the witness search proves it with a key."""
 
@@ -232,7 +231,7 @@ def factory(format_name: str) -> Any:
     return format_factory(format_name)
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FamilyContext:
     """What a key family's rules get besides the two sides (see `FamilyRules`)."""
 

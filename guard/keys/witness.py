@@ -15,13 +15,13 @@ import itertools
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.partitioner import partition_for
-from keyguard.formats.records import record
 from keyguard.formats.types import (
     ArrayType,
     BooleanType,
@@ -358,7 +358,7 @@ def place(family: str, key: bytes, partitions: int) -> int | None:
     return None
 
 
-@record(frozen=False)  # a dataclass, its methods compiled when first used (CLI start-up)
+@dataclass
 class Trial:
     """One candidate key, encoded by both sides."""
 
@@ -456,11 +456,6 @@ class WitnessSearch:
                 t = self.trial({**base, f.name: v})
                 if t is not None and predicate(t):
                     return t.witness()
-        return None
-
-    def any_trial(self) -> Witness | None:
-        for t in self.trials():
-            return t.witness()
         return None
 
     @cached_property

@@ -18,7 +18,7 @@ MONEY = 'syntax = "proto3"; package common; message Money { int64 units = 1; }'
 def test_messages_in_file_order_with_references_and_well_known_types():
     schema = parse_proto(SCHEMA, references={"common/money.proto": MONEY})
     assert schema.syntax == "proto3"
-    assert schema.message_names() == ["OrderKey", "Order"]
+    assert [m.name for m in schema.file.message_type] == ["OrderKey", "Order"]
     assert schema.file.package == "shop"
     assert {d.name for d in schema.dependencies} == {
         "google/protobuf/timestamp.proto", "common/money.proto"}

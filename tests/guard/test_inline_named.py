@@ -15,7 +15,7 @@ import pytest
 from keyguard.formats.registry import SchemaVersion
 from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.compat import check_compatibility
-from keyguard.guard.diff import diff_keys
+from keyguard.guard.diff import KeyWriting, diff_sides
 from keyguard.guard.values import check_value
 
 NAMED: dict[str, tuple[dict[str, Any], Any]] = {
@@ -101,7 +101,7 @@ def test_key_diff_reports_the_added_field(kind: str) -> None:
     grown["fields"].append({"name": "n", "type": copy.deepcopy(NAMED[kind][0])})
     texts = [SchemaText("AVRO", json.dumps(key), "v1.avsc"),
              SchemaText("AVRO", json.dumps(grown), "v2.avsc")]
-    report = diff_keys(texts, "avro", {}, {})
+    report = diff_sides(texts[:-1], texts[-1], KeyWriting("avro", {}), KeyWriting("avro", {}))
     assert any(f.rule.id == "KG101" and f.path == "n" for f in report.findings)
 
 

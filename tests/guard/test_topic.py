@@ -51,9 +51,6 @@ def test_static_inspector_is_a_topic_inspector() -> None:
     inspector: TopicInspector = StaticTopicInspector({"t": facts})
     assert inspector.facts("t") is facts
     assert inspector.facts("other") is None
-    assert facts.compacted is True
-    assert TopicFacts("t", 1, "delete").compacted is False
-    assert TopicFacts("t", 1, None).compacted is None
 
 
 # -- against the broker ----------------------------------------------------------------------
@@ -100,7 +97,6 @@ def test_facts_counts_schema_ids_tombstones_and_foreign_keys(each_broker: str) -
     assert facts.topic == topic
     assert facts.partitions == 3
     assert facts.cleanup_policy == "compact"
-    assert facts.compacted is True
     assert facts.key_schema_ids == {101: 120, 202: 45}
     assert facts.non_confluent_keys == 3
     assert facts.keys_scanned == len(records)

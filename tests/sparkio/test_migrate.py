@@ -194,7 +194,7 @@ def cli(*args: str) -> Any:
     import typer
     from typer.testing import CliRunner
 
-    from keyguard.sparkio.cli import migrate
+    from keyguard.sparkio.cli_commands import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)

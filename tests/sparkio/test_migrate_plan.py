@@ -141,7 +141,7 @@ def test_a_cut_over_leaves_the_source_and_keeps_rows_written_to_the_target() -> 
 
 
 def test_flags_become_one_option_set_per_encoding() -> None:
-    from keyguard.sparkio.cli import migration_options
+    from keyguard.sparkio.cli_commands import migration_options
 
     olds, new = migration_options(
         old_key_formats=["json", "avro-confluent"],
@@ -163,7 +163,7 @@ def test_the_command_help_lists_its_flags() -> None:
     from typer.testing import CliRunner
 
     from keyguard.guard.cli import EXIT_CODES_HELP
-    from keyguard.sparkio.cli import migrate
+    from keyguard.sparkio.cli_commands import migrate
 
     app = typer.Typer()
     # As keyguard.guard.cli loads entry points:
@@ -182,7 +182,7 @@ def test_bad_flags_exit_2_before_any_broker() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from keyguard.sparkio.cli import migrate
+    from keyguard.sparkio.cli_commands import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)
@@ -202,7 +202,7 @@ def test_an_unreachable_broker_exits_3() -> None:
     import typer
     from typer.testing import CliRunner
 
-    from keyguard.sparkio.cli import migrate
+    from keyguard.sparkio.cli_commands import migrate
 
     app = typer.Typer()
     app.command("migrate")(migrate)

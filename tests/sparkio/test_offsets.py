@@ -4,8 +4,8 @@ reads."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from broker import BrokerMissing, BrokerPool, new_topic
@@ -63,23 +63,38 @@ def test_read_ends_at_the_captured_end_while_a_producer_keeps_writing(bootstrap:
     topic = new_topic(bootstrap, 1)
     _produce_batched(bootstrap, topic, 50)
     stop = threading.Event()
+    delivered = threading.Condition()
+    last_offset = -1  # of the writer's records the broker has acknowledged
+
+    def on_delivery(err: object, msg: Any) -> None:
+        nonlocal last_offset
+        if err is None:
+            with delivered:
+                last_offset = max(last_offset, msg.offset())
+                delivered.notify_all()
 
     def keep_writing() -> None:
         p = _producer(bootstrap, **{"linger.ms": 5})
         while not stop.is_set():
-            p.produce(topic, key=b"k1", value=b"more")
+            p.produce(topic, key=b"k1", value=b"more", on_delivery=on_delivery)
             p.poll(0)
-            time.sleep(0.002)
+            stop.wait(0.002)
         p.flush(10)
+
+    def landed_at(offset: int) -> None:
+        """Until the writer has a record at `offset` or after it."""
+        with delivered:
+            assert delivered.wait_for(lambda: last_offset >= offset, timeout=15), (
+                f"no record written at offset {offset} or after")
 
     writer = threading.Thread(target=keep_writing, daemon=True)
     writer.start()
     try:
-        time.sleep(0.3)
+        landed_at(50)  # the writer's records follow the first 50
         kafka = KafkaRanges(bootstrap)
         (r,) = kafka.capture(topic)
         assert r.end >= 50
-        time.sleep(0.3)  # more records land after the capture
+        landed_at(r.end)  # more records land after the capture
         records = [rec for batch in kafka.read(r) for rec in batch]
         assert [rec.offset for rec in records] == list(range(r.end))
     finally:

@@ -22,13 +22,13 @@ def resolve(**extra: Any) -> Any:
 def test_defaults_follow_flink() -> None:
     conn = resolve()
     assert conn["sink.delivery-guarantee"] == "at-least-once"
-    assert conn["sink.buffer-flush.max-rows"] == 0 and not conn.buffering
+    assert conn["sink.buffer-flush.max-rows"] == 0
     assert conn["scan.mode"] == "table" and conn.bootstrap == "localhost:9092"
 
 
 def test_flink_durations_and_buffering() -> None:
     conn = resolve(**{"sink.buffer-flush.max-rows": "100", "sink.buffer-flush.interval": "1s"})
-    assert conn.buffering and conn["sink.buffer-flush.interval"] == 1000
+    assert conn["sink.buffer-flush.max-rows"] == 100 and conn["sink.buffer-flush.interval"] == 1000
 
 
 @pytest.mark.parametrize(("extra", "named"), [

@@ -1,0 +1,1 @@
+../../keyguard/__init__.py

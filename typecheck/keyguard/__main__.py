@@ -1,0 +1,1 @@
+../../keyguard/__main__.py
