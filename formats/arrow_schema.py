@@ -124,6 +124,23 @@ def from_arrow_type(at: pa.DataType, nullable: bool = True, path: str = "") -> D
 
     if pt.is_dictionary(at):
         return from_arrow_type(at.value_type, nullable, path)
+    t = _from_arrow_scalar(at, nullable)
+    if t is None:
+        t = _from_arrow_nested(at, nullable, path)
+    if t is not None:
+        return t
+    hint = "cast it to a signed integer, string, or another supported type before writing"
+    if pt.is_unsigned_integer(at):
+        hint = "cast it to a signed integer type wide enough for its values (e.g. int64)"
+    raise UnsupportedTypeError(
+        f"column '{path}' has Arrow type {at}, which keyguard cannot write", hint=hint
+    )
+
+
+def _from_arrow_scalar(at: pa.DataType, nullable: bool) -> DataType | None:
+    """A type that holds no other type, or None."""
+    import pyarrow.types as pt
+
     checks: list[tuple[Callable[[pa.DataType], bool], type[DataType]]] = [
         (pt.is_boolean, BooleanType),
         (pt.is_int8, TinyIntType),
@@ -155,6 +172,13 @@ def from_arrow_type(at: pa.DataType, nullable: bool = True, path: str = "") -> D
         if at.tz is None:
             return TimestampType(precision=precision, nullable=nullable)
         return TimestampLtzType(precision=precision, nullable=nullable)
+    return None
+
+
+def _from_arrow_nested(at: pa.DataType, nullable: bool, path: str) -> DataType | None:
+    """A map, list or struct, its parts converted in turn; None for any other type."""
+    import pyarrow.types as pt
+
     if pt.is_map(at):
         key = from_arrow_type(at.key_type, False, f"{path}{{key}}")
         item = at.item_field
@@ -176,12 +200,7 @@ def from_arrow_type(at: pa.DataType, nullable: bool = True, path: str = "") -> D
             sub = f"{path}.{f.name}" if path else f.name
             fields.append(Field(f.name, from_arrow_type(f.type, f.nullable, sub)))
         return RowType(fields=tuple(fields), nullable=nullable)
-    hint = "cast it to a signed integer, string, or another supported type before writing"
-    if pt.is_unsigned_integer(at):
-        hint = "cast it to a signed integer type wide enough for its values (e.g. int64)"
-    raise UnsupportedTypeError(
-        f"column '{path}' has Arrow type {at}, which keyguard cannot write", hint=hint
-    )
+    return None
 
 
 def _is(at: pa.DataType, predicate: str) -> bool:

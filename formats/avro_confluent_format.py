@@ -25,7 +25,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from keyguard.formats.avro_format import AvroWriter, decoded_batch
+from keyguard.formats.avro_column_decoder import decoded_batch
+from keyguard.formats.avro_format import AvroWriter
 from keyguard.formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from keyguard.formats.codec import (
     Codec,

@@ -108,55 +108,18 @@ def _convert(
     t: DataType, row_name: str, legacy: bool, path: str, enclosing_ns: str | None
 ) -> AvroSchema:
     where = f"column '{path}' " if path else ""
-    schema: AvroSchema
-    if isinstance(t, BooleanType):
-        schema = "boolean"
-    elif isinstance(t, (TinyIntType, SmallIntType, IntType)):
-        schema = "int"
-    elif isinstance(t, BigIntType):
-        schema = "long"
-    elif isinstance(t, FloatType):
-        schema = "float"
-    elif isinstance(t, DoubleType):
-        schema = "double"
-    elif isinstance(t, StringType):
-        schema = "string"
-    elif isinstance(t, BytesType):
-        schema = "bytes"
-    elif isinstance(t, DecimalType):
-        schema = {"type": "bytes", "logicalType": "decimal", "precision": t.precision,
-                  "scale": t.scale}
-    elif isinstance(t, DateType):
-        schema = {"type": "int", "logicalType": "date"}
-    elif isinstance(t, TimeType):
-        if t.precision > 3:
-            raise UnsupportedTypeError(
-                f"{where}{t.sql()}: Avro (as Flink derives it) supports TIME precision up to 3",
-                hint="declare TIME(3) or less; Flink writes TIME as int time-millis",
-            )
-        schema = {"type": "int", "logicalType": "time-millis"}
-    elif isinstance(t, TimestampType):
-        if legacy:
-            if t.precision > 3:
-                raise UnsupportedTypeError(
-                    f"{where}{t.sql()}: with the legacy timestamp mapping (Flink's default) Avro "
-                    f"supports TIMESTAMP precision up to 3",
-                    hint=_LEGACY_HINT,
-                )
-            schema = {"type": "long", "logicalType": "timestamp-millis"}
-        else:
-            schema = {"type": "long", "logicalType": "local-timestamp-" + _unit(t.precision)}
-    elif isinstance(t, TimestampLtzType):
-        if legacy:
-            raise UnsupportedTypeError(
-                f"{where}{t.sql()}: the legacy timestamp mapping (Flink's default) has no Avro "
-                "type for TIMESTAMP_LTZ",
-                hint="set timestamp_mapping.legacy=false to write timestamp-millis/-micros",
-            )
-        schema = {"type": "long", "logicalType": "timestamp-" + _unit(t.precision)}
-    elif isinstance(t, RowType):
-        schema = _record(t, row_name, legacy, path, enclosing_ns)
-    elif isinstance(t, MapType):
+    schema = _scalar_schema(t, legacy, where)
+    if schema is None:
+        schema = _nested_schema(t, row_name, legacy, path, enclosing_ns, where)
+    return _nullable(schema, t.nullable)
+
+
+def _nested_schema(t: DataType, row_name: str, legacy: bool, path: str,
+                   enclosing_ns: str | None, where: str) -> AvroSchema:
+    """The Avro schema of a row, a map or an array column."""
+    if isinstance(t, RowType):
+        return _record(t, row_name, legacy, path, enclosing_ns)
+    if isinstance(t, MapType):
         if not isinstance(t.key, StringType):
             raise UnsupportedTypeError(
                 f"{where}{t.sql()}: Avro maps have string keys only",
@@ -164,14 +127,67 @@ def _convert(
             )
         # Flink's MAP branch calls convertToSchema(valueType, rowName): legacy mapping always.
         values = _convert(t.value, row_name, True, f"{path}{{value}}", enclosing_ns)
-        schema = {"type": "map", "values": values}
-    elif isinstance(t, ArrayType):
+        return {"type": "map", "values": values}
+    if isinstance(t, ArrayType):
         # Flink's ARRAY branch calls convertToSchema(elementType, rowName): legacy mapping always.
         items = _convert(t.element, row_name, True, f"{path}[]", enclosing_ns)
-        schema = {"type": "array", "items": items}
-    else:
-        raise UnsupportedTypeError(f"{where}{t.sql()}: no Avro type for this column type")
-    return _nullable(schema, t.nullable)
+        return {"type": "array", "items": items}
+    raise UnsupportedTypeError(f"{where}{t.sql()}: no Avro type for this column type")
+
+
+#: Column types written as an Avro primitive, tried in order.
+_PRIMITIVE_SCHEMAS: tuple[tuple[type[DataType] | tuple[type[DataType], ...], str], ...] = (
+    (BooleanType, "boolean"),
+    ((TinyIntType, SmallIntType, IntType), "int"),
+    (BigIntType, "long"),
+    (FloatType, "float"),
+    (DoubleType, "double"),
+    (StringType, "string"),
+    (BytesType, "bytes"),
+)
+
+
+def _scalar_schema(t: DataType, legacy: bool, where: str) -> AvroSchema | None:
+    """The Avro schema of a column type that is neither a row, a map nor an array; None for
+    those."""
+    for types, primitive in _PRIMITIVE_SCHEMAS:
+        if isinstance(t, types):
+            return primitive
+    if isinstance(t, DecimalType):
+        return {"type": "bytes", "logicalType": "decimal", "precision": t.precision,
+                "scale": t.scale}
+    if isinstance(t, DateType):
+        return {"type": "int", "logicalType": "date"}
+    if isinstance(t, TimeType):
+        if t.precision > 3:
+            raise UnsupportedTypeError(
+                f"{where}{t.sql()}: Avro (as Flink derives it) supports TIME precision up to 3",
+                hint="declare TIME(3) or less; Flink writes TIME as int time-millis",
+            )
+        return {"type": "int", "logicalType": "time-millis"}
+    if isinstance(t, TimestampType):
+        return _timestamp_schema(t, legacy, where)
+    if isinstance(t, TimestampLtzType):
+        if legacy:
+            raise UnsupportedTypeError(
+                f"{where}{t.sql()}: the legacy timestamp mapping (Flink's default) has no Avro "
+                "type for TIMESTAMP_LTZ",
+                hint="set timestamp_mapping.legacy=false to write timestamp-millis/-micros",
+            )
+        return {"type": "long", "logicalType": "timestamp-" + _unit(t.precision)}
+    return None
+
+
+def _timestamp_schema(t: TimestampType, legacy: bool, where: str) -> AvroSchema:
+    if not legacy:
+        return {"type": "long", "logicalType": "local-timestamp-" + _unit(t.precision)}
+    if t.precision > 3:
+        raise UnsupportedTypeError(
+            f"{where}{t.sql()}: with the legacy timestamp mapping (Flink's default) Avro "
+            f"supports TIMESTAMP precision up to 3",
+            hint=_LEGACY_HINT,
+        )
+    return {"type": "long", "logicalType": "timestamp-millis"}
 
 
 def _unit(precision: int) -> str:
@@ -247,6 +263,13 @@ def parse_avro(schema: str | AvroSchema, *, origin: str | None = None) -> AvroSc
     return data
 
 
+def expand_named(schema: AvroSchema) -> AvroSchema:
+    """The schema with named-type references replaced by their definitions (fastavro's)."""
+    from fastavro.schema import expand_schema
+
+    return expand_schema(schema)
+
+
 def from_avro_schema(
     schema: str | AvroSchema,
     *,
@@ -285,86 +308,74 @@ class _Converter:
         self.open: list[str] = []
 
     def convert(self, s: AvroSchema, ns: str | None, path: str) -> DataType:
-        legacy = self.legacy
         where = f"at '{path}' " if path else ""
         if isinstance(s, list):
-            branches = [b for b in s if not _is_null(b)]
-            if len(branches) == 1 and len(s) <= 2:
-                return self.convert(branches[0], ns, path).with_nullable(len(s) == 2)
-            if self.avro_only and branches:
-                return AvroOnlyType(what=f"union {_short_json(s)}",
-                                    nullable=len(branches) < len(s))
-            raise SchemaError(
-                f"Avro union {where}{_short_json(s)} has no column type",
-                hint="only [\"null\", T] unions map to a nullable column, as in Flink",
-            )
+            return self.union(s, ns, path, where)
         if isinstance(s, str):
-            if s in PRIMITIVES:
-                s = {"type": s}
-            else:
+            if s not in PRIMITIVES:
                 return self.reference(s, ns, path)
+            s = {"type": s}
         if not isinstance(s, dict):
             raise SchemaError(f"not an Avro schema {where}: {s!r}")
         typ = s.get("type")
         if isinstance(typ, (list, dict)):
             return self.convert(typ, ns, path)
-        logical = s.get("logicalType")
         if typ in NAMED:
-            name = s["name"]
-            own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
-            full = full_name(name, own_ns)
-            self.named[full] = s
-            if typ in ("record", "error"):
-                self.open.append(full)
-                fields = tuple(
-                    Field(
-                        f["name"],
-                        self.convert(f["type"], own_ns or None,
-                                     f"{path}.{f['name']}" if path else f["name"]),
-                        f.get("doc"),
-                    )
-                    for f in s["fields"]
-                )
-                self.open.pop()
-                return RowType(fields=fields, nullable=False)
-            if typ == "enum":
-                return StringType(nullable=False)
-            if logical == "decimal" and valid_decimal(s):
-                return DecimalType(precision=s["precision"], scale=s.get("scale", 0),
-                                   nullable=False)
-            return BytesType(nullable=False)
+            return self.named_type(s, ns, path)
         if typ == "array":
             return ArrayType(element=self.convert(s["items"], ns, f"{path}[]"), nullable=False)
         if typ == "map":
             return MapType(key=StringType(nullable=False),
                            value=self.convert(s["values"], ns, f"{path}{{value}}"),
                            nullable=False)
-        if typ == "bytes":
-            if logical == "decimal" and valid_decimal(s):
-                return DecimalType(precision=s["precision"], scale=s.get("scale", 0),
-                                   nullable=False)
-            return BytesType(nullable=False)
-        if typ == "string":
-            return StringType(nullable=False)
-        if typ == "int":
-            if logical == "date":
-                return DateType(nullable=False)
-            if logical == "time-millis":
-                return TimeType(precision=3, nullable=False)
-            return IntType(nullable=False)
-        if typ == "long":
-            return _long_type(logical, legacy)
-        if typ == "float":
-            return FloatType(nullable=False)
-        if typ == "double":
-            return DoubleType(nullable=False)
-        if typ == "boolean":
-            return BooleanType(nullable=False)
+        primitive = _primitive_type(s, self.legacy)
+        if primitive is not None:
+            return primitive
         if typ == "null":
             raise SchemaError(f"the Avro null type {where}has no column type")
         if isinstance(typ, str):
             return self.reference(typ, ns, path)
         raise SchemaError(f"unsupported Avro type {typ!r} {where}".rstrip())
+
+    def union(self, s: list[Any], ns: str | None, path: str, where: str) -> DataType:
+        """A nullable column of ["null", T]; any other union has no column type."""
+        branches = [b for b in s if not _is_null(b)]
+        if len(branches) == 1 and len(s) <= 2:
+            return self.convert(branches[0], ns, path).with_nullable(len(s) == 2)
+        if self.avro_only and branches:
+            return AvroOnlyType(what=f"union {_short_json(s)}",
+                                nullable=len(branches) < len(s))
+        raise SchemaError(
+            f"Avro union {where}{_short_json(s)} has no column type",
+            hint="only [\"null\", T] unions map to a nullable column, as in Flink",
+        )
+
+    def named_type(self, s: dict[str, Any], ns: str | None, path: str) -> DataType:
+        """A record, enum or fixed defined here, remembered by its full name."""
+        name = s["name"]
+        own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
+        full = full_name(name, own_ns)
+        self.named[full] = s
+        typ = s.get("type")
+        if typ in ("record", "error"):
+            return self.record(s, full, own_ns, path)
+        if typ == "enum":
+            return StringType(nullable=False)
+        return _bytes_type(s)
+
+    def record(self, s: dict[str, Any], full: str, own_ns: str | None, path: str) -> RowType:
+        self.open.append(full)
+        fields = tuple(
+            Field(
+                f["name"],
+                self.convert(f["type"], own_ns or None,
+                             f"{path}.{f['name']}" if path else f["name"]),
+                f.get("doc"),
+            )
+            for f in s["fields"]
+        )
+        self.open.pop()
+        return RowType(fields=fields, nullable=False)
 
     def reference(self, name: str, ns: str | None, path: str) -> DataType:
         """A named type used by name: converted again, or a recursion back to an open record."""
@@ -390,6 +401,38 @@ class _Converter:
 def _short_json(s: Any) -> str:
     text = json.dumps(s)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _bytes_type(s: Mapping[str, Any]) -> DataType:
+    """bytes or fixed: DECIMAL when a valid decimal logical type says so."""
+    if s.get("logicalType") == "decimal" and valid_decimal(s):
+        return DecimalType(precision=s["precision"], scale=s.get("scale", 0), nullable=False)
+    return BytesType(nullable=False)
+
+
+def _int_type(logical: str | None) -> DataType:
+    if logical == "date":
+        return DateType(nullable=False)
+    if logical == "time-millis":
+        return TimeType(precision=3, nullable=False)
+    return IntType(nullable=False)
+
+
+def _primitive_type(s: Mapping[str, Any], legacy: bool) -> DataType | None:
+    """The column type of a primitive Avro type other than null, or None."""
+    typ, logical = s.get("type"), s.get("logicalType")
+    if typ == "bytes":
+        return _bytes_type(s)
+    if typ == "int":
+        return _int_type(logical)
+    if typ == "long":
+        return _long_type(logical, legacy)
+    plain = _PLAIN_TYPES.get(typ) if isinstance(typ, str) else None
+    return None if plain is None else plain(nullable=False)
+
+
+_PLAIN_TYPES: dict[str, type[DataType]] = {
+    "string": StringType, "float": FloatType, "double": DoubleType, "boolean": BooleanType}
 
 
 def _long_type(logical: str | None, legacy: bool) -> DataType:

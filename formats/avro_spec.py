@@ -281,55 +281,43 @@ class _Validator:
             problem = self.default_problem(first, v, ns)
             return None if problem is None else f"{problem} (the union's first branch)"
         t = s if isinstance(s, str) else s["type"]
-        if t == "null":
-            return None if v is None else f"{_show(v)} is not null"
-        if t == "boolean":
-            return None if isinstance(v, bool) else f"{_show(v)} is not a boolean"
-        if t in _INT_RANGE:
-            if not _is_int(v):
-                return f"{_show(v)} is not an integer ({t})"
-            bound = _INT_RANGE[t]
-            return None if -bound <= v < bound else f"{_show(v)} is out of range for {t}"
-        if t in ("float", "double"):
-            ok = (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
-            return None if ok else f"{_show(v)} is not a number ({t})"
-        if t in ("bytes", "string"):
-            return None if isinstance(v, str) else f"{_show(v)} is not a string ({t})"
-        if t == "fixed":
-            if not isinstance(v, str):
-                return f"{_show(v)} is not a string (fixed)"
-            return None if len(v) == s["size"] else f"{_show(v)} is not {s['size']} bytes long"
-        if t == "enum":
-            return None if isinstance(v, str) and v in s["symbols"] else \
-                f"{_show(v)} is not a symbol of enum {s['name']!r}"
         if t == "array":
-            if not isinstance(v, list):
-                return f"{_show(v)} is not an array"
-            for i, item in enumerate(v):
-                problem = self.default_problem(s["items"], item, ns)
-                if problem:
-                    return f"item {i}: {problem}"
-            return None
+            return self._array_default_problem(s, v, ns)
         if t == "map":
-            if not isinstance(v, dict):
-                return f"{_show(v)} is not an object (map)"
-            for k, item in v.items():
-                problem = self.default_problem(s["values"], item, ns)
-                if problem:
-                    return f"value {k!r}: {problem}"
-            return None
+            return self._map_default_problem(s, v, ns)
         if t in ("record", "error"):
-            if not isinstance(v, dict):
-                return f"{_show(v)} is not an object (record {s['name']!r})"
-            inner = self.fullnames[id(s)].rpartition(".")[0] or None
-            for f in s["fields"]:
-                if f["name"] in v:
-                    problem = self.default_problem(f["type"], v[f["name"]], inner)
-                    if problem:
-                        return f"field {f['name']!r}: {problem}"
-                elif "default" not in f:
-                    return f"field {f['name']!r} is missing and has no default"
-            return None
+            return self._record_default_problem(s, v)
+        return _scalar_default_problem(t, s, v)
+
+    def _array_default_problem(self, s: Mapping[str, Any], v: Any, ns: str | None) -> str | None:
+        if not isinstance(v, list):
+            return f"{_show(v)} is not an array"
+        for i, item in enumerate(v):
+            problem = self.default_problem(s["items"], item, ns)
+            if problem:
+                return f"item {i}: {problem}"
+        return None
+
+    def _map_default_problem(self, s: Mapping[str, Any], v: Any, ns: str | None) -> str | None:
+        if not isinstance(v, dict):
+            return f"{_show(v)} is not an object (map)"
+        for k, item in v.items():
+            problem = self.default_problem(s["values"], item, ns)
+            if problem:
+                return f"value {k!r}: {problem}"
+        return None
+
+    def _record_default_problem(self, s: Mapping[str, Any], v: Any) -> str | None:
+        if not isinstance(v, dict):
+            return f"{_show(v)} is not an object (record {s['name']!r})"
+        inner = self.fullnames[id(s)].rpartition(".")[0] or None
+        for f in s["fields"]:
+            if f["name"] in v:
+                problem = self.default_problem(f["type"], v[f["name"]], inner)
+                if problem:
+                    return f"field {f['name']!r}: {problem}"
+            elif "default" not in f:
+                return f"field {f['name']!r} is missing and has no default"
         return None
 
     def resolve(self, s: Any, ns: str | None) -> Any:
@@ -342,6 +330,32 @@ class _Validator:
                 s = self.lookup(str(s.get("type")), ns, ())
             else:
                 return s
+
+
+def _scalar_default_problem(t: str, s: Any, v: Any) -> str | None:
+    """Why `v` is not a valid default of the primitive, fixed or enum type `t` (node `s`)."""
+    if t == "null":
+        return None if v is None else f"{_show(v)} is not null"
+    if t == "boolean":
+        return None if isinstance(v, bool) else f"{_show(v)} is not a boolean"
+    if t in _INT_RANGE:
+        if not _is_int(v):
+            return f"{_show(v)} is not an integer ({t})"
+        bound = _INT_RANGE[t]
+        return None if -bound <= v < bound else f"{_show(v)} is out of range for {t}"
+    if t in ("float", "double"):
+        ok = (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
+        return None if ok else f"{_show(v)} is not a number ({t})"
+    if t in ("bytes", "string"):
+        return None if isinstance(v, str) else f"{_show(v)} is not a string ({t})"
+    if t == "fixed":
+        if not isinstance(v, str):
+            return f"{_show(v)} is not a string (fixed)"
+        return None if len(v) == s["size"] else f"{_show(v)} is not {s['size']} bytes long"
+    if t == "enum":
+        return None if isinstance(v, str) and v in s["symbols"] else \
+            f"{_show(v)} is not a symbol of enum {s['name']!r}"
+    return None
 
 
 def _branch_key(s: Any) -> str:

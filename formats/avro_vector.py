@@ -12,7 +12,8 @@ types, rare logical types) fall back to the row writer, so the bytes always equa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.avro_binary import INT32, INT64, ColumnWriters, Writer, avro_kind, null_split
@@ -100,137 +101,246 @@ class _Fallback(Exception):
     """This column is written value by value with its Python writer."""
 
 
-def _column_pieces(
-    t: DataType, schema: AvroSchema, arr: pa.Array, where: str, name: str
-) -> list[Any]:
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
+@dataclass
+class _Column:
+    """One Arrow column on its way to Avro: its row type, its Avro type, its nulls, and the
+    union branch index that starts each record's bytes when the column is nullable."""
 
-    n = len(arr)
+    t: DataType
+    arr: pa.Array
+    kind: str
+    logical: str | None
+    props: Mapping[str, Any]
+    valid: np.ndarray
+    head: list[tuple[np.ndarray, np.ndarray | None]]
+    where: str
+    name: str
+
+    @property
+    def n(self) -> int:
+        return len(self.arr)
+
+    @property
+    def has_nulls(self) -> bool:
+        return bool(self.arr.null_count)
+
+    def ints(self) -> np.ndarray:
+        import numpy as np
+
+        return self.arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+    def varints(self, v: np.ndarray) -> list[Any]:
+        mat, mask = _varint_piece(v)
+        return [*self.head, (mat, mask & self.valid[:, None] if self.has_nulls else mask)]
+
+    def null_mask(self) -> np.ndarray | None:
+        """The mask of a one-byte-per-record piece: its null records write nothing."""
+        return self.valid[:, None] if self.has_nulls else None
+
+    def first_bad(self, bad: np.ndarray) -> int | None:
+        """The first non-null record that `bad` marks, or None."""
+        bad = bad & self.valid
+        return _first(bad) if bad.any() else None
+
+    def out_of_range(self, i: int, v: np.ndarray, what: str) -> EncodeError:
+        return EncodeError(f"{self.where}: row {i}: column '{self.name}': {v[i]} is out of "
+                           f"range for {what}")
+
+
+def _column(t: DataType, schema: AvroSchema, arr: pa.Array, where: str, name: str) -> _Column:
+    import numpy as np
+
     inner, null_idx, value_idx = null_split(schema, name)
     kind, logical, props = avro_kind(inner)
-    valid = np.ones(n, dtype=bool) if arr.null_count == 0 else \
+    valid = np.ones(len(arr), dtype=bool) if arr.null_count == 0 else \
         arr.is_valid().to_numpy(zero_copy_only=False)
     if null_idx is None and arr.null_count:
         raise EncodeError(f"{where}: row {_first(~valid)}: column '{name}' is null, but its "
                           "type is NOT NULL", hint="give every NOT NULL column a value")
-    at = arr.type
     head: list[tuple[np.ndarray, np.ndarray | None]] = []
     if null_idx is not None:
         branch = np.where(valid, np.uint8(value_idx * 2), np.uint8(null_idx * 2))
         head.append((branch[:, None], None))
+    return _Column(t, arr, kind, logical, props, valid, head, where, name)
 
-    def ints() -> np.ndarray:
-        return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
-    def varints(v: np.ndarray) -> list[Any]:
-        mat, mask = _varint_piece(v)
-        return [*head, (mat, mask & valid[:, None] if arr.null_count else mask)]
-
-    def out_of_range(bad: np.ndarray, v: np.ndarray, what: str) -> EncodeError:
-        i = _first(bad & valid)
-        return EncodeError(f"{where}: row {i}: column '{name}': {v[i]} is out of range for "
-                           f"{what}")
-
-    if isinstance(t, BooleanType) and kind == "boolean" and pa.types.is_boolean(at):
-        b = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
-        return [*head, (b[:, None], valid[:, None] if arr.null_count else None)]
-    if isinstance(t, IntegralType) and logical is None and pa.types.is_integer(at) and (
-        kind == "long" or (kind == "int" and t.bits <= 32)
-    ):
-        if pa.types.is_uint64(at) and pc.max(arr).as_py() is not None and \
-                pc.max(arr).as_py() > INT64[1]:
-            raise _Fallback
-        v = ints()
-        lo, hi = t.min_value, t.max_value
-        if kind == "int":
-            lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
-        bad = (v < lo) | (v > hi)
-        if (bad & valid).any():
-            raise out_of_range(bad, v, f"{t.sql()} ({lo}..{hi})")
-        return varints(v)
-    if kind in ("float", "double") and isinstance(t, (FloatType, DoubleType)) and \
-            pa.types.is_floating(at) and not pa.types.is_float16(at) and \
-            (kind == "double" or isinstance(t, FloatType)):
-        f = arr.fill_null(0.0).to_numpy(zero_copy_only=False)
-        if kind == "float":
-            with np.errstate(over="ignore"):
-                f32 = f.astype("<f4")
-            bad = np.isinf(f32) & ~np.isinf(f)
-            if (bad & valid).any():
-                i = _first(bad & valid)
-                raise EncodeError(f"{where}: row {i}: column '{name}': float value {f[i]!r} "
-                                  f"does not fit {t.sql()}")
-            raw = f32.view(np.uint8).reshape(n, 4)
-        else:
-            raw = f.astype("<f8", copy=False).view(np.uint8).reshape(n, 8)
-        mask = np.broadcast_to(valid[:, None], raw.shape) if arr.null_count else None
-        return [*head, (raw, mask)]
-    if (isinstance(t, StringType) and kind == "string" and
-            (pa.types.is_string(at) or pa.types.is_large_string(at))) or \
-            (isinstance(t, BytesType) and kind == "bytes" and logical is None and
-             (pa.types.is_binary(at) or pa.types.is_large_binary(at))):
-        lengths = pc.binary_length(arr).fill_null(0).to_numpy(zero_copy_only=False)
-        payload = arr.cast(pa.large_binary() if pa.types.is_large_string(at) or
-                           pa.types.is_large_binary(at) else pa.binary())
-        if payload.type != pa.binary():
-            payload = payload.cast(pa.binary())
-        return [*varints(lengths.astype(np.int64)), *_payload(payload.fill_null(b""))]
-    if isinstance(t, DateType) and kind == "int" and logical == "date" and \
-            pa.types.is_date32(at):
-        return varints(arr.cast(pa.int32()).fill_null(0).to_numpy(
-            zero_copy_only=False).astype(np.int64))
-    if isinstance(t, TimeType) and (kind, logical) in (("int", "time-millis"),
-                                                       ("long", "time-micros")) and \
-            pa.types.is_time(at) and at.unit != "ns":
-        raw_t = arr.cast(pa.int64() if at.bit_width == 64 else pa.int32()).fill_null(0)
-        us = raw_t.to_numpy(zero_copy_only=False).astype(np.int64) * \
-            {"s": 1_000_000, "ms": 1000, "us": 1}[at.unit]
-        trunc = 10 ** max(0, 6 - t.precision)
-        us = us - us % trunc
-        return varints(us // 1000 if logical == "time-millis" else us)
-    if isinstance(t, (TimestampType, TimestampLtzType)) and kind == "long" and \
-            pa.types.is_timestamp(at) and at.unit != "ns" and \
-            (at.tz is not None) == isinstance(t, TimestampLtzType) and \
-            str(logical).replace("local-", "") in TIMESTAMPS:
-        us = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        if at.unit != "us":
-            # Python datetimes span years 1..9999, so these products cannot overflow int64.
-            us = us * {"s": 1_000_000, "ms": 1000}[at.unit]
-        trunc = 10 ** max(0, 6 - t.precision)
-        if trunc > 1:
-            us = us - us % trunc
-        unit = str(logical).rsplit("-", 1)[1]
-        if unit == "millis":
-            us = us // 1000
-        elif unit == "nanos":
-            if ((np.abs(us) > INT64[1] // 1000) & valid).any():
-                raise _Fallback
-            us = us * 1000
-        return varints(us)
-    if isinstance(t, DecimalType) and kind == "bytes" and logical == "decimal" and \
-            pa.types.is_decimal128(at) and at.scale == props.get("scale", 0) and \
-            at.precision <= 18:
-        precision = props["precision"]
-        words = np.frombuffer(arr.buffers()[1], dtype="<i8")[2 * arr.offset: 2 * (arr.offset + n)]
-        v = np.where(valid, words[0::2], 0)
-        bad = np.abs(v) >= 10**precision
-        if (bad & valid).any():
-            i = _first(bad & valid)
-            raise EncodeError(
-                f"{where}: row {i}: column '{name}': {arr[i].as_py()} has more than "
-                f"{precision - at.scale} integer digits, too many for "
-                f"DECIMAL({precision}, {at.scale})")
-        x = np.where(v >= 0, v, ~v)
-        nbytes = np.ones(n, dtype=np.int8)
-        for k in range(1, 8):
-            nbytes += x >= (1 << (8 * k - 1))
-        be = v.astype(">i8").view(np.uint8).reshape(n, 8)
-        mask = (np.arange(8)[None, :] >= 8 - nbytes[:, None]) & valid[:, None]
-        length = (nbytes * 2).astype(np.uint8)[:, None]  # zig-zag varint of 1..8: one byte
-        return [*head, (length, valid[:, None] if arr.null_count else None), (be, mask)]
+def _column_pieces(
+    t: DataType, schema: AvroSchema, arr: pa.Array, where: str, name: str
+) -> list[Any]:
+    """A column's segments, by the first writer that takes its row, Avro and Arrow types;
+    `_Fallback` when none does."""
+    c = _column(t, schema, arr, where, name)
+    for write in _COLUMN_WRITERS:
+        pieces = write(c)
+        if pieces is not None:
+            return pieces
     raise _Fallback
+
+
+# Each writer below returns None when the column is not its kind.
+
+def _boolean(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    if not (isinstance(c.t, BooleanType) and c.kind == "boolean"
+            and pa.types.is_boolean(c.arr.type)):
+        return None
+    b = c.arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
+    return [*c.head, (b[:, None], c.null_mask())]
+
+
+def _integral(c: _Column) -> list[Any] | None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t, at = c.t, c.arr.type
+    if not (isinstance(t, IntegralType) and c.logical is None and pa.types.is_integer(at)
+            and (c.kind == "long" or (c.kind == "int" and t.bits <= 32))):
+        return None
+    if pa.types.is_uint64(at) and pc.max(c.arr).as_py() is not None and \
+            pc.max(c.arr).as_py() > INT64[1]:
+        raise _Fallback
+    v = c.ints()
+    lo, hi = t.min_value, t.max_value
+    if c.kind == "int":
+        lo, hi = max(lo, INT32[0]), min(hi, INT32[1])
+    i = c.first_bad((v < lo) | (v > hi))
+    if i is not None:
+        raise c.out_of_range(i, v, f"{t.sql()} ({lo}..{hi})")
+    return c.varints(v)
+
+
+def _floating(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    t, at = c.t, c.arr.type
+    if not (c.kind in ("float", "double") and isinstance(t, (FloatType, DoubleType))
+            and pa.types.is_floating(at) and not pa.types.is_float16(at)
+            and (c.kind == "double" or isinstance(t, FloatType))):
+        return None
+    f = c.arr.fill_null(0.0).to_numpy(zero_copy_only=False)
+    if c.kind == "float":
+        with np.errstate(over="ignore"):
+            f32 = f.astype("<f4")
+        i = c.first_bad(np.isinf(f32) & ~np.isinf(f))
+        if i is not None:
+            raise EncodeError(f"{c.where}: row {i}: column '{c.name}': float value {f[i]!r} "
+                              f"does not fit {t.sql()}")
+        raw = f32.view(np.uint8).reshape(c.n, 4)
+    else:
+        raw = f.astype("<f8", copy=False).view(np.uint8).reshape(c.n, 8)
+    mask = np.broadcast_to(c.valid[:, None], raw.shape) if c.has_nulls else None
+    return [*c.head, (raw, mask)]
+
+
+def _string_or_bytes(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = c.arr.type
+    string = isinstance(c.t, StringType) and c.kind == "string" and \
+        (pa.types.is_string(at) or pa.types.is_large_string(at))
+    binary = isinstance(c.t, BytesType) and c.kind == "bytes" and c.logical is None and \
+        (pa.types.is_binary(at) or pa.types.is_large_binary(at))
+    if not (string or binary):
+        return None
+    lengths = pc.binary_length(c.arr).fill_null(0).to_numpy(zero_copy_only=False)
+    payload = c.arr.cast(pa.large_binary() if pa.types.is_large_string(at) or
+                         pa.types.is_large_binary(at) else pa.binary())
+    if payload.type != pa.binary():
+        payload = payload.cast(pa.binary())
+    return [*c.varints(lengths.astype(np.int64)), *_payload(payload.fill_null(b""))]
+
+
+def _date(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    if not (isinstance(c.t, DateType) and c.kind == "int" and c.logical == "date"
+            and pa.types.is_date32(c.arr.type)):
+        return None
+    return c.varints(c.arr.cast(pa.int32()).fill_null(0).to_numpy(
+        zero_copy_only=False).astype(np.int64))
+
+
+def _time(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    t, at = c.t, c.arr.type
+    if not (isinstance(t, TimeType)
+            and (c.kind, c.logical) in (("int", "time-millis"), ("long", "time-micros"))
+            and pa.types.is_time(at) and at.unit != "ns"):
+        return None
+    raw_t = c.arr.cast(pa.int64() if at.bit_width == 64 else pa.int32()).fill_null(0)
+    us = raw_t.to_numpy(zero_copy_only=False).astype(np.int64) * \
+        {"s": 1_000_000, "ms": 1000, "us": 1}[at.unit]
+    trunc = 10 ** max(0, 6 - t.precision)
+    us = us - us % trunc
+    return c.varints(us // 1000 if c.logical == "time-millis" else us)
+
+
+def _timestamp(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    t, at = c.t, c.arr.type
+    if not (isinstance(t, (TimestampType, TimestampLtzType)) and c.kind == "long"
+            and pa.types.is_timestamp(at) and at.unit != "ns"
+            and (at.tz is not None) == isinstance(t, TimestampLtzType)
+            and str(c.logical).replace("local-", "") in TIMESTAMPS):
+        return None
+    us = c.arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+    if at.unit != "us":
+        # Python datetimes span years 1..9999, so these products cannot overflow int64.
+        us = us * {"s": 1_000_000, "ms": 1000}[at.unit]
+    trunc = 10 ** max(0, 6 - t.precision)
+    if trunc > 1:
+        us = us - us % trunc
+    unit = str(c.logical).rsplit("-", 1)[1]
+    if unit == "millis":
+        us = us // 1000
+    elif unit == "nanos":
+        if ((np.abs(us) > INT64[1] // 1000) & c.valid).any():
+            raise _Fallback
+        us = us * 1000
+    return c.varints(us)
+
+
+def _decimal(c: _Column) -> list[Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    at, n = c.arr.type, c.n
+    if not (isinstance(c.t, DecimalType) and c.kind == "bytes" and c.logical == "decimal"
+            and pa.types.is_decimal128(at) and at.scale == c.props.get("scale", 0)
+            and at.precision <= 18):
+        return None
+    precision = c.props["precision"]
+    arr = c.arr
+    words = np.frombuffer(arr.buffers()[1], dtype="<i8")[2 * arr.offset: 2 * (arr.offset + n)]
+    v = np.where(c.valid, words[0::2], 0)
+    i = c.first_bad(np.abs(v) >= 10**precision)
+    if i is not None:
+        raise EncodeError(
+            f"{c.where}: row {i}: column '{c.name}': {arr[i].as_py()} has more than "
+            f"{precision - at.scale} integer digits, too many for "
+            f"DECIMAL({precision}, {at.scale})")
+    x = np.where(v >= 0, v, ~v)
+    nbytes = np.ones(n, dtype=np.int8)
+    for k in range(1, 8):
+        nbytes += x >= (1 << (8 * k - 1))
+    be = v.astype(">i8").view(np.uint8).reshape(n, 8)
+    mask = (np.arange(8)[None, :] >= 8 - nbytes[:, None]) & c.valid[:, None]
+    length = (nbytes * 2).astype(np.uint8)[:, None]  # zig-zag varint of 1..8: one byte
+    return [*c.head, (length, c.null_mask()), (be, mask)]
+
+
+_COLUMN_WRITERS: tuple[Callable[[_Column], list[Any] | None], ...] = (
+    _boolean, _integral, _floating, _string_or_bytes, _date, _time, _timestamp, _decimal)
 
 
 def encode_arrow(

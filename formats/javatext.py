@@ -18,7 +18,9 @@ import datetime as dt
 import math
 import re
 import struct
+from collections.abc import Callable
 from decimal import Context, Decimal, localcontext
+from typing import NamedTuple
 
 # --------------------------------------------------------------------------------------------
 # Double.toString / Float.toString
@@ -64,31 +66,65 @@ def _legacy_digits(bin_exp: int, fract_bits: int, n_sig_bits: int) -> tuple[list
     n_fract_bits = 53 - tail_zeros
     n_tiny_bits = max(0, n_fract_bits - bin_exp - 1)
     if -21 <= bin_exp <= 62 and n_tiny_bits == 0:
-        # An integer that fits a long: its digits, rounded past the significant ones.
-        if bin_exp > n_sig_bits:
-            p2 = bin_exp - n_sig_bits - 1
-            insignificant = _INSIGNIFICANT_DIGITS[p2] if 1 < p2 < 64 else 0
-        else:
-            insignificant = 0
-        lvalue = fract_bits << (bin_exp - 52) if bin_exp >= 52 else fract_bits >> (52 - bin_exp)
-        dec_exp = 0
-        if insignificant:
-            pow10 = 10**insignificant
-            lvalue, residue = divmod(lvalue, pow10)
-            dec_exp += insignificant
-            if residue >= pow10 >> 1:
-                lvalue += 1
-        text = str(lvalue)
-        return [int(c) for c in text.rstrip("0")], dec_exp + len(text)
+        return _long_digits(bin_exp, fract_bits, n_sig_bits)
 
     dec_exp = _estimate_dec_exp(fract_bits, bin_exp)
+    sc = _scales(dec_exp, bin_exp, n_sig_bits, n_fract_bits, n_tiny_bits)
+    fract_bits >>= tail_zeros
+    b_bits = n_fract_bits + sc.b2 + (_N_5_BITS[sc.b5] if sc.b5 < len(_N_5_BITS) else sc.b5 * 3)
+    ten_s_bits = sc.s2 + 1 + (_N_5_BITS[sc.s5 + 1] if sc.s5 + 1 < len(_N_5_BITS)
+                              else (sc.s5 + 1) * 3)
+    e_form = dec_exp < -3 or dec_exp >= 8
+    if b_bits < 64 and ten_s_bits < 64:
+        wrap = _wrap32 if (b_bits < 32 and ten_s_bits < 32) else _wrap64
+        digits, dec_exp, low, high, low_diff = _word_digits(fract_bits, sc, dec_exp, e_form, wrap)
+    else:
+        digits, dec_exp, low, high, low_diff = _big_digits(fract_bits, sc, dec_exp, e_form)
+    dec_exponent = dec_exp + 1
+    if high and (not low or low_diff > 0 or (low_diff == 0 and digits[-1] & 1)):
+        dec_exponent = _roundup(digits, dec_exponent)
+    return digits, dec_exponent
+
+
+def _long_digits(bin_exp: int, fract_bits: int, n_sig_bits: int) -> tuple[list[int], int]:
+    """An integer that fits a long: its digits, rounded past the significant ones."""
+    if bin_exp > n_sig_bits:
+        p2 = bin_exp - n_sig_bits - 1
+        insignificant = _INSIGNIFICANT_DIGITS[p2] if 1 < p2 < 64 else 0
+    else:
+        insignificant = 0
+    lvalue = fract_bits << (bin_exp - 52) if bin_exp >= 52 else fract_bits >> (52 - bin_exp)
+    dec_exp = 0
+    if insignificant:
+        pow10 = 10**insignificant
+        lvalue, residue = divmod(lvalue, pow10)
+        dec_exp += insignificant
+        if residue >= pow10 >> 1:
+            lvalue += 1
+    text = str(lvalue)
+    return [int(c) for c in text.rstrip("0")], dec_exp + len(text)
+
+
+class _Scales(NamedTuple):
+    """dtoa's exponents: the value is fract * 5^b5 * 2^b2, the scale 5^s5 * 2^s2 and the margin
+    of error 5^m5 * 2^m2, with their common powers of two taken out."""
+
+    b5: int
+    b2: int
+    s5: int
+    s2: int
+    m5: int
+    m2: int
+
+
+def _scales(dec_exp: int, bin_exp: int, n_sig_bits: int, n_fract_bits: int,
+            n_tiny_bits: int) -> _Scales:
     b5 = max(0, -dec_exp)
     b2 = b5 + n_tiny_bits + bin_exp
     s5 = max(0, dec_exp)
     s2 = s5 + n_tiny_bits
     m5 = b5
     m2 = b2 - n_sig_bits
-    fract_bits >>= tail_zeros
     b2 -= n_fract_bits - 1
     common = min(b2, s2)
     b2 -= common
@@ -100,65 +136,71 @@ def _legacy_digits(bin_exp: int, fract_bits: int, n_sig_bits: int) -> tuple[list
         b2 -= m2
         s2 -= m2
         m2 = 0
-    b_bits = n_fract_bits + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
-    ten_s_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
-    e_form = dec_exp < -3 or dec_exp >= 8
-    digits: list[int] = []
-    if b_bits < 64 and ten_s_bits < 64:
-        wrap = _wrap32 if (b_bits < 32 and ten_s_bits < 32) else _wrap64
-        b = wrap(wrap(fract_bits * 5**b5) << b2)
-        s = wrap(5**s5 << s2)
-        m = wrap(5**m5 << m2)
-        tens = wrap(s * 10)
+    return _Scales(b5, b2, s5, s2, m5, m2)
+
+
+#: (digits, decimal exponent, low, high, low_diff): a digit generator's state when it stops.
+_Generated = tuple[list[int], int, bool, bool, int]
+
+
+def _first_digit(q: int, high: bool, dec_exp: int) -> tuple[list[int], int]:
+    """The digits so far after the first quotient: a leading zero lowers the exponent instead."""
+    if q == 0 and not high:
+        return [], dec_exp - 1
+    return [q], dec_exp
+
+
+def _word_digits(fract_bits: int, sc: _Scales, dec_exp: int, e_form: bool,
+                 wrap: Callable[[int], int]) -> _Generated:
+    """The digits in Java's int or long arithmetic (`wrap`), wrapping around as it does."""
+    b = wrap(wrap(fract_bits * 5**sc.b5) << sc.b2)
+    s = wrap(5**sc.s5 << sc.s2)
+    m = wrap(5**sc.m5 << sc.m2)
+    tens = wrap(s * 10)
+    q, r = divmod(b, s)
+    b = wrap(10 * r)
+    m = wrap(m * 10)
+    low = b < m
+    high = wrap(b + m) > tens
+    digits, dec_exp = _first_digit(q, high, dec_exp)
+    if e_form:
+        low = high = False
+    while not low and not high:
         q, r = divmod(b, s)
         b = wrap(10 * r)
         m = wrap(m * 10)
-        low = b < m
-        high = wrap(b + m) > tens
-        if q == 0 and not high:
-            dec_exp -= 1
+        if m > 0:
+            low = b < m
+            high = wrap(b + m) > tens
         else:
-            digits.append(q)
-        if e_form:
-            low = high = False
-        while not low and not high:
-            q, r = divmod(b, s)
-            b = wrap(10 * r)
-            m = wrap(m * 10)
-            if m > 0:
-                low = b < m
-                high = wrap(b + m) > tens
-            else:
-                low = high = True
-            digits.append(q)
-        low_diff = wrap(wrap(b << 1) - tens)
-    else:
-        b = (fract_bits * 5**b5) << b2
-        s = 5**s5 << s2
-        m = 5 ** (m5 + 1) << (m2 + 1)
-        tens = 5 ** (s5 + 1) << (s2 + 1)
+            low = high = True
+        digits.append(q)
+    low_diff = wrap(wrap(b << 1) - tens)
+    return digits, dec_exp, low, high, low_diff
+
+
+def _big_digits(fract_bits: int, sc: _Scales, dec_exp: int, e_form: bool) -> _Generated:
+    """The digits in Java's BigInteger arithmetic."""
+    b = (fract_bits * 5**sc.b5) << sc.b2
+    s = 5**sc.s5 << sc.s2
+    m = 5 ** (sc.m5 + 1) << (sc.m2 + 1)
+    tens = 5 ** (sc.s5 + 1) << (sc.s2 + 1)
+    q, r = divmod(b, s)
+    b = r * 10
+    low = b < m
+    high = b + m >= tens
+    digits, dec_exp = _first_digit(q, high, dec_exp)
+    if e_form:
+        low = high = False
+    while not low and not high:
         q, r = divmod(b, s)
         b = r * 10
+        m *= 10
         low = b < m
         high = b + m >= tens
-        if q == 0 and not high:
-            dec_exp -= 1
-        else:
-            digits.append(q)
-        if e_form:
-            low = high = False
-        while not low and not high:
-            q, r = divmod(b, s)
-            b = r * 10
-            m *= 10
-            low = b < m
-            high = b + m >= tens
-            digits.append(q)
-        low_diff = (2 * b > tens) - (2 * b < tens) if (high and low) else 0
-    dec_exponent = dec_exp + 1
-    if high and (not low or low_diff > 0 or (low_diff == 0 and digits[-1] & 1)):
-        dec_exponent = _roundup(digits, dec_exponent)
-    return digits, dec_exponent
+        digits.append(q)
+    low_diff = (2 * b > tens) - (2 * b < tens) if (high and low) else 0
+    return digits, dec_exp, low, high, low_diff
 
 
 def _roundup(digits: list[int], dec_exponent: int) -> int:

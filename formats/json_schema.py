@@ -319,55 +319,36 @@ class _Reader:
             except SchemaError as exc:
                 raise SchemaError(f"{path}: bad {FLINK_TYPE} {annotated!r}: {exc.message}") \
                     from None
-        connect = s.get("connect.type")
         if typ == "boolean":
             return BooleanType()
         if typ == "integer":
-            if connect in (None, "int64"):
-                return BigIntType()
-            if connect in _INTS_BY_CONNECT:
-                return _INTS_BY_CONNECT[connect]()
-            raise SchemaError(f"{path}: integer with connect.type {connect!r}")
+            return _integer_type(s, path)
         if typ == "number":
-            if s.get("title") == DECIMAL_TITLE:
-                params = s.get("connect.parameters") or {}
-                try:
-                    scale = int(params.get("scale", 0))
-                    precision = int(params.get(PRECISION_PARAM, 38))
-                except (TypeError, ValueError):
-                    raise SchemaError(f"{path}: bad Decimal parameters {params!r}") from None
-                return DecimalType(precision=precision, scale=scale)
-            if connect == "float32":
-                return FloatType()
-            if connect in _INTS_BY_CONNECT:
-                return _INTS_BY_CONNECT[connect]()
-            return DoubleType()
+            return _number_type(s, path)
         if typ == "string":
-            if connect == "bytes" or s.get("contentEncoding") == "base64":
-                return BytesType()
-            fmt = s.get("format")
-            if fmt == "date":
-                return DateType()
-            if fmt == "date-time":
-                return TimestampLtzType()
-            if fmt == "time":
-                return TimeType()
-            return StringType()
+            return _string_type(s)
         if typ == "array":
-            items = s.get("items")
-            if items is None or isinstance(items, list):
-                raise SchemaError(f"{path}: array without a single 'items' schema",
-                                  hint="tuple-typed arrays have no column type")
-            element, _ = self.read(items, f"{path}[]")
-            return ArrayType(element=element)
+            return self._array(s, path)
         if typ == "object":
-            props = s.get("properties")
-            extra = s.get("additionalProperties")
-            if not props and isinstance(extra, Mapping) and extra:
-                value, _ = self.read(extra, f"{path}{{}}")
-                return MapType(key=StringType(), value=value)
-            return self._object(s, props or {}, path)
+            return self._object_or_map(s, path)
         raise SchemaError(f"{path}: type {typ!r} has no column type")
+
+    def _array(self, s: Mapping[str, Any], path: str) -> ArrayType:
+        items = s.get("items")
+        if items is None or isinstance(items, list):
+            raise SchemaError(f"{path}: array without a single 'items' schema",
+                              hint="tuple-typed arrays have no column type")
+        element, _ = self.read(items, f"{path}[]")
+        return ArrayType(element=element)
+
+    def _object_or_map(self, s: Mapping[str, Any], path: str) -> DataType:
+        """A ROW of the properties; a MAP when there are none, only additionalProperties."""
+        props = s.get("properties")
+        extra = s.get("additionalProperties")
+        if not props and isinstance(extra, Mapping) and extra:
+            value, _ = self.read(extra, f"{path}{{}}")
+            return MapType(key=StringType(), value=value)
+        return self._object(s, props or {}, path)
 
     def _object(self, s: Mapping[str, Any], props: Mapping[str, Any], path: str) -> RowType:
         if not props:
@@ -387,6 +368,47 @@ class _Reader:
             fields.append(Field(name, t.with_nullable(optional),
                                 description if isinstance(description, str) else None))
         return RowType(fields=tuple(fields), nullable=False)
+
+
+def _integer_type(s: Mapping[str, Any], path: str) -> DataType:
+    connect = s.get("connect.type")
+    if connect in (None, "int64"):
+        return BigIntType()
+    if connect in _INTS_BY_CONNECT:
+        return _INTS_BY_CONNECT[connect]()
+    raise SchemaError(f"{path}: integer with connect.type {connect!r}")
+
+
+def _number_type(s: Mapping[str, Any], path: str) -> DataType:
+    """DECIMAL as Connect titles it; else FLOAT, an integer type or DOUBLE by connect.type."""
+    connect = s.get("connect.type")
+    if s.get("title") == DECIMAL_TITLE:
+        params = s.get("connect.parameters") or {}
+        try:
+            scale = int(params.get("scale", 0))
+            precision = int(params.get(PRECISION_PARAM, 38))
+        except (TypeError, ValueError):
+            raise SchemaError(f"{path}: bad Decimal parameters {params!r}") from None
+        return DecimalType(precision=precision, scale=scale)
+    if connect == "float32":
+        return FloatType()
+    if connect in _INTS_BY_CONNECT:
+        return _INTS_BY_CONNECT[connect]()
+    return DoubleType()
+
+
+def _string_type(s: Mapping[str, Any]) -> DataType:
+    """BYTES when base64, a time type by its format, else STRING."""
+    if s.get("connect.type") == "bytes" or s.get("contentEncoding") == "base64":
+        return BytesType()
+    fmt = s.get("format")
+    if fmt == "date":
+        return DateType()
+    if fmt == "date-time":
+        return TimestampLtzType()
+    if fmt == "time":
+        return TimeType()
+    return StringType()
 
 
 def _parse(text: str, origin: str) -> object:

@@ -163,40 +163,47 @@ class OptionSet:
         # Credentials first, before anything can print them (keyguard.formats.secrets).
         register_options(raw)
         where = where or self.owner
+        self._reject_unknown(raw, where)
+        values = {o.key: self._value(o, raw, where) for o in self.options}
+        extra = {k: v for k, v in raw.items() if k not in values and not any(
+            k in o.fallback_keys for o in self.options)}
+        return ResolvedOptions(self.owner, values, extra)
+
+    def _reject_unknown(self, raw: Mapping[str, Any], where: str) -> None:
+        """One error naming every key that is neither declared nor passed through."""
         unknown = [
             k
             for k in raw
             if not any(k == o.key or k in o.fallback_keys for o in self.options)
             and not k.startswith(self.passthrough_prefixes or ("\0",))
         ]
-        if unknown:
-            hints = []
-            for k in unknown:
-                close = get_close_matches(k, self.keys(), n=1)
-                hints.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        if not unknown:
+            return
+        hints = []
+        for k in unknown:
+            close = get_close_matches(k, self.keys(), n=1)
+            hints.append(f"'{k}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        raise InvalidOptionError(
+            f"{where}: unsupported option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(hints)}",
+            hint="supported options: " + ", ".join(self.keys()),
+        )
+
+    @staticmethod
+    def _value(o: Option[Any], raw: Mapping[str, Any], where: str) -> Any:
+        """The option's value, given under its key or one fallback key, or its default."""
+        given = [k for k in (o.key, *o.fallback_keys) if k in raw]
+        if len(given) > 1:
             raise InvalidOptionError(
-                f"{where}: unsupported option{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(hints)}",
-                hint="supported options: " + ", ".join(self.keys()),
+                f"{where}: options {' and '.join(repr(g) for g in given)} are the same "
+                "option; give only one"
             )
-        values: dict[str, Any] = {}
-        for o in self.options:
-            given = [k for k in (o.key, *o.fallback_keys) if k in raw]
-            if len(given) > 1:
-                raise InvalidOptionError(
-                    f"{where}: options {' and '.join(repr(g) for g in given)} are the same "
-                    "option; give only one"
-                )
-            if given:
-                values[o.key] = o.parse(raw[given[0]], where=where)
-            elif o.required:
-                raise InvalidOptionError(f"{where}: required option '{o.key}' is missing",
-                                         hint=o.description)
-            else:
-                values[o.key] = o.default
-        extra = {k: v for k, v in raw.items() if k not in values and not any(
-            k in o.fallback_keys for o in self.options)}
-        return ResolvedOptions(self.owner, values, extra)
+        if given:
+            return o.parse(raw[given[0]], where=where)
+        if o.required:
+            raise InvalidOptionError(f"{where}: required option '{o.key}' is missing",
+                                     hint=o.description)
+        return o.default
 
     def markdown_table(self) -> str:
         """The README table for these options."""

@@ -286,40 +286,50 @@ def _set(msg: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | No
             _fill(container.add(), pair, {"key": k, "value": v}, f"{where}{{entry}}", nulls)
         return
     if isinstance(t, MapType):
-        container = getattr(msg, fd.name)
-        entry = fd.message_type
-        key_fd, value_fd = entry.fields_by_name["key"], entry.fields_by_name["value"]
-        for k, v in dict(value).items():
-            if (k is None or v is None) and nulls is None:
-                raise EncodeError(f"column {where!r}: a Protobuf map holds no null key or value")
-            key = _default(key_fd, nulls) if k is None else _scalar_value(key_fd, t.key, k)
-            if value_fd.message_type is not None:
-                sub = container[key]
-                sub.SetInParent()
-                if v is not None:
-                    _into(sub, value_fd, t.value, v, f"{where}{{value}}", nulls)
-            else:
-                container[key] = _default(value_fd, nulls) if v is None \
-                    else _scalar_value(value_fd, t.value, v)
+        _set_map(getattr(msg, fd.name), fd, t, value, where, nulls)
         return
     if isinstance(t, ArrayType):
-        container = getattr(msg, fd.name)
-        for i, v in enumerate(value):
-            if v is None and nulls is None:
-                raise EncodeError(f"column {where!r}: element {i} is null; a repeated "
-                                  "Protobuf field holds no null element")
-            if fd.message_type is not None:
-                sub = container.add()
-                if v is not None:
-                    _into(sub, fd, t.element, v, f"{where}[{i}]", nulls)
-            else:
-                container.append(_default(fd, nulls) if v is None
-                                 else _scalar_value(fd, t.element, v))
+        _set_repeated(getattr(msg, fd.name), fd, t, value, where, nulls)
         return
     if fd.message_type is not None:
         _into(getattr(msg, fd.name), fd, t, value, where, nulls)
         return
     setattr(msg, fd.name, _scalar_value(fd, t, value))
+
+
+def _set_map(container: Any, fd: Any, t: MapType, value: Any, where: str,
+             nulls: str | None) -> None:
+    """A Protobuf map field; a null key or value is Flink's default for it when `nulls` says."""
+    entry = fd.message_type
+    key_fd, value_fd = entry.fields_by_name["key"], entry.fields_by_name["value"]
+    for k, v in dict(value).items():
+        if (k is None or v is None) and nulls is None:
+            raise EncodeError(f"column {where!r}: a Protobuf map holds no null key or value")
+        key = _default(key_fd, nulls) if k is None else _scalar_value(key_fd, t.key, k)
+        if value_fd.message_type is not None:
+            sub = container[key]
+            sub.SetInParent()
+            if v is not None:
+                _into(sub, value_fd, t.value, v, f"{where}{{value}}", nulls)
+        else:
+            container[key] = _default(value_fd, nulls) if v is None \
+                else _scalar_value(value_fd, t.value, v)
+
+
+def _set_repeated(container: Any, fd: Any, t: ArrayType, value: Any, where: str,
+                  nulls: str | None) -> None:
+    """A repeated field; a null element is Flink's default for it when `nulls` says."""
+    for i, v in enumerate(value):
+        if v is None and nulls is None:
+            raise EncodeError(f"column {where!r}: element {i} is null; a repeated "
+                              "Protobuf field holds no null element")
+        if fd.message_type is not None:
+            sub = container.add()
+            if v is not None:
+                _into(sub, fd, t.element, v, f"{where}[{i}]", nulls)
+        else:
+            container.append(_default(fd, nulls) if v is None
+                             else _scalar_value(fd, t.element, v))
 
 
 def _pair(t: MapType) -> RowType:

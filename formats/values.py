@@ -221,6 +221,15 @@ def _coerce(t: DataType, v: Any, path: str) -> Any:
         return _floating(t, v)
     if isinstance(t, DecimalType):
         return _decimal(t, v)
+    if isinstance(t, (DateType, TimeType, TimestampType, TimestampLtzType)):
+        return _temporal(t, v)
+    if isinstance(t, BytesType):
+        return v if isinstance(v, bytes) else base64.b64decode(v, validate=True)
+    return _nested(t, v, path)
+
+
+def _temporal(t: DataType, v: Any) -> dt.date | dt.time:
+    """A DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ (in UTC) from its value or its ISO text."""
     if isinstance(t, DateType):
         if isinstance(v, dt.date):
             return v
@@ -236,14 +245,15 @@ def _coerce(t: DataType, v: Any, path: str) -> Any:
         if parsed.tzinfo is not None:
             raise ValueError("TIMESTAMP has no time zone: drop the offset, or use TIMESTAMP_LTZ")
         return parsed
-    if isinstance(t, TimestampLtzType):
-        if not isinstance(v, dt.datetime):
-            v = _parse_timestamp(str(v))
-        if v.tzinfo is None:
-            v = v.replace(tzinfo=dt.timezone.utc)
-        return v.astimezone(dt.timezone.utc)
-    if isinstance(t, BytesType):
-        return v if isinstance(v, bytes) else base64.b64decode(v, validate=True)
+    if not isinstance(v, dt.datetime):
+        v = _parse_timestamp(str(v))
+    if v.tzinfo is None:
+        v = v.replace(tzinfo=dt.timezone.utc)
+    return v.astimezone(dt.timezone.utc)
+
+
+def _nested(t: DataType, v: Any, path: str) -> Any:
+    """An ARRAY, MAP or ROW, its parts coerced in turn."""
     if isinstance(t, ArrayType):
         if not isinstance(v, list):
             raise TypeError("expected a list")

@@ -96,59 +96,14 @@ class HttpRegistry:
         try:
             yield
         except SchemaRegistryError as exc:
-            status, message = exc.http_status_code, redact(str(exc.error_message), self._secrets)
-            if status == 401:
-                raise RegistryUnavailableError(
-                    f"{where} refused the credentials (HTTP 401) to {what}",
-                    hint="check basic-auth.user-info / bearer-auth.token or the "
-                         "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN "
-                         "environment variables") from None
-            if status == 403:
-                raise RegistryUnavailableError(
-                    f"{where} denied access (HTTP 403) to {what}: {message}",
-                    hint="the credentials are valid but lack permission on this subject; "
-                         "ask the registry's administrator") from None
-            if status in _RETRIABLE or status >= 500:
-                raise RegistryUnavailableError(
-                    f"{where} answered HTTP {status} to {what} after {self._retries} "
-                    f"retries: {message}",
-                    hint="the registry is overloaded or down; try again later, or raise "
-                         "'retries' / 'retry-backoff'") from None
-            if 300 <= status < 400 or (400 <= status < 500 and exc.error_code in (None, -1)
-                                        and status != 404):
-                raise RegistryUnavailableError(
-                    f"{where} answered HTTP {status} without a schema registry's error to "
-                    f"{what} ({message[:120]}): the URL does not point at a schema registry's "
-                    "API (a redirect, a proxy or another server answers it)",
-                    hint="check the --registry URL: scheme, host, port and path; give the "
-                         "URL a redirect points to") from None
-            if status == 404 and exc.error_code not in _NOT_FOUND_CODES:
-                raise RegistryUnavailableError(
-                    f"{where} answered HTTP 404 without a schema registry error code to "
-                    f"{what}: the URL does not point at a schema registry's API",
-                    hint="check the --registry URL: scheme, host, port and path (a registry "
-                         "answers GET /subjects at the URL's root)") from None
-            if status == 404:
-                raise _NotFoundError(f"{where}: {message} (HTTP 404, code {exc.error_code}) "
-                                     f"to {what}") from None
-            raise RegistryError(
-                f"{where} rejected the request to {what}: {message} "
-                f"(HTTP {status}, code {exc.error_code})") from None
+            raise self._answered(exc, where, what) from None
         except _httpx.TimeoutException:
             raise RegistryUnavailableError(
                 f"{where} did not answer within {self._timeout}s to {what} "
                 f"(tried {self._retries + 1} times)",
                 hint="check the URL and the network, or raise 'timeout'") from None
         except _httpx.TransportError as exc:
-            reason = self._redact(exc) or type(exc).__name__
-            hint = "check the URL, that the registry is running and that this host can reach it"
-            if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate" in reason.lower():
-                hint = ("the registry's TLS certificate is not trusted: set "
-                        "ssl.truststore.location (PEM or PKCS12) or properties.ssl.ca.location "
-                        "to the CA that signed it")
-            raise RegistryUnavailableError(
-                f"{where} could not be reached to {what} (tried {self._retries + 1} times): "
-                f"{reason}", hint=hint) from None
+            raise self._unreachable(exc, where, what) from None
         except OAuthTokenError as exc:
             raise RegistryUnavailableError(
                 f"{where}: could not get an OAuth token to {what}: {self._redact(exc.message)}",
@@ -160,16 +115,71 @@ class HttpRegistry:
                 hint="check the --registry URL (a proxy or another server may answer it)"
             ) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-            # The client validates bearer fields at request time (a ValueError naming them);
-            # anything else is an answer no registry sends: not JSON (an HTML page, a proxy),
-            # not UTF-8, or JSON of another shape.
-            if isinstance(exc, ValueError) and "bearer" in str(exc).lower():
-                raise RegistryError(f"{where}: {self._redact(exc)} (to {what})") from None
-            raise RegistryUnavailableError(
-                f"{where} answered a request to {what} with something a schema registry does "
-                f"not send ({type(exc).__name__}: {self._redact(exc)[:200]}): the URL does not "
-                "point at a schema registry's API",
-                hint="check the --registry URL: scheme, host, port and path") from None
+            raise self._unexpected(exc, where, what) from None
+
+    def _answered(self, exc: SchemaRegistryError, where: str, what: str) -> RegistryError:
+        """The error for an HTTP error answer, by its status and the registry's error code."""
+        status, message = exc.http_status_code, redact(str(exc.error_message), self._secrets)
+        if status == 401:
+            return RegistryUnavailableError(
+                f"{where} refused the credentials (HTTP 401) to {what}",
+                hint="check basic-auth.user-info / bearer-auth.token or the "
+                     "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN "
+                     "environment variables")
+        if status == 403:
+            return RegistryUnavailableError(
+                f"{where} denied access (HTTP 403) to {what}: {message}",
+                hint="the credentials are valid but lack permission on this subject; "
+                     "ask the registry's administrator")
+        if status in _RETRIABLE or status >= 500:
+            return RegistryUnavailableError(
+                f"{where} answered HTTP {status} to {what} after {self._retries} "
+                f"retries: {message}",
+                hint="the registry is overloaded or down; try again later, or raise "
+                     "'retries' / 'retry-backoff'")
+        if 300 <= status < 400 or (400 <= status < 500 and exc.error_code in (None, -1)
+                                    and status != 404):
+            return RegistryUnavailableError(
+                f"{where} answered HTTP {status} without a schema registry's error to "
+                f"{what} ({message[:120]}): the URL does not point at a schema registry's "
+                "API (a redirect, a proxy or another server answers it)",
+                hint="check the --registry URL: scheme, host, port and path; give the "
+                     "URL a redirect points to")
+        if status == 404 and exc.error_code not in _NOT_FOUND_CODES:
+            return RegistryUnavailableError(
+                f"{where} answered HTTP 404 without a schema registry error code to "
+                f"{what}: the URL does not point at a schema registry's API",
+                hint="check the --registry URL: scheme, host, port and path (a registry "
+                     "answers GET /subjects at the URL's root)")
+        if status == 404:
+            return _NotFoundError(f"{where}: {message} (HTTP 404, code {exc.error_code}) "
+                                  f"to {what}")
+        return RegistryError(
+            f"{where} rejected the request to {what}: {message} "
+            f"(HTTP {status}, code {exc.error_code})")
+
+    def _unreachable(self, exc: Exception, where: str, what: str) -> RegistryError:
+        reason = self._redact(exc) or type(exc).__name__
+        hint = "check the URL, that the registry is running and that this host can reach it"
+        if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate" in reason.lower():
+            hint = ("the registry's TLS certificate is not trusted: set "
+                    "ssl.truststore.location (PEM or PKCS12) or properties.ssl.ca.location "
+                    "to the CA that signed it")
+        return RegistryUnavailableError(
+            f"{where} could not be reached to {what} (tried {self._retries + 1} times): "
+            f"{reason}", hint=hint)
+
+    def _unexpected(self, exc: Exception, where: str, what: str) -> RegistryError:
+        # The client validates bearer fields at request time (a ValueError naming them);
+        # anything else is an answer no registry sends: not JSON (an HTML page, a proxy),
+        # not UTF-8, or JSON of another shape.
+        if isinstance(exc, ValueError) and "bearer" in str(exc).lower():
+            return RegistryError(f"{where}: {self._redact(exc)} (to {what})")
+        return RegistryUnavailableError(
+            f"{where} answered a request to {what} with something a schema registry does "
+            f"not send ({type(exc).__name__}: {self._redact(exc)[:200]}): the URL does not "
+            "point at a schema registry's API",
+            hint="check the --registry URL: scheme, host, port and path")
 
     def _fresh(self, what: str, call: Callable[[], T]) -> T:
         """Ask the registry itself: the client's caches are dropped first. The client's timeout

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.options import ResolvedOptions
 from keyguard.formats.registry.options import ENV_BEARER_TOKEN, ENV_USER_INFO, REGISTRY_OPTIONS
 from keyguard.formats.secrets import is_secret_key, redact_url, register_secrets
 
@@ -116,28 +117,56 @@ def _jaas_credentials(jaas: str) -> str | None:
 def http_client_settings(url: str, config: Mapping[str, Any],
                          environ: Mapping[str, str]) -> ClientSettings:
     """Map Flink's avro-confluent options onto confluent-kafka's SchemaRegistryClient config."""
+    name, url_infos = _split_urls(url)
+    where = f"schema registry {name}"
+    settings = ClientSettings(name, {"url": name})
+    settings.secrets += _given_secrets(url_infos, config, environ)
+    url_infos = [_credential(i, "the user info in the URL", where) for i in url_infos]
+    opts = REGISTRY_OPTIONS.validate(config, where=where)
+    props = _client_properties(opts, where)
+    basic = _basic_auth(opts, props, url_infos, environ, settings, where)
+    _bearer_auth(opts, props, basic, environ, settings, where)
+    _tls(opts, props, settings, where)
+    _timeouts(config, opts, props, settings.conf)
+    for key, value in props.items():
+        settings.conf.setdefault(key, value)
+        if _holds_secret(key) and isinstance(value, str):
+            settings.secrets.append(value)
+    settings.secrets = sorted({s for s in settings.secrets if s}, key=len, reverse=True)
+    register_secrets(settings.secrets)
+    return settings
+
+
+def _split_urls(url: str) -> tuple[str, list[str]]:
+    """The comma-separated URLs without their user info, and the user infos found in them."""
     urls, url_infos = [], []
     for one in url.split(","):
         clean, info = _split_userinfo(one.strip())
         urls.append(clean)
         if info:
             url_infos.append(info)
-    name = ",".join(urls)
-    where = f"schema registry {name}"
-    settings = ClientSettings(name, {"url": name})
-    secrets = settings.secrets
-    secrets += [i for info in url_infos for i in (info, info.partition(":")[2])]
+    return ",".join(urls), url_infos
+
+
+def _given_secrets(url_infos: list[str], config: Mapping[str, Any],
+                   environ: Mapping[str, str]) -> list[str]:
+    """Every form a secret from the URL, the options or the environment may take in a message,
+    gathered before any of them is checked (an error about one must not show it)."""
+    secrets = [i for info in url_infos for i in (info, info.partition(":")[2])]
     for key, value in config.items():
         if _holds_secret(key) and isinstance(value, str):
             secrets += [value, value.partition(":")[2], value.strip(),
                         value.strip().partition(":")[2]]
     for var in (ENV_USER_INFO, ENV_BEARER_TOKEN):
-        if environ.get(var):
-            raw = environ[var]
+        raw = environ.get(var)
+        if raw:
             secrets += [raw, raw.strip(), raw.strip().partition(":")[2]]
-    url_infos = [_credential(i, "the user info in the URL", where) for i in url_infos]
+    return secrets
 
-    opts = REGISTRY_OPTIONS.validate(config, where=where)
+
+def _client_properties(opts: ResolvedOptions, where: str) -> dict[str, Any]:
+    """The `properties.*` handed to the client, its numbers parsed (a DDL or a CLI gives
+    strings)."""
     props: dict[str, Any] = opts.with_prefix("properties.")
     for key in _NUMERIC_PROPERTIES:
         if isinstance(props.get(key), str):
@@ -145,115 +174,165 @@ def http_client_settings(url: str, config: Mapping[str, Any],
                 props[key] = float(props[key]) if key == "timeout" else int(props[key])
             except ValueError:
                 raise InvalidOptionError(f"{where}: properties.{key} must be a number") from None
-    conf = settings.conf
+    return props
 
-    # Basic auth. Java's default source is URL; a user-info given without a source means
-    # USER_INFO here, rather than being silently ignored.
+
+def _source(option: Any, prop: Any) -> str | None:
+    """A credentials source, the option's or else the property's, in upper case."""
+    source = option or prop
+    return source.upper() if isinstance(source, str) else None
+
+
+def _basic_auth(opts: ResolvedOptions, props: dict[str, Any], url_infos: list[str],
+                environ: Mapping[str, str], settings: ClientSettings, where: str) -> str | None:
+    """Basic auth's user:password, put in the client's config; None without basic auth."""
+    source, user_info = _basic_source(opts, props, url_infos, environ, settings, where)
+    # The Kafka client's settings the connector may pass along: not the registry's.
+    sasl = {key: props.pop(key) for key in [k for k in props if k.startswith("sasl.")]}
+    if source == "USER_INFO":
+        basic = _basic_from_user_info(user_info, url_infos, where)
+    elif source == "URL":
+        basic = _basic_from_url(user_info, url_infos, where)
+    elif source == "SASL_INHERIT":
+        basic = _basic_from_sasl(sasl, where)
+        settings.secrets += [basic, basic.partition(":")[2]]
+    else:
+        return None
+    if ":" not in basic:
+        raise InvalidOptionError(f"{where}: basic-auth user info must be user:password")
+    settings.conf["basic.auth.user.info"] = basic
+    return basic
+
+
+def _basic_source(opts: ResolvedOptions, props: dict[str, Any], url_infos: list[str],
+                  environ: Mapping[str, str], settings: ClientSettings,
+                  where: str) -> tuple[str | None, str | None]:
+    """Basic auth's credentials source and user info, the environment's when nothing else says.
+
+    Java's default source is URL; a user-info given without a source means USER_INFO here,
+    rather than being silently ignored."""
     prop_source = props.pop("basic.auth.credentials.source", None)
     prop_user_info = props.pop("basic.auth.user.info", None)
-    source = opts["basic-auth.credentials-source"] or prop_source
-    source = source.upper() if isinstance(source, str) else None
+    source = _source(opts["basic-auth.credentials-source"], prop_source)
     user_info = opts["basic-auth.user-info"] or prop_user_info
     if source not in (None, "USER_INFO", "URL", "SASL_INHERIT"):
         raise InvalidOptionError(f"{where}: unknown basic auth credentials source {source!r}",
                                  hint="use USER_INFO, URL or SASL_INHERIT")
-    jaas = props.pop("sasl.jaas.config", None)
-    sasl_user, sasl_password = props.pop("sasl.username", None), props.pop("sasl.password", None)
-    for key in [k for k in props if k.startswith("sasl.")]:
-        props.pop(key)  # Kafka client settings the connector may pass along: not the registry's
     if source is None and user_info:
         source = "USER_INFO"
     if source is None and url_infos:
         source = "URL"
-    # An explicit bearer option wins over basic credentials from the environment.
-    explicit_bearer = bool(opts["bearer-auth.credentials-source"] or opts["bearer-auth.token"]
-                           or props.get("bearer.auth.credentials.source")
-                           or props.get("bearer.auth.token"))
-    if source in (None, "USER_INFO") and not user_info and not explicit_bearer:
+    if source in (None, "USER_INFO") and not user_info and not _explicit_bearer(opts, props):
         env_info = _env_credential(environ, ENV_USER_INFO, where)
         if env_info:
             user_info, source = env_info, "USER_INFO"
-            secrets += [user_info, user_info.partition(":")[2]]
+            settings.secrets += [user_info, user_info.partition(":")[2]]
     if isinstance(user_info, str):
         user_info = _credential(user_info, "basic-auth.user-info", where)
-    basic: str | None = None
-    if source == "USER_INFO":
-        if not user_info:
-            raise InvalidOptionError(
-                f"{where}: basic-auth.credentials-source is USER_INFO but no user info is given",
-                hint=f"set basic-auth.user-info to user:password, or {ENV_USER_INFO}")
-        if url_infos:
-            raise InvalidOptionError(
-                f"{where}: credentials are given both in the URL and as user info",
-                hint="remove user:password@ from the URL, or drop basic-auth.user-info")
-        basic = user_info
-    elif source == "URL":
-        if not url_infos:
-            raise InvalidOptionError(
-                f"{where}: basic-auth.credentials-source is URL but the URL has no "
-                "user:password@", hint="put the credentials in the URL or use USER_INFO")
-        if user_info:
-            raise InvalidOptionError(
-                f"{where}: basic-auth.user-info is given but the credentials source is URL",
-                hint="drop one of them")
-        basic = url_infos[0]
-    elif source == "SASL_INHERIT":
-        basic = _jaas_credentials(jaas) if isinstance(jaas, str) else None
-        if basic is None and sasl_user and sasl_password:
-            basic = f"{sasl_user}:{sasl_password}"
-        if basic is not None:
-            basic = _credential(basic, "the SASL credentials", where)
-        if basic is None:
-            raise InvalidOptionError(
-                f"{where}: basic-auth.credentials-source is SASL_INHERIT but no SASL "
-                "credentials were passed", hint="pass the Kafka client's sasl.jaas.config (or "
-                "sasl.username and sasl.password) as properties.sasl.*")
-        secrets += [basic, basic.partition(":")[2]]
-    if basic is not None:
-        if ":" not in basic:
-            raise InvalidOptionError(f"{where}: basic-auth user info must be user:password")
-        conf["basic.auth.user.info"] = basic
+    return source, user_info
 
-    # Bearer auth.
-    prop_bsource = props.pop("bearer.auth.credentials.source", None)
-    prop_token = props.pop("bearer.auth.token", None)
-    bsource = opts["bearer-auth.credentials-source"] or prop_bsource
-    bsource = bsource.upper() if isinstance(bsource, str) else None
-    token = opts["bearer-auth.token"] or prop_token
-    if bsource not in (None, *(REGISTRY_OPTIONS.get("bearer-auth.credentials-source").choices
-                               or ())):
-        raise InvalidOptionError(f"{where}: unknown bearer auth credentials source {bsource!r}",
-                                 hint="use STATIC_TOKEN, OAUTHBEARER or OAUTHBEARER_AZURE_IMDS")
-    if bsource is None and token:
-        bsource = "STATIC_TOKEN"
-    if bsource in (None, "STATIC_TOKEN") and not token and basic is None:
-        env_token = _env_credential(environ, ENV_BEARER_TOKEN, where)
-        if env_token:
-            token, bsource = env_token, "STATIC_TOKEN"
-            secrets.append(token)
-    if isinstance(token, str):
-        token = _credential(token, "bearer-auth.token", where)
-    if bsource in ("SASL_OAUTHBEARER_INHERIT", "CUSTOM"):
+
+def _explicit_bearer(opts: ResolvedOptions, props: dict[str, Any]) -> bool:
+    """An explicit bearer option, which wins over basic credentials from the environment."""
+    return bool(opts["bearer-auth.credentials-source"] or opts["bearer-auth.token"]
+                or props.get("bearer.auth.credentials.source")
+                or props.get("bearer.auth.token"))
+
+
+def _basic_from_user_info(user_info: str | None, url_infos: list[str], where: str) -> str:
+    if not user_info:
         raise InvalidOptionError(
-            f"{where}: bearer-auth.credentials-source {bsource} is not supported by the "
+            f"{where}: basic-auth.credentials-source is USER_INFO but no user info is given",
+            hint=f"set basic-auth.user-info to user:password, or {ENV_USER_INFO}")
+    if url_infos:
+        raise InvalidOptionError(
+            f"{where}: credentials are given both in the URL and as user info",
+            hint="remove user:password@ from the URL, or drop basic-auth.user-info")
+    return user_info
+
+
+def _basic_from_url(user_info: str | None, url_infos: list[str], where: str) -> str:
+    if not url_infos:
+        raise InvalidOptionError(
+            f"{where}: basic-auth.credentials-source is URL but the URL has no "
+            "user:password@", hint="put the credentials in the URL or use USER_INFO")
+    if user_info:
+        raise InvalidOptionError(
+            f"{where}: basic-auth.user-info is given but the credentials source is URL",
+            hint="drop one of them")
+    return url_infos[0]
+
+
+def _basic_from_sasl(sasl: Mapping[str, Any], where: str) -> str:
+    """The Kafka client's SASL credentials, from its JAAS config or its username and password."""
+    jaas = sasl.get("sasl.jaas.config")
+    sasl_user, sasl_password = sasl.get("sasl.username"), sasl.get("sasl.password")
+    basic = _jaas_credentials(jaas) if isinstance(jaas, str) else None
+    if basic is None and sasl_user and sasl_password:
+        basic = f"{sasl_user}:{sasl_password}"
+    if basic is None:
+        raise InvalidOptionError(
+            f"{where}: basic-auth.credentials-source is SASL_INHERIT but no SASL "
+            "credentials were passed", hint="pass the Kafka client's sasl.jaas.config (or "
+            "sasl.username and sasl.password) as properties.sasl.*")
+    return _credential(basic, "the SASL credentials", where)
+
+
+def _bearer_auth(opts: ResolvedOptions, props: dict[str, Any], basic: str | None,
+                 environ: Mapping[str, str], settings: ClientSettings, where: str) -> None:
+    """Bearer auth, put in the client's config when configured."""
+    source, token = _bearer_source(opts, props, basic, environ, settings, where)
+    if source in ("SASL_OAUTHBEARER_INHERIT", "CUSTOM"):
+        raise InvalidOptionError(
+            f"{where}: bearer-auth.credentials-source {source} is not supported by the "
             "Python registry client",
             hint="use STATIC_TOKEN with bearer-auth.token, or OAUTHBEARER with "
                  "properties.bearer.auth.client.id/client.secret/scope/issuer.endpoint.url")
-    if bsource is not None:
-        if basic is not None:
-            raise InvalidOptionError(f"{where}: both basic and bearer auth are configured",
-                                     hint="keep one of them")
-        conf["bearer.auth.credentials.source"] = bsource
-        # The client sends it as `target-sr-cluster`; only Confluent Cloud needs a value.
-        conf["bearer.auth.logical.cluster"] = props.pop("bearer.auth.logical.cluster", "")
-        if bsource == "STATIC_TOKEN":
-            if not token:
-                raise InvalidOptionError(
-                    f"{where}: bearer auth STATIC_TOKEN needs a token",
-                    hint=f"set bearer-auth.token or {ENV_BEARER_TOKEN}")
-            conf["bearer.auth.token"] = token
+    if source is None:
+        return
+    if basic is not None:
+        raise InvalidOptionError(f"{where}: both basic and bearer auth are configured",
+                                 hint="keep one of them")
+    conf = settings.conf
+    conf["bearer.auth.credentials.source"] = source
+    # The client sends it as `target-sr-cluster`; only Confluent Cloud needs a value.
+    conf["bearer.auth.logical.cluster"] = props.pop("bearer.auth.logical.cluster", "")
+    if source == "STATIC_TOKEN":
+        if not token:
+            raise InvalidOptionError(
+                f"{where}: bearer auth STATIC_TOKEN needs a token",
+                hint=f"set bearer-auth.token or {ENV_BEARER_TOKEN}")
+        conf["bearer.auth.token"] = token
 
-    # TLS.
+
+def _bearer_source(opts: ResolvedOptions, props: dict[str, Any], basic: str | None,
+                   environ: Mapping[str, str], settings: ClientSettings,
+                   where: str) -> tuple[str | None, str | None]:
+    """Bearer auth's credentials source and token, the environment's when nothing else says."""
+    prop_source = props.pop("bearer.auth.credentials.source", None)
+    prop_token = props.pop("bearer.auth.token", None)
+    source = _source(opts["bearer-auth.credentials-source"], prop_source)
+    token = opts["bearer-auth.token"] or prop_token
+    if source not in (None, *(REGISTRY_OPTIONS.get("bearer-auth.credentials-source").choices
+                              or ())):
+        raise InvalidOptionError(f"{where}: unknown bearer auth credentials source {source!r}",
+                                 hint="use STATIC_TOKEN, OAUTHBEARER or OAUTHBEARER_AZURE_IMDS")
+    if source is None and token:
+        source = "STATIC_TOKEN"
+    if source in (None, "STATIC_TOKEN") and not token and basic is None:
+        env_token = _env_credential(environ, ENV_BEARER_TOKEN, where)
+        if env_token:
+            token, source = env_token, "STATIC_TOKEN"
+            settings.secrets.append(token)
+    if isinstance(token, str):
+        token = _credential(token, "bearer-auth.token", where)
+    return source, token
+
+
+def _tls(opts: ResolvedOptions, props: dict[str, Any], settings: ClientSettings,
+         where: str) -> None:
+    """The truststore and keystore as PEM files the client can load."""
+    conf = settings.conf
     temp = _TempDir(settings)
     truststore = opts["ssl.truststore.location"]
     if truststore:
@@ -271,9 +350,12 @@ def http_client_settings(url: str, config: Mapping[str, Any],
             conf["ssl.key.location"] = key_file
         if key_password:
             conf["ssl.key.password"] = key_password
-            secrets.append(key_password)
+            settings.secrets.append(key_password)
 
-    # Timeouts and retries: an explicit option beats properties.*, which beat the defaults.
+
+def _timeouts(config: Mapping[str, Any], opts: ResolvedOptions, props: dict[str, Any],
+              conf: dict[str, Any]) -> None:
+    """Timeouts and retries: an explicit option beats properties.*, which beat the defaults."""
     for option, client_key, scale in (("timeout", "timeout", 0.001),
                                       ("retries", "max.retries", 1),
                                       ("retry-backoff", "retries.wait.ms", 1),
@@ -282,13 +364,6 @@ def http_client_settings(url: str, config: Mapping[str, Any],
             value = opts[option]
             conf[client_key] = value * scale if scale != 1 else value
             props.pop(client_key, None)
-    for key, value in props.items():
-        conf.setdefault(key, value)
-        if _holds_secret(key) and isinstance(value, str):
-            secrets.append(value)
-    settings.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-    register_secrets(settings.secrets)
-    return settings
 
 
 class _TempDir:

@@ -63,48 +63,50 @@ class ResolvedReference:
     standalone: str
 
 
+_REFERENCES_HINT = ('write a JSON list of {"name": ..., "subject": ..., "version": N} objects, '
+                    "one per referenced type or document")
+
+
 def parse_references(raw: object, where: str) -> tuple[Reference, ...]:
     """References from JSON data (a list of objects, or SchemaVersion.references)."""
-    hint = ('write a JSON list of {"name": ..., "subject": ..., "version": N} objects, '
-            "one per referenced type or document")
     if raw is None:
         return ()
     if not isinstance(raw, (list, tuple)):
         raise SchemaError(f"{where}: references must be a list, not {type(raw).__name__}",
-                          hint=hint)
-    out: list[Reference] = []
-    for i, item in enumerate(raw):
-        if isinstance(item, Reference):
-            out.append(item)
-            continue
-        if not isinstance(item, Mapping):
-            raise SchemaError(f"{where}: reference [{i}] is {type(item).__name__}, not an object",
-                              hint=hint)
-        missing = [k for k in ("name", "subject", "version") if k not in item]
-        if missing:
-            raise SchemaError(f"{where}: reference [{i}] has no {', '.join(missing)}", hint=hint)
-        name, subject, version = item["name"], item["subject"], item["version"]
-        if not isinstance(name, str) or not name.strip():
-            raise SchemaError(f"{where}: reference [{i}] name must be a non-empty string",
-                              hint=hint)
-        if not isinstance(subject, str) or not subject.strip():
-            raise SchemaError(f"{where}: reference [{i}] ('{name}') subject must be a non-empty "
-                              "string", hint=hint)
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise SchemaError(f"{where}: reference [{i}] ('{name}') version must be a positive "
-                              f"integer, not {version!r}",
-                              hint="name the exact version the reference was registered with")
-        unknown = sorted(set(item) - {"name", "subject", "version"})
-        if unknown:
-            raise SchemaError(f"{where}: reference [{i}] ('{name}') has unknown key(s) "
-                              f"{', '.join(unknown)}", hint=hint)
-        out.append(Reference(name, subject, version))
+                          hint=_REFERENCES_HINT)
+    out = [item if isinstance(item, Reference)
+           else _parse_reference(item, f"{where}: reference [{i}]")
+           for i, item in enumerate(raw)]
     names = [r.name for r in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise SchemaError(f"{where}: reference name '{dup[0]}' is given twice",
                           hint="each reference name maps to one subject version")
     return tuple(out)
+
+
+def _parse_reference(item: object, where: str) -> Reference:
+    """One reference from its JSON object; `where` names it (`...: reference [i]`)."""
+    hint = _REFERENCES_HINT
+    if not isinstance(item, Mapping):
+        raise SchemaError(f"{where} is {type(item).__name__}, not an object", hint=hint)
+    missing = [k for k in ("name", "subject", "version") if k not in item]
+    if missing:
+        raise SchemaError(f"{where} has no {', '.join(missing)}", hint=hint)
+    name, subject, version = item["name"], item["subject"], item["version"]
+    if not isinstance(name, str) or not name.strip():
+        raise SchemaError(f"{where} name must be a non-empty string", hint=hint)
+    if not isinstance(subject, str) or not subject.strip():
+        raise SchemaError(f"{where} ('{name}') subject must be a non-empty string", hint=hint)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise SchemaError(f"{where} ('{name}') version must be a positive integer, not "
+                          f"{version!r}",
+                          hint="name the exact version the reference was registered with")
+    unknown = sorted(set(item) - {"name", "subject", "version"})
+    if unknown:
+        raise SchemaError(f"{where} ('{name}') has unknown key(s) {', '.join(unknown)}",
+                          hint=hint)
+    return Reference(name, subject, version)
 
 
 def parse_reference_option(text: str) -> Reference:
@@ -261,40 +263,49 @@ class _AvroInliner:
 
     def walk(self, node: Any, ns: str | None, inlined: bool) -> Any:
         if isinstance(node, str):
-            if node in _PRIMITIVES:
-                return node
-            full = _fullname(node, ns)
-            if full in self.defined or full not in self.available:
-                return node  # defined already, or unknown: the parser names it
-            definition = dict(self.available[full])
-            if "." not in full and ns:
-                definition["namespace"] = ""  # keep a null-namespace name out of ours
-            return self.walk(definition, None, True)
+            return self.name(node, ns)
         if isinstance(node, list):
             return [self.walk(n, ns, inlined) for n in node]
         if not isinstance(node, dict):
             return node
         kind = node.get("type")
-        out = dict(node)
         if kind in _NAMED and isinstance(node.get("name"), str):
-            full = _fullname(node["name"], node.get("namespace", ns) or None)
-            if inlined and full in self.defined:
-                return full
-            self.defined.add(full)
-            inner = full.rpartition(".")[0] or None
-            if isinstance(node.get("fields"), list):
-                out["fields"] = [
-                    {**f, "type": self.walk(f["type"], inner, inlined)}
-                    if isinstance(f, dict) and "type" in f else f
-                    for f in node["fields"]
-                ]
-            return out
+            return self.definition(node, ns, inlined)
+        out = dict(node)
         if kind == "array" and "items" in node:
             out["items"] = self.walk(node["items"], ns, inlined)
         elif kind == "map" and "values" in node:
             out["values"] = self.walk(node["values"], ns, inlined)
         elif isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind not in _PRIMITIVES):
             out["type"] = self.walk(kind, ns, inlined)
+        return out
+
+    def name(self, node: str, ns: str | None) -> Any:
+        """A type used by name: its definition at the first use of a referenced type."""
+        if node in _PRIMITIVES:
+            return node
+        full = _fullname(node, ns)
+        if full in self.defined or full not in self.available:
+            return node  # defined already, or unknown: the parser names it
+        definition = dict(self.available[full])
+        if "." not in full and ns:
+            definition["namespace"] = ""  # keep a null-namespace name out of ours
+        return self.walk(definition, None, True)
+
+    def definition(self, node: dict[str, Any], ns: str | None, inlined: bool) -> Any:
+        """A named type defined here; in an inlined definition, one defined already is named."""
+        full = _fullname(node["name"], node.get("namespace", ns) or None)
+        if inlined and full in self.defined:
+            return full
+        self.defined.add(full)
+        inner = full.rpartition(".")[0] or None
+        out = dict(node)
+        if isinstance(node.get("fields"), list):
+            out["fields"] = [
+                {**f, "type": self.walk(f["type"], inner, inlined)}
+                if isinstance(f, dict) and "type" in f else f
+                for f in node["fields"]
+            ]
         return out
 
 
