@@ -469,6 +469,74 @@ def test_module_list_parsing():
                                       "keyguard.guard"}
 
 
+# --- size: modules and functions a reader can hold in mind ---------------------------------
+
+#: Lines a module may have; a longer one says why in its docstring ("Longer than 800 lines:").
+MODULE_LINES = 800
+#: Cyclomatic complexity (radon's, closures counted apart) no function may pass.
+FUNCTION_COMPLEXITY = 25
+#: Functions at radon's grades D to F (complexity 21 and above) the code may hold at most.
+GRADE_D_OR_WORSE = 10
+LONG_REASON = re.compile(r"Longer than \d+ lines: \S")
+
+
+def long_modules(root: Path = REPO) -> list[str]:
+    """Modules over MODULE_LINES lines whose docstring does not say why."""
+    out = []
+    for module, path in sorted(project_modules(root).items()):
+        text = path.read_text()
+        if text.count("\n") <= MODULE_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not LONG_REASON.search(doc):
+            out.append(f"{module}: {text.count(chr(10))} lines")
+    return out
+
+
+def complexities(root: Path = REPO) -> list[tuple[int, str]]:
+    """(complexity, where) of every function and method, by radon's count."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Function
+
+    out = []
+    for module, path in sorted(project_modules(root).items()):
+        for f in cc_visit(path.read_text()):
+            if isinstance(f, Function):  # methods too; a class's own total is not a function's
+                out.append((f.complexity, f"{module}.{f.fullname} (line {f.lineno})"))
+    return out
+
+
+def test_no_module_is_longer_than_its_limit_without_a_reason():
+    assert long_modules() == [], (
+        f"split these modules, or say in the docstring why they are longer than "
+        f"{MODULE_LINES} lines (\"Longer than {MODULE_LINES} lines: ...\")")
+
+
+def test_no_function_is_too_complex_to_follow():
+    pytest.importorskip("radon")
+    found = complexities()
+    worst = sorted(((c, w) for c, w in found if c > FUNCTION_COMPLEXITY), reverse=True)
+    assert worst == [], f"split these functions (radon complexity above {FUNCTION_COMPLEXITY})"
+    graded_d = sorted(((c, w) for c, w in found if c > 20), reverse=True)
+    assert len(graded_d) <= GRADE_D_OR_WORSE, (
+        f"{len(graded_d)} functions at radon grade D or worse (at most {GRADE_D_OR_WORSE}): "
+        f"{graded_d}")
+
+
+def test_size_checks_find_what_they_look_for(tmp_path):
+    pytest.importorskip("radon")
+    pkg = tmp_path / "formats"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(30))
+    (pkg / "big.py").write_text('"""A module."""\n' + "x = 1\n" * (MODULE_LINES + 1)
+                                + f"def f(x):\n{branches}    return -1\n")
+    (pkg / "told.py").write_text(f'"""Longer than {MODULE_LINES} lines: one table."""\n'
+                                 + "y = 2\n" * (MODULE_LINES + 1))
+    assert long_modules(tmp_path) == [f"keyguard.formats.big: {MODULE_LINES + 64} lines"]
+    assert max(complexities(tmp_path)) == (31, "keyguard.formats.big.f (line 803)")
+
+
 if __name__ == "__main__":  # `python tests/test_architecture.py`: what still violates, listed
     edges = runtime_edges(SITES)
     for title, found in (
