@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keyguard.formats.avro_schema import parse_avro, to_avro_schema
-from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES
+from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, TIME_LOGICAL_TYPES, full_name
 from keyguard.formats.types import IntegralType, RowType, TimestampLtzType, TimestampType, TimeType
 from keyguard.guard.keys.side import (
     Change,
@@ -66,10 +66,6 @@ def side_schema(side: KeySide) -> Any:
     return to_avro_schema(side.row_type, legacy_timestamp_mapping=legacy)
 
 
-def _fullname(name: str, ns: str | None) -> str:
-    return name if "." in name or not ns else f"{ns}.{name}"
-
-
 def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None = None
                 ) -> dict[str, Any]:
     """Every named type by full name (and short name), with its enclosing namespace resolved."""
@@ -80,7 +76,7 @@ def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None =
     elif isinstance(schema, Mapping):
         kind = schema.get("type")
         if kind in NAMED:
-            full = _fullname(str(schema["name"]), schema.get("namespace", ns))
+            full = full_name(str(schema["name"]), schema.get("namespace", ns))
             out[full] = schema
             out.setdefault(full.rpartition(".")[2], schema)
             inner = full.rpartition(".")[0] or None
@@ -352,7 +348,7 @@ def _norm_meta(key: str, v: Any) -> Any:
 
 
 def _full(s: Mapping[str, Any]) -> str:
-    return _fullname(str(s["name"]), s.get("namespace"))
+    return full_name(str(s["name"]), s.get("namespace"))
 
 
 def _kind(s: Any) -> str:
