@@ -235,6 +235,28 @@ def registry_openers(sites: list[ImportSite]) -> list[str]:
             for t in s.targets if _in(t, REGISTRY_BACKENDS)]
 
 
+#: What the rest of formats/ may import of formats/registry/: the interface (`Registry`,
+#: `SchemaVersion`, the schema types), the options every registry format declares, and the
+#: references model. The other modules of formats/registry/ are its edge: the backends, their
+#: settings and opener, and registration (which builds on the plan and the codecs).
+REGISTRY_INTERFACE = ("keyguard.formats.registry", "keyguard.formats.registry.options",
+                      "keyguard.formats.registry.references")
+
+
+def registry_floor_violations(sites: list[ImportSite]) -> list[str]:
+    """formats/ modules below the registry's edge (the core, and the registry's interface
+    modules themselves) importing a module of that edge, at any level."""
+    out = []
+    for s in sites:
+        below = (is_pure_core(s.module) and _package_of(s.module) == "formats") or \
+            s.module in REGISTRY_INTERFACE
+        if not below:
+            continue
+        out += [f"{s.where()} imports {t}" for t in s.targets
+                if _in(t, ("keyguard.formats.registry",)) and t not in REGISTRY_INTERFACE]
+    return out
+
+
 def _comments(path: Path) -> dict[int, str]:
     tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
     return {t.start[0]: t.string for t in tokens if t.type == tokenize.COMMENT}
@@ -364,6 +386,10 @@ def test_pure_core_opens_no_registry():
     assert registry_openers(SITES) == []
 
 
+def test_formats_core_uses_only_the_registry_interface():
+    assert registry_floor_violations(SITES) == []
+
+
 def test_function_local_project_imports_say_why():
     bad = unexplained_local_imports(SITES)
     assert not bad, (f"{len(bad)} function-local imports of project modules give no reason; "
@@ -428,6 +454,8 @@ def test_analysis_finds_each_kind_of_violation(tmp_path):
         "guard/t.py": "def k():\n    import confluent_kafka.admin\n",
         "formats/registry/connect.py": "",
         "guard/v.py": "def f():\n    from keyguard.formats.registry.connect import open_registry\n",
+        "formats/registry/references.py": "from keyguard.formats.registry import registration\n",
+        "formats/registry/registration.py": "",
     })
     assert cycles(runtime_edges(sites)) == [["keyguard.formats.a", "keyguard.formats.b"]]
     assert layer_violations(sites) == ["formats/b.py:3 imports keyguard.guard.g"]
@@ -437,6 +465,8 @@ def test_analysis_finds_each_kind_of_violation(tmp_path):
                                                 "guard/g.py:4 (keyguard.formats.registry)",
                                                 "guard/v.py:2 (keyguard.formats.registry.connect)"]
     assert registry_openers(sites) == ["guard/v.py:2 imports keyguard.formats.registry.connect"]
+    assert registry_floor_violations(sites) == [
+        "formats/registry/references.py:1 imports keyguard.formats.registry.registration"]
 
 
 # --- ARCHITECTURE.md's module list ---------------------------------------------------------
