@@ -140,22 +140,26 @@ def cached_binary(resource: Traversable, name: str) -> str:
     when it is not there yet (or not whole). The copy goes to a temporary file renamed into
     place, so brokers started at the same time never run half a binary."""
     folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     dest = folder / _executable(name)
-    with resource.open("rb") as source:
-        size = source.seek(0, os.SEEK_END)
-        if not (dest.is_file() and dest.stat().st_size == size):
-            source.seek(0)
-            partial = folder / f".{dest.name}.{os.getpid()}.partial"
-            try:
-                with open(partial, "wb") as out:
-                    shutil.copyfileobj(source, out)
-                os.chmod(partial, 0o755)
-                os.replace(partial, dest)
-            finally:
-                partial.unlink(missing_ok=True)
-    if not os.access(dest, os.X_OK):
-        os.chmod(dest, 0o755)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with resource.open("rb") as source:
+            size = source.seek(0, os.SEEK_END)
+            if not (dest.is_file() and dest.stat().st_size == size):
+                source.seek(0)
+                partial = folder / f".{dest.name}.{os.getpid()}.partial"
+                try:
+                    with open(partial, "wb") as out:
+                        shutil.copyfileobj(source, out)
+                    os.chmod(partial, 0o755)
+                    os.replace(partial, dest)
+                finally:
+                    partial.unlink(missing_ok=True)
+        if not os.access(dest, os.X_OK):
+            os.chmod(dest, 0o755)
+    except OSError as e:
+        raise BrokerMissing(f"cannot copy the broker's binary to {dest}: {e.strerror or e}; "
+                            "set XDG_CACHE_HOME to a writable directory") from e
     return str(dest)
 
 

@@ -191,8 +191,7 @@ def _start(kind: str, workdir: Path, port: int | None) -> Broker:
     try:
         return start_broker(kind, workdir, port=port, own_session=True)
     except BrokerMissing as e:
-        raise UsageError(f"the {kind} broker cannot start: {e}",
-                         hint="pip install 'keyguard[demo]'") from None
+        raise UsageError(f"the {kind} broker cannot start: {e}") from None
     except BrokerStartError as e:
         raise BrokerUnavailableError(f"the {kind} broker did not start: {e.message}; "
                                      f"{_log_tail(e)}") from None

