@@ -183,8 +183,9 @@ def _describe(broker: Broker, topics: Sequence[TopicSpec], workdir: Path,
         note(f"topic {spec.name}: {spec.partitions} partition"
              f"{'s' if spec.partitions != 1 else ''}, cleanup.policy=compact "
              "(recorded, not applied)")
-    if broker.process is not None:
-        note(f"binary: {broker.process.args[0]}; Ctrl-C or SIGTERM stops it")
+    command = broker.process.args if broker.process is not None else None
+    binary = f"binary: {command[0]!s}; " if isinstance(command, list) else ""
+    note(f"{binary}Ctrl-C or SIGTERM stops it")
 
 
 def _start(kind: str, workdir: Path, port: int | None) -> Broker:
