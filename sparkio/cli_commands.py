@@ -1,6 +1,7 @@
-"""sparkio's commands of the `keyguard` script: `demo` and `migrate` (the `keyguard.commands`
-entry points name them through `keyguard.sparkio.cli`). A module of their own, imported when one of
-them is invoked or `--help` lists them: a `keyguard check` does not compile them."""
+"""sparkio's commands of the `keyguard` script: `demo`, `broker` and `migrate` (the
+`keyguard.commands` entry points name them through `keyguard.sparkio.cli`). A module of their
+own, imported when one of them is invoked or `--help` lists them: a `keyguard check` does not
+compile them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from keyguard.formats.secrets import redact_url
-from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
+from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, one_of, parse_kv
 from keyguard.guard.cli.progress import Progress
 
 
@@ -31,6 +32,26 @@ def demo(
     from keyguard.sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
 
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
+
+
+@handles_errors
+def broker(
+    kind: Annotated[str, typer.Option(
+        "--broker", help="Embedded broker: tansu (data in memory) or noida (on disk).",
+        callback=one_of(("tansu", "noida"), "--broker"))] = "tansu",
+    port: Annotated[int | None, typer.Option(
+        "--port", help="The loopback port; default: a free one.")] = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        "--topic", help="NAME[:PARTITIONS] to create once it is up (repeatable; 1 partition "
+        "by default; cleanup.policy=compact).")] = None,
+) -> None:
+    """Run an embedded broker on loopback until Ctrl-C, to try audit and migrate locally.
+
+    The first line on stdout is its bootstrap address; it never compacts."""
+    # lazy: the Kafka client and the broker's start-up, only when the command runs
+    from keyguard.sparkio.local_broker import serve, topic_specs
+
+    raise typer.Exit(serve(kind, port=port, topics=topic_specs(topic or [])))
 
 
 @handles_errors(formats=("text", "json"))
