@@ -1,6 +1,7 @@
 """What every renderer shares: the rule catalogue, bytes as hex, keys as JSON, and redaction.
 
-Renderers are pure: a Report in, a string out. Every free text that reaches the output goes
+Renderers are pure, a Report in and a string out, but for `SchemaFiles`, which reads the schema
+files a report names to point at a line. Every free text that reaches the output goes
 through `safe()`, so a credential that slipped into a message (a registry URL with user:pass)
 is redacted here at the last moment, whatever the analysis put in it.
 """
