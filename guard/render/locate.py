@@ -16,6 +16,7 @@ paths.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -38,10 +39,11 @@ class Place:
     column: int
 
     @classmethod
-    def at(cls, text: str, offset: int) -> Place:
-        start = text.rfind("\n", 0, offset) + 1
-        return cls(text.count("\n", 0, offset) + 1,
-                   len(text[start:offset].encode("utf-16-le")) // 2 + 1)
+    def at(cls, text: str, offset: int, line_starts: Sequence[int]) -> Place:
+        """The place of `offset`; `line_starts`: the offset each line starts at."""
+        line = bisect.bisect_right(line_starts, offset)
+        start = line_starts[line - 1]
+        return cls(line, len(text[start:offset].encode("utf-16-le")) // 2 + 1)
 
 
 class _Unreadable(Exception):
@@ -77,12 +79,17 @@ class Node:
     pos: int
     items: list[Any] = field(default_factory=list)
     value: str | None = None
+    _keys: dict[str, tuple[int, Node]] | None = None
 
     def get(self, key: str) -> tuple[int, Node] | None:
-        for k, at, v in self.items if self.kind == "object" else ():
-            if k == key:
-                return at, v
-        return None
+        """An object's member `key` (its first, as JSON readers keep): key offset, value."""
+        if self.kind != "object":
+            return None
+        if self._keys is None:
+            self._keys = {}
+            for k, at, v in self.items:
+                self._keys.setdefault(k, (at, v))
+        return self._keys.get(key)
 
     def string(self, key: str) -> str | None:
         got = self.get(key)
@@ -138,6 +145,7 @@ class _Avro:
     def __init__(self, root: Node) -> None:
         #: Named types by full name and by short name: (definition, its namespace).
         self.named: dict[str, list[tuple[Node, str]]] = {}
+        self._by_record: dict[int, dict[str, list[tuple[int, Node]]]] = {}
         self._collect(root, "", 0)
 
     def _collect(self, node: Node, namespace: str, depth: int) -> None:
@@ -200,12 +208,20 @@ class _Avro:
                     if got is not None:
                         out.append((got[0], got[1], tns))
                 elif kind in ("record", "error") and step not in ("[]", "{key}", "{value}"):
-                    fields = t.get("fields")
-                    for f in fields[1].items if fields is not None else ():
-                        name, of_type = f.get("name"), f.get("type")
-                        if name is not None and name[1].value == step and of_type is not None:
-                            out.append((name[1].pos, of_type[1], tns))
+                    out += [(pos, of_type, tns) for pos, of_type in self._fields(t).get(step, ())]
         return out
+
+    def _fields(self, record: Node) -> dict[str, list[tuple[int, Node]]]:
+        """A record's fields by name: where each name is written, and the field's type."""
+        if id(record) not in self._by_record:
+            fields = record.get("fields")
+            index: dict[str, list[tuple[int, Node]]] = {}
+            for f in fields[1].items if fields is not None else ():
+                name, of_type = f.get("name"), f.get("type")
+                if name is not None and name[1].value is not None and of_type is not None:
+                    index.setdefault(name[1].value, []).append((name[1].pos, of_type[1]))
+            self._by_record[id(record)] = index
+        return self._by_record[id(record)]
 
 
 def _follow(root: list[tuple[Any, str]], path: Sequence[str], step: Any) -> int | None:
@@ -360,7 +376,6 @@ class _Proto:
         self.i += 1
 
     def _field(self, msg: _Message) -> None:
-        start = self.i
         if self.toks[self.i][1] in ("optional", "repeated", "required"):
             self.i += 1
         map_value = None
@@ -378,7 +393,6 @@ class _Proto:
             kind, name, pos = self.toks[self.i]
             if kind == "word":
                 msg.fields[name] = _ProtoField(pos, type_name, map_value)
-        self.i = max(self.i, start + 1)
         self._skip_statement()
 
     def resolve(self, type_name: str, scope: str) -> _Message | None:
@@ -581,6 +595,7 @@ class SchemaLines:
     _reader: Any = None
     _root: list[tuple[Any, str]] = field(default_factory=list)
     _start: int | None = None
+    _line_starts: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, text: str, kind: str) -> SchemaLines:
@@ -605,6 +620,11 @@ class SchemaLines:
             lines._reader = None
         return lines
 
+    def _place(self, offset: int) -> Place:
+        if not self._line_starts:
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
+        return Place.at(self.text, offset, self._line_starts)
+
     @property
     def readable(self) -> bool:
         return self._reader is not None
@@ -614,19 +634,19 @@ class SchemaLines:
         if self._reader is None:
             return None
         if path == "$":
-            return None if self._start is None else Place.at(self.text, self._start)
+            return None if self._start is None else self._place(self._start)
         parts = steps(path)
         if parts is None or not self._root:
             return None
         at = _follow(self._root, parts, self._reader.step)
-        return None if at is None else Place.at(self.text, at)
+        return None if at is None else self._place(at)
 
     def option(self, name: str) -> Place | None:
         """Where the option `name` is set: a Flink DDL's WITH clause; no other schema has one."""
         if not isinstance(self._reader, _Sql):
             return None
         at = self._reader.option(name)
-        return None if at is None else Place.at(self.text, at)
+        return None if at is None else self._place(at)
 
 
 def kind_of(file: str, text: str) -> str:
