@@ -8,6 +8,7 @@ is redacted here at the last moment, whatever the analysis put in it.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -199,22 +200,27 @@ def path_names(finding: Finding) -> str | None:
     """What a finding's path names in a schema file: the whole schema (`$`), a field, or an
     option (format options, key placement); None for what no schema file declares (the
     topic's settings, what an audit read)."""
-    # lazy: CLI start-up (the rule registry, only when a report points into files)
-    from keyguard.guard import rules
-
     if finding.path == "$":
         return "schema"
     if finding.rule.category in (Category.TOPIC, Category.AUDIT):
         return None
-    option_rules = {r.id for r in (
+    if finding.rule.category is Category.KEY_PLACEMENT or finding.rule.id in _option_rules():
+        return "option"
+    return "field"
+
+
+@functools.cache
+def _option_rules() -> frozenset[str]:
+    """The IDs of the key-bytes rules whose findings name a format or table option."""
+    # lazy: CLI start-up (the rule registry, only when a report points into files)
+    from keyguard.guard import rules
+
+    return frozenset(r.id for r in (
         rules.JSON_TIMESTAMP_STANDARD_CHANGED, rules.JSON_DECIMAL_PLAIN_NUMBER_CHANGED,
         rules.JSON_IGNORE_NULL_FIELDS_CHANGED, rules.CSV_FIELD_DELIMITER_CHANGED,
         rules.CSV_QUOTING_CHANGED, rules.CSV_NULL_LITERAL_CHANGED, rules.RAW_ENDIANNESS_CHANGED,
         rules.RAW_CHARSET_CHANGED, rules.KEY_FIELDS_PREFIX_CHANGED, rules.FORMAT_OPTION_CHANGED,
-        rules.FORMAT_OPTION_NO_KEY_EFFECT)}
-    if finding.rule.category is Category.KEY_PLACEMENT or finding.rule.id in option_rules:
-        return "option"
-    return "field"
+        rules.FORMAT_OPTION_NO_KEY_EFFECT))
 
 
 def witness_dict(w: Witness | None) -> dict[str, Any] | None:
