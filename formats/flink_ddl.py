@@ -45,7 +45,8 @@ from keyguard.formats.table_options import (
 )
 from keyguard.formats.types import Field, RowType
 
-__all__ = ["FlinkDdlError", "FlinkTable", "Ignored", "load_flink_ddl", "read_flink_ddl"]
+__all__ = ["FlinkDdlError", "FlinkTable", "Ignored", "load_flink_ddl", "read_flink_ddl",
+           "statement_tokens"]
 
 #: The connectors whose tables keyguard takes: both write keys with a key format.
 CONNECTORS = ("upsert-kafka", "kafka")
@@ -167,6 +168,13 @@ def load_flink_ddl(path: str | Path) -> FlinkTable:
 def read_flink_ddl(text: str, origin: str = "<flink ddl>") -> FlinkTable:
     """One `CREATE [TEMPORARY] TABLE [IF NOT EXISTS] name (...) WITH (...)` statement."""
     return _Statement(text, origin).table()
+
+
+def statement_tokens(text: str) -> list[Tok]:
+    """The statement's tokens with their offsets, comments left out, up to a character no
+    token matches: for whoever points into the DDL (a report's line of a column or option)."""
+    toks, _ = tokenize(text, _TOKEN, skip=frozenset({"ws", "comment"}))
+    return toks
 
 
 # --- tokens -------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from keyguard.guard.cli.check_cmd import (
     _flink_table,
 )
 from keyguard.guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv
+from keyguard.guard.render.common import UNSCOPED
 from keyguard.guard.report import Report
 
 
@@ -99,6 +100,7 @@ def diff_cmd(
     selection = _selection(ignore, select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
+    shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:
         _emit(_diff_values(files, texts, level), fmt, output, shown, selection)
         return
