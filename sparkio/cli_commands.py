@@ -101,7 +101,8 @@ def migrate(
         "--flink-ddl-connections.")] = None,
     old_flink_ddl: Annotated[list[str] | None, typer.Option(
         "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
-        "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
+        "that wrote it (repeatable, beside or instead of --old-key-format); its connection "
+        "options count only with --flink-ddl-connections.")] = None,
     spark: Annotated[str | None, typer.Option(
         "--spark", help="Run on Spark, this master (local[*], spark://host:7077, yarn): no "
         "process holds the table, Spark's shuffles spill to disk; for tables larger than "
@@ -308,6 +309,7 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
     """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it.
     Their registry connection options count only with `use_connections` and no --registry."""
     if new is None and not olds:
+        note_ddls([], use_connections)  # --flink-ddl-connections needs a DDL
         return None
     # lazy: CLI start-up (only with a DDL)
     from keyguard.formats.flink_ddl import load_flink_ddl

@@ -156,8 +156,8 @@ def _build_plan(
     ddl = _flink_table(flink_ddl, columns=columns, primary_key=primary_key,
                        key_schema=key_schema, value_schema=value_schema, topic=topic,
                        key_format=key_format, value_format=value_format)
+    note_ddls([ddl], ddl_connections)
     if ddl is not None:
-        note_ddls([ddl], ddl_connections)
         ddl = ddl if ddl_connections else ddl.without_connections()
         key_format, value_format = ddl.key_format, ddl.value_format
     assert key_format is not None and value_format is not None

@@ -268,13 +268,12 @@ DdlConnectionsOpt = Annotated[bool, typer.Option(
     "none. Without it they are ignored, with a note on stderr: the command's flags and "
     "defaults decide where it connects.")]
 #: What a file registry's schema ids are, for every help and message that shows one.
-FILE_REGISTRY_IDS = ("derived from the schema itself: stable on every machine, with no server "
-                     "to hand out sequential ids")
+FILE_REGISTRY_IDS = ("derived from the schema itself (stable on every machine, with no server "
+                     "to hand out sequential ids)")
 RegistryOpt = Annotated[str | None, typer.Option(
-    "--registry", help="Schema registry: http(s)://..., file://DIR (default ./schemas when "
-    f"that directory exists; a file registry's schema ids are {FILE_REGISTRY_IDS}) or "
-    "mock://NAME. Credentials from "
-    "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN.")]
+    "--registry", help="Schema registry: http(s)://..., file://DIR (default ./schemas when that "
+    f"directory exists) or mock://NAME; a file registry's schema ids are {FILE_REGISTRY_IDS}. "
+    "Credentials from KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN.")]
 
 
 def print_notes(notes: Sequence[str]) -> None:
@@ -287,6 +286,9 @@ def note_ddls(tables: list[Any], use_connections: bool, *, connects: bool = True
     """What the run's Flink DDLs say that it does not use, each note once on stderr
     (`keyguard.guard.request.ddl_notes`: the rule for their connection options)."""
     if not any(t is not None for t in tables):
+        if use_connections:
+            raise fail(f"{DDL_CONNECTIONS} uses a Flink DDL's connection options, and no DDL "
+                       "is given: give --flink-ddl, or drop it", kind="invalid-option")
         return
     from keyguard.guard.request import ddl_notes  # lazy: CLI start-up (only with a DDL)
 

@@ -41,8 +41,8 @@ def diff_cmd(
         help="Schema files, oldest first; the last one is the candidate. With --flink-ddl the "
              "DDL is the candidate; with --old-flink-ddl the DDL is the old side.")] = None,
     key: Annotated[bool, typer.Option(
-        "--key", help="Judge key stability (bytes, ids). A registry format's schema ids are "
-        f"those a file registry gives: {FILE_REGISTRY_IDS}.")] = False,
+        "--key", help="Judge key stability (bytes, ids). A registry format's schema ids are, "
+        f"as in a file registry, {FILE_REGISTRY_IDS}.")] = False,
     key_format: Annotated[str | None, typer.Option(
         "--key-format", help="Of the old side, and of the new one unless --new-key-format. "
         + format_help("key", default=f"a Flink DDL's, else {KEY_FORMAT.default_value}")
@@ -84,7 +84,8 @@ def diff_cmd(
         "columns, key format and options, key.fields-prefix, sink.partitioner. diff connects "
         "to nothing: the DDL's connection options are ignored (noted on stderr).")] = None,
     old_flink_ddl: Annotated[Path | None, typer.Option(
-        "--old-flink-ddl", help="A Flink CREATE TABLE giving the old side.")] = None,
+        "--old-flink-ddl", help="A Flink CREATE TABLE giving the old side (its connection "
+        "options ignored, as --flink-ddl's).")] = None,
     level: Annotated[
         str | None,
         typer.Option("--level", help="Value compatibility: BACKWARD, FORWARD, FULL, "

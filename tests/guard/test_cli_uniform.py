@@ -248,6 +248,14 @@ def test_audit_and_migrate_ignore_a_ddls_connections(workdir: Path, listener: Li
     audit = run("audit", "--flink-ddl", "pv.sql", "--bootstrap", kafka_bootstrap)
     assert audit.exit_code == 0, audit.output
     assert audit.stderr.count(IGNORED) == 1
+    junit = run("audit", "--flink-ddl", "pv.sql", "--bootstrap", kafka_bootstrap,
+                "--format", "junit")  # every report format, those audit had not offered too
+    assert junit.exit_code == 0, junit.output
+    assert "<testsuites" in junit.stdout
+    github = run("audit", "--flink-ddl", "pv.sql", "--bootstrap", kafka_bootstrap,
+                 "--format", "github")
+    assert github.exit_code == 0, github.output
+    assert "::error" not in github.stdout  # a clean topic: no annotation
     state = str(workdir / "state.json")
     moved = runner.invoke(app, ["migrate", "--flink-ddl", "pv.sql", "--old-flink-ddl", "pv.sql",
                                 "--new-partitions", "4", "--bootstrap", kafka_bootstrap,
@@ -260,3 +268,19 @@ def test_audit_and_migrate_ignore_a_ddls_connections(workdir: Path, listener: Li
                 "--flink-ddl-connections")
     assert asked.exit_code == 3, asked.output
     assert listener.connections >= 1
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "--topic", "t"),
+    ("encode", "--columns", "k STRING NOT NULL", "--primary-key", "k", "--row", '{"k": "a"}'),
+    ("decode", "--columns", "k STRING NOT NULL", "--primary-key", "k", "--key", "00"),
+    ("audit", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "k STRING NOT NULL",
+     "--primary-key", "k"),
+    ("migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "k STRING",
+     "--old-key-format", "json", "--primary-key", "k"),
+], ids=lambda a: a[0])
+def test_ddl_connections_without_a_ddl_is_a_usage_error(workdir: Path, args: tuple[str, ...]
+                                                        ) -> None:
+    r = runner.invoke(app, [*args, "--flink-ddl-connections"], catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    assert "--flink-ddl-connections uses a Flink DDL's connection options" in r.output
