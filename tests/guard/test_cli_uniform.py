@@ -284,3 +284,22 @@ def test_ddl_connections_without_a_ddl_is_a_usage_error(workdir: Path, args: tup
     r = runner.invoke(app, [*args, "--flink-ddl-connections"], catch_exceptions=False)
     assert r.exit_code == 2, r.output
     assert "--flink-ddl-connections uses a Flink DDL's connection options" in r.output
+
+
+def test_check_scans_the_ddls_brokers_only_when_asked(workdir: Path, kafka_bootstrap: str
+                                                      ) -> None:
+    from broker import new_topic
+
+    topic = new_topic(kafka_bootstrap, partitions=2, config={"cleanup.policy": "compact"})
+    for role in ("key", "value"):  # the sample subjects, under this topic's names
+        shutil.copytree(workdir / f"schemas/subjects/pageviews_per_region-{role}",
+                        workdir / f"schemas/subjects/{topic}-{role}")
+    (workdir / "pv.sql").write_text(DDL.format(topic=topic, port=1).replace(
+        "127.0.0.1:1'", f"{kafka_bootstrap}'", 1))
+    unscanned = run("check", "--flink-ddl", "pv.sql", "-f", "json")
+    assert unscanned.exit_code == 0, unscanned.output
+    assert "give --bootstrap to scan the topic" in unscanned.stdout
+    scanned = run("check", "--flink-ddl", "pv.sql", "--registry", "file://schemas",
+                  "--flink-ddl-connections", "-f", "json")
+    assert scanned.exit_code == 0, scanned.output
+    assert "give --bootstrap to scan the topic" not in scanned.stdout
