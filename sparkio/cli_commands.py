@@ -45,7 +45,8 @@ def demo(
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
 
 
-@handles_errors(formats=("text", "json"))
+@handles_errors(formats=("text", "json"), formats_why="migrate reports a migration, not a guard "
+                "Report (keyguard audit of the topic renders every report format)")
 def migrate(
     bootstrap: Annotated[str, typer.Option("--bootstrap", help="Kafka bootstrap servers.")],
     topic: Annotated[str | None, typer.Option(

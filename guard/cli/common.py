@@ -168,11 +168,12 @@ def _register_credentials(args: Sequence[Any], kwargs: dict[str, Any]) -> None:
 
 
 def handles_errors(fn: F | None = None, *,
-                   formats: Sequence[str] = REPORT_FORMATS) -> Any:
+                   formats: Sequence[str] = REPORT_FORMATS, formats_why: str = "") -> Any:
     """Turn keyguard errors into one clear line on stderr and the error's exit code.
 
     A command with `fmt` (its `--format`) and `output` (`--output`) parameters also gets its
-    errors as a document of that format; `formats` are the ones it accepts.
+    errors as a document of that format; `formats` are the ones it accepts (`formats_why`:
+    why, for a command that renders no Report).
     """
 
     def decorate(fn: F) -> F:
@@ -184,7 +185,8 @@ def handles_errors(fn: F | None = None, *,
                 _register_credentials(args, kwargs)
                 if fmt is not None and fmt not in formats:
                     bad, fmt = fmt, None
-                    raise InvalidOptionError(f"--format {bad!r} is not a format of this command",
+                    raise InvalidOptionError(f"--format {bad!r} is not a format of this command"
+                                             + (f": {formats_why}" if formats_why else ""),
                                              hint=f"use one of {', '.join(formats)}")
                 if output is not None and fmt is not None:
                     check_output(output)

@@ -98,6 +98,11 @@ def test_every_verb_that_renders_a_report_offers_every_report_format(verb: str) 
 def test_migrate_says_it_renders_no_report() -> None:
     assert "not a guard Report" in " ".join(str(getattr(params("migrate")["fmt"], "help",
                                                            "")).split())
+    r = runner.invoke(app, ["migrate", "--bootstrap", "127.0.0.1:1", "--topic", "t",
+                            "--columns", "a INT", "--old-key-format", "json", "--format", "sarif"],
+                      catch_exceptions=False)
+    assert r.exit_code == 2
+    assert "migrate reports a migration, not a guard Report" in r.output
 
 
 PROTO_V1 = 'syntax = "proto3";\npackage shop;\nmessage Order { int64 id = 1; string note = 2; }\n'
