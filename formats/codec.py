@@ -193,6 +193,14 @@ class FormatFactory:
     def writes_avro(self) -> bool:
         return self.schema_type == "AVRO"
 
+    @property
+    def has_schema(self) -> bool:
+        """Whether the format writes by a schema a registry stores (Avro, Protobuf, a
+        registry's JSON Schema): one compatibility levels judge and `keyguard schema` prints.
+        json, csv and raw write the row as text; the JSON Schema keyguard derives for them
+        only describes it."""
+        return self.uses_registry or self.schema_type != "JSON"
+
 
 _FACTORIES: dict[str, FormatFactory] = {}
 

@@ -22,7 +22,13 @@ from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.keys.analyze import analyze_key_change
 from keyguard.guard.keys.side import KeySide
 from keyguard.guard.options import KEY_FORMAT, PARTITIONER
-from keyguard.guard.plan import TopicPlan, migration_command
+from keyguard.guard.plan import (
+    BOOTSTRAP_SERVERS,
+    KeyEncoding,
+    TopicPlan,
+    key_columns,
+    migration_command,
+)
 from keyguard.guard.report import Report, Severity
 
 if TYPE_CHECKING:
@@ -76,9 +82,11 @@ def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
 
 
 def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWriting,
-               new: KeyWriting, *, all_old_ids: bool = False) -> Report:
+               new: KeyWriting, *, all_old_ids: bool = False,
+               tables: tuple[FlinkTable | None, FlinkTable | None] = (None, None)) -> Report:
     """The candidate against the keys in the topic today, written by the last of `old_texts`
-    (or, `all_old_ids`, by each of them: their keys carry every old id, KG502)."""
+    (or, `all_old_ids`, by each of them: their keys carry every old id, KG502). `tables`:
+    the Flink DDLs of the old and new sides, if any (the migration they suggest names them)."""
     if not old_texts:
         raise InvalidOptionError("diff --key needs the old key schema", hint="give the old "
                                  "schema file, or the old table with --old-flink-ddl")
@@ -93,10 +101,29 @@ def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWr
     fmt = old.format if old.format == new.format else f"{old.format} -> {new.format}"
     notes = []
     if any(f.effective_severity is Severity.BREAKING for f in findings):
-        notes.append(migration_command("<topic>", old.format, new.format,
-                                       fields_prefix=new.fields_prefix,
-                                       partitions=new.partitions))
+        notes.append(_migration(last, new_text, old, new, tables))
     return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"], notes)
+
+
+def _migration(old_text: SchemaText, new_text: SchemaText, old: KeyWriting, new: KeyWriting,
+               tables: tuple[FlinkTable | None, FlinkTable | None]) -> str:
+    """The `keyguard migrate` command for this change: what the schemas and the DDLs say
+    (topic, columns, formats and options, brokers), placeholders for the rest."""
+    old_table, new_table = tables
+    declared = new_table or old_table
+    encodings = [KeyEncoding(w.format, key_columns(text, w.fields_prefix), w.options,
+                             w.fields_prefix, t.origin if t is not None else None)
+                 for w, text, t in ((old, old_text, old_table), (new, new_text, new_table))]
+    value = declared.format_options("value") if declared is not None else {}
+    urls = [declared.format_options(role).get("url") for role in ("key", "value")] \
+        if declared is not None else []
+    return migration_command(
+        declared.topic if declared is not None else None, *encodings,
+        partitions=new.partitions if new.partitions != old.partitions else None,
+        value_format=declared.value_format if declared is not None else None,
+        value_options=value,
+        bootstrap=declared.properties.get(BOOTSTRAP_SERVERS) if declared is not None else None,
+        registry=next((u for u in urls if u), None))
 
 
 def _registry_option(key_format: str, key: str) -> bool:

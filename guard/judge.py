@@ -21,11 +21,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.facts import Facts, Registered
 from keyguard.guard.keys.analyze import analyze_key_change
 from keyguard.guard.keys.placement import topic_findings
 from keyguard.guard.keys.side import KeySide
-from keyguard.guard.plan import TopicPlan, migration_command
+from keyguard.guard.plan import KeyEncoding, TopicPlan, key_columns, migration_command
 from keyguard.guard.report import Category, Finding, Report, Rule, Severity
 from keyguard.guard.rules import (
     CHECK_RULES,
@@ -56,7 +57,7 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts, sides: KeySides
     findings, notes = list(key_findings), notes + key_notes
     if any(f.effective_severity is Severity.BREAKING and f.rule.category in _KEY_CATEGORIES
            for f in key_findings):
-        notes.append(migration_hint(plan))
+        notes.append(migration_hint(plan, registered))
     checked = [f"{plan.topic}: key {plan.key_format}"]
     value = registered.value
     if plan.value_format and plan.candidate_value is not None and value is not None:
@@ -79,12 +80,30 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts, sides: KeySides
 _KEY_CATEGORIES = (Category.KEY_BYTES, Category.KEY_PLACEMENT)
 
 
-def migration_hint(plan: TopicPlan) -> str:
+def migration_hint(plan: TopicPlan, registered: Registered | None = None) -> str:
     """The command that makes a breaking key change safely: `keyguard migrate` re-keys the
-    topic's live rows and tombstones every old key once the new records are acknowledged."""
-    return migration_command(plan.topic, plan.old_key_format or plan.key_format,
-                             plan.key_format, fields_prefix=plan.key_fields_prefix,
-                             partitions=plan.partitions)
+    topic's live rows and tombstones every old key once the new records are acknowledged.
+    The old key columns are the latest registered key schema's; a DDL declares the rest."""
+    latest = registered.key.versions[-1] if registered and registered.key.versions else None
+    old_text = SchemaText(latest.schema_type, latest.schema, latest.subject) if latest else None
+    prefix = plan.key_fields_prefix
+    old_options = plan.old_key_options if plan.old_key_options is not None \
+        else plan.key_options
+    old = KeyEncoding(plan.existing_key_format, key_columns(old_text, prefix),
+                      old_options if plan.old_key_format in (None, plan.key_format) else {},
+                      prefix)
+    new = KeyEncoding(plan.key_format, key_columns(plan.candidate_key or old_text, prefix),
+                      plan.key_options, prefix, plan.flink_ddl)
+    return migration_command(plan.topic, old, new, partitions=plan.partitions,
+                             value_format=plan.value_format, value_options=plan.value_options,
+                             bootstrap=plan.bootstrap,
+                             registry=str(plan.key_options.get("url") or "") or _url(registered))
+
+
+def _url(registered: Registered | None) -> str | None:
+    """The registry the run read, when its display name is its url (credentials dropped)."""
+    name = registered.registry_name if registered is not None else ""
+    return name if "://" in name else None
 
 
 def _did_you_mean(name: str, candidates: Sequence[str], what: str) -> str:

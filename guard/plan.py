@@ -10,6 +10,7 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from keyguard.formats.avro_schema import record_full_name
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import SchemaError
+from keyguard.formats.registry.options import is_registry_option
 from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.secrets import redact_url
 from keyguard.formats.subjects import (
     TOPIC_NAME,
     parse_context,
@@ -58,6 +61,10 @@ class TopicPlan:
     old_partitioner: str = "murmur2"
     #: A subject with no versions is breaking (KG015) instead of a first registration (KG011).
     require_subject: bool = False
+    #: The Flink DDL file that declares the topic, and the brokers it names (for the
+    #: `keyguard migrate` command a breaking key change suggests).
+    flink_ddl: str | None = None
+    bootstrap: str | None = None
 
     # -- the sources -----------------------------------------------------------------------
 
@@ -71,6 +78,7 @@ class TopicPlan:
         require_subject: bool = False,
     ) -> TopicPlan:
         """The plan of a config file's `[[topics]]` entry (or the command line's topic)."""
+        table = entry.flink_table
         return cls(
             topic=entry.name,
             key_format=entry.key_format,
@@ -83,6 +91,8 @@ class TopicPlan:
             partitions=entry.partitions,
             partitioner=entry.partitioner,
             require_subject=require_subject,
+            flink_ddl=table.origin if table is not None else None,
+            bootstrap=table.properties.get(BOOTSTRAP_SERVERS) if table is not None else None,
         )
 
     @classmethod
@@ -184,18 +194,86 @@ def _record_name(schema: SchemaText) -> str | None:
 TopicCheck = TopicPlan
 
 
-def migration_command(topic: str, old_format: str, new_format: str, *,
-                      fields_prefix: str = "", partitions: int | None = None) -> str:
+@dataclass(frozen=True, slots=True)
+class KeyEncoding:
+    """One side of a key change as `keyguard migrate` takes it; None where it is unknown."""
+
+    format: str
+    #: The table's key columns (key.fields-prefix included).
+    key_columns: tuple[str, ...] | None = None
+    #: The key format's own options (Flink names without `key.<format>.`).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    fields_prefix: str = ""
+    #: The Flink DDL file that declares this side whole (its columns, formats and options).
+    flink_ddl: str | None = None
+
+
+def key_columns(schema: SchemaText | None, fields_prefix: str = "") -> tuple[str, ...] | None:
+    """The table's key columns a key schema names (None: no schema, or not a record)."""
+    if schema is None:
+        return None
+    try:
+        return tuple(fields_prefix + name for name in schema.row_type().names)
+    except SchemaError:
+        return None
+
+
+def migration_command(topic: str | None, old: KeyEncoding, new: KeyEncoding, *,
+                      partitions: int | None = None, columns: str | None = None,
+                      value_format: str | None = None,
+                      value_options: Mapping[str, Any] | None = None,
+                      bootstrap: str | None = None, registry: str | None = None) -> str:
     """The `keyguard migrate` command that makes a breaking key change safely, named in the
-    guard's reports (`keyguard diff --key` has no plan, only two sides)."""
-    args = [f"--topic {topic}", "--bootstrap <servers>", "--columns '<table columns>'",
-            f"--old-key-format {old_format}", "--old-option primary-key=<old key columns>",
-            f"--new-key-format {new_format}",
-            "--new-option primary-key=<new key columns>"]
-    if fields_prefix:
-        args.append(f"--new-option key.fields-prefix={fields_prefix}")
+    guard's reports: what the inputs know filled in (a DDL file gives its side whole), quoted
+    for a POSIX shell; a <placeholder> only for what they do not say."""
+    q = shlex.quote
+    args: list[str] = []
+    if new.flink_ddl:
+        args += ["--flink-ddl", q(new.flink_ddl)]
+    elif not old.flink_ddl:  # a DDL names the topic and declares the columns
+        args += ["--topic", q(topic) if topic else "<topic>",
+                 "--columns", q(columns) if columns else "'<table columns>'"]
+    args += ["--bootstrap", q(bootstrap) if bootstrap else "<servers>"]
+    args += (["--old-flink-ddl", q(old.flink_ddl)] if old.flink_ddl
+             else _encoding_args("--old-key-format", "--old-option", old, "old"))
+    if not new.flink_ddl:
+        args += _encoding_args("--new-key-format", "--new-option", new, "new")
+        if value_format:
+            args += ["--value-format", q(value_format)]
+            args += [a for k, v in (value_options or {}).items()
+                     for a in ("--value-option", q(f"value.{value_format}.{k}={v}"))
+                     if k in _schema_options(value_options or {})]
+    written = [side.format for side in (old, new) if not side.flink_ddl]
+    if not new.flink_ddl and value_format:
+        written.append(value_format)
+    if any(format_factory(f).uses_registry for f in written):  # a DDL names its own
+        args += ["--registry", q(redact_url(registry)) if registry else "<registry url>"]
     if partitions is not None:
-        args.append(f"--new-partitions {partitions}")
+        args += ["--new-partitions", str(partitions)]
     return ("to make this key change without orphaning records, switch the producers to the "
             "new key, then re-key the topic (--dry-run first shows the plan): keyguard migrate "
             + " ".join(args))
+
+
+def _encoding_args(format_flag: str, option_flag: str, side: KeyEncoding,
+                   which: str) -> list[str]:
+    """One side's key format and options as migrate's flags."""
+    q = shlex.quote
+    pk = q("primary-key=" + ",".join(side.key_columns)) if side.key_columns \
+        else f"primary-key=<{which} key columns>"
+    args = [format_flag, q(side.format), option_flag, pk]
+    if side.fields_prefix:
+        args += [option_flag, q(f"key.fields-prefix={side.fields_prefix}")]
+    for k, v in _schema_options(side.options).items():
+        args += [option_flag, q(f"key.{side.format}.{k}={v}")]
+    return args
+
+
+def _schema_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A format's options but those that say how to reach its registry (--registry says it;
+    credentials are never printed)."""
+    return {k: v for k, v in options.items() if not (k == "url" or is_registry_option(k))}
+
+
+#: The Flink DDL's option naming the Kafka brokers (`FlinkTable.properties`, prefix kept).
+BOOTSTRAP_SERVERS = "properties.bootstrap.servers"

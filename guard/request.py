@@ -359,7 +359,8 @@ def diff_keys(request: DiffRequest, texts: Sequence[SchemaText],
     old_texts = [old_table.written_schemas()[0]] if old_table else \
         (texts if new_table else texts[:-1])
     new_text = new_table.written_schemas()[0] if new_table else texts[-1]
-    return diff_sides(old_texts, new_text, old, new, all_old_ids=request.all_old_ids)
+    return diff_sides(old_texts, new_text, old, new, all_old_ids=request.all_old_ids,
+                      tables=(old_table, new_table))
 
 
 def key_sides(request: DiffRequest, old_table: FlinkTable | None = None,

@@ -151,8 +151,8 @@ def migrate(
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
-        value_format=value_format or DEFAULT_VALUE_FORMAT,
-        value_options=parse_kv(value_option, what="--value-option"),
+        value_format=value_format or _ddl_value(ddl)[0],
+        value_options={**_ddl_value(ddl)[1], **parse_kv(value_option, what="--value-option")},
         primary_key=primary_key, registry=registry or default_registry(),
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
     show = Progress("migrate")
@@ -169,6 +169,15 @@ def migrate(
         report = on_spark(spark, m, progress=show, confirm=confirm)
     echo(json.dumps(as_json(report), indent=2) if fmt == "json" else render_text(report))
     raise typer.Exit(exit_code(report))
+
+
+def _ddl_value(ddl: Any) -> tuple[str, dict[str, str]]:
+    """The value format and its options of the encodings the flags declare: the new DDL's
+    (a topic's values keep their format across a key change), else the default value format."""
+    if ddl is None or ddl.new is None:
+        return DEFAULT_VALUE_FORMAT, {}
+    return ddl.new["value.format"], {k: v for k, v in ddl.new.items()
+                                     if k.startswith("value.") and k != "value.format"}
 
 
 def _table_and_topic(ddl: Any, columns: str | None, topic: str | None) -> tuple[Any, str]:
@@ -293,6 +302,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
             shared.update(parse_kv([item], what="--old-option"))
 
     def with_registry(out: dict[str, str]) -> dict[str, str]:
+        """--registry for each registry format of a table (a DDL's own url was dropped)."""
         if registry:
             for role in ("key", "value"):
                 fmt = out.get(f"{role}.format")

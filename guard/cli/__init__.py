@@ -140,6 +140,7 @@ add_command("decode", "keyguard.guard.cli.bytes_cmd:decode")
 add_command("formats", "keyguard.guard.cli.bytes_cmd:formats_cmd")
 add_command("check", "keyguard.guard.cli.check_cmd:check_cmd")
 add_command("diff", "keyguard.guard.cli.diff_cmd:diff_cmd")
+add_command("schema", "keyguard.guard.cli.schema_cmd:schema_cmd")
 add_command("rules", "keyguard.guard.cli.rules_cmd:rules_cmd")
 add_command("audit", "keyguard.guard.cli.audit_cmd:audit_cmd")
 

@@ -40,7 +40,8 @@ from keyguard.guard.report import Report
 def diff_cmd(
     files: Annotated[list[Path] | None, typer.Argument(
         help="Schema files, oldest first; the last one is the candidate. With --flink-ddl the "
-             "DDL is the candidate; with --old-flink-ddl the DDL is the old side.")] = None,
+             "DDL is the candidate; with --old-flink-ddl the DDL is the old side (with "
+             "--level, each DDL gives the value schema its columns register).")] = None,
     key: Annotated[bool, typer.Option(
         "--key", help="Judge key stability (bytes, ids). A registry format's schema ids are, "
         f"as in a file registry, {FILE_REGISTRY_IDS}.")] = False,
@@ -82,8 +83,9 @@ def diff_cmd(
         "KG502).", callback=one_of(("last", "all"), "--keys-written-by"))] = "last",
     flink_ddl: Annotated[Path | None, typer.Option(
         "--flink-ddl", help="A Flink CREATE TABLE (.sql) giving the candidate side: its key "
-        "columns, key format and options, key.fields-prefix, sink.partitioner. diff connects "
-        "to nothing: the DDL's connection options are ignored (noted on stderr).")] = None,
+        "columns, key format and options, key.fields-prefix, sink.partitioner (with --level: "
+        "the value schema its value format registers). diff connects to nothing: the DDL's "
+        "connection options are ignored (noted on stderr).")] = None,
     old_flink_ddl: Annotated[Path | None, typer.Option(
         "--old-flink-ddl", help="A Flink CREATE TABLE giving the old side (its connection "
         "options ignored, as --flink-ddl's).")] = None,
@@ -106,8 +108,7 @@ def diff_cmd(
         "--new-option": new_option, "--key-format": key_format,
         "--new-key-format": new_key_format, "--fields-prefix": fields_prefix,
         "--new-fields-prefix": new_fields_prefix, "--partitioner": partitioner,
-        "--new-partitioner": new_partitioner, "--flink-ddl": flink_ddl,
-        "--old-flink-ddl": old_flink_ddl,
+        "--new-partitioner": new_partitioner,
         "--keys-written-by": None if keys_written_by == "last" else keys_written_by})
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
@@ -117,7 +118,8 @@ def diff_cmd(
     shown = {str(f): str(f) for f in (*files, *ddls)}
     shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:
-        _emit(_diff_values(files, texts, level), fmt, output, shown, selection)
+        names, texts = _value_sides(files, texts, old_flink_ddl, flink_ddl)
+        _emit(_diff_values(names, texts, level), fmt, output, shown, selection)
         return
     if old_flink_ddl is not None and len(texts) > (0 if flink_ddl else 1):
         raise fail("--old-flink-ddl gives the old side: give at most the candidate schema "
@@ -159,7 +161,24 @@ def _check_usage(key: bool, level: str | None, sides: int, *,
                    + (" (a Flink DDL gives one side)" if key else ""))
 
 
-def _diff_values(files: list[Path], texts: list[Any], level: str) -> Report:
+def _value_sides(files: list[Path], texts: list[Any], old_ddl: Path | None,
+                 new_ddl: Path | None) -> tuple[list[str], list[Any]]:
+    """`diff --level`'s schemas, oldest first: the old DDL's value schema, the files, the
+    candidate DDL's; a DDL gives the value schema its columns register."""
+    from keyguard.guard.cli.schema_cmd import registered_schema  # lazy: CLI start-up (DDLs only)
+
+    def value_of(path: Path) -> Any:
+        table = _flink_table(path)
+        return registered_schema(table.value_format, table.written_schemas()[1], "value",
+                                 where=str(path), judged="to judge at --level")
+
+    old = [(str(old_ddl), value_of(old_ddl))] if old_ddl is not None else []
+    new = [(str(new_ddl), value_of(new_ddl))] if new_ddl is not None else []
+    sides = [*old, *zip(map(str, files), texts, strict=True), *new]
+    return [name for name, _ in sides], [text for _, text in sides]
+
+
+def _diff_values(files: list[str], texts: list[Any], level: str) -> Report:
     """`diff --level`: the last file against the others, at the compatibility level."""
     # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
     from keyguard.formats.schema_identity import derived_schema_id
@@ -168,4 +187,4 @@ def _diff_values(files: list[Path], texts: list[Any], level: str) -> Report:
     history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
                              t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
     findings = check_value(str(files[-1]), texts[-1], history, level.upper())
-    return Report.of(findings, [f"{' -> '.join(map(str, files))} at {level.upper()}"])
+    return Report.of(findings, [f"{' -> '.join(files)} at {level.upper()}"])

@@ -228,3 +228,58 @@ def test_encode_flags_cannot_say_what_the_ddl_says(workdir: Path) -> None:
     r = run("encode", "--flink-ddl", "orders.sql", "--row", ROW, "--key-format", "raw")
     assert r.exit_code == 2
     assert "drop --key-format" in r.output
+
+
+#: The value's uv column changes type: neither reader reads the other's uv (FULL breaks).
+UV_RETYPED = PV.replace("uv BIGINT", "uv STRING").format(extra="", pk="", more="")
+
+
+def value_findings(output: str) -> list[dict[str, Any]]:
+    """The findings without what names the inputs (the file, the subject it stands for)."""
+    return [{k: v for k, v in f.items() if k != "subject"} for f in findings(output)]
+
+
+def test_diff_level_of_two_ddls_equals_diff_of_their_value_schemas(workdir: Path) -> None:
+    (workdir / "old.sql").write_text(ddl())
+    (workdir / "new.sql").write_text(UV_RETYPED)
+    by_ddl = run("diff", "--level", "FULL", "--old-flink-ddl", "old.sql", "--flink-ddl",
+                 "new.sql", "-f", "json")
+    _, old_value = written_files(ddl(), workdir)
+    new_value = workdir / "new-value.avsc"
+    new_value.write_text(read_flink_ddl(UV_RETYPED).written_schemas()[1].text)
+    by_files = run("diff", "--level", "FULL", str(old_value), str(new_value), "-f", "json")
+    assert by_ddl.exit_code == by_files.exit_code == 1, by_ddl.output
+    assert value_findings(by_ddl.stdout) == value_findings(by_files.stdout)
+    assert {f["rule"]["id"] for f in findings(by_ddl.stdout)} == {"KG801"}
+    assert {f["file"] for f in json.loads(by_ddl.stdout)["findings"]} == {"new.sql"}
+    assert json.loads(by_ddl.stdout)["checked"] == ["old.sql -> new.sql at FULL"]
+
+
+def test_diff_level_of_a_compatible_ddl_change_is_safe(workdir: Path) -> None:
+    """A nullable value column added: FULL compatible (it has a default)."""
+    (workdir / "old.sql").write_text(ddl())
+    (workdir / "new.sql").write_text(ddl(extra="referrer STRING,\n  "))
+    r = run("diff", "--level", "FULL", "--old-flink-ddl", "old.sql", "--flink-ddl", "new.sql")
+    assert r.exit_code == 0, r.output
+    assert "SAFE" in r.stdout
+
+
+def test_diff_level_takes_a_ddl_beside_schema_files(workdir: Path) -> None:
+    """The files are the history, the DDL the candidate (as with --key)."""
+    (workdir / "new.sql").write_text(UV_RETYPED)
+    _, old_value = written_files(ddl(), workdir)
+    r = run("diff", "--level", "BACKWARD", str(old_value), "--flink-ddl", "new.sql")
+    assert r.exit_code == 1, r.output
+    assert "KG801" in r.stdout and "value.avsc -> new.sql at BACKWARD" in r.stdout
+
+
+def test_diff_level_of_a_ddl_whose_value_format_has_no_schema_says_so(workdir: Path) -> None:
+    (workdir / "orders.sql").write_text(ORDERS)
+    (workdir / "new.sql").write_text(ORDERS.replace("amount DECIMAL(10, 2)", "amount INT"))
+    r = run("diff", "--level", "FULL", "--old-flink-ddl", "orders.sql", "--flink-ddl",
+            "new.sql")
+    assert r.exit_code == 2
+    assert "orders.sql: the value format json writes the row as text and registers no " \
+           "schema" in r.output
+    assert "avro-confluent" in r.output and "diff --key" in r.output
+    assert "Traceback" not in r.output
