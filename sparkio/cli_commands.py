@@ -41,7 +41,10 @@ def demo(
     partitions: Annotated[int, typer.Option("--partitions")] = 6,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary registry.")] = False,
 ) -> None:
-    """Write a table with Spark, read it back, and watch the guard block a breaking key change."""
+    """Write a table with Spark, read it back, and watch the guard block a breaking key change.
+
+    Contacts only what it starts: an embedded broker on loopback and a file registry in a
+    temporary directory."""
     from keyguard.sparkio.demo import run  # lazy: the CLI starts without Spark and the broker
 
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
@@ -60,7 +63,9 @@ def broker(
 ) -> None:
     """Run an embedded broker on loopback until Ctrl-C, to try audit and migrate locally.
 
-    The first line on stdout is its bootstrap address; it never compacts."""
+    The first line on stdout is its bootstrap address; it never compacts.
+
+    Contacts nothing: it starts a broker on loopback."""
     # lazy: the Kafka client and the broker's start-up, only when the command runs
     from keyguard.sparkio.local_broker import serve, topic_specs
 
@@ -135,7 +140,12 @@ def migrate(
     """Re-key a compacted topic without orphaning records (the fix for a key change).
 
     Every live row is written under the new key and acknowledged, then every old key gets a
-    tombstone; verified at the end by an audit (exit 1 when a row is still under two keys)."""
+    tombstone; verified at the end by an audit (exit 1 when a row is still under two keys).
+
+    Contacts: the broker (--bootstrap): it reads the topic, then writes the rewrites and
+    tombstones to it (or to --to-topic), nothing with --dry-run; the schema registry for a
+    registry format: the new schemas are looked up and registered (only looked up with --dry-
+    run). A Flink DDL's connection options are used only with --flink-ddl-connections."""
     # lazy: CLI start-up (the migration loads the Kafka client and the codecs)
     from keyguard.sparkio.migrate_report import as_json, exit_code, render_text
     from keyguard.sparkio.migrate_topic import Migration, migrate_topic

@@ -84,7 +84,11 @@ def audit_cmd(
     null keys and compaction settings against the consumer groups' lag.
 
     Exit 1 when phantom keys, missed deletes or misplaced keys exist, 0 when the topic is
-    clean."""
+    clean.
+
+    Contacts: the broker (--bootstrap), read-only: the topic's records, offsets and settings
+    and its consumer groups' lag; the schema registry for a registry format, read-only. A Flink
+    DDL's connection options are used only with --flink-ddl-connections."""
     # lazy: CLI start-up (registry and Kafka settings)
     from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
     from keyguard.guard.selection import RuleSelection

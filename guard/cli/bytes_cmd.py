@@ -342,7 +342,11 @@ def encode(
     """Print the key and value bytes of one row, exactly as Flink would write them.
 
     Read-only: a registry format's schema ids are looked up, never registered, unless
-    --register says so."""
+    --register says so.
+
+    Contacts: the schema registry (--registry; ./schemas by default) for a registry format, to
+    look its ids up (to register them only with --register); never a broker. A Flink DDL's
+    connection options are used only with --flink-ddl-connections."""
 
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
@@ -477,7 +481,11 @@ def decode(
     flink_ddl: FlinkDdlOpt = None,
     ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
-    """Print the table row that a key and value (or a tombstone) stand for, as JSON."""
+    """Print the table row that a key and value (or a tombstone) stand for, as JSON.
+
+    Contacts: the schema registry (--registry; ./schemas by default) for a registry format, to
+    read the schema the bytes name; never a broker. A Flink DDL's connection options are used
+    only with --flink-ddl-connections."""
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
@@ -495,7 +503,9 @@ def decode(
 
 @handles_errors
 def formats_cmd() -> None:
-    """List the formats and their options (Flink's names, without the key./value. prefix)."""
+    """List the formats and their options (Flink's names, without the key./value. prefix).
+
+    Contacts nothing."""
     # lazy: CLI start-up (the format registry and its option declarations)
     from keyguard.formats.codec import aliases_of, format_factory, format_names
 

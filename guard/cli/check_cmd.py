@@ -149,7 +149,11 @@ def check_cmd(
     ] = None,
     ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
-    """Check candidate key and value schemas of one topic, or of every topic in a config file."""
+    """Check candidate key and value schemas of one topic, or of every topic in a config file.
+
+    Contacts: the schema registry (--registry; ./schemas by default), read-only; a broker only
+    with --bootstrap, to read the topic's settings and sample its keys. Writes nothing. A Flink
+    DDL's connection options are used only with --flink-ddl-connections."""
     # lazy: CLI start-up (the TOML config and the settings merge load the registry backends)
     from keyguard.guard.entry import GuardConfig
     from keyguard.guard.request import CheckRequest, plan_check

@@ -100,7 +100,9 @@ def diff_cmd(
     ignore: IgnoreOpt = None,
     select: SelectOpt = None,
 ) -> None:
-    """Compare schema files directly: --key for key stability, --level for value compatibility."""
+    """Compare schema files directly: --key for key stability, --level for value compatibility.
+
+    Contacts nothing: it compares files."""
     files = files or []
     ddls = [d for d in (old_flink_ddl, flink_ddl) if d is not None]
     _check_usage(key, level, len(files) + len(ddls), key_flags={

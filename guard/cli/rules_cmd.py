@@ -21,7 +21,9 @@ def rules_cmd(
              "(key-placement).")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
 ) -> None:
-    """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks."""
+    """Every guard rule: ID, severity, category, why it matters, a minimal example, its checks.
+
+    Contacts nothing."""
     import textwrap
 
     # lazy: CLI start-up (the catalogue imports every rule; tests replace it per call)

@@ -49,8 +49,7 @@ def schema_cmd(
     """Print the key or value schema a table writes (.avsc, JSON Schema or .proto), exactly as
     keyguard registers it (encode --register, the Spark writer).
 
-    Read-only and offline: it never contacts a registry or a broker (a registry url in the
-    options is not opened)."""
+    Contacts nothing: it is offline (a registry url in the options is never opened)."""
     options, table, origin = _table(flink_ddl, columns=columns, primary_key=primary_key,
                                     topic=topic, key_format=key_format,
                                     value_format=value_format, option=option)
