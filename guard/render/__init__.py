@@ -1,17 +1,19 @@
-"""Renderers of a guard Report: text, json, junit, sarif, github. A Report in, a str out.
+"""Renderers of a guard Report: text, json, junit, sarif, github, gitlab. A Report in, a str
+out.
 
 Each format is one module with the same `render(report, *, files, rules)`. `files` maps a
 subject or a topic to its schema file (for SARIF locations and GitHub annotations, at the line
 that declares the finding's path: `common.SchemaFiles` reads the files, the one read of any
 renderer); `rules` is the rule catalogue (SARIF's rule descriptions, JUnit's passing cases),
-beyond the rules the findings name. Every format says which rules the user ignored
-(`Report.ignored`) and how many findings each hid: text and github a line each, json an
-`ignored` list, SARIF suppressed results and `properties.ignored`, JUnit skipped testcases.
+beyond the rules the findings name. Every format but GitLab's says which rules the user
+ignored (`Report.ignored`) and how many findings each hid: text and github a line each, json
+an `ignored` list, SARIF suppressed results and `properties.ignored`, JUnit skipped testcases;
+GitLab's Code Quality array holds issues only, so ignored findings are not in it.
 
 A machine format carries its errors too: when keyguard could not judge (exit 2, 3 or 4),
 `render_error` gives a document of the same format that says so (a JSON error object, a SARIF
-tool execution notification, a JUnit `<error>`, a GitHub `::error`), so a pipeline that parses
-the report never mistakes a failure for an empty, passing one.
+tool execution notification, a JUnit `<error>`, a GitHub `::error`, a GitLab blocker issue), so
+a pipeline that parses the report never mistakes a failure for an empty, passing one.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ ErrorRenderer = Callable[[str, str, int], str]
 
 #: Every report format; each is the module `guard/render/<name>.py`, imported when it is asked
 #: for (a text report never loads the XML of junit).
-FORMATS = ("text", "json", "junit", "sarif", "github")
+FORMATS = ("text", "json", "junit", "sarif", "github", "gitlab")
 #: The formats whose errors are documents on stdout (text errors stay one line on stderr).
-MACHINE_FORMATS = ("json", "junit", "sarif", "github")
+MACHINE_FORMATS = ("json", "junit", "sarif", "github", "gitlab")
 
 
 def _module(fmt: str):  # type: ignore[no-untyped-def]
