@@ -55,6 +55,7 @@ from keyguard.formats.types import (
 )
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
 DECIMAL_TITLE = "org.apache.kafka.connect.data.Decimal"
 PRECISION_PARAM = "connect.decimal.precision"
 FLINK_TYPE = "flink.type"
@@ -201,10 +202,16 @@ def validate_json_schema(schema: Any) -> None:
     except MetaschemaError as err:
         where = "/" + "/".join(str(p) for p in err.absolute_path)
         draft = cls.__name__.removesuffix("Validator")
+        hint = "fix the schema so that it validates against the metaschema of its draft"
+        if declared is None and isinstance(err.instance, bool) and err.absolute_path and \
+                err.absolute_path[-1] in ("exclusiveMaximum", "exclusiveMinimum"):
+            # Confluent reads a schema without $schema as draft-07 too, and refuses this one.
+            hint = (f"a boolean {err.absolute_path[-1]} is draft-04; without $schema the schema "
+                    f'is draft-07: declare "$schema": "{DRAFT_04}" or give the bound as a number')
         raise SchemaError(
             f"invalid JSON Schema at {where}: {err.message} ({draft} metaschema, rule "
             f"'{err.validator}')",
-            hint="fix the schema so that it validates against the metaschema of its draft",
+            hint=hint,
         ) from None
 
 

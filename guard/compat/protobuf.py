@@ -5,9 +5,9 @@ lists `Difference`s, each of a `Difference.Type`; the update is compatible when 
 is in `SchemaDiff.COMPATIBLE_CHANGES`. `ProtobufSchema.isBackwardCompatible(previous)` compares
 original = previous with update = new, so here original = writer and update = reader: BACKWARD
 compares (old, new), FORWARD (new, old). This is a port of that walk (its `MessageSchemaDiff`,
-`OneOfDiff`, `FieldSchemaDiff` and `EnumSchemaDiff`) over the descriptors protoc compiles
-(`keyguard.formats.protobuf_schema`), with what Confluent's wire-based model sees restored from
-them:
+`FieldSchemaDiff` and `EnumSchemaDiff`, as of schema-registry commit 3f5ff24) over the
+descriptors protoc compiles (`keyguard.formats.protobuf_schema`), with what Confluent's
+wire-based model sees restored from them:
 
 - a field's label is what its text says: proto3 fields without a label have none (so
   implicit <-> `optional` <-> `repeated` is never a label change there), `optional`, `required`
@@ -25,10 +25,16 @@ them:
 - moving or reordering messages is compatible (MESSAGE_MOVED): a record's message index is read
   against the schema of its own id. Renaming a message is MESSAGE_REMOVED plus MESSAGE_ADDED, so
   renaming the first message (the one a plain record's id points at) is incompatible;
-- package changes (PACKAGE_CHANGED), syntax changes, options and `reserved` declarations are not
-  incompatible in themselves: Confluent reports no difference for syntax, options or reserved
-  ranges (protoc already rejects a field that reuses a number its own file reserves), only for
-  what changes on the wire.
+- fields compare by number across the whole message, oneof members and top-level fields alike,
+  so renaming, removing or merging a oneof hides no removal or type change. A field moved out
+  of its oneof is compatible (ONEOF_FIELD_MOVED_TO_TOP_LEVEL); a oneof whose earlier members
+  come from more than one earlier oneof or top-level field makes independent fields exclusive
+  (MULTIPLE_FIELDS_MOVED_TO_ONEOF, FIELD_MOVED_TO_EXISTING_ONEOF, both incompatible); a member
+  dropped from a oneof is ONEOF_FIELD_REMOVED unless the whole oneof went with all its members;
+- a package change (PACKAGE_CHANGED) is incompatible: every message's full name changes with
+  it. Syntax changes, options and `reserved` declarations are not incompatible in themselves:
+  Confluent reports no difference for them (protoc already rejects a field that reuses a number
+  its own file reserves), only for what changes on the wire.
 
 Each difference's path is Confluent's (`/Message/Nested/<field number>`, a oneof's name before
 its members' numbers), and its message names the message, field and number involved.
@@ -69,6 +75,7 @@ ONEOF_ADDED = "ONEOF_ADDED"
 ONEOF_REMOVED = "ONEOF_REMOVED"
 ONEOF_FIELD_ADDED = "ONEOF_FIELD_ADDED"
 ONEOF_FIELD_REMOVED = "ONEOF_FIELD_REMOVED"
+ONEOF_FIELD_MOVED_TO_TOP_LEVEL = "ONEOF_FIELD_MOVED_TO_TOP_LEVEL"
 MULTIPLE_FIELDS_MOVED_TO_ONEOF = "MULTIPLE_FIELDS_MOVED_TO_ONEOF"
 FIELD_MOVED_TO_EXISTING_ONEOF = "FIELD_MOVED_TO_EXISTING_ONEOF"
 
@@ -79,14 +86,15 @@ DIFFERENCE_TYPES = (
     FIELD_NAME_CHANGED, FIELD_KIND_CHANGED, FIELD_SCALAR_KIND_CHANGED, FIELD_NAMED_TYPE_CHANGED,
     FIELD_NUMERIC_LABEL_CHANGED, FIELD_STRING_OR_BYTES_LABEL_CHANGED, REQUIRED_FIELD_ADDED,
     REQUIRED_FIELD_REMOVED, ONEOF_ADDED, ONEOF_REMOVED, ONEOF_FIELD_ADDED, ONEOF_FIELD_REMOVED,
-    MULTIPLE_FIELDS_MOVED_TO_ONEOF, FIELD_MOVED_TO_EXISTING_ONEOF,
+    ONEOF_FIELD_MOVED_TO_TOP_LEVEL, MULTIPLE_FIELDS_MOVED_TO_ONEOF, FIELD_MOVED_TO_EXISTING_ONEOF,
 )
 
 #: Confluent's `SchemaDiff.COMPATIBLE_CHANGES`.
 COMPATIBLE_CHANGES = frozenset({
-    PACKAGE_CHANGED, MESSAGE_ADDED, MESSAGE_MOVED, ENUM_ADDED, ENUM_REMOVED, ENUM_CONST_ADDED,
+    MESSAGE_ADDED, MESSAGE_MOVED, ENUM_ADDED, ENUM_REMOVED, ENUM_CONST_ADDED,
     ENUM_CONST_CHANGED, ENUM_CONST_REMOVED, FIELD_ADDED, FIELD_REMOVED, FIELD_NAME_CHANGED,
     FIELD_STRING_OR_BYTES_LABEL_CHANGED, ONEOF_ADDED, ONEOF_REMOVED, ONEOF_FIELD_ADDED,
+    ONEOF_FIELD_MOVED_TO_TOP_LEVEL,
 })
 
 # FieldDescriptorProto.Type numbers -> the scalar's name in .proto text.
@@ -262,7 +270,8 @@ class _Diff:
     def files(self) -> None:
         if self.original.package != self.update.package:
             self.add(PACKAGE_CHANGED, f"package {self.original.package or '(none)'} became "
-                     f"{self.update.package or '(none)'}")
+                     f"{self.update.package or '(none)'}: every message's full name changes "
+                     "with it")
         self.scope(self.original.file, self.update.file, self.original.package)
 
     def scope(self, original: Any, update: Any, name: str) -> None:
@@ -326,93 +335,105 @@ class _Diff:
         self.scope(original, update, name)
 
     def fields(self, original: Any, update: Any, name: str) -> None:
+        """Confluent's `MessageSchemaDiff.compare`: every field by number across the whole
+        message, oneof members and top-level fields alike, so that a oneof renamed, removed or
+        merged cannot hide a field's removal or type change."""
         o_fields = _fields(original, self.original.file)
         u_fields = _fields(update, self.update.file)
-        o_top = {f.number: f for f in o_fields if f.oneof is None}
-        u_top = {f.number: f for f in u_fields if f.oneof is None}
+        o_all = {f.number: f for f in o_fields}
+        u_all = {f.number: f for f in u_fields}
         o_oneofs = _oneofs(o_fields)
         u_oneofs = _oneofs(u_fields)
-        o_in_oneof = {f.number for f in o_fields if f.oneof is not None}
+        # A oneof removed with none of its members left anywhere is deleted as a whole, which
+        # is compatible; members of one whose other members survive are removals.
+        deleted = {oneof for oneof, members in o_oneofs.items()
+                   if oneof not in u_oneofs and not any(m.number in u_all for m in members)}
         for oneof, members in u_oneofs.items():
             with self.at(oneof):
-                # A field moved into a oneof is compared below by number, not as a removal.
-                moved = [m for m in members if o_top.pop(m.number, None) is not None]
-                existing = [m for m in members if m.number in o_in_oneof]
-                self.moved_into_oneof(moved, bool(existing), name, oneof)
+                self.new_exclusivity(members, o_all, name, oneof)
         for oneof in sorted(o_oneofs.keys() | u_oneofs.keys()):
             with self.at(oneof):
                 if oneof not in u_oneofs:
                     self.add(ONEOF_REMOVED, f"message {name}: oneof {oneof} was removed")
                 elif oneof not in o_oneofs:
                     self.add(ONEOF_ADDED, f"message {name}: oneof {oneof} was added")
-                else:
-                    self.oneof(o_oneofs[oneof], u_oneofs[oneof], {f.number for f in u_fields},
-                               name, oneof)
-        for number in sorted(o_top.keys() | u_top.keys()):
-            with self.at(str(number)):
-                self.top_field(o_top.get(number), u_top.get(number), number, name)
-        self.membership_changed(o_fields, u_fields, name)
+        for number in sorted(o_all.keys() | u_all.keys()):
+            o, u = o_all.get(number), u_all.get(number)
+            if u is None and o is not None:
+                self.removed(o, deleted, name)
+            elif o is None and u is not None:
+                self.added(u, name)
+            elif o is not None and u is not None:
+                self.kept(o, u, name)
 
-    def moved_into_oneof(self, moved: list[_Field], existing: bool, name: str,
-                         oneof: str) -> None:
-        listed = ", ".join(f"{m.name} = {m.number}" for m in moved)
+    def new_exclusivity(self, members: list[_Field], o_all: dict[int, _Field], name: str,
+                        oneof: str) -> None:
+        """A oneof of the update whose earlier members come from more than one group (one
+        earlier oneof, or one top-level field each) makes independent fields exclusive."""
+        groups: set[tuple[str, str | int]] = set()
+        moved = []
+        for m in members:
+            before = o_all.get(m.number)
+            if before is None:
+                continue  # a new field: data written before never set it
+            if before.oneof is not None:
+                groups.add(("oneof", before.oneof))
+            else:
+                groups.add(("field", m.number))
+                moved.append(m)
+        if len(groups) <= 1:
+            return
+        listed = ", ".join(f"{m.name} = {m.number}" for m in members if m.number in o_all)
         if len(moved) > 1:
             self.add(MULTIPLE_FIELDS_MOVED_TO_ONEOF,
                      f"message {name}: fields {listed} moved into oneof {oneof}: data "
                      "written with more than one of them set cannot be read")
-        elif len(moved) == 1 and existing:
+        else:
             self.add(FIELD_MOVED_TO_EXISTING_ONEOF,
-                     f"message {name}: field {listed} moved into oneof {oneof}, which "
-                     "holds fields of an earlier oneof: data written with both set "
-                     "cannot be read")
+                     f"message {name}: fields {listed}, independent before, are now in oneof "
+                     f"{oneof}: data written with more than one of them set cannot be read")
 
-    def top_field(self, o: _Field | None, u: _Field | None, number: int, name: str) -> None:
-        """A field outside any oneof, on either side: removed, added or compared."""
-        if u is None and o is not None:
-            required = o.label == "required"
+    def removed(self, o: _Field, deleted: set[str], name: str) -> None:
+        if o.oneof is not None:
+            if o.oneof not in deleted:
+                with self.at(o.oneof), self.at(str(o.number)):
+                    self.add(ONEOF_FIELD_REMOVED,
+                             f"message {name}: field {o.name} = {o.number} of oneof {o.oneof} "
+                             "was removed: data written with it set cannot be read",
+                             _declared(o), None)
+            return
+        required = o.label == "required"
+        with self.at(str(o.number)):
             self.add(REQUIRED_FIELD_REMOVED if required else FIELD_REMOVED,
                      f"message {name}: {'required ' if required else ''}field "
-                     f"{o.name} = {number} was removed", _declared(o), None)
-        elif o is None and u is not None:
-            required = u.label == "required"
+                     f"{o.name} = {o.number} was removed", _declared(o), None)
+
+    def added(self, u: _Field, name: str) -> None:
+        if u.oneof is not None:
+            with self.at(u.oneof), self.at(str(u.number)):
+                self.add(ONEOF_FIELD_ADDED, f"message {name}: field {u.name} = {u.number} "
+                         f"was added to oneof {u.oneof}", None, _declared(u))
+            return
+        required = u.label == "required"
+        with self.at(str(u.number)):
             self.add(REQUIRED_FIELD_ADDED if required else FIELD_ADDED,
                      f"message {name}: {'required ' if required else ''}field "
-                     f"{u.name} = {number} was added"
-                     + (": data written before has no value for it" if required
-                        else ""), None, _declared(u))
-        elif o is not None and u is not None:
-            self.field(o, u, name)
+                     f"{u.name} = {u.number} was added"
+                     + (": data written before has no value for it" if required else ""),
+                     None, _declared(u))
 
-    def membership_changed(self, o_fields: list[_Field], u_fields: list[_Field],
-                           name: str) -> None:
-        """Fields whose oneof membership changed, compared by number across the message."""
-        o_all = {f.number: f for f in o_fields}
-        u_all = {f.number: f for f in u_fields}
-        for number in sorted(o_all.keys() & u_all.keys()):
-            o, u = o_all[number], u_all[number]
-            if o.oneof == u.oneof:
-                continue
-            with self.at(str(number)):
+    def kept(self, o: _Field, u: _Field, name: str) -> None:
+        """A number on both sides: compared whatever its oneof, at its place in the update."""
+        if o.oneof is not None and u.oneof is None:
+            with self.at(str(u.number)):
+                self.add(ONEOF_FIELD_MOVED_TO_TOP_LEVEL, f"message {name}: field {u.name} = "
+                         f"{u.number} moved out of oneof {o.oneof}")
+        if u.oneof is not None:
+            with self.at(u.oneof), self.at(str(u.number)):
                 self.field(o, u, name)
-
-    def oneof(self, original: list[_Field], update: list[_Field], update_numbers: set[int],
-              name: str, oneof: str) -> None:
-        o_by = {f.number: f for f in original}
-        u_by = {f.number: f for f in update}
-        for number in sorted(o_by.keys() | u_by.keys()):
-            with self.at(str(number)):
-                o, u = o_by.get(number), u_by.get(number)
-                if u is None and o is not None:
-                    if number not in update_numbers:  # moved out of the oneof is no removal
-                        self.add(ONEOF_FIELD_REMOVED,
-                                 f"message {name}: field {o.name} = {number} was removed from "
-                                 f"oneof {oneof}: data written with it set cannot be read",
-                                 _declared(o), None)
-                elif o is None and u is not None:
-                    self.add(ONEOF_FIELD_ADDED, f"message {name}: field {u.name} = {number} "
-                             f"was added to oneof {oneof}", None, _declared(u))
-                elif o is not None and u is not None:
-                    self.field(o, u, name)
+        else:
+            with self.at(str(u.number)):
+                self.field(o, u, name)
 
     # -- fields --------------------------------------------------------------------------------
 

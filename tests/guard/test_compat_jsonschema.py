@@ -361,6 +361,55 @@ def test_missing_bundled_resource_is_a_schema_error() -> None:
         check_compatibility("JSON", [{"type": "object"}], schema, "BACKWARD")
 
 
+def _bundled(zip_type: dict[str, Any], **root: Any) -> dict[str, Any]:
+    """No $schema (draft 7): a resource bundled under `$defs`, named by its `$id`."""
+    return {**root, "type": "object",
+            "$defs": {"a": {"$id": root.pop("bundle_id", "https://example.com/a.json"),
+                            "type": "object", "properties": {"zip": zip_type}}},
+            "properties": {"home": {"$ref": "https://example.com/a.json"}}}
+
+
+def test_a_resource_bundled_under_defs_resolves_without_schema() -> None:
+    assert check_compatibility("JSON", [_bundled(INT)], _bundled(INT), "BACKWARD").compatible
+    result = check_compatibility("JSON", [_bundled(INT)], _bundled(STR), "BACKWARD")
+    assert located(result) == [("BACKWARD", 1, "TYPE_CHANGED", "/properties/home/properties/zip")]
+
+
+def test_a_bundled_relative_id_resolves_against_the_root_id() -> None:
+    old = _bundled(INT, bundle_id="a.json", **{"$id": "https://example.com/root.json"})
+    new = _bundled(STR, bundle_id="a.json", **{"$id": "https://example.com/root.json"})
+    result = check_compatibility("JSON", [old], new, "BACKWARD")
+    assert located(result) == [("BACKWARD", 1, "TYPE_CHANGED", "/properties/home/properties/zip")]
+
+
+def test_a_root_ref_to_a_bundled_resource_without_schema() -> None:
+    schema = {"$defs": {"a": {"$id": "https://example.com/a.json", "type": "string"}},
+              "$ref": "https://example.com/a.json"}
+    assert check_compatibility("JSON", [STR], schema, "FULL").compatible
+    assert not check_compatibility("JSON", [INT], schema, "BACKWARD").compatible
+
+
+def test_an_id_inside_data_names_no_resource() -> None:
+    schema = {"type": "object", "enum": [{"$id": "https://example.com/a.json"}],
+              "properties": {"a": {"$ref": "https://example.com/a.json"}}}
+    with pytest.raises(SchemaError, match="cannot resolve"):
+        check_compatibility("JSON", [{"type": "object"}], schema, "BACKWARD")
+
+
+def test_a_draft_04_bound_without_schema_is_refused_as_confluent_refuses_it() -> None:
+    """Confluent reads a schema without $schema as draft-07, whose exclusiveMaximum is a
+    number: the schema is invalid there, and the error says how to declare draft-04."""
+    bound = {"type": "number", "maximum": 10, "exclusiveMaximum": True}
+    with pytest.raises(SchemaError, match="at /exclusiveMaximum") as err:
+        check_compatibility("JSON", [{"type": "number", "maximum": 10}], bound, "BACKWARD")
+    assert 'declare "$schema": "http://json-schema.org/draft-04/schema#"' in (err.value.hint
+                                                                              or "")
+    declared = {"$schema": "http://json-schema.org/draft-04/schema#", **bound}
+    result = check_compatibility("JSON", [{"type": "number", "maximum": 10}], declared,
+                                 "BACKWARD")
+    assert not result.compatible  # judged: 10 itself is no longer accepted
+
+
 def test_unevaluated_properties_named_in_the_finding() -> None:
     old, new = ISSUE_9["unevaluatedProperties closed"][:2]
     result = check_compatibility("JSON", [old], new, "BACKWARD")

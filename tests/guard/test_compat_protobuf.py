@@ -65,6 +65,13 @@ INCOMPATIBLE = [
     ("FIELD_MOVED_TO_EXISTING_ONEOF", msg("  int32 c = 3;\n  oneof o { int32 a = 1; }\n"),
      msg("  oneof o { int32 a = 1; int32 c = 3; }\n"), {"FIELD_MOVED_TO_EXISTING_ONEOF"},
      set()),
+    ("PACKAGE_CHANGED", 'syntax = "proto3";\npackage a;\nmessage M { int32 a = 1; }\n',
+     'syntax = "proto3";\npackage b;\nmessage M { int32 a = 1; }\n', {"PACKAGE_CHANGED"},
+     {"PACKAGE_CHANGED"}),
+    # Old data sets only a; the new oneof reads it. Read back by the old schema, b is a member
+    # of a oneof that lost it while a survived at the top level.
+    ("ONEOF_ADDED with one moved field", msg("  int32 a = 1;\n"),
+     msg("  oneof o { int32 a = 1; string b = 2; }\n"), set(), {"ONEOF_FIELD_REMOVED"}),
     ("imported message changed", {"schema": IMPORTING, "references": {"dep.proto": DEP_INT}},
      {"schema": IMPORTING, "references": {"dep.proto": DEP_STR}},
      {"FIELD_SCALAR_KIND_CHANGED", "FIELD_NAMED_TYPE_CHANGED"},
@@ -73,8 +80,6 @@ INCOMPATIBLE = [
 
 #: Changes Confluent accepts both ways (the Difference each shows, for the record).
 COMPATIBLE = [
-    ("PACKAGE_CHANGED", 'syntax = "proto3";\npackage a;\nmessage M { int32 a = 1; }\n',
-     'syntax = "proto3";\npackage b;\nmessage M { int32 a = 1; }\n'),
     ("MESSAGE_MOVED", msg("  int32 a = 1;\n", "message N { int32 b = 1; }\n"),
      'syntax = "proto3";\nmessage N { int32 b = 1; }\nmessage M { int32 a = 1; }\n'),
     ("FIELD_NAME_CHANGED", msg("  int32 a = 1;\n"), msg("  int32 renamed = 1;\n")),
@@ -91,8 +96,9 @@ COMPATIBLE = [
      msg("  E a = 1;\n", "enum E { X = 0; Z = 2; }\n")),
     ("ENUM_CONST_CHANGED", msg("  E a = 1;\n", "enum E { X = 0; Y = 1; }\n"),
      msg("  E a = 1;\n", "enum E { X = 0; Z = 1; }\n")),
-    ("ONEOF_ADDED with one moved field", msg("  int32 a = 1;\n"),
-     msg("  oneof o { int32 a = 1; string b = 2; }\n")),
+    ("ONEOF_ADDED", msg("  int32 a = 1;\n"), msg("  int32 a = 1;\n  oneof o { string b = 2; }\n")),
+    ("ONEOF_FIELD_MOVED_TO_TOP_LEVEL", msg("  oneof o { int32 a = 1; }\n"),
+     msg("  int32 a = 1;\n")),
     ("syntax proto2 -> proto3", msg("  optional int32 a = 1;\n  optional string b = 2;\n",
                                     header=P2),
      msg("  int32 a = 1;\n  string b = 2;\n")),
@@ -133,8 +139,8 @@ def test_compatible_changes_at_each_level(name: str, old: str, new: str, level: 
 
 def test_compatible_changes_are_reported_as_differences() -> None:
     shown = {d.type for _, old, new in COMPATIBLE for d in differences(parse(old), parse(new))}
-    assert {"PACKAGE_CHANGED", "MESSAGE_MOVED", "FIELD_NAME_CHANGED", "ENUM_CONST_ADDED",
-            "ENUM_CONST_REMOVED", "ENUM_ADDED", "ONEOF_ADDED", "FIELD_REMOVED",
+    assert {"ONEOF_FIELD_MOVED_TO_TOP_LEVEL", "MESSAGE_MOVED", "FIELD_NAME_CHANGED",
+            "ENUM_CONST_ADDED", "ENUM_CONST_REMOVED", "ENUM_ADDED", "ONEOF_ADDED", "FIELD_REMOVED",
             "FIELD_STRING_OR_BYTES_LABEL_CHANGED"} <= shown
     assert shown <= COMPATIBLE_CHANGES
 
@@ -276,18 +282,56 @@ def test_a_renamed_oneof_still_compares_its_members() -> None:
     new = msg("  oneof after { int32 a = 1; double b = 2; }\n")
     found = {(d.type, d.path) for d in differences(parse(old), parse(new))}
     assert {("ONEOF_REMOVED", "/M/before"), ("ONEOF_ADDED", "/M/after"),
-            ("FIELD_SCALAR_KIND_CHANGED", "/M/2")} == found
+            ("FIELD_SCALAR_KIND_CHANGED", "/M/after/2")} == found
 
 
-def test_a_field_moved_out_of_its_oneof_is_not_removed() -> None:
+def test_a_field_moved_out_of_its_oneof_is_compared_where_it_went() -> None:
     old = msg("  oneof o { int32 a = 1; string b = 2; }\n")
     new = msg("  int32 a = 1;\n  oneof o { string b = 2; }\n")
-    # A new top-level number for Confluent (FIELD_ADDED), no ONEOF_FIELD_REMOVED: compatible.
     assert [(d.type, d.path) for d in differences(parse(old), parse(new))] == [
-        ("FIELD_ADDED", "/M/1")]
+        ("ONEOF_FIELD_MOVED_TO_TOP_LEVEL", "/M/1")]
+    assert check_reader_writer("PROTOBUF", new, old) == []
     (inc,) = check_reader_writer("PROTOBUF", msg("  sint32 a = 1;\n  oneof o { string b = 2; }\n"),
                                  old)
     assert (inc.kind, inc.path) == ("FIELD_SCALAR_KIND_CHANGED", "/M/1")
+
+
+def test_a_package_change_is_incompatible() -> None:
+    old = 'syntax = "proto3";\npackage foo;\nmessage M { int32 a = 1; }\n'
+    new = 'syntax = "proto3";\npackage bar;\nmessage M { int32 a = 1; }\n'
+    (inc,) = check_reader_writer("PROTOBUF", new, old)
+    assert (inc.kind, inc.path) == ("PACKAGE_CHANGED", "/")
+    assert "package foo became bar" in inc.message
+    assert not check_compatibility("PROTOBUF", [old], new, "BACKWARD").compatible
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    pytest.param(msg("  oneof x { int32 a = 1; int32 b = 2; }\n  oneof y { int32 c = 3; }\n"),
+                 msg("  oneof x { int32 a = 1; }\n  oneof y { int32 c = 3; int32 b = 2; }\n"),
+                 {("FIELD_MOVED_TO_EXISTING_ONEOF", "/M/y")}, id="moved between oneofs"),
+    pytest.param(msg("  oneof x { int32 a = 1; }\n  oneof y { int32 b = 3; }\n"),
+                 msg("  oneof y { int32 b = 3; int32 a = 1; }\n"),
+                 {("FIELD_MOVED_TO_EXISTING_ONEOF", "/M/y")}, id="from a removed oneof"),
+    pytest.param(msg("  oneof x { int32 a = 1; }\n  oneof y { int32 b = 2; }\n"),
+                 msg("  oneof z { int32 a = 1; int32 b = 2; }\n"),
+                 {("FIELD_MOVED_TO_EXISTING_ONEOF", "/M/z")}, id="two oneofs merged"),
+    pytest.param(msg("  oneof g { int32 a = 1; int32 b = 2; }\n"),
+                 msg("  oneof g2 { int32 a = 1; }\n"),
+                 {("ONEOF_FIELD_REMOVED", "/M/g/2")}, id="member dropped while renamed"),
+])
+def test_oneof_changes_that_make_fields_exclusive_or_lose_one(
+        old: str, new: str, expected: set[tuple[str, str]]) -> None:
+    """Fields independent before now exclusive, or a member lost behind a renamed oneof."""
+    found = {(i.kind, i.path) for i in check_reader_writer("PROTOBUF", new, old)}
+    assert found == expected
+
+
+def test_a_oneof_removed_with_all_its_members_is_compatible() -> None:
+    old = msg("  int32 a = 1;\n  oneof o { int32 b = 2; string c = 3; }\n")
+    new = msg("  int32 a = 1;\n")
+    assert {(d.type, d.path) for d in differences(parse(old), parse(new))} == {
+        ("ONEOF_REMOVED", "/M/o")}
+    assert check_reader_writer("PROTOBUF", new, old) == []
 
 
 def test_every_vector_schema_is_compatible_with_itself() -> None:

@@ -2,7 +2,9 @@
 
 Resources bundled in the schema (a `$defs`/`definitions` entry with its own `$id`) are registered
 before any `$ref` is followed, so `{"$ref": "https://example.com/address"}` resolves to the
-embedded `{"$id": "https://example.com/address", ...}` as the registry resolves it. A `$ref`
+embedded `{"$id": "https://example.com/address", ...}` as the registry resolves it. Up to draft 7
+(and so without `$schema`) a subschema with an `$id` is a resource wherever it sits, `$defs`
+included, as Confluent's draft-7 loader (Everit) finds every `$id` in the document. A `$ref`
 with sibling assertions (`{"$ref": "#/$defs/a", "maxLength": 3}`) means both, as in draft
 2019-09 and later: it becomes `allOf` of the target and the siblings. Up to draft 7 the siblings
 of a `$ref` are ignored, as the specification (and Confluent's draft-7 loader) ignores them.
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urldefrag, urljoin
 
-from referencing import Registry
+from referencing import Registry, Resource, Specification
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT7, DRAFT201909, DRAFT202012, specification_with
 
@@ -65,8 +68,11 @@ def parse(schema: Any) -> JsonSchema:
     spec = specification_with(schema.get("$schema", ""), default=DRAFT7)
     resource = spec.create_resource(schema)
     base_uri = schema.get("$id", "") if isinstance(schema.get("$id"), str) else ""
+    resources = [(base_uri, resource)]
+    if spec not in (DRAFT201909, DRAFT202012):
+        resources += _embedded(schema, spec, base_uri)
     try:
-        registry = Registry().with_resource(base_uri, resource).crawl()
+        registry = Registry().with_resources(resources).crawl()
     except (Unresolvable, NoSuchResource, ValueError, TypeError, AttributeError) as err:
         # e.g. a subschema that declares another draft's $schema and is not valid under it
         raise SchemaError(
@@ -78,6 +84,40 @@ def parse(schema: Any) -> JsonSchema:
     inliner = _Inliner(siblings_apply=spec in (DRAFT201909, DRAFT202012))
     root = inliner.inline_root(schema, registry.resolver(base_uri))
     return JsonSchema(root=root, source=source)
+
+
+#: Keywords whose values are data, not schemas: an `$id` inside them names nothing.
+_DATA = frozenset({"enum", "const", "default", "examples"})
+
+
+def _embedded(schema: dict[str, Any], spec: Specification[Any],
+              base_uri: str) -> list[tuple[str, Resource[Any]]]:
+    """Every subschema below the root with its own `$id` (draft 4: `id`), by absolute URI,
+    wherever it sits: drafts up to 7 know `definitions` only, yet Confluent's loader resolves a
+    `$ref` to the `$id` of a schema bundled under `$defs` (or any other keyword)."""
+    found: list[tuple[str, Resource[Any]]] = []
+
+    def walk(node: Any, base: str) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, base)
+            return
+        if not isinstance(node, dict):
+            return
+        ident = spec.id_of(node)
+        if isinstance(ident, str) and ident:
+            uri, fragment = urldefrag(urljoin(base, ident))
+            if not fragment:  # `"$id": "#name"` is an anchor, not a resource
+                base = uri
+                found.append((uri, spec.create_resource(node)))
+        for key, child in node.items():
+            if key not in _DATA:
+                walk(child, base)
+
+    for key, child in schema.items():
+        if key not in _DATA:
+            walk(child, base_uri)
+    return found
 
 
 class _Inliner:
