@@ -264,8 +264,10 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
     log = KafkaTopicLog(m, kafka, reader, producer_factory, progress)
     report = MigrationReport(m.topic, m.target, m.dry_run)
-    decl = declarations(m, registry, report)
+    # The broker first: a topic that is not there, or a broker that does not answer, stops the
+    # run before the new schemas are registered.
     partitions = target_partitions(m, admin, report)
+    decl = declarations(m, registry, report)
     state_path = m.state_path or default_state_path(m.topic, m.to_topic, m.bootstrap)
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)

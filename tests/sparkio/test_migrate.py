@@ -325,6 +325,23 @@ def test_avro_confluent_keys_under_two_schema_ids(kafka_bootstrap: str, tmp_path
     assert {k[1:5] for k in table} == {latest.schema_id.to_bytes(4, "big")}
 
 
+def test_a_topic_that_is_not_there_stops_the_run_before_any_schema_is_registered(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    from keyguard.formats.errors import InvalidOptionError
+    from keyguard.formats.registry.mock import MockRegistry
+
+    scope = f"migrate-{uuid.uuid4().hex[:8]}"
+    url = {"key.avro-confluent.url": f"mock://{scope}"}
+    missing = f"not-there-{uuid.uuid4().hex[:8]}"
+    m = Migration(topic=missing, bootstrap=kafka_bootstrap, table=TABLE,
+                  old=({**V1, "key.format": "avro-confluent", **url},),
+                  new={**V2, "key.format": "avro-confluent", **url},
+                  state_path=tmp_path / "missing.json")
+    with pytest.raises(InvalidOptionError, match="does not exist"):
+        migrate_topic(m)
+    assert MockRegistry(scope).subjects() == []
+
+
 def test_a_new_key_write_that_races_the_rewrite_is_never_reverted(kafka_bootstrap: str,
                                                                    tmp_path: Path) -> None:
     """A producer writes a row under the new key after the migration read it, before its
