@@ -216,7 +216,7 @@ _SQL = re.compile(r"""
   | (?P<string>'(?:[^']|'')*')
   | (?P<quoted>`(?:[^`]|``)*`)
   | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
-  | (?P<punct>[(),])
+  | (?P<punct>[(),<>])
   | (?P<other>\S)
 """, re.VERBOSE | re.DOTALL)
 #: Words that start a table element other than a column.
@@ -235,7 +235,9 @@ def _sql(text: str, origin: str) -> list[Suppression]:
             comments.append((_line(text, m.start()), _line(text, m.end() - 1), tok))
             continue
         if kind == "punct":
-            if tok == "(":
+            if tok in "<>":  # ROW<a INT, b STRING>: its commas are not the column list's
+                depth += 1 if tok == "<" else -1
+            elif tok == "(":
                 depth += 1
                 if depth == 1 and seen_table and not in_columns:
                     in_columns, expect_column = True, True
@@ -252,7 +254,7 @@ def _sql(text: str, origin: str) -> list[Suppression]:
         if expect_column and depth == 1 and kind in ("word", "quoted"):
             if tok.upper() not in _NOT_COLUMNS or kind == "quoted":
                 name = tok[1:-1].replace("``", "`") if kind == "quoted" else tok
-                columns[_line(text, m.start())] = (name,)
+                columns.setdefault(_line(text, m.start()), (name,))
         expect_column = False
     return _by_line(comments, columns, origin)
 

@@ -99,6 +99,7 @@ CREATE TABLE orders (
   /* keyguard: ignore KG201 -- widened on purpose */
   `k_id` BIGINT,
   total DOUBLE,
+  shipping ROW<city STRING, zip STRING>,  -- keyguard: ignore KG801 -- shipping is new
   PRIMARY KEY (k_region, k_id) NOT ENFORCED
 ) WITH (
   'connector' = 'upsert-kafka',
@@ -117,7 +118,8 @@ def test_flink_ddl_comments_cover_a_column_by_its_name_and_its_key_field() -> No
     assert [(s.selector.token, s.paths, s.source, s.topic) for s in found] == [
         ("KG801", (), "orders.sql line 1", "orders"),
         ("KG101", ("k_region", "region"), "orders.sql line 3", "orders"),
-        ("KG201", ("k_id", "id"), "orders.sql line 4", "orders")]
+        ("KG201", ("k_id", "id"), "orders.sql line 4", "orders"),
+        ("KG801", ("shipping",), "orders.sql line 7", "orders")]
 
 
 @pytest.mark.parametrize(("schema_type", "text", "says"), [
