@@ -188,12 +188,9 @@ def rule_selection(request: CheckRequest, cfg: GuardConfig,
     the file was read), for the topics this run checks, and the rules accepted with a reason
     (`accepted`); None when nothing is ignored."""
     accepts = accepted(cfg, entries)
-    if not (request.ignore or request.select or cfg.ignore or any(e.ignore for e in entries)):
-        if not accepts:
-            return None
-        from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (see below)
-
-        return RuleSelection(suppressions=accepts)
+    if not (request.ignore or request.select or cfg.ignore or any(e.ignore for e in entries)
+            or accepts):
+        return None
     from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when checking)
 
     selection = RuleSelection.of(ignore=request.ignore, select=request.select)

@@ -9,9 +9,9 @@ category (`key-bytes`); anything else is rejected (exit 2) with the names that l
 `RuleSelection.apply` is pure: findings of ignored rules (and, with a selection, of the rules
 outside it) leave `Report.findings`, so they count toward neither the verdict nor the exit code,
 and land in `Report.ignored`, which every renderer shows. A selection also carries the
-suppressions of the config file and the Flink DDLs (`keyguard.guard.suppress`): one rule, with a
-reason, perhaps for one field (`Suppression`, read by `keyguard.guard.suppress`); they apply
-first, and `suppress` applies them alone.
+suppressions of the config file and the Flink DDLs (`Suppression`: one rule accepted with a
+reason, perhaps for one field, read by `keyguard.guard.suppress`); they apply first, and
+`suppress` applies them alone (the guard's check, with those of the candidate schemas).
 """
 
 from __future__ import annotations
