@@ -83,8 +83,7 @@ _TOP_KEYS: dict[str, tuple[type, ...]] = {
 _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a table",
                list: "an array of tables"}
 #: Keys whose type is more specific than their TOML type.
-_KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings), or tables "
-                             "{rule = ..., reason = ..., path = ...}"}
+_KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 
 def load_config(path: str | Path) -> GuardConfig:
@@ -268,7 +267,8 @@ def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
     its tables are `_suppressions`."""
     given = table.get("ignore", [])
     if not all(isinstance(n, (str, dict)) for n in given):
-        raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}",
+        raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}, or "
+                                 "tables {rule = ..., reason = ..., path = ...}",
                                  hint='e.g. ignore = ["KG701", {rule = "KG101", reason = '
                                       '"region is fixed per tenant"}]')
     names = [n for n in given if isinstance(n, str)]
