@@ -124,7 +124,7 @@ def _directive(body: str, where: str, paths: tuple[str, ...]) -> Iterator[Suppre
     if m is None:
         raise InvalidOptionError(f"{where}: not a keyguard comment keyguard reads: "
                                  f"{body.strip()[:60]!r}", hint=_SYNTAX)
-    rules = [r.strip() for r in m.group("rules").split(",") if r.strip()]
+    rules = [r for r in re.split(r"[,\s]+", m.group("rules")) if r]
     reason = (m.group("reason") or "").strip()
     if not rules:
         raise InvalidOptionError(f"{where}: `keyguard: ignore` names no rule", hint=_SYNTAX)
@@ -304,7 +304,7 @@ def _children(value: Any) -> Iterator[_Located]:
             yield from _children(v)
 
 
-def _parsed(text: str, origin: str) -> Any:
+def _parsed(text: str) -> Any:
     try:
         return _located_json(text)
     except (ValueError, RecursionError):
@@ -332,7 +332,7 @@ def _json_schema(text: str, origin: str) -> list[Suppression]:
         if isinstance(node.get("items"), dict):
             visit(node["items"], path)
 
-    visit(_parsed(text, origin), "")
+    visit(_parsed(text), "")
     return out
 
 
@@ -371,7 +371,7 @@ def _avro(text: str, origin: str) -> list[Suppression]:
             for key in ("items", "values"):
                 visit_type(t.get(key), path, seen)
 
-    doc = _parsed(text, origin)
+    doc = _parsed(text)
     if isinstance(doc, _Located):
         attribute(doc, "")
     visit_type(doc, "", set())

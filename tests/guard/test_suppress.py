@@ -77,6 +77,7 @@ message Key {
   string region = 1;
   // keyguard: ignore KG423 -- ids stay below 2^31
   int32 id = 2;
+  int64 at = 4;  // keyguard: ignore KG423 KG201 -- both accepted
   Address address = 3;  /* keyguard: ignore KG101 -- address is new */
   message Address {
     string zip = 1;  // keyguard: ignore key-bytes -- zip is text
@@ -89,8 +90,10 @@ def test_proto_comments_on_the_line_or_above_and_at_the_top() -> None:
     assert placed(SchemaText("PROTOBUF", PROTO, "k.proto")) == [
         ("KG501", (), "k.proto line 2", "ids move together"),
         ("KG423", ("id",), "k.proto line 7", "ids stay below 2^31"),
-        ("KG101", ("address",), "k.proto line 9", "address is new"),
-        ("key-bytes", ("address.zip",), "k.proto line 11", "zip is text")]
+        ("KG423", ("at",), "k.proto line 9", "both accepted"),
+        ("KG201", ("at",), "k.proto line 9", "both accepted"),
+        ("KG101", ("address",), "k.proto line 10", "address is new"),
+        ("key-bytes", ("address.zip",), "k.proto line 12", "zip is text")]
 
 
 DDL = """-- keyguard: ignore KG801 -- the value grows a column
