@@ -224,39 +224,40 @@ _NOT_COLUMNS = {"PRIMARY", "CONSTRAINT", "WATERMARK", "LIKE", "PERIOD"}
 
 
 def _sql(text: str, origin: str) -> list[Suppression]:
-    """A Flink DDL's comments, each column at its line (the columns of the first parenthesis
-    after TABLE)."""
+    """A Flink DDL's comments, each column at its line."""
     comments: list[tuple[int, int, str]] = []
-    columns: dict[int, tuple[str, ...]] = {}
-    depth, seen_table, in_columns, expect_column = 0, False, False, False
+    toks: list[tuple[str, str, int]] = []
     for m in _SQL.finditer(text):
-        kind, tok = m.lastgroup, m.group()
-        if kind == "comment":
-            comments.append((_line(text, m.start()), _line(text, m.end() - 1), tok))
+        if m.lastgroup == "comment":
+            comments.append((_line(text, m.start()), _line(text, m.end() - 1), m.group()))
+        else:
+            toks.append((m.lastgroup or "", m.group(), m.start()))
+    return _by_line(comments, _column_lines(text, toks), origin)
+
+
+def _column_lines(text: str, toks: list[tuple[str, str, int]]) -> dict[int, tuple[str, ...]]:
+    """The line of each column: the first name after the column list's `(` or its commas (the
+    first parenthesis after TABLE; a ROW<...>'s commas are its own)."""
+    table = next((i for i, (k, t, _) in enumerate(toks) if k == "word" and t.upper() == "TABLE"),
+                 len(toks))
+    opening = next((i for i in range(table, len(toks)) if toks[i][1] == "("), len(toks))
+    out: dict[int, tuple[str, ...]] = {}
+    depth, expect = 0, True
+    for kind, tok, pos in toks[opening + 1:]:
+        if kind == "punct" and tok in "(<":
+            depth += 1
+        elif kind == "punct" and tok in ")>":
+            if depth == 0:
+                break  # the end of the column list
+            depth -= 1
+        elif kind == "punct" and tok == "," and depth == 0:
+            expect = True
             continue
-        if kind == "punct":
-            if tok in "<>":  # ROW<a INT, b STRING>: its commas are not the column list's
-                depth += 1 if tok == "<" else -1
-            elif tok == "(":
-                depth += 1
-                if depth == 1 and seen_table and not in_columns:
-                    in_columns, expect_column = True, True
-                    continue
-            elif tok == ")":
-                depth -= 1
-                if depth == 0 and in_columns:
-                    seen_table = False  # the column list is over
-            elif tok == "," and depth == 1 and in_columns and seen_table:
-                expect_column = True
-                continue
-        if kind == "word" and tok.upper() == "TABLE" and not in_columns:
-            seen_table = True
-        if expect_column and depth == 1 and kind in ("word", "quoted"):
-            if tok.upper() not in _NOT_COLUMNS or kind == "quoted":
-                name = tok[1:-1].replace("``", "`") if kind == "quoted" else tok
-                columns.setdefault(_line(text, m.start()), (name,))
-        expect_column = False
-    return _by_line(comments, columns, origin)
+        elif expect and (kind == "quoted" or (kind == "word" and tok.upper() not in _NOT_COLUMNS)):
+            name = tok[1:-1].replace("``", "`") if kind == "quoted" else tok
+            out.setdefault(_line(text, pos), (name,))
+        expect = False
+    return out
 
 
 class _Located(dict[str, Any]):
