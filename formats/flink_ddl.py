@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError, UnsupportedTypeError
+from keyguard.formats.registry.options import is_registry_table_option
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.secrets import (
     holds_secret,
@@ -45,7 +46,8 @@ from keyguard.formats.table_options import (
 )
 from keyguard.formats.types import Field, RowType
 
-__all__ = ["FlinkDdlError", "FlinkTable", "Ignored", "load_flink_ddl", "read_flink_ddl"]
+__all__ = ["FlinkDdlError", "FlinkTable", "Ignored", "load_flink_ddl", "read_flink_ddl",
+           "statement_tokens"]
 
 #: The connectors whose tables keyguard takes: both write keys with a key format.
 CONNECTORS = ("upsert-kafka", "kafka")
@@ -137,6 +139,19 @@ class FlinkTable:
         prefix = f"{role}.{self.key_format if role == 'key' else self.value_format}."
         return {k[len(prefix):]: v for k, v in self.options.items() if k.startswith(prefix)}
 
+    def connection_options(self) -> tuple[str, ...]:
+        """The WITH options that say where Flink's job connects, not how bytes are written: a
+        registry format's url and connection options (`key.avro-confluent.url`, its
+        credentials, TLS stores and timeouts) and the Kafka client's `properties.*`
+        (`properties.bootstrap.servers` included), in the order written."""
+        return (*(k for k in self.options if is_registry_table_option(k)), *self.properties)
+
+    def without_connections(self) -> FlinkTable:
+        """This table without its connection options (`connection_options`): what a command
+        uses when its own flags and defaults say where to connect."""
+        return replace(self, properties={}, options={
+            k: v for k, v in self.options.items() if not is_registry_table_option(k)})
+
     def connector_settings(self) -> dict[str, str]:
         """Every option the Spark connector takes: the table's, properties.* and sink/scan."""
         return {**self.options, **self.properties, **self.connector_options}
@@ -170,6 +185,13 @@ def load_flink_ddl(path: str | Path) -> FlinkTable:
 def read_flink_ddl(text: str, origin: str = "<flink ddl>") -> FlinkTable:
     """One `CREATE [TEMPORARY] TABLE [IF NOT EXISTS] name (...) WITH (...)` statement."""
     return _Statement(text, origin).table()
+
+
+def statement_tokens(text: str) -> list[Tok]:
+    """The statement's tokens with their offsets, comments left out, up to a character no
+    token matches: for whoever points into the DDL (a report's line of a column or option)."""
+    toks, _ = tokenize(text, _TOKEN, skip=frozenset({"ws", "comment"}))
+    return toks
 
 
 # --- tokens -------------------------------------------------------------------------------

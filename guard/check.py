@@ -2,8 +2,9 @@
 writer.
 
 Gather, then judge: `keyguard.guard.facts.gather` reads what the registry holds and what the topic
-says (the imperative shell, the only I/O), and the pure `keyguard.guard.judge.judge` turns the plan
-and those facts into one Report, whoever asked.
+says (the imperative shell, the only I/O), `keyguard.guard.sides.key_sides` builds the key sides
+from them once, and the pure `keyguard.guard.judge.judge` turns the plan, the facts and the sides
+into one Report, whoever asked.
 
 Fail closed: before any registry answer counts, the registry must prove it is one
 (`keyguard.formats.registry.prove`), otherwise RegistryUnavailableError (exit 3), never "no versions
@@ -29,6 +30,7 @@ from keyguard.guard.judge import (
 from keyguard.guard.plan import TopicCheck, TopicPlan
 from keyguard.guard.report import Report, Rule
 from keyguard.guard.rules import REAL_KEY_RULES
+from keyguard.guard.sides import key_sides
 from keyguard.guard.suppress import in_plan, suppress
 
 if TYPE_CHECKING:
@@ -62,7 +64,8 @@ def check(
     # read first, so that a mistake in one stops the check before any registry call.
     accepted = in_plan(spec)
     registered, facts = gather(spec, registry, inspector, scan_limit=scan_limit)
-    return suppress(judge(spec, registered, facts), accepted)
+    return suppress(judge(spec, registered, facts, key_sides(spec, registered, facts)),
+                    accepted)
 
 
 def check_many(

@@ -86,13 +86,16 @@ _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a t
 _KEY_TYPE_NAMES = {"ignore": "an array of rule IDs or categories (strings)"}
 
 
-def load_config(path: str | Path) -> GuardConfig:
+def load_config(path: str | Path, *, ddl_connections: bool = False) -> GuardConfig:
+    """The config file at `path`; its topics' Flink DDLs use their connection options only
+    with `ddl_connections` (--flink-ddl-connections)."""
     p = Path(path)
     doc = _read_toml(p)
     _check_keys(doc, _TOP_KEYS, str(p))
     kafka = _kafka(doc.get("kafka", {}), p)
     registry, registry_options = _registry(doc.get("registry"), p)
-    topics = tuple(_topic(t, p, f"{p}: topics[{i}]", registry_given="registry" in doc)
+    topics = tuple(_topic(t, p, f"{p}: topics[{i}]", registry_given="registry" in doc,
+                          use_connections=ddl_connections)
                    for i, t in enumerate(doc.get("topics", [])))
     scan_limit = doc.get(SCAN_LIMIT.key, SCAN_LIMIT.default_value)
     if scan_limit < 0:
@@ -147,11 +150,13 @@ def _kafka(table: Mapping[str, Any], p: Path) -> dict[str, Any]:
     return kafka
 
 
-def _topic(t: Any, p: Path, where: str, *, registry_given: bool) -> TopicEntry:
+def _topic(t: Any, p: Path, where: str, *, registry_given: bool,
+           use_connections: bool = False) -> TopicEntry:
     """One `[[topics]]` entry, checked: its own settings, or a Flink DDL's table."""
     _check_topic(t, where)
     if "flink-ddl" in t:
-        return _flink_entry(t, p, where, registry_given=registry_given)
+        return _flink_entry(t, p, where, registry_given=registry_given,
+                            use_connections=use_connections)
     return TopicEntry(
         name=t["name"],
         key_format=t.get(KEY_FORMAT.key, KEY_FORMAT.default_value),
@@ -191,18 +196,21 @@ def _check_topic(t: Any, where: str) -> None:
 
 def entry_of_flink_table(table: FlinkTable, *, name: str | None = None,
                          options: Mapping[str, Any] | None = None,
-                         registry_given: bool = False, **fields: Any) -> TopicEntry:
+                         registry_given: bool = False, use_connections: bool = False,
+                         **fields: Any) -> TopicEntry:
     """The topic entry a Flink table describes (the TOML's `flink-ddl`, `check --flink-ddl`,
     and whoever else takes a DDL: audit, migrate). `options` (Flink names) go on top of the
     DDL's format options; `fields` are the entry's other settings (partitions, key_schema...).
 
     `registry_given`: the run names its registry itself (--registry, the config's registry),
     so the DDL's registry connection options (its url, the production registry) are left out:
-    they say where Flink looks schemas up, not how bytes are written."""
+    they say where Flink looks schemas up, not how bytes are written. They count only with
+    `use_connections` (--flink-ddl-connections; `keyguard.guard.request.ddl_notes`)."""
+    drop = registry_given or not use_connections
     ddl_options = {f"{role}.{fmt}.{k}": v
                    for role, fmt in (("key", table.key_format), ("value", table.value_format))
                    for k, v in table.format_options(role).items()
-                   if not (registry_given and (k == "url" or is_registry_option(k)))}
+                   if not (drop and (k == "url" or is_registry_option(k)))}
     return TopicEntry(
         name=name or table.topic,
         key_format=table.key_format,
@@ -215,8 +223,8 @@ def entry_of_flink_table(table: FlinkTable, *, name: str | None = None,
     )
 
 
-def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: bool
-                 ) -> TopicEntry:
+def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: bool,
+                 use_connections: bool = False) -> TopicEntry:
     """A `[[topics]]` entry with `flink-ddl`: the DDL's table, the entry's other settings."""
     from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: only configs with a Flink DDL
 
@@ -233,7 +241,7 @@ def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: b
             hint="drop name: the DDL's 'topic' option names the topic")
     return entry_of_flink_table(
         table, options=dict(t.get("options", {})), registry_given=registry_given,
-        key_schema=_resolve(p.parent, t.get("key-schema")),
+        use_connections=use_connections, key_schema=_resolve(p.parent, t.get("key-schema")),
         value_schema=_resolve(p.parent, t.get("value-schema")),
         partitions=t.get("partitions"), require_subject=t.get("require-subject"),
         ignore=_ignore(t, where), suppressions=_suppressions(t, where))

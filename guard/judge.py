@@ -2,9 +2,10 @@
 
 Pure: no registry, no broker, no network client. It takes the `TopicPlan` (how the keys and
 values will be written, and the candidate schemas), what the registry holds (`Registered`) and
-what the topic says (`Facts`), both gathered beforehand by `keyguard.guard.facts.gather`, turns them
-into an OLD and a NEW key side and hands those to the key analysis (`keyguard.guard.keys`) and the
-value checker (`keyguard.guard.values.judge_value`). One Report comes out.
+what the topic says (`Facts`), both gathered beforehand by `keyguard.guard.facts.gather`, and the
+key sides built from them once (`keyguard.guard.sides.key_sides`), and hands the sides to the key
+analysis (`keyguard.guard.keys`) and the value schema to the value checker
+(`keyguard.guard.values.judge_value`). One Report comes out.
 
 A subject with no versions is a visible first registration (KG011, with the near-miss subjects
 and topics that do exist), or, with `require_subject`, a breaking KG015. What the scanned keys
@@ -20,7 +21,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.registry import SchemaVersion
-from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.facts import Facts, Registered
 from keyguard.guard.keys.analyze import analyze_key_change
 from keyguard.guard.keys.placement import topic_findings
@@ -35,6 +35,7 @@ from keyguard.guard.rules import (
     KEYS_UNLISTED_ID,
     SUBJECT_MISSING,
 )
+from keyguard.guard.sides import KeySides
 from keyguard.guard.values import judge_value
 
 if TYPE_CHECKING:
@@ -43,17 +44,15 @@ if TYPE_CHECKING:
 JUDGE_RULES = CHECK_RULES
 
 
-def judge(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
-    """The verdict on `plan` from the gathered facts; never raises for a breaking change.
-
-    Raises a KeyguardError only for a mistake in the input (a side no codec can be built for).
-    """
+def judge(plan: TopicPlan, registered: Registered, facts: Facts, sides: KeySides) -> Report:
+    """The verdict on `plan` from the gathered facts and the key sides built from them
+    (`keyguard.guard.sides.key_sides`); never raises for a breaking change."""
     topic = facts.topic
     notes: list[str] = list(topic.notes) if topic else []
     if facts.inspected and topic is None:
         notes.append(f"topic {plan.topic} does not exist yet: no keys to orphan in it"
                      + _did_you_mean(plan.topic, facts.topic_names, "topics"))
-    key_findings, key_notes = _key_findings(plan, registered, facts)
+    key_findings, key_notes = _key_findings(plan, registered, facts, sides)
     findings, notes = list(key_findings), notes + key_notes
     if any(f.effective_severity is Severity.BREAKING and f.rule.category in _KEY_CATEGORIES
            for f in key_findings):
@@ -115,32 +114,27 @@ def _subject_missing(plan: TopicPlan, subject: str, registered: Registered,
                    topic=plan.topic, subject=subject)
 
 
-def _key_findings(plan: TopicPlan, registered: Registered,
-                  facts: Facts) -> tuple[list[Finding], list[str]]:
+def _key_findings(plan: TopicPlan, registered: Registered, facts: Facts,
+                  sides: KeySides) -> tuple[list[Finding], list[str]]:
     key, topic = registered.key, facts.topic
     subject = key.subject
     history = list(key.versions)
-    candidate = plan.candidate_key
+    new = sides.new
     if not history:
         if plan.require_subject:
             missing = _subject_missing(plan, subject, registered, facts)
             return [missing, *_topic_findings(plan, None, topic, registered, subject)], []
         hint = _near_misses(plan, subject, registered, facts)
-        if candidate is None:
+        if sides.candidate is None or new is None:
             note = f"{subject} has no versions and no candidate key schema was given" + hint
             return _topic_findings(plan, None, topic, registered, subject), [note]
         first = Finding(KEY_FIRST_VERSION, "$", f"first registration: {subject} has no "
-                        f"versions; {candidate.origin} would be version 1{hint}",
+                        f"versions; {sides.candidate.origin} would be version 1{hint}",
                         topic=plan.topic, subject=subject)
-        new = _new_side(plan, candidate, key.candidate_id, topic)
         return [first, *_topic_findings(plan, new, topic, registered, subject)], []
-    if candidate is None:
-        assert key.latest is not None, "gather reads the latest version for an unchanged key"
-        candidate = replace(key.latest,
-                            origin=f"{subject} v{history[-1].version} (unchanged)")
+    assert new is not None, "key_sides builds the candidate's side whenever versions exist"
     findings: list[Finding] = []
-    new = _new_side(plan, candidate, key.candidate_id, topic)
-    olds, id_findings = _old_versions(plan, subject, history, topic, new.schema_id)
+    id_findings = _id_findings(plan, subject, history, topic, sides.carried, new.schema_id)
     if topic is None and plan.keys_carry_schema_ids(existing=False):
         findings.append(Finding(
             KEYS_ASSUMED_LATEST, "$",
@@ -148,10 +142,9 @@ def _key_findings(plan: TopicPlan, registered: Registered,
             f"v{history[-1].version}); give --bootstrap to scan the topic",
             topic=plan.topic, subject=subject))
     seen: set[tuple[str, str, str]] = set()
-    for version, ids in olds:
-        old = _old_side(plan, version, ids, topic)
-        examples = _examples(old, topic, registered, plan.topic)
-        for f in analyze_key_change(old, new, topic=plan.topic, examples=examples):
+    for old in sides.olds:
+        examples = _examples(old.side, topic, registered, plan.topic)
+        for f in analyze_key_change(old.side, new, topic=plan.topic, examples=examples):
             if id_findings and f.rule is CONFLUENT_KEYS_CARRY_SEVERAL_IDS:
                 continue  # the topic-level KG502 below says it once, with counts and offsets
             f = f if f.subject else replace(f, subject=subject)
@@ -190,21 +183,14 @@ def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | No
     return out
 
 
-def _old_versions(
-    plan: TopicPlan, subject: str, history: list[SchemaVersion], topic: TopicFacts | None,
-    new_id: int | None = None,
-) -> tuple[list[tuple[SchemaVersion, tuple[int, ...]]], list[Finding]]:
-    """The registered versions to judge the candidate against, the ids the keys carry, and
-    what the ids say about the topic (KG502 several ids, KG016 ids the subject does not list).
-
-    When the candidate's own id is among the carried ids, only its version is the old side:
-    the keys under the other ids are orphaned already (KG502), not by this change.
-    """
-    if not plan.keys_carry_schema_ids() or topic is None or not topic.key_schema_ids:
-        return [(history[-1], (history[-1].schema_id,))], []
+def _id_findings(plan: TopicPlan, subject: str, history: list[SchemaVersion],
+                 topic: TopicFacts | None, carried: tuple[int, ...],
+                 new_id: int | None) -> list[Finding]:
+    """What the ids the keys carry say about the topic: KG502 several ids, KG016 ids the
+    subject does not list."""
+    if topic is None or not carried:
+        return []
     by_id = {v.schema_id: v for v in history}
-    carried = tuple(sorted(topic.key_schema_ids))
-    listed = [i for i in carried if i in by_id]
     unlisted = [i for i in carried if i not in by_id]
     findings: list[Finding] = []
     if len(carried) > 1:
@@ -223,11 +209,7 @@ def _old_versions(
             f"(it lists {', '.join(f'v{v.version}={v.schema_id}' for v in history)}): "
             "written by another producer (subject name strategy, registry) or under a "
             "deleted version"))
-    if new_id is not None and new_id in listed:
-        return [(by_id[new_id], carried)], findings
-    if not listed:  # judge against the latest version; the keys' own ids still count
-        return [(history[-1], carried)], findings
-    return [(by_id[i], carried) for i in listed], findings
+    return findings
 
 
 def _id_counts(topic: TopicFacts, ids: tuple[int, ...], by_id: Mapping[int, SchemaVersion]
@@ -243,18 +225,3 @@ def _id_counts(topic: TopicFacts, ids: tuple[int, ...], by_id: Mapping[int, Sche
 
 def _ids_finding(rule: Rule, plan: TopicPlan, subject: str, message: str) -> Finding:
     return Finding(rule, "$", message, topic=plan.topic, subject=subject)
-
-
-def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
-              topic: TopicFacts | None) -> KeySide:
-    """The existing keys' side: the plan's existing format with a registered version."""
-    text = SchemaText(version.schema_type, version.schema, f"{version.subject} v{version.version}")
-    return plan.key_side(text, existing=True, schema_id=version.schema_id, key_schema_ids=ids,
-                         partitions=topic.partitions if topic else plan.partitions)
-
-
-def _new_side(plan: TopicPlan, candidate: SchemaText, candidate_id: int | None,
-              topic: TopicFacts | None) -> KeySide:
-    """The candidate's side: the id it has under the key subject, if registered."""
-    return plan.key_side(candidate, existing=False, schema_id=candidate_id,
-                         partitions=plan.partitions or (topic.partitions if topic else None))

@@ -9,6 +9,8 @@ Flink's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from keyguard.formats.options import Option, OptionSet
 
 KEY_FORMAT: Option[str] = Option(
@@ -28,6 +30,17 @@ REQUIRE_SUBJECT: Option[bool] = Option(
     "require-subject", bool, False,
     "A subject with no versions is breaking (KG015), not a first registration: for gates of "
     "existing topics.")
+
+REGISTRY: Option[str] = Option(
+    "registry", str, "file://schemas",
+    "The schema registry of every command when none is named (no --registry, no config "
+    "file's registry, no format url): the file registry ./schemas, when that directory exists.")
+
+
+def default_registry() -> str | None:
+    """`REGISTRY`'s default when ./schemas is a directory here, else None (nothing to read)."""
+    return REGISTRY.default_value if Path("schemas").is_dir() else None
+
 
 #: The settings of one topic to check (a `[[topics]]` entry, or --topic with its flags).
 TOPIC_OPTIONS = OptionSet(

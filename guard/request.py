@@ -67,6 +67,9 @@ class CheckRequest:
     select: Sequence[str] | None = None
     #: The config file's path, named in messages about its settings.
     config_path: str | None = None
+    #: --flink-ddl-connections: a DDL's registry and Kafka connection options count
+    #: (`ddl_notes`); else the command's flags, the config file and the defaults decide.
+    ddl_connections: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: FlinkTable) -> To
                                  f"{table.topic!r}: drop --topic")
     entry = entry_of_flink_table(table, options=request.options,
                                  registry_given=bool(request.registry or cfg.registry),
+                                 use_connections=request.ddl_connections,
                                  key_schema=request.key_schema,
                                  value_schema=request.value_schema,
                                  partitions=request.partitions)
@@ -245,14 +249,19 @@ def registry_settings(request: CheckRequest, cfg: GuardConfig, entries: Sequence
                             configured_where=f"{request.config_path} [registry]")
 
 
-def kafka_settings(request: CheckRequest, cfg: GuardConfig) -> tuple[str | None, dict[str, Any]]:
+def kafka_settings(request: CheckRequest, cfg: GuardConfig,
+                   entries: Sequence[TopicEntry] = ()) -> tuple[str | None, dict[str, Any]]:
     """The bootstrap servers (None: no topic is scanned) and the other librdkafka properties:
-    --kafka-config > the config file's [kafka] > KEYGUARD_KAFKA_*."""
+    --kafka-config > the config file's [kafka] > with --flink-ddl-connections a DDL's
+    properties.* (`ddl_kafka`) > KEYGUARD_KAFKA_*."""
     # lazy: CLI start-up (registry settings load the registry backends)
     from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
 
     servers = request.bootstrap or cfg.bootstrap
-    props = resolve_kafka(explicit=request.kafka, configured=cfg.kafka)
+    ddl = ddl_kafka([e.flink_table for e in entries], request.ddl_connections)
+    if servers:  # --bootstrap (or the config file's) names the servers: the DDL's yield
+        ddl.pop("bootstrap.servers", None)
+    props = resolve_kafka(explicit=request.kafka, configured={**ddl, **cfg.kafka})
     reject_unused_kafka({**cfg.kafka, **request.kafka}, props)
     in_props = props.pop("bootstrap.servers", None)
     if in_props and servers and str(in_props) != servers:
@@ -263,6 +272,41 @@ def kafka_settings(request: CheckRequest, cfg: GuardConfig) -> tuple[str | None,
         raise UsageError("--kafka-config (or the config file's [kafka]) is used only to scan a "
                          "topic: give --bootstrap (or bootstrap = \"...\" in the config file)")
     return servers, props
+
+
+def ddl_notes(tables: Sequence[FlinkTable | None], use_connections: bool, *,
+              connects: bool = True) -> tuple[str, ...]:
+    """What a run's Flink DDLs say that it does not use, each line once (a DDL given for both
+    sides of a diff or a migration is one DDL): the parts that write no bytes (metadata and
+    computed columns, watermarks) and, unless `use_connections`, the connection options.
+
+    The one rule of every command that takes a DDL: a DDL's connection options (a registry
+    format's url and credentials, the Kafka client's properties.*) say where Flink's job
+    connects; a command uses them only with --flink-ddl-connections (`use_connections`), and
+    otherwise its own flags, the config file and the defaults decide. `connects`: False for a
+    command that connects to nothing (diff)."""
+    notes: list[str] = []
+    for table in tables:
+        if table is None:
+            continue
+        notes += [str(part) for part in table.ignored]
+        names = table.connection_options()
+        if names and not use_connections:
+            why = ("diff reads no registry and no broker" if not connects else
+                   "the command's own flags and defaults say where to connect "
+                   "(--flink-ddl-connections uses them)")
+            notes.append(f"{table.origin}: connection option{'s' if len(names) > 1 else ''} "
+                         f"{', '.join(names)} ignored: {why}")
+    return tuple(dict.fromkeys(notes))
+
+
+def ddl_kafka(tables: Sequence[FlinkTable | None], use_connections: bool) -> dict[str, Any]:
+    """The Kafka client properties of the DDLs (`properties.*`, prefix dropped) when the run
+    uses their connection options, else none."""
+    if not use_connections:
+        return {}
+    return {k.removeprefix("properties."): v
+            for t in tables if t is not None for k, v in t.properties.items()}
 
 
 def scan_limit(request: CheckRequest, cfg: GuardConfig) -> int:

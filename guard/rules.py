@@ -341,7 +341,7 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     "Keys written under the other ids are already distinct Kafka keys from the ones the"
     " candidate writes: those records are orphans today; this change does not fix them.",
     families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
-    checks=_checks("keys.confluent.confluent_changes", "judge._old_versions"),
+    checks=_checks("keys.confluent.confluent_changes", "judge._id_findings"),
 )
 
 # --- KG6xx: key placement -----------------------------------------------------------

@@ -92,7 +92,7 @@ KEYS_UNLISTED_ID = Rule(
     example_old="key bytes 00 00 06 7a 81 ... (id 424577, not in orders-key)",
     example_new="orders-key v1 (id 100017)",
     families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
-    checks=("keyguard.guard.judge._old_versions",),
+    checks=("keyguard.guard.judge._id_findings",),
 )
 
 # --- KG8xx: value compatibility -----------------------------------------------------

@@ -1,5 +1,5 @@
 """The `keyguard` console script: guard's commands plus those sparkio contributes (demo,
-migrate).
+broker, migrate).
 
 guard/ depends on nothing above it, so the script is assembled here, above both: `main` adds
 sparkio's commands to `keyguard.guard.cli.app` and runs it, and `keyguard --help` lists them without
@@ -15,6 +15,7 @@ from keyguard.guard import cli as guard_cli
 #: sparkio's commands, as `keyguard <name>`: "module:function", imported when the command is
 #: invoked or listed (`keyguard.guard.cli.add_command`).
 COMMANDS = {"demo": "keyguard.sparkio.cli_commands:demo",
+            "broker": "keyguard.sparkio.cli_commands:broker",
             "migrate": "keyguard.sparkio.cli_commands:migrate"}
 
 

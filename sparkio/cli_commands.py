@@ -1,6 +1,7 @@
-"""sparkio's commands of the `keyguard` script: `demo` and `migrate` (the `keyguard.commands`
-entry points name them through `keyguard.sparkio.cli`). A module of their own, imported when one of
-them is invoked or `--help` lists them: a `keyguard check` does not compile them."""
+"""sparkio's commands of the `keyguard` script: `demo`, `broker` and `migrate` (the
+`keyguard.commands` entry points name them through `keyguard.sparkio.cli`). A module of their
+own, imported when one of them is invoked or `--help` lists them: a `keyguard check` does not
+compile them."""
 
 from __future__ import annotations
 
@@ -16,8 +17,21 @@ from typing import Annotated, Any
 import typer
 
 from keyguard.formats.secrets import redact_url
-from keyguard.guard.cli.common import at_least, echo, fail, handles_errors, parse_kv
+from keyguard.guard.cli.common import (
+    FORMAT_CHOICES,
+    DdlConnectionsOpt,
+    RegistryOpt,
+    at_least,
+    echo,
+    fail,
+    format_help,
+    handles_errors,
+    note_ddls,
+    one_of,
+    parse_kv,
+)
 from keyguard.guard.cli.progress import Progress
+from keyguard.guard.options import VALUE_FORMAT, default_registry
 
 
 @handles_errors
@@ -33,7 +47,28 @@ def demo(
     raise typer.Exit(run(broker=broker, partitions=partitions, keep=keep))
 
 
-@handles_errors(formats=("text", "json"))
+@handles_errors
+def broker(
+    kind: Annotated[str, typer.Option(
+        "--broker", help="Embedded broker: tansu (data in memory) or noida (on disk).",
+        callback=one_of(("tansu", "noida"), "--broker"))] = "tansu",
+    port: Annotated[int | None, typer.Option(
+        "--port", help="The loopback port; default: a free one.")] = None,
+    topic: Annotated[list[str] | None, typer.Option(
+        "--topic", help="NAME[:PARTITIONS] to create once it is up (repeatable; 1 partition "
+        "by default; cleanup.policy=compact).")] = None,
+) -> None:
+    """Run an embedded broker on loopback until Ctrl-C, to try audit and migrate locally.
+
+    The first line on stdout is its bootstrap address; it never compacts."""
+    # lazy: the Kafka client and the broker's start-up, only when the command runs
+    from keyguard.sparkio.local_broker import serve, topic_specs
+
+    raise typer.Exit(serve(kind, port=port, topics=topic_specs(topic or [])))
+
+
+@handles_errors(formats=("text", "json"), formats_why="migrate reports a migration, not a guard "
+                "Report (keyguard audit of the topic renders every report format)")
 def migrate(
     bootstrap: Annotated[str, typer.Option("--bootstrap", help="Kafka bootstrap servers.")],
     topic: Annotated[str | None, typer.Option(
@@ -47,7 +82,7 @@ def migrate(
         "(primary-key=... in --old-option or --new-option).")] = None,
     old_key_format: Annotated[list[str] | None, typer.Option(
         "--old-key-format", help="A key format the topic holds now; repeat it once per "
-        "encoding (phantom topics hold several).")] = None,
+        f"encoding (phantom topics hold several): {FORMAT_CHOICES}.")] = None,
     old_option: Annotated[list[str] | None, typer.Option(
         "--old-option", help="[N:]K=V for the old encodings (N: the Nth --old-key-format, "
         "else all): primary-key, key.fields-prefix, key.<format>.*.")] = None,
@@ -60,12 +95,10 @@ def migrate(
         "--new-partitions", help="Partition count of the target; default: its own.",
         callback=at_least(1, "--new-partitions"))] = None,
     value_format: Annotated[str | None, typer.Option(
-        "--value-format", help="The value format (the same on both sides; default json).")]
-    = None,
+        "--value-format", help="The same on both sides. " + format_help("value"))] = None,
     value_option: Annotated[list[str] | None, typer.Option(
         "--value-option", help="K=V: value.fields-include, value.<format>.*.")] = None,
-    registry: Annotated[str | None, typer.Option(
-        "--registry", help="Schema registry URL for the formats that use one.")] = None,
+    registry: RegistryOpt = None,
     to_topic: Annotated[str | None, typer.Option(
         "--to-topic", help="Cut over: write the re-keyed table here (created when missing) "
         "and leave the topic as it is.")] = None,
@@ -77,21 +110,27 @@ def migrate(
     = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan and write nothing.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json: a migration's own "
+                                     "report, not a guard Report, so not junit, sarif or "
+                                     "github (keyguard audit of the topic renders those).")
+                   ] = "text",
     yes: Annotated[bool, typer.Option(
         "--yes", "-y", help="Write without asking (on a terminal, the plan is shown and "
         "confirmed before the first write; scripts and CI never ask).")] = False,
     flink_ddl: Annotated[str | None, typer.Option(
         "--flink-ddl", help="The NEW table as a Flink CREATE TABLE (.sql): columns, topic, "
         "key and value formats and options; replaces --columns, --new-key-format, "
-        "--value-format (--new-option goes on top).")] = None,
+        "--value-format (--new-option goes on top). Its connection options count only with "
+        "--flink-ddl-connections.")] = None,
     old_flink_ddl: Annotated[list[str] | None, typer.Option(
         "--old-flink-ddl", help="An encoding the topic holds now, as the Flink CREATE TABLE "
-        "that wrote it (repeatable, beside or instead of --old-key-format).")] = None,
+        "that wrote it (repeatable, beside or instead of --old-key-format); its connection "
+        "options count only with --flink-ddl-connections.")] = None,
     spark: Annotated[str | None, typer.Option(
         "--spark", help="Run on Spark, this master (local[*], spark://host:7077, yarn): no "
         "process holds the table, Spark's shuffles spill to disk; for tables larger than "
         "memory. Needs keyguard[spark] and Java.")] = None,
+    ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
     """Re-key a compacted topic without orphaning records (the fix for a key change).
 
@@ -107,19 +146,20 @@ def migrate(
             raise fail(f"{flag} is empty: give a value, or leave the flag out")
     ddl = ddl_declarations(flink_ddl, old_flink_ddl or [], registry=registry, given={
         "--columns": columns, "--new-key-format": new_key_format,
-        "--value-format": value_format})
+        "--value-format": value_format}, use_connections=ddl_connections)
     table, topic = _table_and_topic(ddl, columns, topic)
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
         value_format=value_format or DEFAULT_VALUE_FORMAT,
         value_options=parse_kv(value_option, what="--value-option"),
-        primary_key=primary_key, registry=registry,
+        primary_key=primary_key, registry=registry or default_registry(),
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
     show = Progress("migrate")
     m = Migration(topic=topic, bootstrap=bootstrap, table=table, old=olds, new=new,
                   to_topic=to_topic, partitions=new_partitions,
-                  properties=_kafka_properties(kafka_config, bootstrap),
+                  properties=_kafka_properties(kafka_config, bootstrap, _ddl_kafka(
+                      [flink_ddl, *(old_flink_ddl or [])], ddl_connections)),
                   state_path=state, dry_run=dry_run)
     confirm = None if yes or not asks() else \
         lambda plan: confirmed(plan, to_topic or topic, bootstrap)
@@ -146,13 +186,29 @@ def _table_and_topic(ddl: Any, columns: str | None, topic: str | None) -> tuple[
     return table, topic
 
 
-def _kafka_properties(kafka_config: list[str] | None, bootstrap: str) -> dict[str, Any]:
-    """--kafka-config over KEYGUARD_KAFKA_* (as audit reads them); the servers given once."""
+def _ddl_kafka(paths: list[str | None], use_connections: bool) -> dict[str, Any]:
+    """The DDLs' Kafka properties with --flink-ddl-connections (`--bootstrap` names the
+    servers), else none."""
+    if not use_connections or not any(paths):
+        return {}
+    # lazy: CLI start-up (only with a DDL)
+    from keyguard.formats.flink_ddl import load_flink_ddl
+    from keyguard.guard.request import ddl_kafka
+
+    found = ddl_kafka([load_flink_ddl(p) for p in paths if p], True)
+    found.pop("bootstrap.servers", None)
+    return found
+
+
+def _kafka_properties(kafka_config: list[str] | None, bootstrap: str,
+                      ddl: dict[str, Any] | None = None) -> dict[str, Any]:
+    """--kafka-config over the DDLs' properties (`ddl`) over KEYGUARD_KAFKA_* (as audit reads
+    them); the servers given once."""
     # lazy: CLI start-up (the settings path loads the registry backends)
     from keyguard.formats.registry.settings import reject_unused_kafka, resolve_kafka
 
     explicit = parse_kv(kafka_config, what="--kafka-config")
-    properties = resolve_kafka(explicit=explicit)
+    properties = resolve_kafka(explicit=explicit, configured=ddl)
     reject_unused_kafka(explicit, properties)
     in_props = properties.pop("bootstrap.servers", None)
     if in_props and str(in_props) != bootstrap:
@@ -218,7 +274,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                       ddl_olds: tuple[dict[str, str], ...] = (),
                       ) -> tuple[tuple[dict[str, str], ...], dict[str, str]]:
     """The flags (and Flink DDLs) as upsert-kafka table options: one set per old encoding, and
-    the new one."""
+    the new one. `registry` is the url of each registry format whose options name none."""
     from keyguard.formats.codec import format_factory  # lazy: CLI start-up (loads the codecs)
 
     if not old_key_formats and not ddl_olds:
@@ -236,21 +292,25 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
         else:
             shared.update(parse_kv([item], what="--old-option"))
 
+    def with_registry(out: dict[str, str]) -> dict[str, str]:
+        if registry:
+            for role in ("key", "value"):
+                fmt = out.get(f"{role}.format")
+                if fmt and format_factory(fmt).uses_registry:
+                    out.setdefault(f"{role}.{fmt}.url", registry)
+        return out
+
     def table(key_format: str, given: dict[str, str]) -> dict[str, str]:
         out = {"key.format": key_format, "value.format": value_format, **value_options}
         if primary_key:
             out["primary-key"] = primary_key
         out.update(given)
-        if registry:
-            for role, fmt in (("key", key_format), ("value", value_format)):
-                if format_factory(fmt).uses_registry:
-                    out.setdefault(f"{role}.{fmt}.url", registry)
-        return out
+        return with_registry(out)
 
     olds = tuple(table(f, {**shared, **o}) for f, o in zip(old_key_formats, own, strict=True))
-    olds += tuple({**o, **shared} for o in ddl_olds)
+    olds += tuple(with_registry({**o, **shared}) for o in ddl_olds)
     if ddl_new is not None:
-        return olds, {**ddl_new, **new_options}
+        return olds, with_registry({**ddl_new, **new_options})
     return olds, table(new_key_format or old_key_formats[0]
                        if old_key_formats else olds[0]["key.format"], new_options)
 
@@ -267,23 +327,26 @@ class DdlDeclarations:
 
 
 def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
-                     given: dict[str, str | None]) -> DdlDeclarations | None:
-    """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it."""
+                     given: dict[str, str | None],
+                     use_connections: bool = False) -> DdlDeclarations | None:
+    """The Flink DDLs of a migration; the flags a DDL replaces must not be given beside it.
+    Their registry connection options count only with `use_connections` and no --registry."""
     if new is None and not olds:
+        note_ddls([], use_connections)  # --flink-ddl-connections needs a DDL
         return None
     # lazy: CLI start-up (only with a DDL)
     from keyguard.formats.flink_ddl import load_flink_ddl
     from keyguard.formats.registry.options import is_registry_table_option  # lazy: CLI start-up
 
     def options(t: Any) -> dict[str, str]:
-        # the run's --registry wins over the DDL's (Flink's production) registry
+        # the run's --registry wins over the DDL's (Flink's production) registry, used only
+        # with --flink-ddl-connections
+        drop = registry or not use_connections
         return {k: v for k, v in t.options.items()
-                if k != "topic" and not (registry and is_registry_table_option(k))}
+                if k != "topic" and not (drop and is_registry_table_option(k))}
 
     tables = [load_flink_ddl(p) for p in ([new] if new else []) + olds]
-    for t in tables:
-        for part in t.ignored:
-            typer.echo(f"keyguard: note: {part}", err=True)
+    note_ddls(tables, use_connections)
     def shape(t: Any) -> list[tuple[str, Any]]:
         # a key column is NOT NULL in its own table (Flink's PRIMARY KEY): not a difference
         return [(f.name, f.type.with_nullable(True)) for f in t.columns.fields]
@@ -305,5 +368,6 @@ def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,
         olds=tuple(options(t) for t in tables[(1 if new is not None else 0):]))
 
 
-#: The value format of `keyguard migrate` when none is given (Flink's upsert-kafka has none).
-DEFAULT_VALUE_FORMAT = "json"
+#: The value format of `keyguard migrate` when none is given: every command's
+#: (`keyguard.guard.options`; Flink's upsert-kafka has none).
+DEFAULT_VALUE_FORMAT = VALUE_FORMAT.default_value

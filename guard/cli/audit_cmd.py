@@ -14,13 +14,24 @@ from keyguard.guard.cli.bytes_cmd import (
     KeySchemaOpt,
     OptionOpt,
     PkOpt,
-    RegistryOpt,
-    SchemaTypeOpt,
     ValueSchemaOpt,
     _build_plan,
+    _flink_table,
 )
 from keyguard.guard.cli.check_cmd import IgnoreOpt, OutputOpt, SelectOpt, _emit
-from keyguard.guard.cli.common import ReferenceOpt, at_least, fail, handles_errors, parse_kv
+from keyguard.guard.cli.common import (
+    REPORT_FORMATS,
+    DdlConnectionsOpt,
+    FormatOpt,
+    ReferenceOpt,
+    RegistryOpt,
+    SchemaTypeOpt,
+    at_least,
+    fail,
+    format_help,
+    handles_errors,
+    parse_kv,
+)
 from keyguard.guard.cli.progress import Progress
 from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 
@@ -28,8 +39,8 @@ if TYPE_CHECKING:
     from keyguard.formats.plan import UpsertPlan
     from keyguard.guard.selection import RuleSelection
 
-#: The report formats of `keyguard audit`.
-AUDIT_FORMATS = ("text", "json", "sarif")
+#: The report formats of `keyguard audit`: every format a Report renders in.
+AUDIT_FORMATS = REPORT_FORMATS
 
 
 @handles_errors(formats=AUDIT_FORMATS)
@@ -44,15 +55,14 @@ def audit_cmd(
     key_schema: KeySchemaOpt = None,
     value_schema: ValueSchemaOpt = None,
     key_format: Annotated[str | None, typer.Option(
-        "--key-format", help=f"The key format (default {KEY_FORMAT.default_value}); "
-        "`keyguard formats` lists them.")] = None,
+        "--key-format", help=format_help("key"))] = None,
     value_format: Annotated[str | None, typer.Option(
-        "--value-format", help=f"The value format (default {VALUE_FORMAT.default_value}).")
-    ] = None,
+        "--value-format", help=format_help("value"))] = None,
     option: OptionOpt = None,
     schema_type: SchemaTypeOpt = None,
     reference: ReferenceOpt = None,
     flink_ddl: FlinkDdlOpt = None,
+    ddl_connections: DdlConnectionsOpt = False,
     kafka_config: Annotated[
         list[str] | None,
         typer.Option("--kafka-config", help="librdkafka property KEY=VALUE (security.protocol,"
@@ -62,7 +72,7 @@ def audit_cmd(
         "--sample", help="Read at most N records (the first of each partition, a fair share "
         "each) for a bounded look; default: the whole topic.",
         callback=at_least(1, "--sample"))] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json or sarif.")] = "text",
+    fmt: FormatOpt = "text",
     output: OutputOpt = None,
     ignore: IgnoreOpt = None,
     select: SelectOpt = None,
@@ -82,8 +92,14 @@ def audit_cmd(
     if topic is None and flink_ddl is None:
         raise fail("--topic is required: the topic to audit (or --flink-ddl, whose table "
                    "names it)")
+    # lazy: CLI start-up (the DDLs' Kafka properties, used with --flink-ddl-connections)
+    from keyguard.guard.request import ddl_kafka
+
     explicit = parse_kv(kafka_config, what="--kafka-config")
-    props = resolve_kafka(explicit=explicit)
+    ddl = ddl_kafka([_flink_table(flink_ddl)] if flink_ddl else [], ddl_connections)
+    if bootstrap:  # --bootstrap names the servers: the DDL's yield
+        ddl.pop("bootstrap.servers", None)
+    props = resolve_kafka(explicit=explicit, configured=ddl)
     reject_unused_kafka(explicit, props)
     in_props = props.pop("bootstrap.servers", None)
     if in_props and bootstrap and str(in_props) != bootstrap:
@@ -98,13 +114,21 @@ def audit_cmd(
     # `keyguard.formats.registry.registration.open_plan(table, options)` the same plan.
     plan = _build_plan(columns=columns, primary_key=primary_key, key_schema=key_schema,
                        value_schema=value_schema, topic=topic,
-                       key_format=key_format or (None if flink_ddl else KEY_FORMAT.default_value),
-                       value_format=value_format or (
-                           None if flink_ddl else VALUE_FORMAT.default_value),
+                       key_format=_or_default(key_format, KEY_FORMAT, flink_ddl),
+                       value_format=_or_default(value_format, VALUE_FORMAT, flink_ddl),
                        option=option, registry=registry,
-                       schema_type=schema_type, reference=reference, flink_ddl=flink_ddl)
+                       schema_type=schema_type, reference=reference, flink_ddl=flink_ddl,
+                       ddl_connections=ddl_connections)
     run_audit(plan, servers, props, sample=sample, fmt=fmt, output=output,
               selection=selection)
+
+
+def _or_default(given: str | None, declared: Any, flink_ddl: str | None) -> str | None:
+    """A format flag as given (an empty one is reported as an unknown format), else the
+    declared default, or None when a DDL names the formats."""
+    if given is not None:
+        return given
+    return None if flink_ddl else str(declared.default_value)
 
 
 def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *,

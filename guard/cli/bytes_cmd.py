@@ -23,15 +23,22 @@ from keyguard.formats.secrets import redact_url
 from keyguard.formats.types import Field, RowType
 from keyguard.formats.values import coerce_row, to_jsonable
 from keyguard.guard.cli.common import (
+    DdlConnectionsOpt,
+    KeyFormatOpt,
     ReferenceOpt,
+    RegistryOpt,
+    SchemaTypeOpt,
+    ValueFormatOpt,
     at_least,
     echo,
     fail,
     handles_errors,
+    note_ddls,
     one_of,
     parse_kv,
     read_json_arg,
 )
+from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT, default_registry
 
 ColumnsOpt = Annotated[
     str | None,
@@ -49,14 +56,6 @@ ValueSchemaOpt = Annotated[
     typer.Option("--value-schema", help="Value schema: a file or subject:NAME[:VERSION]."),
 ]
 TopicOpt = Annotated[str, typer.Option("--topic", help="Topic (names the registry subjects).")]
-KeyFormatOpt = Annotated[
-    str, typer.Option("--key-format", help="json, csv, raw, avro, avro-confluent, json-registry "
-                      "(`keyguard formats` lists them).")
-]
-ValueFormatOpt = Annotated[
-    str, typer.Option("--value-format", help="json, csv, raw, avro, avro-confluent, json-registry "
-                      "(`keyguard formats` lists them).")
-]
 OptionOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -65,22 +64,10 @@ OptionOpt = Annotated[
         "standard=ISO-8601 or value.avro-confluent.url=http://registry:8081. Repeatable.",
     ),
 ]
-RegistryOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--registry",
-        help="Schema registry: http(s)://..., file://DIR or mock://NAME. Credentials from "
-        "KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN.",
-    ),
-]
-SchemaTypeOpt = Annotated[
-    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
-                             callback=one_of(("avro", "json"), "--schema-type"))
-]
 FlinkDdlOpt = Annotated[str | None, typer.Option(
     "--flink-ddl", help="The table as a Flink CREATE TABLE (.sql): its columns, primary key, "
     "topic, formats and options, instead of --columns/--key-schema and the format flags. "
-    "-o options go on top.")]
+    "-o options go on top. Its connection options count only with --flink-ddl-connections.")]
 EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.",
                                           callback=one_of(("hex", "base64"), "--encoding"))]
 
@@ -158,15 +145,25 @@ def _build_plan(
     schema_type: str | None,
     reference: list[str] | None = None,
     flink_ddl: str | None = None,
+    ddl_connections: bool = False,
 ) -> Any:
+    """The plan of encode, decode and audit: the table and options from the flags or a Flink
+    DDL (its connection options only with `ddl_connections`), the registry from --registry,
+    else a format's url, else the default (./schemas)."""
     # lazy: CLI start-up (the plan loads the codecs, registration the registry backends)
     from keyguard.formats.registry.registration import open_plan
 
     ddl = _flink_table(flink_ddl, columns=columns, primary_key=primary_key,
                        key_schema=key_schema, value_schema=value_schema, topic=topic,
                        key_format=key_format, value_format=value_format)
+    note_ddls([ddl], ddl_connections)
     if ddl is not None:
+        ddl = ddl if ddl_connections else ddl.without_connections()
         key_format, value_format = ddl.key_format, ddl.value_format
+    assert key_format is not None and value_format is not None
+    if registry is None:
+        registry = _default_registry(key_format, value_format, key_schema, value_schema,
+                                     {**(ddl.options if ddl else {}), **parse_kv(option)})
 
     if schema_type and not (key_schema or value_schema):
         raise InvalidOptionError(
@@ -220,12 +217,39 @@ def _build_plan(
     return open_plan(table, options, registry=reg)
 
 
+def _default_registry(key_format: str, value_format: str, key_schema: str | None,
+                      value_schema: str | None, options: dict[str, Any]) -> str | None:
+    """The registry when --registry names none: None when nothing reads one or a format's url
+    option names it, else the default (./schemas); exit 2 when that is not here either."""
+    roles = [(r, f) for r, f in (("key", key_format), ("value", value_format))
+             if _uses_registry(f)]
+    subjects = [s for s in (key_schema, value_schema) if s and s.startswith("subject:")]
+    if not roles and not subjects:
+        return None
+    named = {k.split(".")[0] for k in options if len(k.split(".", 2)) == 3
+             and k.split(".", 2)[2] == "url"}
+    if not subjects and all(r in named for r, _ in roles):
+        return None
+    url = default_registry()
+    if url is None:
+        what = (f"the {roles[0][0]} format {roles[0][1]}" if roles
+                else f"{subjects[0]}")
+        raise InvalidOptionError(
+            f"{what} reads a schema registry and none is named: no --registry, and no "
+            "./schemas directory (the default) here",
+            hint="give --registry URL (file://DIR, http(s)://...), or "
+                 + ("a format without a registry, e.g. --key-format json --value-format json"
+                    if roles else "a schema file"))
+    return url
+
+
 def _flink_table(path: str | None, **given: str | None) -> Any:
-    """--flink-ddl's table (its ignored parts noted on stderr); the flags it replaces must be
-    left at their defaults."""
+    """--flink-ddl's table (its notes: `note_ddls`); the flags it replaces must be left at
+    their defaults."""
     if path is None:
         return None
-    defaults = {"topic": "example", "key_format": "json", "value_format": "json"}
+    defaults = {"topic": "example", "key_format": KEY_FORMAT.default_value,
+                "value_format": VALUE_FORMAT.default_value}
     clash = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None
              and v != defaults.get(k)]
     if clash:
@@ -233,10 +257,7 @@ def _flink_table(path: str | None, **given: str | None) -> Any:
                    f"{', '.join(clash)}", kind="invalid-option")
     from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
 
-    table = load_flink_ddl(path)
-    for part in table.ignored:
-        typer.echo(f"keyguard: note: {part}", err=True)
-    return table
+    return load_flink_ddl(path)
 
 
 def _registry_needed(registry: str, key_format: str | None, value_format: str | None,
@@ -297,8 +318,8 @@ def encode(
     primary_key: PkOpt = None,
     key_schema: KeySchemaOpt = None,
     value_schema: ValueSchemaOpt = None,
-    key_format: KeyFormatOpt = "json",
-    value_format: ValueFormatOpt = "json",
+    key_format: KeyFormatOpt = KEY_FORMAT.default_value,
+    value_format: ValueFormatOpt = VALUE_FORMAT.default_value,
     option: OptionOpt = None,
     registry: RegistryOpt = None,
     schema_type: SchemaTypeOpt = None,
@@ -311,6 +332,7 @@ def encode(
     encoding: EncodingOpt = "hex",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     flink_ddl: FlinkDdlOpt = None,
+    ddl_connections: DdlConnectionsOpt = False,
     register: Annotated[bool, typer.Option(
         "--register", help="Register the key and value schemas of a registry format first: "
         "checked by the guard against what the subject holds (a breaking change is refused, "
@@ -326,7 +348,7 @@ def encode(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
-        reference=reference, flink_ddl=flink_ddl,
+        reference=reference, flink_ddl=flink_ddl, ddl_connections=ddl_connections,
     )
     raw = read_json_arg(row, what="--row")
     if not isinstance(raw, dict):
@@ -445,21 +467,22 @@ def decode(
     primary_key: PkOpt = None,
     key_schema: KeySchemaOpt = None,
     value_schema: ValueSchemaOpt = None,
-    key_format: KeyFormatOpt = "json",
-    value_format: ValueFormatOpt = "json",
+    key_format: KeyFormatOpt = KEY_FORMAT.default_value,
+    value_format: ValueFormatOpt = VALUE_FORMAT.default_value,
     option: OptionOpt = None,
     registry: RegistryOpt = None,
     schema_type: SchemaTypeOpt = None,
     reference: ReferenceOpt = None,
     encoding: EncodingOpt = "hex",
     flink_ddl: FlinkDdlOpt = None,
+    ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
     """Print the table row that a key and value (or a tombstone) stand for, as JSON."""
     plan = _build_plan(
         columns=columns, primary_key=primary_key, key_schema=key_schema,
         value_schema=value_schema, topic=topic, key_format=key_format,
         value_format=value_format, option=option, registry=registry, schema_type=schema_type,
-        reference=reference, flink_ddl=flink_ddl,
+        reference=reference, flink_ddl=flink_ddl, ddl_connections=ddl_connections,
     )
     key_bytes = _parse_bytes(key, encoding, "--key")
     value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")

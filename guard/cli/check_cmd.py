@@ -16,16 +16,28 @@ from keyguard.formats.errors import EXIT_BREAKING, EXIT_OK
 from keyguard.formats.schemafile import read_schema_source
 from keyguard.formats.secrets import redact
 from keyguard.guard.cli.common import (
+    DdlConnectionsOpt,
+    FormatOpt,
+    KeyFormatOpt,
     ReferenceOpt,
+    RegistryOpt,
+    SchemaTypeOpt,
+    ValueFormatOpt,
     at_least,
     echo,
     fail,
     handles_errors,
-    one_of,
+    note_ddls,
     parse_kv,
     write_output,
 )
-from keyguard.guard.options import KEY_FORMAT, PARTITIONER, SCAN_LIMIT, VALUE_FORMAT
+from keyguard.guard.options import (
+    KEY_FORMAT,
+    PARTITIONER,
+    SCAN_LIMIT,
+    VALUE_FORMAT,
+    default_registry,
+)
 from keyguard.guard.report import Report, Verdict
 
 if TYPE_CHECKING:
@@ -33,9 +45,6 @@ if TYPE_CHECKING:
     from keyguard.guard.request import CheckRequest, CheckRun
     from keyguard.guard.selection import RuleSelection
 
-FormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="text, json, junit, sarif or github.")
-]
 OutputOpt = Annotated[
     Path | None, typer.Option("--output", help="Write the report to this file instead of stdout.")
 ]
@@ -49,10 +58,6 @@ SelectOpt = Annotated[
     list[str] | None,
     typer.Option("--select", help="Only these rule IDs or categories count; the findings of "
                  "the others are ignored. Repeatable and comma-separated.")
-]
-SchemaTypeOpt = Annotated[
-    str | None, typer.Option("--schema-type", help="avro or json, when the extension does not say.",
-                             callback=one_of(("avro", "json"), "--schema-type"))
 ]
 
 
@@ -84,11 +89,7 @@ def check_cmd(
     config: Annotated[
         Path | None, typer.Option("--config", help="A TOML file listing many topics.")
     ] = None,
-    registry: Annotated[
-        str | None,
-        typer.Option("--registry", help="http(s)://..., file://DIR (default ./schemas), "
-                     "mock://NAME. Credentials: KEYGUARD_REGISTRY_USER_INFO / _BEARER_TOKEN."),
-    ] = None,
+    registry: RegistryOpt = None,
     key_schema: Annotated[
         str | None, typer.Option("--key-schema", help="Candidate key schema: file or "
                                  "subject:NAME[:VERSION].")
@@ -96,8 +97,8 @@ def check_cmd(
     value_schema: Annotated[
         str | None, typer.Option("--value-schema", help="Candidate value schema.")
     ] = None,
-    key_format: Annotated[str, typer.Option("--key-format")] = KEY_FORMAT.default_value,
-    value_format: Annotated[str, typer.Option("--value-format")] = VALUE_FORMAT.default_value,
+    key_format: KeyFormatOpt = KEY_FORMAT.default_value,
+    value_format: ValueFormatOpt = VALUE_FORMAT.default_value,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Table option KEY=VALUE, Flink names "
@@ -143,8 +144,10 @@ def check_cmd(
         typer.Option("--flink-ddl", help="The topic as a Flink CREATE TABLE (.sql): topic, "
                      "formats and options, key.fields-prefix, sink.partitioner, and the key "
                      "and value schemas its columns write (the candidates, unless --key-schema"
-                     "/--value-schema). -o options go on top."),
+                     "/--value-schema). -o options go on top. Its connection options count "
+                     "only with --flink-ddl-connections."),
     ] = None,
+    ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file."""
     # lazy: CLI start-up (the TOML config and the settings merge load the registry backends)
@@ -154,7 +157,7 @@ def check_cmd(
     if config:
         from keyguard.guard.config import load_config  # lazy: CLI start-up (the TOML reader)
 
-        cfg = load_config(config)
+        cfg = load_config(config, ddl_connections=ddl_connections)
     else:
         cfg = GuardConfig()
     request = CheckRequest(
@@ -162,10 +165,10 @@ def check_cmd(
         value_format=value_format, options=parse_kv(option), partitions=partitions,
         partitioner=partitioner, registry=registry, bootstrap=bootstrap,
         scan_limit=scan_limit, require_subject=require_subject, ignore=ignore, select=select,
-        config_path=str(config) if config else None)
+        config_path=str(config) if config else None, ddl_connections=ddl_connections)
     table = _flink_table(flink_ddl)
-    run = plan_check(request, cfg, table,
-                     default_registry="file://schemas" if Path("schemas").is_dir() else None)
+    note_ddls([table, *(e.flink_table for e in cfg.topics)], ddl_connections)
+    run = plan_check(request, cfg, table, default_registry=default_registry())
     if against is not None:
         report, files = _gate(against, run)
         _emit(report, fmt, output, files, run.selection)
@@ -201,7 +204,7 @@ def _check(request: "CheckRequest", cfg: "GuardConfig", run: "CheckRun", *,
     from keyguard.guard.check import check_many
     from keyguard.guard.request import kafka_settings, scan_limit, topic_plans
 
-    servers, props = kafka_settings(request, cfg)
+    servers, props = kafka_settings(request, cfg, run.entries)
     reg = run.registry.open()
     refs: tuple[Any, ...] = ()
     if reference:
@@ -222,13 +225,11 @@ def _check(request: "CheckRequest", cfg: "GuardConfig", run: "CheckRun", *,
     return report, files
 
 
-def _flink_table(path: Path | None) -> Any:
-    """A Flink DDL file, its ignored parts noted on stderr."""
+def _flink_table(path: Path | str | None) -> Any:
+    """A Flink DDL file (its notes: `note_ddls`)."""
     if path is None:
         return None
     from keyguard.formats.flink_ddl import load_flink_ddl  # lazy: CLI start-up (only with a DDL)
 
-    table = load_flink_ddl(path)
-    for part in table.ignored:
-        typer.echo(f"keyguard: note: {part}", err=True)
-    return table
+    return load_flink_ddl(path)
+

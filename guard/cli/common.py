@@ -24,6 +24,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from keyguard.formats.codec import BUILTIN_FORMATS, DEFAULT_FORMATS
 from keyguard.formats.errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -38,15 +39,27 @@ from keyguard.formats.secrets import (
     register_options,
     register_url_credentials,
 )
+from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
+from keyguard.guard.render import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Set by the global `--debug` flag (see keyguard.guard.cli.main).
 DEBUG = {"on": os.environ.get("KEYGUARD_DEBUG", "") not in ("", "0")}
 
-#: The report formats of `check` and `diff` (`keyguard.guard.render.FORMATS`, spelled out here so
-#: the CLI starts without importing the renderers).
-REPORT_FORMATS = ("text", "json", "junit", "sarif", "github")
+#: The report formats of every command that renders a Report (check, diff, audit): the
+#: renderers' own list (the package is light; each renderer is imported when asked for).
+REPORT_FORMATS = FORMATS
+
+#: The key and value formats every command takes: the format catalog's names
+#: (`keyguard.formats.codec.BUILTIN_FORMATS`; its modules are imported when a format is used).
+FORMAT_CHOICES = ", ".join(BUILTIN_FORMATS)
+#: The schema types of `--schema-type`: those the catalog's formats write (AVRO, JSON, PROTOBUF).
+SCHEMA_TYPES = tuple(t.lower() for t in DEFAULT_FORMATS)
+
+#: The flag with which a command uses a Flink DDL's connection options
+#: (`keyguard.guard.request.ddl_notes`): the one rule of every command that takes a DDL.
+DDL_CONNECTIONS = "--flink-ddl-connections"
 
 
 def fail(message: str, code: int = EXIT_INVALID, kind: str = "usage") -> KeyguardError:
@@ -155,11 +168,12 @@ def _register_credentials(args: Sequence[Any], kwargs: dict[str, Any]) -> None:
 
 
 def handles_errors(fn: F | None = None, *,
-                   formats: Sequence[str] = REPORT_FORMATS) -> Any:
+                   formats: Sequence[str] = REPORT_FORMATS, formats_why: str = "") -> Any:
     """Turn keyguard errors into one clear line on stderr and the error's exit code.
 
     A command with `fmt` (its `--format`) and `output` (`--output`) parameters also gets its
-    errors as a document of that format; `formats` are the ones it accepts.
+    errors as a document of that format; `formats` are the ones it accepts (`formats_why`:
+    why, for a command that renders no Report).
     """
 
     def decorate(fn: F) -> F:
@@ -171,7 +185,8 @@ def handles_errors(fn: F | None = None, *,
                 _register_credentials(args, kwargs)
                 if fmt is not None and fmt not in formats:
                     bad, fmt = fmt, None
-                    raise InvalidOptionError(f"--format {bad!r} is not a format of this command",
+                    raise InvalidOptionError(f"--format {bad!r} is not a format of this command"
+                                             + (f": {formats_why}" if formats_why else ""),
                                              hint=f"use one of {', '.join(formats)}")
                 if output is not None and fmt is not None:
                     check_output(output)
@@ -229,6 +244,57 @@ def one_of(choices: tuple[str, ...], option: str) -> Callable[[str | None], Any]
                              f"{maybe}", kind="invalid-option"))
 
     return check
+
+
+def format_help(role: str, *, default: str | None = None, shown: bool = True) -> str:
+    """The help of a --key-format/--value-format flag: the catalog's formats and the default
+    (`keyguard.guard.options`, the same in every command; `shown`: said here, for a flag
+    whose own default is None)."""
+    value = default or (KEY_FORMAT if role == "key" else VALUE_FORMAT).default_value
+    return (f"The {role} format: {FORMAT_CHOICES} (`keyguard formats` lists them with their "
+            "options)." + (f" Default: {value}." if shown else ""))
+
+
+KeyFormatOpt = Annotated[str, typer.Option("--key-format", help=format_help("key", shown=False))]
+ValueFormatOpt = Annotated[str, typer.Option("--value-format",
+                                             help=format_help("value", shown=False))]
+SchemaTypeOpt = Annotated[str | None, typer.Option(
+    "--schema-type", help=f"{', '.join(SCHEMA_TYPES)}: how to read a schema file when its "
+    "extension (.avsc, .json, .proto) does not say.",
+    callback=one_of(SCHEMA_TYPES, "--schema-type"))]
+FormatOpt = Annotated[str, typer.Option(
+    "--format", "-f", help=f"The report's format: {', '.join(REPORT_FORMATS)}.")]
+DdlConnectionsOpt = Annotated[bool, typer.Option(
+    DDL_CONNECTIONS, help="Use the Flink DDL's connection options (its registry url and "
+    "credentials, properties.* such as bootstrap.servers) where this command's own flags name "
+    "none. Without it they are ignored, with a note on stderr: the command's flags and "
+    "defaults decide where it connects.")]
+#: What a file registry's schema ids are, for every help and message that shows one.
+FILE_REGISTRY_IDS = ("derived from the schema itself (stable on every machine, with no server "
+                     "to hand out sequential ids)")
+RegistryOpt = Annotated[str | None, typer.Option(
+    "--registry", help="Schema registry: http(s)://..., file://DIR (default ./schemas when that "
+    f"directory exists) or mock://NAME; a file registry's schema ids are {FILE_REGISTRY_IDS}. "
+    "Credentials from KEYGUARD_REGISTRY_USER_INFO / KEYGUARD_REGISTRY_BEARER_TOKEN.")]
+
+
+def print_notes(notes: Sequence[str]) -> None:
+    """Each note once on stderr (`keyguard: note: ...`), in order."""
+    for note in dict.fromkeys(notes):
+        typer.echo(f"keyguard: note: {note}", err=True)
+
+
+def note_ddls(tables: list[Any], use_connections: bool, *, connects: bool = True) -> None:
+    """What the run's Flink DDLs say that it does not use, each note once on stderr
+    (`keyguard.guard.request.ddl_notes`: the rule for their connection options)."""
+    if not any(t is not None for t in tables):
+        if use_connections:
+            raise fail(f"{DDL_CONNECTIONS} uses a Flink DDL's connection options, and no DDL "
+                       "is given: give --flink-ddl, or drop it", kind="invalid-option")
+        return
+    from keyguard.guard.request import ddl_notes  # lazy: CLI start-up (only with a DDL)
+
+    print_notes(ddl_notes(tables, use_connections, connects=connects))
 
 
 ReferenceOpt = Annotated[list[str] | None, typer.Option(

@@ -13,15 +13,26 @@ import typer
 from keyguard.formats.registry import SchemaVersion
 from keyguard.formats.schemafile import read_schema_file
 from keyguard.guard.cli.check_cmd import (
-    FormatOpt,
     IgnoreOpt,
     OutputOpt,
-    SchemaTypeOpt,
     SelectOpt,
     _emit,
     _flink_table,
 )
-from keyguard.guard.cli.common import at_least, fail, handles_errors, one_of, parse_kv
+from keyguard.guard.cli.common import (
+    FILE_REGISTRY_IDS,
+    FormatOpt,
+    SchemaTypeOpt,
+    at_least,
+    fail,
+    format_help,
+    handles_errors,
+    note_ddls,
+    one_of,
+    parse_kv,
+)
+from keyguard.guard.options import KEY_FORMAT
+from keyguard.guard.render.common import UNSCOPED
 from keyguard.guard.report import Report
 
 
@@ -30,10 +41,13 @@ def diff_cmd(
     files: Annotated[list[Path] | None, typer.Argument(
         help="Schema files, oldest first; the last one is the candidate. With --flink-ddl the "
              "DDL is the candidate; with --old-flink-ddl the DDL is the old side.")] = None,
-    key: Annotated[bool, typer.Option("--key", help="Judge key stability (bytes, ids).")] = False,
+    key: Annotated[bool, typer.Option(
+        "--key", help="Judge key stability (bytes, ids). A registry format's schema ids are, "
+        f"as in a file registry, {FILE_REGISTRY_IDS}.")] = False,
     key_format: Annotated[str | None, typer.Option(
-        "--key-format", help="Key format of the old side, and of the new one unless "
-        "--new-key-format (default: a Flink DDL's, else avro-confluent).")] = None,
+        "--key-format", help="Of the old side, and of the new one unless --new-key-format. "
+        + format_help("key", default=f"a Flink DDL's, else {KEY_FORMAT.default_value}")
+    )] = None,
     new_key_format: Annotated[str | None, typer.Option(
         "--new-key-format", help="Key format of the candidate, when it changes (KG601).")] = None,
     option: Annotated[
@@ -68,9 +82,11 @@ def diff_cmd(
         "KG502).", callback=one_of(("last", "all"), "--keys-written-by"))] = "last",
     flink_ddl: Annotated[Path | None, typer.Option(
         "--flink-ddl", help="A Flink CREATE TABLE (.sql) giving the candidate side: its key "
-        "columns, key format and options, key.fields-prefix, sink.partitioner.")] = None,
+        "columns, key format and options, key.fields-prefix, sink.partitioner. diff connects "
+        "to nothing: the DDL's connection options are ignored (noted on stderr).")] = None,
     old_flink_ddl: Annotated[Path | None, typer.Option(
-        "--old-flink-ddl", help="A Flink CREATE TABLE giving the old side.")] = None,
+        "--old-flink-ddl", help="A Flink CREATE TABLE giving the old side (its connection "
+        "options ignored, as --flink-ddl's).")] = None,
     level: Annotated[
         str | None,
         typer.Option("--level", help="Value compatibility: BACKWARD, FORWARD, FULL, "
@@ -99,6 +115,7 @@ def diff_cmd(
     selection = _selection(ignore, select)
     texts = [read_schema_file(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
+    shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:
         selection = _accepting(selection, texts[-1] if texts else None)
         _emit(_diff_values(files, texts, level), fmt, output, shown, selection)
@@ -110,6 +127,7 @@ def diff_cmd(
     from keyguard.guard.request import DiffRequest, diff_keys
 
     old_table, new_table = (_flink_table(d) for d in (old_flink_ddl, flink_ddl))
+    note_ddls([old_table, new_table], False, connects=False)
     request = DiffRequest(
         key_format=key_format, new_key_format=new_key_format, options=parse_kv(option),
         new_options=parse_kv(new_option, what="--new-option"), fields_prefix=fields_prefix,

@@ -1,11 +1,12 @@
-"""Renderers of a guard Report: text, json, junit, sarif, github. Pure: a Report in, a str out.
+"""Renderers of a guard Report: text, json, junit, sarif, github. A Report in, a str out.
 
 Each format is one module with the same `render(report, *, files, rules)`. `files` maps a
-subject or a topic to its schema file (for SARIF locations and GitHub annotations); `rules` is
-the rule catalogue (SARIF's rule descriptions, JUnit's passing cases), beyond the rules the
-findings name. Every format says which rules the user ignored (`Report.ignored`) and how many
-findings each hid: text and github a line each, json an `ignored` list, SARIF suppressed results
-and `properties.ignored`, JUnit skipped testcases.
+subject or a topic to its schema file (for SARIF locations and GitHub annotations, at the line
+that declares the finding's path: `common.SchemaFiles` reads the files, the one read of any
+renderer); `rules` is the rule catalogue (SARIF's rule descriptions, JUnit's passing cases),
+beyond the rules the findings name. Every format says which rules the user ignored
+(`Report.ignored`) and how many findings each hid: text and github a line each, json an
+`ignored` list, SARIF suppressed results and `properties.ignored`, JUnit skipped testcases.
 
 A machine format carries its errors too: when keyguard could not judge (exit 2, 3 or 4),
 `render_error` gives a document of the same format that says so (a JSON error object, a SARIF

@@ -1,17 +1,22 @@
 """What every renderer shares: the rule catalogue, bytes as hex, keys as JSON, and redaction.
 
-Renderers are pure: a Report in, a string out. Every free text that reaches the output goes
+Renderers are pure, a Report in and a string out, but for `SchemaFiles`, which reads the schema
+files a report names to point at a line. Every free text that reaches the output goes
 through `safe()`, so a credential that slipped into a message (a registry URL with user:pass)
 is redacted here at the last moment, whatever the analysis put in it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from keyguard.formats.secrets import redact
+from keyguard.guard.render.locate import Place, SchemaLines, kind_of
 from keyguard.guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
 
 #: The order in which findings and counts are shown: the worst first.
@@ -123,6 +128,11 @@ def ignored_dict(i: Ignored) -> dict[str, Any]:
     }
 
 
+#: The `files` entry for findings that name no subject and no topic (`keyguard diff --key`'s,
+#: all about its candidate): SARIF and GitHub point them at it.
+UNSCOPED = ""
+
+
 def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
     """The schema file a finding points at: looked up by subject first, then by topic."""
     if not files:
@@ -131,6 +141,94 @@ def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
         if name is not None and name in files:
             return files[name]
     return None
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a finding points: its schema file, the line where its path is declared there (None
+    when the path is not found in the file), and why not."""
+
+    file: str | None = None
+    place: Place | None = None
+    missing: str | None = None
+
+
+class SchemaFiles:
+    """The schema files a report's findings point at (`files`: subject or topic -> file), each
+    read once, and where in them each finding's path is declared (`keyguard.guard.render.locate`).
+
+    The one place a renderer reads: a file that cannot be read, or a path it does not declare,
+    gives a finding its file without a line, and says why.
+    """
+
+    def __init__(self, files: Mapping[str, str] | None) -> None:
+        self.files = files or {}
+        self._lines: dict[str, SchemaLines | str] = {}  # file -> its lines, or why not
+
+    def locate(self, finding: Finding) -> Located:
+        file = file_for(finding, self.files)
+        if file is None and finding.subject is None and finding.topic is None:
+            file = self.files.get(UNSCOPED)
+        if file is None:
+            return Located()
+        what = path_names(finding)
+        if what is None:
+            return Located(file, None, f"{safe(finding.path)} is a setting of the topic, not of "
+                           f"{safe(file)}")
+        lines = self._read(file)
+        if isinstance(lines, str):
+            return Located(file, None, lines)
+        place = lines.option(finding.path) if what == "option" else lines.field(finding.path)
+        if place is not None:
+            return Located(file, place)
+        if what == "schema":
+            why = f"where the key or value schema starts in {safe(file)} is not known"
+        elif finding.path.startswith("/"):
+            why = f"{safe(finding.path)} is a place in the schemas compared, not in the file"
+        else:
+            why = f"{what} {safe(finding.path)} is not declared in {safe(file)} (or is, more " \
+                  "than once)"
+        return Located(file, None, why)
+
+    def _read(self, file: str) -> SchemaLines | str:
+        if file not in self._lines:
+            try:
+                text = Path(file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self._lines[file] = f"cannot read {safe(file)}: " + safe(
+                    getattr(exc, "strerror", None) or "not UTF-8 text")
+            else:
+                lines = SchemaLines.of(text, kind_of(file, text))
+                self._lines[file] = lines if lines.readable else \
+                    f"{safe(file)} does not read as a {lines.kind.lower()} schema"
+        return self._lines[file]
+
+
+def path_names(finding: Finding) -> str | None:
+    """What a finding's path names in a schema file: the whole schema (`$`), a field, or an
+    option (format options, key placement); None for what no schema file declares (the
+    topic's settings, what an audit read)."""
+    if finding.path == "$":
+        return "schema"
+    if finding.rule.category in (Category.TOPIC, Category.AUDIT):
+        return None
+    if finding.rule.category is Category.KEY_PLACEMENT or finding.rule.id in _option_rules():
+        return "option"
+    return "field"
+
+
+@functools.cache
+def _option_rules() -> frozenset[str]:
+    """The IDs of the key-bytes rules whose findings name a format or table option."""
+    # lazy: CLI start-up (the rule registry, only when a report points into files)
+    from keyguard.guard import rules
+
+    return frozenset(r.id for r in (
+        rules.JSON_TIMESTAMP_STANDARD_CHANGED, rules.JSON_DECIMAL_PLAIN_NUMBER_CHANGED,
+        rules.JSON_IGNORE_NULL_FIELDS_CHANGED, rules.CSV_FIELD_DELIMITER_CHANGED,
+        rules.CSV_QUOTING_CHANGED, rules.CSV_NULL_LITERAL_CHANGED, rules.RAW_ENDIANNESS_CHANGED,
+        rules.RAW_CHARSET_CHANGED, rules.KEY_FIELDS_PREFIX_CHANGED, rules.FORMAT_OPTION_CHANGED,
+        rules.FORMAT_OPTION_NO_KEY_EFFECT))
 
 
 def witness_dict(w: Witness | None) -> dict[str, Any] | None:

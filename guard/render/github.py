@@ -1,5 +1,6 @@
 """GitHub Actions workflow commands: one annotation per finding on the run's summary page
-(and on the schema file in the diff, when the caller maps its subject or topic to one).
+(and on the schema file in the diff, when the caller maps its subject or topic to one: at the
+line where the finding's field or option is declared, as in SARIF).
 
 Escaping follows @actions/core: in data `%`, CR and LF; in properties also `:` and `,`.
 Unescaped, a message with a newline would end the command, and one with `::` could start
@@ -11,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from keyguard.guard.render.common import (
-    file_for,
+    Located,
+    SchemaFiles,
     first_difference,
     ignored_line,
     key_json,
@@ -34,7 +36,8 @@ def escape_property(s: str) -> str:
 
 def render(report: Report, *, files: Mapping[str, str] | None = None,
            rules: Iterable[Rule] = ()) -> str:
-    lines = [_annotation(f, file_for(f, files)) for f in ordered(report)]
+    schemas = SchemaFiles(files)
+    lines = [_annotation(f, schemas.locate(f)) for f in ordered(report)]
     lines += [f"::notice title=keyguard note::{escape_data(safe(n))}" for n in report.notes]
     lines += [f"::notice title=keyguard ignored::{escape_data(ignored_line(i))}"
               for i in report.ignored]
@@ -47,10 +50,12 @@ def render_error(kind: str, message: str, exit_code: int) -> str:
             f"{escape_data(chr(10))}exit code {exit_code}\n")
 
 
-def _annotation(f: Finding, file: str | None) -> str:
+def _annotation(f: Finding, at: Located) -> str:
     props = []
-    if file:
-        props.append(f"file={escape_property(safe(file))}")
+    if at.file:
+        props.append(f"file={escape_property(safe(at.file))}")
+    if at.place is not None:
+        props += [f"line={at.place.line}", f"col={at.place.column}"]
     props.append(f"title={escape_property(f'{f.rule.id} {f.rule.name}')}")
     body = [safe(f.message)]
     context = where(f)

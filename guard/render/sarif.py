@@ -1,10 +1,12 @@
 """SARIF 2.1.0, for GitHub code scanning and other static-analysis dashboards.
 
-`tool.driver.rules` is the rule catalogue (id, name, summary, the why, an example), so a
-dashboard can explain a result without keyguard at hand. A result points at the schema file
-when the caller maps its subject or topic to one (region line 1: schemas carry no line of
-the finding); otherwise only at a logical location (topic, subject, path), which GitHub's
-upload rejects, so CI that uploads SARIF passes `files`.
+`tool.driver` names keyguard's version and the rule catalogue (id, name, summary, the why, an
+example), so a dashboard can explain a result without keyguard at hand. A result points at the
+schema file when the caller maps its subject or topic to one, at the line (and column) where the
+finding's field or option is declared (`keyguard.guard.render.locate`); a path the file does not
+declare once keeps region line 1 and says why in the result's `properties.location`. Without a
+file, a result has only a logical location (topic, subject, path), which GitHub's upload
+rejects, so CI that uploads SARIF passes `files`.
 
 Findings of ignored rules are results too, suppressed (SARIF 2.1.0 3.27.23: a `suppressions`
 entry of kind external, or inSource for a `keyguard: ignore` in the schema file, status
@@ -16,13 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any
 
+from keyguard import __version__
 from keyguard.guard.render.common import (
+    Located,
+    SchemaFiles,
     catalogue,
-    file_for,
     ignored_dict,
     ignored_line,
     key_json,
@@ -39,6 +44,11 @@ USES_CATALOGUE = True
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.BREAKING: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+#: Semantic Versioning 2.0.0's version (its regular expression, as semver.org gives it).
+_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+                     r"(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+                     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?")
 
 
 def render(report: Report, *, files: Mapping[str, str] | None = None,
@@ -51,14 +61,15 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
              rules: Iterable[Rule] = ()) -> dict[str, Any]:
     rule_list = catalogue(report, rules)
     index = {r.id: i for i, r in enumerate(rule_list)}
+    schemas = SchemaFiles(files)
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "keyguard", "rules": [_rule(r) for r in rule_list]}},
-            "results": [_result(f, index[f.rule.id], file_for(f, files))
+            "tool": {"driver": {**driver(), "rules": [_rule(r) for r in rule_list]}},
+            "results": [_result(f, index[f.rule.id], schemas.locate(f))
                         for f in ordered(report)]
-            + [{**_result(f, index[f.rule.id], file_for(f, files)),
+            + [{**_result(f, index[f.rule.id], schemas.locate(f)),
                 "suppressions": [_suppression(i)]}
                for i in report.ignored for f in i.findings],
             "properties": {
@@ -93,7 +104,7 @@ def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
-                "name": "keyguard",
+                **driver(),
                 "rules": [],
                 "notifications": [{"id": kind,
                                    "shortDescription": {"text": f"keyguard error: {kind}"}}],
@@ -111,6 +122,14 @@ def error_document(kind: str, message: str, exit_code: int) -> dict[str, Any]:
             "properties": {"verdict": "error", "checked": [], "notes": [], "ignored": []},
         }],
     }
+
+
+def driver() -> dict[str, str]:
+    """The tool: its name and version (also as `semanticVersion` when it is one)."""
+    out = {"name": "keyguard", "version": __version__}
+    if _SEMVER.fullmatch(__version__):
+        out["semanticVersion"] = __version__
+    return out
 
 
 def _rule(r: Rule) -> dict[str, Any]:
@@ -135,7 +154,7 @@ def _rule(r: Rule) -> dict[str, Any]:
     }
 
 
-def _result(f: Finding, rule_index: int, file: str | None) -> dict[str, Any]:
+def _result(f: Finding, rule_index: int, at: Located) -> dict[str, Any]:
     text = f"{safe(f.message)} (at {safe(f.path)})"
     w = f.witness
     if w is not None:
@@ -148,9 +167,16 @@ def _result(f: Finding, rule_index: int, file: str | None) -> dict[str, Any]:
         "fullyQualifiedName": safe(f"{scope}:{f.path}" if scope else f.path),
         "kind": "member",
     }]}
-    if file:
-        location["physicalLocation"] = {"artifactLocation": {"uri": _uri(file)},
-                                        "region": {"startLine": 1}}
+    where: dict[str, Any] = {}
+    if at.file:
+        # GitHub's upload needs a region: a path not found keeps the file's first line.
+        region = {"startLine": 1} if at.place is None else \
+            {"startLine": at.place.line, "startColumn": at.place.column}
+        location["physicalLocation"] = {"artifactLocation": {"uri": _uri(at.file)},
+                                        "region": region}
+        where = {"location": {"found": at.place is not None}}
+        if at.missing:
+            where["location"]["missing"] = at.missing
     fingerprint = "\x1f".join((f.rule.id, f.topic or "", f.subject or "", f.path))
     return {
         "ruleId": f.rule.id,
@@ -165,6 +191,7 @@ def _result(f: Finding, rule_index: int, file: str | None) -> dict[str, Any]:
             "topic": safe_opt(f.topic),
             "subject": safe_opt(f.subject),
             "witness": witness_dict(w),
+            **where,
         },
     }
 

@@ -42,7 +42,8 @@ def test_csv_refuses_deeper_nesting_at_plan_time(sql_type: str, role: str,
     pk = "c" if role == "key" else "k"
     args = ["--columns", f"k STRING, c {sql_type}", "--primary-key", pk,
             f"--{role}-format", "csv", *extra]
-    out = assert_rejected(["encode", *args, "--row", '{"k":"a","c":null}'], 2,
+    out = assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                           *args, "--row", '{"k":"a","c":null}'], 2,
                           "unsupported-type", says="csv")
     assert "'c'" in out.stderr
 
@@ -75,7 +76,7 @@ ENCODE = [
 
 @pytest.mark.parametrize(("sql_type", "fmt", "extra", "value"), ENCODE)
 def test_encode_refuses(sql_type: str, fmt: str, extra: list[str], value: str) -> None:
-    args = ["encode", *_columns(sql_type), "--value-format", fmt, *extra,
+    args = ["encode", "--key-format", "json", *_columns(sql_type), "--value-format", fmt, *extra,
             "--row", f'{{"k":"a","c":{value}}}']
     out = assert_rejected(args, 2, "encode")
     assert "c" in out.stderr and len(out.stderr) < 2000
@@ -110,14 +111,16 @@ DECODE = [
 
 @pytest.mark.parametrize(("sql_type", "fmt", "extra", "value"), DECODE)
 def test_decode_refuses(sql_type: str, fmt: str, extra: list[str], value: str) -> None:
-    out = assert_rejected(["decode", *_columns(sql_type), "--value-format", fmt, *extra,
+    out = assert_rejected(["decode", "--key-format", "json",
+                           *_columns(sql_type), "--value-format", fmt, *extra,
                            "--key", KEY, "--value", value], 2, "decode")
     assert "'c'" in out.stderr  # names the column
 
 
 @pytest.mark.parametrize("value", ["maybe", "1", "yes", "", "TRUE!"])
 def test_the_csv_decimal_option_takes_a_boolean(value: str) -> None:
-    assert_rejected(["encode", *_columns("DECIMAL(10, 2)"), "--value-format", "csv",
+    assert_rejected(["encode", "--key-format", "json",
+                     *_columns("DECIMAL(10, 2)"), "--value-format", "csv",
                      "-o", f"value.csv.write-bigdecimal-in-scientific-notation={value}",
                      "--row", '{"k":"a","c":"1.00"}'], 2, "invalid-option",
                     says="write-bigdecimal-in-scientific-notation")
@@ -128,7 +131,8 @@ def test_encode_writes_a_full_width_decimal_given_as_a_json_number() -> None:
 
     full = "99999999999999999999.999999999999999999"
     for fmt in ("json", "csv"):
-        out = run_cli(["encode", "--columns", "k DECIMAL(38, 18) NOT NULL, v INT",
+        out = run_cli(["encode", "--value-format", "json",
+                       "--columns", "k DECIMAL(38, 18) NOT NULL, v INT",
                        "--primary-key", "k", "--key-format", fmt, "--json",
                        "--row", f'{{"k": {full}, "v": 1}}'])
         assert out.code == 0, out.output

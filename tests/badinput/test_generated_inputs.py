@@ -71,7 +71,7 @@ def _audit_cases() -> Iterator[tuple[str, list[str], list[str]]]:
 
 def _migrate(fmt: str) -> list[str]:
     return ["migrate", "--topic", "orders", "--bootstrap", DEAD, "--columns", COLUMNS,
-            "--old-key-format", fmt, "--primary-key", "id", "--yes"]
+            "--old-key-format", fmt, "--value-format", "json", "--primary-key", "id", "--yes"]
 
 
 def _migrate_cases() -> Iterator[tuple[str, list[str], list[str]]]:

@@ -14,7 +14,8 @@ from keyguard.sparkio.migrate_topic import Migration, _count, migrate_topic
 
 DEAD = "127.0.0.1:1"
 MIGRATE = ["migrate", "--topic", "t", "--bootstrap", DEAD, "--columns",
-           "id BIGINT, name STRING", "--old-key-format", "json", "--primary-key", "id", "--yes"]
+           "id BIGINT, name STRING", "--old-key-format", "json", "--value-format", "json",
+           "--primary-key", "id", "--yes"]
 AUDIT = ["audit", "--topic", "t", "--bootstrap", DEAD, "--columns", "id BIGINT, name STRING",
          "--primary-key", "id", "--key-format", "json", "--value-format", "json"]
 

@@ -127,7 +127,8 @@ def test_sidecar(world: Path, tmp_path: Path, sidecar: str, expected: tuple[int,
 # (id, args after the world's paths are filled in, expected, says)
 def _registry_rows(world: Path) -> dict[str, tuple[list[str], tuple[int, str], str]]:
     reg = f"file://{world / 'schemas'}"
-    enc = ["encode", "--row", '{"id": 1, "ship": {"street": "a"}}', "--topic", "orders",
+    enc = ["encode", "--value-format", "json",
+           "--row", '{"id": 1, "ship": {"street": "a"}}', "--topic", "orders",
            "--key-schema", str(world / "key.avsc"), "--value-schema", str(world / "order.avsc"),
            "--key-format", "json"]
     return {

@@ -167,9 +167,11 @@ def _avro_commands(reg: Path, good_key: Path, good_value: Path, bad: Path) -> di
                         str(good_key), "--value-schema", str(bad)],
         "diff-key": ["diff", "--key", str(good_key), str(bad)],
         "diff-level": ["diff", "--level", "BACKWARD", str(good_value), str(bad)],
-        "encode": ["encode", "--key-schema", str(bad), "--value-schema", str(good_value),
+        "encode": ["encode", "--key-format", "json", "--value-format", "json",
+                   "--key-schema", str(bad), "--value-schema", str(good_value),
                    "--row", '{"id": 1, "a": "x"}'],
-        "decode": ["decode", "--key-schema", str(good_key), "--value-schema", str(bad),
+        "decode": ["decode", "--key-format", "json", "--value-format", "json",
+                   "--key-schema", str(good_key), "--value-schema", str(bad),
                    "--key", "02"],
     }
 
@@ -200,9 +202,11 @@ def _json_commands(reg: Path, good_key: Path, good_value: Path, bad: Path) -> di
                      str(good_key), str(bad)],
         "diff-level": ["diff", "--level", "BACKWARD", "--schema-type", "json", str(good_value),
                        str(bad)],
-        "encode": ["encode", "--key-schema", str(good_key), "--value-schema", str(bad),
+        "encode": ["encode", "--key-format", "json", "--value-format", "json",
+                   "--key-schema", str(good_key), "--value-schema", str(bad),
                    "--schema-type", "json", "--row", '{"id": 1, "a": "x"}'],
-        "decode": ["decode", "--key-schema", str(bad), "--value-schema", str(good_value),
+        "decode": ["decode", "--key-format", "json", "--value-format", "json",
+                   "--key-schema", str(bad), "--value-schema", str(good_value),
                    "--schema-type", "json", "--key", "7b7d"],
     }
 
@@ -246,13 +250,15 @@ def test_invalid_registered_version_names_subject_and_version(
     ("subject::1", "not a subject reference"),
 ], ids=["version-not-number", "no-name"])
 def test_bad_subject_reference(registry: Path, source: str, says: str) -> None:
-    assert_rejected(["encode", "--registry", f"file://{registry}", "--key-schema", source,
+    assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                     "--registry", f"file://{registry}", "--key-schema", source,
                      "--value-schema", source, "--row", "{}"], 2, "invalid-schema", says=says)
 
 
 def test_encode_of_an_invalid_registered_subject_names_it(registry: Path) -> None:
     _write(registry / "subjects", "t-value/v2.avsc", {**VALUE, "fields": VALUE["fields"] * 2})
-    assert_rejected(["encode", "--registry", f"file://{registry}", "--key-schema",
+    assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                     "--registry", f"file://{registry}", "--key-schema",
                      "subject:t-key", "--value-schema", "subject:t-value", "--row", "{}"],
                     2, "invalid-schema", says="t-value v2")
 
@@ -359,6 +365,7 @@ def test_check_judges_a_recursive_key(tmp_path: Path, registry: Path) -> None:
 def test_encode_of_a_recursive_schema_is_unsupported(tmp_path: Path, schema: Any) -> None:
     rec = _write(tmp_path, "rec.avsc", schema)
     value = _write(tmp_path, "value.avsc", VALUE)
-    out = assert_rejected(["encode", "--key-schema", str(rec), "--value-schema", str(value),
+    out = assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                           "--key-schema", str(rec), "--value-schema", str(value),
                            "--row", '{"id": 1}'], 2, "unsupported-type", says="recursive")
     assert str(rec) in out.stderr

@@ -90,7 +90,8 @@ OUT_OF_TYPE = [
 
 @pytest.mark.parametrize(("sql_type", "value"), OUT_OF_TYPE)
 def test_encode_refuses_a_value_outside_its_type(sql_type: str, value: str) -> None:
-    out = assert_rejected(["encode", *_columns(sql_type), "--row", f'{{"k":"a","c":{value}}}'],
+    out = assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                           *_columns(sql_type), "--row", f'{{"k":"a","c":{value}}}'],
                           2, "encode")
     assert "c" in out.stderr and len(out.stderr) < 2000  # names the column, short message
 
@@ -122,12 +123,14 @@ OTHER_FORMATS = [
 @pytest.mark.parametrize(("fmt", "extra", "sql_type", "value"), OTHER_FORMATS)
 def test_every_format_refuses_a_value_outside_its_type(
         fmt: str, extra: list[str], sql_type: str, value: str) -> None:
-    assert_rejected(["encode", *_columns(sql_type), "--value-format", fmt, *extra,
+    assert_rejected(["encode", "--key-format", "json",
+                     *_columns(sql_type), "--value-format", fmt, *extra,
                      "--row", f'{{"k":"a","c":{value}}}'], 2, "encode")
 
 
 def test_a_lone_surrogate_in_the_key_is_refused_in_a_raw_key() -> None:
-    assert_rejected(["encode", "--columns", "k STRING, v INT", "--primary-key", "k",
+    assert_rejected(["encode", "--value-format", "json",
+                     "--columns", "k STRING, v INT", "--primary-key", "k",
                      "--key-format", "raw", "--row", '{"k":"\\ud800","v":1}'], 2, "encode",
                     says="surrogate")
 
@@ -184,7 +187,8 @@ BAD_BYTES = [
 @pytest.mark.parametrize(("sql_type", "fmt", "extra", "value"), BAD_BYTES)
 def test_decode_refuses_bytes_outside_the_type(
         sql_type: str, fmt: str, extra: list[str], value: str) -> None:
-    assert_rejected(["decode", *_columns(sql_type), "--value-format", fmt, *extra,
+    assert_rejected(["decode", "--key-format", "json",
+                     *_columns(sql_type), "--value-format", fmt, *extra,
                      "--key", KEY, "--value", value], 2, "decode")
 
 
@@ -193,13 +197,15 @@ CONFLUENT = ["--columns", "k STRING, c INT", "--primary-key", "k",
 
 
 def test_an_avro_decode_error_names_the_column_and_offset() -> None:
-    assert_rejected(["decode", *_columns("INT"), "--value-format", "avro", "--key", KEY,
+    assert_rejected(["decode", "--key-format", "json",
+                     *_columns("INT"), "--value-format", "avro", "--key", KEY,
                      "--value", "0261"], 2, "decode", says="column 'c' at byte offset 2")
 
 
 @pytest.mark.parametrize("value", ["", "00", "0000", "0100000001020304", "ff00000001"])
 def test_decode_refuses_bytes_that_are_not_confluent_framed(value: str) -> None:
-    assert_rejected(["decode", *CONFLUENT, "--key", KEY, "--value", value], 2, "decode")
+    assert_rejected(["decode", "--key-format", "json",
+                     *CONFLUENT, "--key", KEY, "--value", value], 2, "decode")
 
 
 # Bytes that are not in the --encoding named: usage of decode, not a decode of the record.
@@ -213,7 +219,8 @@ def test_decode_refuses_bytes_that_are_not_confluent_framed(value: str) -> None:
 ])
 def test_decode_refuses_text_that_is_not_the_encoding(encoding: str, value: str) -> None:
     key = KEY if encoding == "hex" else base64.b64encode(bytes.fromhex(KEY)).decode()
-    assert_rejected(["decode", *_columns("INT"), "--encoding", encoding, "--key", key,
+    assert_rejected(["decode", "--key-format", "json", "--value-format", "json",
+                     *_columns("INT"), "--encoding", encoding, "--key", key,
                      "--value", value], 2, "invalid-option")
 
 
@@ -222,59 +229,93 @@ SCHEMA = '{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}'
 
 # (command line after the verb, error kind): options that make no sense.
 NONSENSE = [
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--partitions", "-3"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--partitions", "0"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--encoding", "xyz"], "invalid-option"),
-    (["decode", *ROW_OK, "--key", KEY, "--encoding", "b64"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "xml"], "invalid-option"),
-    (["decode", *ROW_OK, "--key", KEY, "--schema-type", "protobuf"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "avro"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--registry", "file:///nonexistent"],
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--partitions", "-3"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--partitions", "0"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--encoding", "xyz"], "invalid-option"),
+    (["decode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--key", KEY, "--encoding", "b64"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "xml"], "invalid-option"),
+    (["decode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--key", KEY, "--schema-type", "protobuf"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--schema-type", "avro"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--registry", "file:///nonexistent"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--registry", "http://bob:pw@localhost:1"],
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--registry", "http://bob:pw@localhost:1"],
      "invalid-option"),
-    (["decode", *ROW_OK, "--key", KEY, "--registry", "mock://x"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--key-format", "jsn"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "xml"], "invalid-option"),
-    (["decode", *ROW_OK, "--key", KEY, "--key-format", "thrift"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "key.json.fail-on-missing-field=maybe"],
+    (["decode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--key", KEY, "--registry", "mock://x"], "invalid-option"),
+    (["encode", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--key-format", "jsn"], "invalid-option"),
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "xml"], "invalid-option"),
+    (["decode", "--value-format", "json",
+      *ROW_OK, "--key", KEY, "--key-format", "thrift"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "key.json.fail-on-missing-field=maybe"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.ignore-parse-errors=1"],
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.ignore-parse-errors=1"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o",
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o",
       "value.json.timestamp-format.standard=XML"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.map-null-key.mode=IGNORE"],
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.map-null-key.mode=IGNORE"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "key.json.bogus=1"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "nokv"], "usage"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "raw", *_RAW, "-o",
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "key.json.bogus=1"], "invalid-option"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "nokv"], "usage"),
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "raw", *_RAW, "-o",
       "value.raw.endianness=middle-endian"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "raw", *_RAW, "-o",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "raw", *_RAW, "-o",
       "value.raw.charset=klingon"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro", "-o",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro", "-o",
       "value.avro.encoding=xml"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.fail-on-missing-field=true",
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "-o", "value.json.fail-on-missing-field=true",
       "-o", "value.json.ignore-parse-errors=true"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
       "--registry", "mock://values-badinput", "-o", "value.avro-confluent.retries=-1"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
       "--registry", "mock://values-badinput", "-o", "value.avro-confluent.timeout=-5s"],
      "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
       "--registry", "mock://values-badinput", "-o",
       "value.avro-confluent.auto.register.schemas=yes"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
+    (["encode", "--key-format", "json",
+      *ROW_OK, "--row", '{"k":"a"}', "--value-format", "avro-confluent",
       "--registry", "mock://values-badinput", "-o",
       "value.avro-confluent.subject.name.strategy=ByColour"], "invalid-option"),
-    (["encode", *ROW_OK, "--row", DEEP], "usage"),
-    (["encode", *ROW_OK, "--row", '{"k":"a","k":"b"}'], "usage"),
-    (["encode", *ROW_OK, "--row", '{"k":"a","v":NaN}'], "usage"),
-    (["encode", *ROW_OK, "--row", '{"k":"a","v":Infinity}'], "usage"),
-    (["encode", *ROW_OK, "--row", "[1]"], "usage"),
-    (["encode", *ROW_OK, "--row", "not json"], "usage"),
-    (["encode", *ROW_OK, "--row", '{"k":"a","w":1}'], "encode"),
-    (["encode", *ROW_OK, "--row", '{"k":null}'], ("encode", "null-key")),
+    (["encode", "--key-format", "json", "--value-format", "json", *ROW_OK, "--row", DEEP], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a","k":"b"}'], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a","v":NaN}'], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a","v":Infinity}'], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", "[1]"], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", "not json"], "usage"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":"a","w":1}'], "encode"),
+    (["encode", "--key-format", "json", "--value-format", "json",
+      *ROW_OK, "--row", '{"k":null}'], ("encode", "null-key")),
     (["check", "--topic", "t", "--scan-limit", "-5"], "invalid-option"),
     (["check", "--topic", "t", "--scan-limit", "0"], "invalid-option"),
     (["check", "--topic", "t", "--partitions", "0"], "invalid-option"),
@@ -288,11 +329,13 @@ def test_nonsense_options_are_refused(args: list[str], kind: str | tuple[str, ..
 
 
 def test_a_deep_row_from_stdin_is_refused() -> None:
-    assert_rejected(["encode", *ROW_OK, "--row", "-"], 2, "usage", input=DEEP, says="deeply")
+    assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                     *ROW_OK, "--row", "-"], 2, "usage", input=DEEP, says="deeply")
 
 
 def test_a_refused_registry_url_keeps_its_password_secret() -> None:
-    out = assert_rejected(["encode", *ROW_OK, "--row", '{"k":"a"}',
+    out = assert_rejected(["encode", "--key-format", "json", "--value-format", "json",
+                           *ROW_OK, "--row", '{"k":"a"}',
                            "--registry", "http://bob:s3cret-pw@localhost:1"], 2, "invalid-option")
     assert "s3cret-pw" not in out.output
 

@@ -38,7 +38,8 @@ def _variant(tmp_path: Path, src: Path, name: str, mutate) -> Path:
 
 
 def test_encode_prints_flink_json_key_in_primary_key_order():
-    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1", "amount": "1000.00"}', "--json")
+    r = run("encode", "--key-format", "json", "--value-format", "json",
+            *COLUMNS, "--row", '{"a": 1, "b": "B1", "amount": "1000.00"}', "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert bytes.fromhex(out["key"]["hex"]) == b'{"b":"B1","a":1}'
@@ -48,7 +49,8 @@ def test_encode_prints_flink_json_key_in_primary_key_order():
 def test_encode_shows_the_murmur2_partition():
     from keyguard.formats.partitioner import partition_for
 
-    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1"}', "--partitions", "6", "--json")
+    r = run("encode", "--key-format", "json", "--value-format", "json",
+            *COLUMNS, "--row", '{"a": 1, "b": "B1"}', "--partitions", "6", "--json")
     out = json.loads(r.output)
     assert out["partition"] == partition_for(b'{"b":"B1","a":1}', 6)
 
@@ -61,19 +63,22 @@ def test_decode_reverses_encode_and_reads_tombstones():
                "--encoding", "base64", "--key", out["key"]["base64"],
                "--value", out["value"]["base64"])
     assert json.loads(back.output) == {"op": "+U", "row": {"b": "x,y", "a": 7, "amount": "2.50"}}
-    gone = run("decode", *COLUMNS, "--key-format", "csv", "--encoding", "base64",
+    gone = run("decode", "--value-format", "json",
+               *COLUMNS, "--key-format", "csv", "--encoding", "base64",
                "--key", out["key"]["base64"])
     assert json.loads(gone.output) == {"op": "-D", "row": {"b": "x,y", "a": 7, "amount": None}}
 
 
 def test_null_primary_key_is_exit_2_naming_the_column():
-    r = run("encode", *COLUMNS, "--row", '{"a": null, "b": "B1"}')
+    r = run("encode", "--key-format", "json", "--value-format", "json",
+            *COLUMNS, "--row", '{"a": null, "b": "B1"}')
     assert r.exit_code == 2
     assert "'a' is null" in r.output
 
 
 def test_unknown_format_option_is_exit_2_with_a_suggestion():
-    r = run("encode", *COLUMNS, "--row", '{"a": 1, "b": "B1"}',
+    r = run("encode", "--key-format", "json", "--value-format", "json",
+            *COLUMNS, "--row", '{"a": 1, "b": "B1"}',
             "-o", "key.json.timestamp-format.standrd=ISO-8601")
     assert r.exit_code == 2
     assert "did you mean 'timestamp-format.standard'" in r.output

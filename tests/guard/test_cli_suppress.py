@@ -170,7 +170,7 @@ CREATE TABLE pageviews_per_region (
 def test_flink_ddl_comments_on_check_and_diff(schemas: Path) -> None:
     ddl = write(Path("pv.sql"), DDL)
     r = run("check", "--flink-ddl", str(ddl), "--registry", "file://schemas", "-f", "json")
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)  # stderr notes the DDL's connection options it leaves out
     assert [(i["selector"], i["source"], i["path"], i["count"]) for i in doc["ignored"]] == [
         ("KG501", "pv.sql line 1", None, 1), ("KG101", "pv.sql line 4", "region_id", 1)]
     # The value's new column (KG801) is not accepted: still breaking.
@@ -178,7 +178,7 @@ def test_flink_ddl_comments_on_check_and_diff(schemas: Path) -> None:
     assert r.exit_code == 1
     r = run("diff", "--key", str(KEY_V1), "--flink-ddl", str(ddl), "-f", "json")
     assert r.exit_code == 0, r.output
-    assert {i["selector"] for i in json.loads(r.output)["ignored"]} == {"KG101", "KG501"}
+    assert {i["selector"] for i in json.loads(r.stdout)["ignored"]} == {"KG101", "KG501"}
 
 
 def test_diff_reads_the_candidate_json_schema_and_proto(tmp_path: Path) -> None:

@@ -73,5 +73,6 @@ def test_register_refuses_a_key_change_that_would_orphan_records(tmp_path: Path)
 
 
 def test_register_on_formats_without_a_registry_is_a_usage_error() -> None:
-    r = run("encode", *COLUMNS, "--row", ROW, "--register")
+    r = run("encode", *COLUMNS, "--key-format", "json", "--value-format", "json", "--row", ROW,
+            "--register")
     assert r.exit_code == 2 and "drop --register" in r.output

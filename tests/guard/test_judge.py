@@ -1,7 +1,7 @@
 """keyguard.guard.judge: the verdict from plain data (no registry object, no broker), and the facts
 step.
 
-`judge(plan, registered, facts)` is pure: every test here builds its inputs as plain values.
+`judge(plan, registered, facts, sides)` is pure: every test here builds its inputs as plain values.
 The last tests check that `check()` is exactly gather + judge, and that the pure core imports
 no network client.
 """
@@ -26,7 +26,8 @@ from keyguard.guard.facts import Facts, Registered, SubjectFacts, gather
 from keyguard.guard.judge import judge
 from keyguard.guard.keys.known import WriterSchema
 from keyguard.guard.plan import TopicPlan
-from keyguard.guard.report import Verdict
+from keyguard.guard.report import Report, Verdict
+from keyguard.guard.sides import key_sides
 from keyguard.guard.topic import StaticTopicInspector, TopicFacts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,6 +36,11 @@ KEY_V1 = json.dumps({"type": "record", "name": "record", "namespace": "acme",
                      "fields": [{"name": "user_region", "type": "string"}]})
 VALUE_V1 = json.dumps({"type": "record", "name": "value", "namespace": "acme",
                        "fields": [{"name": "pv", "type": "long"}]})
+
+
+def verdict(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
+    """`judge` with the key sides built from the same inputs, as `check` builds them."""
+    return judge(plan, registered, facts, key_sides(plan, registered, facts))
 
 
 def _ids(report) -> list[str]:
@@ -56,7 +62,7 @@ def test_plain_data_first_registration() -> None:
     plan = TopicPlan(TOPIC, value_format=None, candidate_key=SchemaText("AVRO", KEY_V1, "new"))
     registered = Registered("plain data", SubjectFacts("pv-key"),
                             subject_names=("pv_old-key",))
-    report = judge(plan, registered, Facts())
+    report = verdict(plan, registered, Facts())
     assert _ids(report) == ["KG011"]
     assert "pv-key has no versions" in report.findings[0].message
     assert "did you mean subjects pv_old-key" in report.findings[0].message
@@ -65,7 +71,7 @@ def test_plain_data_first_registration() -> None:
 def test_plain_data_required_subject_missing_is_breaking() -> None:
     plan = TopicPlan(TOPIC, value_format=None, candidate_key=SchemaText("AVRO", KEY_V1, "new"),
                      require_subject=True)
-    report = judge(plan, Registered("reg-a", SubjectFacts("pv-key")), Facts())
+    report = verdict(plan, Registered("reg-a", SubjectFacts("pv-key")), Facts())
     assert report.verdict is Verdict.BREAKING
     assert _ids(report) == ["KG015"]
     assert "in reg-a" in report.findings[0].message
@@ -75,7 +81,7 @@ def test_plain_data_unchanged_key_assumes_the_latest_id() -> None:
     v1 = _version("pv-key", KEY_V1, 7)
     registered = Registered("plain data", SubjectFacts(
         "pv-key", (v1,), latest=SchemaText("AVRO", KEY_V1, "pv-key v1"), candidate_id=7))
-    report = judge(TopicPlan(TOPIC, value_format=None), registered, Facts())
+    report = verdict(TopicPlan(TOPIC, value_format=None), registered, Facts())
     assert report.verdict is not Verdict.BREAKING
     kg012 = [f for f in report.findings if f.rule.id == "KG012"]
     assert kg012 and "assumed every key carries id 7" in kg012[0].message
@@ -87,7 +93,7 @@ def test_plain_data_added_key_field_is_breaking_with_a_witness() -> None:
     doc["fields"].append({"name": "n", "type": "int", "default": 0})
     plan = TopicPlan(TOPIC, value_format=None,
                      candidate_key=SchemaText("AVRO", json.dumps(doc), "new key"))
-    report = judge(plan, Registered("plain data", SubjectFacts("pv-key", (v1,))), Facts())
+    report = verdict(plan, Registered("plain data", SubjectFacts("pv-key", (v1,))), Facts())
     assert report.verdict is Verdict.BREAKING
     assert any(f.witness is not None for f in report.breaking)
 
@@ -101,7 +107,7 @@ def test_plain_data_value_and_the_registrys_own_answer() -> None:
                                           candidate_id=7),
         value=SubjectFacts("pv-value", (_version("pv-value", VALUE_V1, 8),), level="BACKWARD",
                            answer=CompatibilityAnswer(True)))
-    report = judge(plan, registered, Facts())
+    report = verdict(plan, registered, Facts())
     assert {"KG801", "KG802"} <= set(_ids(report))
     kg802 = next(f for f in report.findings if f.rule.id == "KG802")
     assert kg802.message.startswith("http://sr.example says compatible, keyguard says "
@@ -120,7 +126,7 @@ def test_plain_data_topic_ids_and_decoded_keys() -> None:
         "plain data", SubjectFacts("pv-key", (v1,), latest=SchemaText("AVRO", KEY_V1, "k"),
                                    candidate_id=7),
         writer_schemas={7: WriterSchema("AVRO", KEY_V1), 99: WriterSchema("AVRO", KEY_V1)})
-    report = judge(TopicPlan(TOPIC, value_format=None), registered, Facts(topic, True))
+    report = verdict(TopicPlan(TOPIC, value_format=None), registered, Facts(topic, True))
     assert {"KG502", "KG016"} <= set(_ids(report))
     kg016 = next(f for f in report.findings if f.rule.id == "KG016")
     assert "2 of 7 scanned keys carry schema id id 99: 2 keys, e.g. partition 1 offset 4" \
@@ -129,7 +135,7 @@ def test_plain_data_topic_ids_and_decoded_keys() -> None:
 
 def test_plain_data_missing_topic_note() -> None:
     plan = TopicPlan(TOPIC, value_format=None, candidate_key=SchemaText("AVRO", KEY_V1, "new"))
-    report = judge(plan, Registered("plain data", SubjectFacts("pv-key")),
+    report = verdict(plan, Registered("plain data", SubjectFacts("pv-key")),
                    Facts(None, inspected=True, topic_names=("pvs",)))
     assert any(n.startswith("topic pv does not exist yet") and "did you mean topics pvs" in n
                for n in report.notes)
@@ -148,7 +154,7 @@ def test_check_is_gather_then_judge(tmp_path: Path) -> None:
     assert [v.version for v in registered.key.versions] == [1]
     assert registered.key.candidate_id == registered.key.versions[0].schema_id
     assert gathered.topic == facts and gathered.inspected
-    assert judge(spec, registered, gathered) == check(spec, registry=registry,
+    assert verdict(spec, registered, gathered) == check(spec, registry=registry,
                                                       inspector=inspector)
 
 

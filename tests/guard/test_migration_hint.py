@@ -10,9 +10,15 @@ from keyguard.guard.facts import Facts, Registered, SubjectFacts
 from keyguard.guard.judge import judge, migration_hint
 from keyguard.guard.plan import TopicPlan
 from keyguard.guard.report import Report, Verdict
+from keyguard.guard.sides import key_sides
 
 REGION: dict[str, object] = {"name": "user_region", "type": "string"}
 KEY_V1 = {"type": "record", "name": "record", "namespace": "acme", "fields": [REGION]}
+
+
+def verdict(plan: TopicPlan, registered: Registered, facts: Facts) -> Report:
+    """`judge` with the key sides built from the same inputs, as `check` builds them."""
+    return judge(plan, registered, facts, key_sides(plan, registered, facts))
 
 
 def _report(fields: list[dict[str, object]]) -> Report:
@@ -20,7 +26,7 @@ def _report(fields: list[dict[str, object]]) -> Report:
     doc = {**KEY_V1, "fields": fields}
     plan = TopicPlan("pv", value_format=None,
                      candidate_key=SchemaText("AVRO", json.dumps(doc), "new key"))
-    return judge(plan, Registered("plain data", SubjectFacts("pv-key", (v1,))), Facts())
+    return verdict(plan, Registered("plain data", SubjectFacts("pv-key", (v1,))), Facts())
 
 
 def test_a_breaking_key_change_notes_keyguard_migrate() -> None:

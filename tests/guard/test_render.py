@@ -9,8 +9,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import keyguard
 from keyguard.formats.errors import InvalidOptionError
-from keyguard.guard.render import FORMATS, render
+from keyguard.guard.render import FORMATS, render, render_error
 from keyguard.guard.render.common import first_difference
 from keyguard.guard.render.github import escape_data, escape_property
 from keyguard.guard.report import Category, Finding, Report, Rule, Severity, Witness
@@ -209,12 +210,42 @@ def test_sarif_structure() -> None:
     first = results[0]
     physical = first["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == "schemas/orders-key.avsc"
-    assert physical["region"]["startLine"] >= 1
+    # The file cannot be read: its first line, and why.
+    assert physical["region"] == {"startLine": 1}
+    assert first["properties"]["location"] == {
+        "found": False, "missing": "cannot read schemas/orders-key.avsc: No such file or directory"}
     assert first["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "orders:id"
     assert first["properties"]["witness"]["new_hex"] == "000000006654"
     # No schema file known for payments: a logical location only.
     assert "physicalLocation" not in results[2]["locations"][0]
     assert run["properties"]["verdict"] == "breaking"
+
+
+def test_sarif_names_keyguards_version() -> None:
+    for doc in (json.loads(out("sarif")), json.loads(render_error("sarif", "usage", "x", 2))):
+        driver = doc["runs"][0]["tool"]["driver"]
+        assert driver["version"] == keyguard.__version__
+        assert driver["semanticVersion"] == keyguard.__version__  # 0.2.0 is semver
+
+
+def test_sarif_region_is_the_line_that_declares_the_field(tmp_path) -> None:
+    schema = tmp_path / "orders-key.avsc"
+    text = ('{\n  "type": "record",\n  "name": "Key",\n  "fields": [\n'
+            '    {"name": "amount", "type": "int"},\n    {"name": "id", "type": "long"}\n  ]\n}\n')
+    schema.write_text(text)
+    gone = Finding(UNUSED, "name", "field 'name' renamed", topic="orders", subject="orders-key")
+    doc = json.loads(render(Report.of([BREAKING, gone]), "sarif",
+                            files={"orders-key": str(schema)}, rules=CATALOGUE))
+    found, missing = doc["runs"][0]["results"]
+    region = found["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 6, "startColumn": 14}
+    assert text.splitlines()[5][13:].startswith('"id"')
+    assert found["properties"]["location"] == {"found": True}
+    # A path the file does not declare: the file's first line, and why.
+    assert missing["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+    assert missing["properties"]["location"] == {
+        "found": False, "missing": f"field name is not declared in {schema} (or is, more than "
+                                   "once)"}
 
 
 def test_sarif_fingerprints_are_stable_and_distinct() -> None:

@@ -187,7 +187,8 @@ def test_bad_flags_exit_2_before_any_broker() -> None:
     app = typer.Typer()
     app.command("migrate")(migrate)
     app.command("other")(lambda: None)
-    base = ["migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT"]
+    base = ["migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT",
+            "--value-format", "json"]
     for extra, said in ((["--old-key-format", "json", "--format", "yaml"], "--format"),
                         (["--old-key-format", "json", "--old-option", "nokv"], "KEY=VALUE"),
                         ([], "--old-key-format"),
@@ -209,7 +210,8 @@ def test_an_unreachable_broker_exits_3() -> None:
     app.command("other")(lambda: None)
     result = CliRunner().invoke(app, [
         "migrate", "--topic", "t", "--bootstrap", "127.0.0.1:1", "--columns", "id BIGINT",
-        "--old-key-format", "json", "--primary-key", "id", "--kafka-config",
+        "--old-key-format", "json", "--value-format", "json", "--primary-key", "id",
+        "--kafka-config",
         "socket.connection.setup.timeout.ms=2000"])
     assert result.exit_code == 3, result.output
     assert "127.0.0.1:1" in result.output and "Traceback" not in result.output

@@ -240,7 +240,7 @@ def test_unknown_topic_is_invalid_input(kafka_bootstrap: str, tmp_path: Path) ->
     (["--key-format", "jsn", "--value-format", "json", "--columns", "id BIGINT",
       "--primary-key", "id"], "jsn"),
     ([*_JSON_ARGS, "--sample", "0"], "--sample must be at least 1"),
-    ([*_JSON_ARGS, "--format", "junit"], "not a format of this command"),
+    ([*_JSON_ARGS, "--format", "yaml"], "not a format of this command"),
     (["--key-format", "json", "--value-format", "json"], "--columns"),
 ])
 def test_bad_input_exits_2_with_a_clear_message(args: list[str], says: str) -> None:

@@ -124,23 +124,40 @@ def read_or_failure(bootstrap: str, topic: str, extra: dict[str, str], ddl: str
         return failure(exc)
 
 
-def last_job_executors() -> dict[str, Any]:
+def last_job_executors(deadline_s: float = 180.0) -> dict[str, Any]:
     """Executor ids of the tasks of the latest job, from the driver's status REST API, and
-    the work directory each standalone executor ran in (which worker it belonged to)."""
+    the work directory each standalone executor ran in (which worker it belonged to).
+
+    The status API is filled by a listener after the job returns, and answers slowly on a
+    loaded machine: it is asked again until the latest job shows as succeeded with every task
+    of its result stage listed, within `deadline_s`."""
     import urllib.request
 
     sc = _SPARK.sparkContext
     base = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}"
 
     def get(path: str) -> Any:
-        with urllib.request.urlopen(base + path, timeout=10) as r:
+        with urllib.request.urlopen(base + path, timeout=30) as r:
             return json.loads(r.read())
 
-    jobs = sorted(get("/jobs"), key=lambda j: j["jobId"])
-    stage = max(jobs[-1]["stageIds"])  # the result stage: the write tasks
-    tasks = get(f"/stages/{stage}/0/taskList?length=1000")
-    return {"stage": stage, "executors": sorted({t["executorId"] for t in tasks}),
-            "tasks": len(tasks)}
+    deadline = time.monotonic() + deadline_s
+    seen: object = None
+    while time.monotonic() < deadline:
+        try:
+            jobs = sorted(get("/jobs"), key=lambda j: j["jobId"])
+            stage = max(jobs[-1]["stageIds"])  # the result stage: the write tasks
+            attempt = get(f"/stages/{stage}/0")
+            expected = (attempt[0] if isinstance(attempt, list) else attempt)["numTasks"]
+            tasks = get(f"/stages/{stage}/0/taskList?length=1000")
+            seen = (jobs[-1]["status"], len(tasks), expected)
+            if jobs[-1]["status"] == "SUCCEEDED" and len(tasks) == expected:
+                return {"stage": stage, "executors": sorted({t["executorId"] for t in tasks}),
+                        "tasks": len(tasks)}
+        except OSError as exc:  # a timed-out or refused answer: asked again
+            seen = exc
+        time.sleep(0.5)
+    raise TimeoutError(f"the driver's status API did not show the last job's tasks within "
+                       f"{deadline_s:g}s (last answer: {seen!r})")
 
 
 def stream(bootstrap: str, topic: str, root: str, files: list[list[dict[str, Any]]]) -> \
