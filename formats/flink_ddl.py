@@ -108,6 +108,9 @@ class FlinkTable:
     #: Flink's sink.partitioner: default (murmur2 on the key bytes), fixed or round-robin.
     partitioner: str = "default"
     ignored: tuple[Ignored, ...] = ()
+    #: The statement as written, comments included (the guard reads its `keyguard: ignore`
+    #: comments); never shown, as it may hold credentials.
+    text: str = field(default="", repr=False, compare=False)
 
     @property
     def topic(self) -> str:
@@ -571,7 +574,7 @@ class _Statement(TokenCursor):
             columns=row, primary_key=tuple(key_cols),
             options=table, properties=placed.properties,
             connector_options=placed.connector_options,
-            partitioner=placed.partitioner, ignored=tuple(self.ignored))
+            partitioner=placed.partitioner, ignored=tuple(self.ignored), text=self.text)
 
     def connector(self, given: dict[str, _Given], with_pos: int) -> str:
         """The 'connector' option, taken out of `given`: one keyguard reads."""

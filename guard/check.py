@@ -31,6 +31,7 @@ from keyguard.guard.plan import TopicCheck, TopicPlan
 from keyguard.guard.report import Report, Rule
 from keyguard.guard.rules import REAL_KEY_RULES
 from keyguard.guard.sides import key_sides
+from keyguard.guard.suppress import in_plan, suppress
 
 if TYPE_CHECKING:
     from keyguard.guard.topic import TopicInspector
@@ -54,12 +55,17 @@ def check(
     """Judge one topic's candidate key and value schemas; never raises for a breaking change.
 
     `require_subject` (or the spec's own) makes a subject without versions breaking (KG015).
-    Raises RegistryUnavailableError when the registry cannot prove it is one.
+    Findings the candidates' own suppressions cover (`keyguard.guard.suppress`) are moved to
+    `Report.ignored`. Raises RegistryUnavailableError when the registry cannot prove it is one.
     """
     if require_subject and not spec.require_subject:
         spec = replace(spec, require_subject=True)
+    # What the candidate schemas accept in their own text (`keyguard: ignore`), whoever asked;
+    # read first, so that a mistake in one stops the check before any registry call.
+    accepted = in_plan(spec)
     registered, facts = gather(spec, registry, inspector, scan_limit=scan_limit)
-    return judge(spec, registered, facts, key_sides(spec, registered, facts))
+    return suppress(judge(spec, registered, facts, key_sides(spec, registered, facts)),
+                    accepted)
 
 
 def check_many(

@@ -5,6 +5,8 @@ registry = "file://schemas"        # or https://sr:8081 (credentials from the en
 bootstrap = "broker:9092"          # optional: scan the topics for the key schema ids in use
 require-subject = true             # optional: a subject with no versions is breaking (KG015)
 ignore = ["KG701"]                 # optional: rule IDs or categories whose findings do not count
+# ...or one rule accepted with a reason, optionally at one schema path (a field):
+# ignore = ["KG701", {rule = "KG101", reason = "region is fixed per tenant", path = "region"}]
 
 # Or, with connection options (REGISTRY_OPTIONS, no secrets), instead of registry = "...":
 # [registry]
@@ -65,6 +67,7 @@ from keyguard.guard.options import (
 
 if TYPE_CHECKING:
     from keyguard.formats.flink_ddl import FlinkTable
+    from keyguard.guard.suppress import Suppression
 
 #: Every key of a [[topics]] entry and of the top level, with the TOML type it must have.
 _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
@@ -106,6 +109,7 @@ def load_config(path: str | Path, *, ddl_connections: bool = False) -> GuardConf
         topics=topics,
         scan_limit=scan_limit,
         ignore=_ignore(doc, str(p)),
+        suppressions=_suppressions(doc, str(p)),
         base=p.parent,
     )
 
@@ -165,6 +169,7 @@ def _topic(t: Any, p: Path, where: str, *, registry_given: bool,
         options=dict(t.get("options", {})),
         require_subject=t.get("require-subject"),
         ignore=_ignore(t, where),
+        suppressions=_suppressions(t, where),
     )
 
 
@@ -239,7 +244,7 @@ def _flink_entry(t: Mapping[str, Any], p: Path, where: str, *, registry_given: b
         use_connections=use_connections, key_schema=_resolve(p.parent, t.get("key-schema")),
         value_schema=_resolve(p.parent, t.get("value-schema")),
         partitions=t.get("partitions"), require_subject=t.get("require-subject"),
-        ignore=_ignore(t, where))
+        ignore=_ignore(t, where), suppressions=_suppressions(t, where))
 
 
 def _check_keys(table: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]],
@@ -266,11 +271,15 @@ def _check_keys(table: Mapping[str, Any], allowed: Mapping[str, tuple[type, ...]
 
 
 def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
-    """`ignore = ["KG701", "key-bytes"]`: each a known rule ID or category (exit 2 otherwise)."""
-    names = table.get("ignore", [])
-    if not all(isinstance(n, str) for n in names):
-        raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}",
-                                 hint='e.g. ignore = ["KG701", "key-placement"]')
+    """`ignore = ["KG701", "key-bytes"]`: each a known rule ID or category (exit 2 otherwise);
+    its tables are `_suppressions`."""
+    given = table.get("ignore", [])
+    if not all(isinstance(n, (str, dict)) for n in given):
+        raise InvalidOptionError(f"{where}: ignore must be {_KEY_TYPE_NAMES['ignore']}, or "
+                                 "tables {rule = ..., reason = ..., path = ...}",
+                                 hint='e.g. ignore = ["KG701", {rule = "KG101", reason = '
+                                      '"region is fixed per tenant"}]')
+    names = [n for n in given if isinstance(n, str)]
     if not names:
         return ()
     from keyguard.guard.selection import (
@@ -278,6 +287,18 @@ def _ignore(table: Mapping[str, Any], where: str) -> tuple[str, ...]:
     )
 
     return tuple(s.token for s in selectors(names, where=f"{where}: ignore"))
+
+
+def _suppressions(table: Mapping[str, Any], where: str) -> tuple[Suppression, ...]:
+    """The tables of `ignore`: `{rule = "KG101", reason = "...", path = "region"}`, each with a
+    reason (exit 2 naming the file and the entry otherwise)."""
+    given = table.get("ignore", [])
+    if not any(isinstance(n, dict) for n in given):
+        return ()
+    from keyguard.guard.suppress import of_config  # lazy: CLI start-up (only when accepting)
+
+    return tuple(of_config(n, f"{where}: ignore[{i}]") for i, n in enumerate(given)
+                 if isinstance(n, dict))
 
 
 def _registry(value: Any, p: Path) -> tuple[str | None, dict[str, Any]]:

@@ -21,6 +21,7 @@ from keyguard.guard.options import (
 
 if TYPE_CHECKING:
     from keyguard.formats.flink_ddl import FlinkTable
+    from keyguard.guard.suppress import Suppression
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,8 @@ class TopicEntry:
     require_subject: bool | None = None
     #: Rule IDs and categories ignored for this topic only (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
+    #: Its `ignore` tables: a rule accepted with a reason (`keyguard.guard.suppress`).
+    suppressions: tuple[Suppression, ...] = ()
     #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
     #: schemas are the candidates unless key-schema / value-schema name others.
     flink_table: FlinkTable | None = None
@@ -65,5 +68,7 @@ class GuardConfig:
     scan_limit: int = SCAN_LIMIT.default_value
     #: Rule IDs and categories ignored for every topic (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
+    #: Its `ignore` tables: a rule accepted with a reason (`keyguard.guard.suppress`).
+    suppressions: tuple[Suppression, ...] = ()
     #: Directory the file was read from: relative schema paths resolve against it.
     base: Path = Path(".")

@@ -134,6 +134,12 @@ class Ignored:
     findings: tuple[Finding, ...] = ()
     #: The topic it applies to; None: every topic.
     topic: str | None = None
+    #: Why the user accepted these findings (a suppression: `keyguard.guard.suppress`).
+    reason: str | None = None
+    #: The schema path it is limited to (a field, a column); None: anywhere.
+    path: str | None = None
+    #: Written in the schema file itself (True) or in the config file / command line.
+    in_source: bool = False
 
     def hidden(self) -> dict[str, int]:
         """Findings hidden per rule ID: every rule named directly, and any other that hid one."""

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from keyguard.guard.plan import TopicPlan
     from keyguard.guard.report import Report
     from keyguard.guard.selection import RuleSelection
+    from keyguard.guard.suppress import Suppression
 
 #: The flags that say how a topic is written, with their defaults: a Flink DDL says it too.
 _WRITING_FLAGS = (("--key-format", "key_format", KEY_FORMAT.default_value),
@@ -145,7 +146,8 @@ def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: FlinkTable) -> To
     found = _named(cfg.topics, table.topic)
     if found is None:
         return entry
-    return replace(entry, ignore=found.ignore, require_subject=found.require_subject)
+    return replace(entry, ignore=found.ignore, suppressions=found.suppressions,
+                   require_subject=found.require_subject)
 
 
 def _named(entries: Sequence[TopicEntry], name: str) -> TopicEntry | None:
@@ -187,8 +189,11 @@ def check_table_options(e: TopicEntry) -> None:
 def rule_selection(request: CheckRequest, cfg: GuardConfig,
                    entries: Sequence[TopicEntry]) -> RuleSelection | None:
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
-    the file was read), for the topics this run checks; None when nothing is ignored."""
-    if not (request.ignore or request.select or cfg.ignore or any(e.ignore for e in entries)):
+    the file was read), for the topics this run checks, and the rules accepted with a reason
+    (`accepted`); None when nothing is ignored."""
+    accepts = accepted(cfg, entries)
+    if not (request.ignore or request.select or cfg.ignore or any(e.ignore for e in entries)
+            or accepts):
         return None
     from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when checking)
 
@@ -197,7 +202,24 @@ def rule_selection(request: CheckRequest, cfg: GuardConfig,
     selection = selection.plus(RuleSelection.of(ignore=cfg.ignore, source=where))
     for e in entries:
         selection = selection.plus(RuleSelection.of(ignore=e.ignore, source=where, topic=e.name))
-    return selection
+    return selection.accepting(accepts)
+
+
+def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> tuple[Suppression, ...]:
+    """The rules accepted with a reason: the config file's `ignore` tables (global, then each
+    topic's), and the `keyguard: ignore` comments of the topics' Flink DDLs."""
+    ddls = [e for e in entries if e.flink_table is not None and "keyguard" in e.flink_table.text]
+    if not (cfg.suppressions or ddls or any(e.suppressions for e in entries)):
+        return ()
+    # lazy: CLI start-up (only when something is accepted)
+    from keyguard.guard.suppress import in_flink_ddl
+
+    out = list(cfg.suppressions)
+    for e in entries:
+        out += [replace(s, topic=e.name) for s in e.suppressions]
+        if e.flink_table is not None:
+            out += in_flink_ddl(e.flink_table, topic=e.name)
+    return tuple(out)
 
 
 def registry_settings(request: CheckRequest, cfg: GuardConfig, entries: Sequence[TopicEntry],

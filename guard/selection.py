@@ -8,13 +8,16 @@ category (`key-bytes`); anything else is rejected (exit 2) with the names that l
 
 `RuleSelection.apply` is pure: findings of ignored rules (and, with a selection, of the rules
 outside it) leave `Report.findings`, so they count toward neither the verdict nor the exit code,
-and land in `Report.ignored`, which every renderer shows.
+and land in `Report.ignored`, which every renderer shows. A selection also carries the
+suppressions of the config file and the Flink DDLs (`Suppression`: one rule accepted with a
+reason, perhaps for one field, read by `keyguard.guard.suppress`); they apply first, and
+`suppress` applies them alone (the guard's check, with those of the candidate schemas).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from keyguard.formats.errors import InvalidOptionError
@@ -109,6 +112,69 @@ class IgnoreEntry:
 
 
 @dataclass(frozen=True)
+class Suppression:
+    """One accepted rule (or category), where it was written, why, and what it covers."""
+
+    selector: Selector
+    reason: str
+    #: Where it was written: `orders-key.avsc line 7`, `keyguard.toml: ignore[1]`.
+    source: str
+    #: The schema paths it covers, each with what is nested in it; empty: every path.
+    paths: tuple[str, ...] = ()
+    #: The topic and the subject it is limited to; None: any.
+    topic: str | None = None
+    subject: str | None = None
+    #: Written in the schema file (SARIF's `inSource`), not in the config file (`external`).
+    in_source: bool = True
+
+    def covers(self, f: Finding) -> bool:
+        return ((self.topic is None or f.topic == self.topic)
+                and (self.subject is None or f.subject == self.subject)
+                and (not self.paths or any(_within(f.path, p) for p in self.paths))
+                and self.selector.names(f.rule))
+
+    def ignored(self, findings: Sequence[Finding]) -> Ignored:
+        return Ignored(self.selector.token, self.source, self.selector.rules, tuple(findings),
+                       self.topic, reason=self.reason,
+                       path=self.paths[0] if self.paths else None, in_source=self.in_source)
+
+    def unused(self) -> str:
+        """The note of a suppression that covered no finding."""
+        what = self.selector.alias or self.selector.token
+        if self.selector.is_category:
+            what = f"category {what}"
+        if self.paths:
+            what += f" at {self.paths[0]}"
+        if self.topic is not None:
+            what += f" for topic {self.topic}"
+        return (f"unused suppression: {what} ({self.source}) matched no finding; remove it, "
+                "or check its rule and place")
+
+
+def _within(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
+
+
+def suppress(report: Report, suppressions: Sequence[Suppression]) -> Report:
+    """The report with each covered finding moved to `ignored` (the first suppression covering
+    it takes it), and a note for each suppression that covered none."""
+    if not suppressions:
+        return report
+    kept: list[Finding] = []
+    hidden: dict[int, list[Finding]] = {}
+    for f in report.findings:
+        i = next((i for i, s in enumerate(suppressions) if s.covers(f)), None)
+        if i is None:
+            kept.append(f)
+        else:
+            hidden.setdefault(i, []).append(f)
+    used = tuple(s.ignored(hidden[i]) for i, s in enumerate(suppressions) if i in hidden)
+    unused = tuple(s.unused() for i, s in enumerate(suppressions) if i not in hidden)
+    return replace(report, findings=tuple(kept), ignored=report.ignored + used,
+                   notes=report.notes + unused)
+
+
+@dataclass(frozen=True)
 class RuleSelection:
     """Which rules count: `select` narrows to some (empty: all), `ignore` removes (it wins)."""
 
@@ -116,6 +182,8 @@ class RuleSelection:
     select: tuple[Selector, ...] = ()
     #: Where the selection was given (`--select`).
     select_source: str = "--select"
+    #: Rules accepted with a reason (config file tables, Flink DDL comments); applied first.
+    suppressions: tuple[Suppression, ...] = ()
 
     @staticmethod
     def of(*, ignore: Iterable[str] | str | None = None,
@@ -128,7 +196,7 @@ class RuleSelection:
             selectors(select, where=select_source), select_source)
 
     def __bool__(self) -> bool:
-        return bool(self.ignore or self.select)
+        return bool(self.ignore or self.select or self.suppressions)
 
     def plus(self, other: RuleSelection) -> RuleSelection:
         """Both selections: every ignore of either (the first naming a rule for a topic wins),
@@ -138,7 +206,12 @@ class RuleSelection:
         tokens = {s.token for s in self.select}
         select = self.select + tuple(s for s in other.select if s.token not in tokens)
         return RuleSelection(self.ignore + extra, select,
-                             self.select_source if self.select else other.select_source)
+                             self.select_source if self.select else other.select_source,
+                             self.suppressions + other.suppressions)
+
+    def accepting(self, suppressions: Iterable[Suppression]) -> RuleSelection:
+        """The selection with these suppressions too."""
+        return replace(self, suppressions=self.suppressions + tuple(suppressions))
 
     def selected(self, r: Rule) -> bool:
         return not self.select or any(s.names(r) for s in self.select)
@@ -147,6 +220,7 @@ class RuleSelection:
         """The report with the findings of ignored (or unselected) rules moved to `ignored`."""
         if not self:
             return report
+        report = suppress(report, self.suppressions)
         kept: list[Finding] = []
         hidden: dict[int, list[Finding]] = {}
         unselected: list[Finding] = []

@@ -121,6 +121,7 @@ def diff_cmd(
     shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:
         names, texts = _value_sides(files, texts, old_flink_ddl, flink_ddl)
+        selection = _accepting(selection, texts[-1] if texts else None)
         _emit(_diff_values(names, texts, level), fmt, output, shown, selection)
         return
     if old_flink_ddl is not None and len(texts) > (0 if flink_ddl else 1):
@@ -137,6 +138,7 @@ def diff_cmd(
         new_fields_prefix=new_fields_prefix, partitioner=partitioner,
         new_partitioner=new_partitioner, partitions=partitions, new_partitions=new_partitions,
         all_old_ids=keys_written_by == "all")
+    selection = _accepting(selection, None if new_table or not texts else texts[-1], new_table)
     _emit(diff_keys(request, texts, old_table, new_table), fmt, output, shown, selection)
 
 
@@ -147,6 +149,20 @@ def _selection(ignore: list[str] | None, select: list[str] | None) -> Any:
     from keyguard.guard.selection import RuleSelection  # lazy: CLI start-up (~4 ms, when ignoring)
 
     return RuleSelection.of(ignore=ignore, select=select)
+
+
+def _accepting(selection: Any, candidate: Any, table: Any = None) -> Any:
+    """The selection with what the candidate (its schema file, or its Flink DDL) accepts in
+    its own text: `keyguard: ignore` (`keyguard.guard.suppress`)."""
+    text = table.text if table is not None else candidate.text if candidate is not None else ""
+    if "keyguard" not in text:
+        return selection
+    # lazy: CLI start-up (only for a candidate that accepts something)
+    from keyguard.guard.selection import RuleSelection
+    from keyguard.guard.suppress import in_flink_ddl, in_schema
+
+    found = in_flink_ddl(table) if table is not None else in_schema(candidate)
+    return (selection or RuleSelection()).accepting(found) if found else selection
 
 
 def _check_usage(key: bool, level: str | None, sides: int, *,

@@ -92,16 +92,21 @@ def catalogue(report: Report, rules: Iterable[Rule] = ()) -> list[Rule]:
 
 
 def ignored_line(i: Ignored) -> str:
-    """`KG701 topic-not-compacted (--ignore): 1 finding hidden`: one ignore, for every renderer."""
+    """`KG701 topic-not-compacted (--ignore): 1 finding hidden`: one ignore, for every renderer;
+    a suppression says its place and reason: `KG101 key-field-added at region (orders-key.avsc
+    line 7: region is fixed per tenant): 1 finding hidden`."""
     what = safe(i.selector)
     if len(i.rules) == 1 and i.rules[0].id == i.selector:
         what = f"{i.selector} {i.rules[0].name}"
     elif i.selector in {c.value for c in Category}:
         what = f"category {i.selector}, {len(i.rules)} rules"
+    if i.path is not None:
+        what += f" at {safe(i.path)}"
     if i.topic is not None:
         what += f" for topic {safe(i.topic)}"
     n = len(i.findings)
-    line = f"{what} ({safe(i.source)}): {n} finding{'' if n == 1 else 's'} hidden"
+    source = safe(i.source) + (f": {safe(i.reason)}" if i.reason else "")
+    line = f"{what} ({source}): {n} finding{'' if n == 1 else 's'} hidden"
     per_rule = i.hidden()
     if per_rule and list(per_rule) != [i.selector]:
         line += " (" + ", ".join(f"{rid}: {k}" for rid, k in sorted(per_rule.items())) + ")"
@@ -117,6 +122,9 @@ def ignored_dict(i: Ignored) -> dict[str, Any]:
         "rules": [r.id for r in i.rules],
         "hidden": i.hidden(),
         "count": len(i.findings),
+        "reason": safe_opt(i.reason),
+        "path": safe_opt(i.path),
+        "in_source": i.in_source,
     }
 
 

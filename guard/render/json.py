@@ -24,11 +24,15 @@
       }],
       "ignored": [{                      # rules the user ignored; their findings do not count
         "selector": str,                 # a rule ID, a category, or "not selected (...)"
-        "source": str,                   # --ignore, --select, config file, guard.ignore
+        "source": str,                   # --ignore, --select, config file, guard.ignore,
+                                         # or where a suppression is: "k.avsc line 7"
         "topic": str | null,             # null: every topic
         "rules": [str],                  # the rule IDs it covers
         "hidden": {str: int},            # findings hidden per rule ID
         "count": int,                    # findings hidden in all
+        "reason": str | null,            # why, for a rule accepted with a reason
+        "path": str | null,              # the schema path it is limited to, if any
+        "in_source": bool,               # written in the schema file (else config or flags)
         "findings": [...]                # the hidden findings, shaped as above
       }],
       "audit": {...},                    # only in `keyguard audit`'s report: its numbers

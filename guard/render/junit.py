@@ -147,9 +147,11 @@ def _skipped_case(suite: ET.Element, topic: str, f: Finding, file: str | None) -
 
 
 def _ignoring(ignored: tuple[Ignored, ...], rule: Rule, topic: str) -> Ignored | None:
-    """The ignore that covers `rule` in the suite of `topic`, if any."""
+    """The ignore that covers `rule` in the suite of `topic`, if any (a suppression, which has
+    a reason, accepts the findings it hid, not the rule: its other rules still pass)."""
     for i in ignored:
-        if any(r.id == rule.id for r in i.rules) and (i.topic is None or safe(i.topic) == topic):
+        if any(r.id == rule.id for r in i.rules) and (i.topic is None or safe(i.topic) == topic) \
+                and i.reason is None:
             return i
     return None
 

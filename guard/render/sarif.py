@@ -9,7 +9,8 @@ file, a result has only a logical location (topic, subject, path), which GitHub'
 rejects, so CI that uploads SARIF passes `files`.
 
 Findings of ignored rules are results too, suppressed (SARIF 2.1.0 3.27.23: a `suppressions`
-entry of kind external, status accepted, whose justification names the ignore), so dashboards
+entry of kind external, or inSource for a `keyguard: ignore` in the schema file, status
+accepted, whose justification names the ignore and its reason), so dashboards
 that honor suppressions hide them and the run still says what was ignored (`properties.ignored`).
 """
 
@@ -35,7 +36,7 @@ from keyguard.guard.render.common import (
     safe_opt,
     witness_dict,
 )
-from keyguard.guard.report import Finding, Report, Rule, Severity
+from keyguard.guard.report import Finding, Ignored, Report, Rule, Severity
 from keyguard.guard.rules_catalogue import formats_of
 
 #: It describes every rule, so the caller hands it the whole catalogue.
@@ -69,8 +70,7 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
             "results": [_result(f, index[f.rule.id], schemas.locate(f))
                         for f in ordered(report)]
             + [{**_result(f, index[f.rule.id], schemas.locate(f)),
-                "suppressions": [{"kind": "external", "status": "accepted",
-                                  "justification": f"ignored: {ignored_line(i)}"}]}
+                "suppressions": [_suppression(i)]}
                for i in report.ignored for f in i.findings],
             "properties": {
                 "verdict": report.verdict.value,
@@ -81,6 +81,12 @@ def document(report: Report, *, files: Mapping[str, str] | None = None,
             },
         }],
     }
+
+
+def _suppression(i: Ignored) -> dict[str, Any]:
+    """A hidden finding's `suppressions` entry: `inSource` when the schema file says it."""
+    return {"kind": "inSource" if i.in_source else "external", "status": "accepted",
+            "justification": f"ignored: {ignored_line(i)}"}
 
 
 def render_error(kind: str, message: str, exit_code: int) -> str:
