@@ -43,6 +43,11 @@ def test_error_document(fmt: str, kind: str, code: int) -> None:
         error = ET.fromstring(text).find("./testsuite/testcase/error")
         assert error is not None
         assert (error.get("type"), error.get("message")) == (kind, MESSAGE)
+    elif fmt == "gitlab":
+        (issue,) = json.loads(text)
+        assert issue["severity"] == "blocker" and issue["check_name"] == f"keyguard-{kind}"
+        assert issue["description"] == (f"keyguard could not judge ({kind}, exit code {code}): "
+                                        f"{MESSAGE}")
     else:
         lines = text.splitlines()
         assert len(lines) == 1, "a newline in the message would end the workflow command"
