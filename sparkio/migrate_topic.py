@@ -264,10 +264,11 @@ def migrate_topic(m: Migration, *, registry: Registry | None = None,
     admin = KafkaTopicInspector(m.bootstrap, dict(m.properties), timeout_s=10.0)
     log = KafkaTopicLog(m, kafka, reader, producer_factory, progress)
     report = MigrationReport(m.topic, m.target, m.dry_run)
-    # The broker first: a topic that is not there, or a broker that does not answer, stops the
-    # run before the new schemas are registered.
+    # Every option checked first (exit 2 before any broker), then the broker: a topic that is
+    # not there, or a broker that does not answer, stops the run before any schema is registered.
+    decl = declarations(m, registry, report, bind=False)
     partitions = target_partitions(m, admin, report)
-    decl = declarations(m, registry, report)
+    bind_new_ids(decl, m, registry, report)
     state_path = m.state_path or default_state_path(m.topic, m.to_topic, m.bootstrap)
     report.state_path = str(state_path)
     state = _resume(state_path, m, report)
@@ -472,9 +473,9 @@ class KafkaTopicLog:
 
 
 def declarations(m: Migration, registry: Registry | None,
-                 report: MigrationReport | None = None) -> Declarations:
-    """The plans of the new and the old encodings; the new one's schema ids bound before the
-    first record (registered unless a dry run, which only looks them up)."""
+                 report: MigrationReport | None = None, *, bind: bool = True) -> Declarations:
+    """The plans of the new and the old encodings (every option checked), and, with `bind`,
+    the new one's schema ids bound (`bind_new_ids`)."""
     if not m.old:
         raise InvalidOptionError("no old key encoding declared",
                                  hint="give the key format the topic holds now (--old-key-format)")
@@ -483,23 +484,32 @@ def declarations(m: Migration, registry: Registry | None,
         return open_plan(m.table, {**options, TOPIC.key: m.topic}, registry=registry)
 
     new = open_plan(m.table, {**m.new, TOPIC.key: m.target}, registry=registry)
-    if m.dry_run:
-        for codec in (new.key_codec, new.value_codec):
-            if not needs_schema_id(codec):
-                continue
-            try:
-                schema_id = resolve_schema_id(codec, registry, register=False)
-            except RegistryError:
-                schema_id = 0  # a placeholder: a dry run registers nothing
-                if report is not None:
-                    report.notes.append(
-                        f"the new {codec.context.role} schema is not registered yet: the run "
-                        "registers it; the partitions shown assume a placeholder id")
-            codec.bind_schema_id(schema_id)
-    else:
+    decl = Declarations(new, tuple(plan(o) for o in m.old), tuple(_label(o) for o in m.old))
+    if bind:
+        bind_new_ids(decl, m, registry, report)
+    return decl
+
+
+def bind_new_ids(decl: Declarations, m: Migration, registry: Registry | None,
+                 report: MigrationReport | None = None) -> None:
+    """The new encoding's schema ids, bound before the first record: registered, unless a dry
+    run, which only looks them up."""
+    new = decl.new
+    if not m.dry_run:
         bind_plan_schema_ids(new, registry)
-    return Declarations(new, tuple(plan(o) for o in m.old),
-                        tuple(_label(o) for o in m.old))
+        return
+    for codec in (new.key_codec, new.value_codec):
+        if not needs_schema_id(codec):
+            continue
+        try:
+            schema_id = resolve_schema_id(codec, registry, register=False)
+        except RegistryError:
+            schema_id = 0  # a placeholder: a dry run registers nothing
+            if report is not None:
+                report.notes.append(
+                    f"the new {codec.context.role} schema is not registered yet: the run "
+                    "registers it; the partitions shown assume a placeholder id")
+        codec.bind_schema_id(schema_id)
 
 
 def _label(options: Mapping[str, Any]) -> str:
