@@ -23,9 +23,14 @@ separator removed. So the bytes follow Jackson's rules, which this module reprod
   TIMESTAMP `yyyy-MM-dd HH:mm:ss[.fraction]`, TIMESTAMP_LTZ the same in UTC plus `Z`, BYTES
   base64.
 
-Decoding follows Flink's `CsvToRowDataConverters`: numbers are trimmed and parsed strictly, an
-empty field is `""` for STRING, empty for BYTES and ARRAY, and a parse error otherwise (Flink's
-reader fails on it unless `null-literal` or `ignore-parse-errors` is set).
+Decoding follows Flink's `CsvRowDataDeserializationSchema` (checked against its answers in
+tests/formats/data/flink_golden/golden_read.jsonl): Jackson's bootstrapper picks the encoding
+(BOM, NUL bytes), its CsvParser splits the first record (one blank trailing field allowed, more
+fields fail the record), ARRAY and ROW fields are split on the array delimiter before the null
+literal is compared (so per element), and `CsvToRowDataConverters` converts each value with
+Java's parse methods (`Boolean.parseBoolean`, `Date.valueOf`, DecimalData's null when too wide).
+With ignore-parse-errors a value that does not convert is null and a record Jackson cannot read
+is skipped (`decode` returns None); without it both fail.
 """
 
 from __future__ import annotations
@@ -84,7 +89,8 @@ ALLOW_COMMENTS: Option[bool] = Option(
     "Reading: records starting with '#' are comments (Flink then reads no row).")
 IGNORE_PARSE_ERRORS: Option[bool] = Option(
     "ignore-parse-errors", bool, False,
-    "Reading: fields that do not parse become null instead of failing.")
+    "Reading: fields that do not parse become null, and records that do not parse are "
+    "skipped, instead of failing.")
 ARRAY_ELEMENT_DELIMITER: Option[str] = Option(
     "array-element-delimiter", str, ";", "Separator of ARRAY elements.")
 ESCAPE_CHARACTER: Option[str | None] = Option(
