@@ -43,6 +43,7 @@ import re
 import struct
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 from keyguard.formats import javatext
@@ -622,9 +623,12 @@ def _jackson_text(data: bytes, where: str) -> str:
         raise DecodeError(f"{where}: record is not {enc.upper()}: {exc}") from None
 
 
+_JAVA_BLANKS = "".join(map(chr, range(33)))
+
+
 def _java_trim(text: str) -> str:
     """String.trim: drops characters up to U+0020 at both ends (not other spaces)."""
-    return text.strip("".join(map(chr, range(33))))
+    return text.strip(_JAVA_BLANKS)
 
 
 _JAVA_INT_RE = re.compile(r"[+-]?\d+\Z")  # Integer.parseInt: any Unicode decimal digit
@@ -661,9 +665,24 @@ def _parse_float(t: FloatType | DoubleType, text: str) -> float:
             x = sign * float.fromhex(m["hex"])
         except OverflowError:
             x = sign * math.inf
-    else:
-        x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-    return _float32(x) if isinstance(t, FloatType) else x
+        return _float32(x) if isinstance(t, FloatType) else x
+    body = s.rstrip("fFdD")
+    x = float(body.replace("Infinity", "inf"))
+    if not isinstance(t, FloatType):
+        return x
+    f = _float32(x)
+    if f == x or not math.isfinite(f):
+        return f
+    # Float.parseFloat rounds the decimal once: where the double lies exactly halfway between
+    # two floats, the exact decimal decides (rounding through the double would tie to even).
+    bits = struct.unpack("<I", struct.pack("<f", f))[0]
+    other = struct.unpack("<f", struct.pack("<I", bits + 1 if abs(x) > abs(f) else bits - 1))[0]
+    if x * 2 != f + other:
+        return f
+    exact = Fraction(Decimal(body))
+    if exact == Fraction(x):
+        return f
+    return float(other) if (exact > Fraction(x)) == (other > f) else f
 
 
 def _parse_decimal(t: DecimalType, text: str) -> Decimal | None:

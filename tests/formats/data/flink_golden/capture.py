@@ -336,7 +336,10 @@ _SCALARS: list[tuple[str, str, list[bytes]]] = [
     ("bigint", "BIGINT", [b"-9223372036854775808,1", b"1e3,1"]),
     ("float", "FLOAT", [b"NaN,1", b"1e3,1", b"1.5f,1", b" 2.5 ,1", b"-Infinity,1",
                         b"1e40,1", b"0x1p3,1", b"1e-50,1", b"+NaN,1",
-                        b"0x1.8p1,1", b"3.4028236e38,1", b"1_0,1"]),
+                        b"0x1.8p1,1", b"3.4028236e38,1", b"1_0,1",
+                        # halfway between two floats as a double, not as a decimal
+                        b"1.0000000596046447753906250001,1",
+                        b"-1.0000000596046447753906249999,1"]),
     ("double", "DOUBLE", [b"1.5d,1", b"Infinity,1", b"1e400,1", b".5,1", b"1.,1"]),
     ("decimal", "DECIMAL(5, 2)", [b"1.005,1", b"123.4,1", b"1234,1", b"1e2,1", b" 1.5,1",
                                   b"-0.001,1", b"+1.5,1", b".5,1", b"1.,1", b"1E+1,1", b"NaN,1",
