@@ -490,9 +490,7 @@ class CsvCodec(Codec):
         if isinstance(t, TimestampType):
             return _parse_timestamp(text)
         if isinstance(t, TimestampLtzType):
-            date, time, _ = javatext.parse_temporal(text.strip(), "sql_ltz")
-            assert date is not None and time is not None
-            return dt.datetime.combine(date, time, tzinfo=dt.timezone.utc)
+            return _parse_timestamp(text, ltz=True)
         if isinstance(t, BytesType):
             return _jackson_base64(text)
         raise ValueError(f"unsupported type {t.sql()}")
@@ -725,12 +723,20 @@ def _parse_time(t: TimeType, text: str) -> dt.time:
     return dt.time(int(m[1]), int(m[2]), int(m[3] or 0), millis * 1000)
 
 
-def _parse_timestamp(text: str) -> dt.datetime:
-    """Flink's SQL timestamp format, trimmed, resolved as java.time's SMART resolver does:
-    a day past the month's end is its last day, 24:00:00 is the next midnight."""
-    m = _SQL_TIMESTAMP_RE.match(_java_trim(text))
+def _parse_timestamp(text: str, *, ltz: bool = False) -> dt.datetime:
+    """Flink's SQL timestamp format (with a literal Z for TIMESTAMP_LTZ, in UTC), trimmed,
+    resolved as java.time's SMART resolver does: a day past the month's end is its last day,
+    24:00:00 is the next midnight."""
+    trimmed = _java_trim(text)
+    if ltz and not trimmed.endswith("Z"):
+        raise ValueError("expected yyyy-MM-dd HH:mm:ss[.fraction]Z")
+    m = _SQL_TIMESTAMP_RE.match(trimmed[:-1] if ltz else trimmed)
     if not m:
-        raise ValueError("expected yyyy-MM-dd HH:mm:ss[.fraction]")
+        raise ValueError("expected yyyy-MM-dd HH:mm:ss[.fraction]" + ("Z" if ltz else ""))
+    return _smart_timestamp(m).replace(tzinfo=dt.timezone.utc if ltz else None)
+
+
+def _smart_timestamp(m: re.Match[str]) -> dt.datetime:
     year, month, day, hour, minute, second = (int(x) for x in m.groups()[:6])
     nanos = int((m[7] or "0").ljust(9, "0"))
     if not (1 <= month <= 12 and 1 <= day <= 31 and minute < 60 and second < 60):

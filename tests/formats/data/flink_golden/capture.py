@@ -356,6 +356,12 @@ _SCALARS: list[tuple[str, str, list[bytes]]] = [
                                    b"2024-01-01 00:00:00.1234567891,1",
                                    b" 2024-01-01 00:00:00 ,1", b"2024-02-30 00:00:00,1",
                                    b"2024-01-01 00:00:00.,1", b"2024-01-01 24:00:00,1"]),
+    ("timestamp-ltz", "TIMESTAMP_LTZ(3)", [b"2024-01-01 00:00:00Z,1", b"2024-01-01 00:00:00,1",
+                                           b"2024-01-01 00:00:00.5Z,1",
+                                           b" 2024-01-01 00:00:00Z ,1",
+                                           b"2024-02-30 00:00:00Z,1", b"2024-01-01T00:00:00Z,1",
+                                           b"2024-01-01 24:00:00Z,1", b"2024-01-01 00:00:00z,1",
+                                           b"2024-01-01 00:00:00.Z,1"]),
     ("bytes", "BYTES", [b"AQID,1", b"AQI,1", b"!!,1", b"AQ==,1", b" AQID,1", b"AQ ID,1",
                         b"AQID ,1", b"AQ=,1", b"AQ==AQ==,1", b"AQ==x,1", b"AQIDBA,1", b"A,1",
                         b"AQ-_,1", b"AQ=A,1"]),
@@ -440,6 +446,10 @@ def _java_value(sql_type: str, v: Any) -> Any:
     if sql_type.startswith("TIME("):
         t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=v)
         return t.strftime("%H:%M:%S.%f")
+    if sql_type.startswith("TIMESTAMP_LTZ("):
+        ms, nanos = v.getMillisecond(), v.getNanoOfMillisecond()
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms, microseconds=nanos // 1000)
+        return t.isoformat(sep=" ") + "Z"
     if sql_type.startswith("TIMESTAMP("):
         ms, nanos = v.getMillisecond(), v.getNanoOfMillisecond()
         t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms, microseconds=nanos // 1000)
