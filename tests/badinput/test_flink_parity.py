@@ -117,8 +117,8 @@ CSV_READ_AS_FLINK = [
 @pytest.mark.parametrize(("sql_type", "value", "shown"), CSV_READ_AS_FLINK)
 def test_csv_decode_reads_what_flinks_reader_reads(sql_type: str, value: str,
                                                   shown: str) -> None:
-    out = run_cli(["decode", *_columns(sql_type), "--value-format", "csv",
-                   "--key", KEY, "--value", value])
+    out = run_cli(["decode", *_columns(sql_type), "--key-format", "json", "--value-format",
+                   "csv", "--key", KEY, "--value", value])
     assert out.code == 0, out.output
     assert shown in out.stdout, out.stdout
 
