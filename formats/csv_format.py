@@ -23,9 +23,14 @@ separator removed. So the bytes follow Jackson's rules, which this module reprod
   TIMESTAMP `yyyy-MM-dd HH:mm:ss[.fraction]`, TIMESTAMP_LTZ the same in UTC plus `Z`, BYTES
   base64.
 
-Decoding follows Flink's `CsvToRowDataConverters`: numbers are trimmed and parsed strictly, an
-empty field is `""` for STRING, empty for BYTES and ARRAY, and a parse error otherwise (Flink's
-reader fails on it unless `null-literal` or `ignore-parse-errors` is set).
+Decoding follows Flink's `CsvRowDataDeserializationSchema` (checked against its answers in
+tests/formats/data/flink_golden/golden_read.jsonl): Jackson's bootstrapper picks the encoding
+(BOM, NUL bytes), its CsvParser splits the first record (one blank trailing field allowed, more
+fields fail the record), ARRAY and ROW fields are split on the array delimiter before the null
+literal is compared (so per element), and `CsvToRowDataConverters` converts each value with
+Java's parse methods (`Boolean.parseBoolean`, `Date.valueOf`, DecimalData's null when too wide).
+With ignore-parse-errors a value that does not convert is null and a record Jackson cannot read
+is skipped (`decode` returns None); without it both fail.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import re
 import struct
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 from keyguard.formats import javatext
@@ -84,7 +90,8 @@ ALLOW_COMMENTS: Option[bool] = Option(
     "Reading: records starting with '#' are comments (Flink then reads no row).")
 IGNORE_PARSE_ERRORS: Option[bool] = Option(
     "ignore-parse-errors", bool, False,
-    "Reading: fields that do not parse become null instead of failing.")
+    "Reading: fields that do not parse become null, and records that do not parse are "
+    "skipped, instead of failing.")
 ARRAY_ELEMENT_DELIMITER: Option[str] = Option(
     "array-element-delimiter", str, ";", "Separator of ARRAY elements.")
 ESCAPE_CHARACTER: Option[str | None] = Option(
@@ -111,12 +118,6 @@ MAX_QUOTE_CHECK = 24
 MAX_TIME_PRECISION = 3
 
 _WIDE = Context(prec=1000)
-_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-_FLOAT_RE = re.compile(
-    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)\Z"
-)
-_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_SQL_DATE_RE = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})\Z")
 _LOCAL_TIME_RE = re.compile(r"([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?\Z")
 _JAVA_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", "\\": "\\",
                  "'": "'", '"': '"'}
@@ -303,25 +304,22 @@ class CsvCodec(Codec):
 
     # --- decoding ------------------------------------------------------------------------------
 
-    def decode(self, data: bytes) -> dict[str, Any]:
+    def decode(self, data: bytes) -> dict[str, Any] | None:
+        """The row Flink's CsvRowDataDeserializationSchema reads from `data`; None when Flink
+        skips the record (ignore-parse-errors and a record Jackson cannot read, or one with
+        more fields than columns). A field that does not convert is null with
+        ignore-parse-errors, else the record fails, as in Flink."""
         try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"{self.describe()}: record is not UTF-8: {exc}") from None
-        if self.allow_comments and text.startswith("#"):
-            raise DecodeError(f"{self.describe()}: record is a comment line; Flink reads no row")
-        cells = self._split(text)
+            cells = self._record(bytes(data))
+        except DecodeError:
+            if self.ignore_parse_errors:
+                return None
+            raise
         n = len(self.row_type)
-        if not cells:
-            raise DecodeError(f"{self.describe()}: empty record; Flink reads no row")
-        if len(cells) > n:
-            raise DecodeError(
-                f"{self.describe()}: {len(cells)} fields, the row has {n} columns",
-                hint="Flink fails on this record, or skips it with ignore-parse-errors",
-            )
         if len(cells) < n and not self.ignore_parse_errors:
             raise DecodeError(
-                f"{self.describe()}: {len(cells)} fields, the row has {n} columns",
+                f"{self.describe()}: {len(cells)} field{'s' if len(cells) != 1 else ''}, the "
+                f"row has {n} columns (Flink: Row length mismatch)",
                 hint="set ignore-parse-errors=true to read missing fields as null",
             )
         out: dict[str, Any] = {}
@@ -329,7 +327,7 @@ class CsvCodec(Codec):
             if i >= len(cells):
                 out[f.name] = None
                 continue
-            value, _quoted = cells[i]
+            value = cells[i]
             try:
                 out[f.name] = self._parse_cell(f.type, value)
             except (ValueError, ArithmeticError, binascii.Error) as exc:
@@ -339,25 +337,56 @@ class CsvCodec(Codec):
                 raise DecodeError(
                     f"{self.context.role} column '{f.name}' (csv format): cannot read "
                     f"{value!r} as {f.type.sql()}: {exc}",
-                    hint="Flink's csv reader fails here too; set null-literal for nulls, or "
-                    "ignore-parse-errors=true",
+                    hint="Flink's csv reader fails on this record too; set null-literal for "
+                    "nulls, or ignore-parse-errors=true to read such fields as null",
                 ) from None
         return out
 
-    def _split(self, text: str) -> list[tuple[str, bool]]:
-        """Fields of the first record, as Jackson's CsvDecoder reads them: (text, was quoted)."""
-        cells: list[tuple[str, bool]] = []
+    def _record(self, data: bytes) -> list[str]:
+        """The fields of the first record in `data`, as Jackson's CsvParser reads them with
+        Flink's schema; DecodeError where Jackson fails the record."""
+        text = _jackson_text(data, self.describe())
+        if self.allow_comments:
+            # CsvDecoder skips lines whose first non-space character is '#'.
+            while text.lstrip(" ").startswith("#"):
+                nl = re.search(r"\r\n?|\n", text)
+                text = "" if nl is None else text[nl.end():]
+        if not text:
+            raise DecodeError(f"{self.describe()}: empty record (Flink: No content to map "
+                              "due to end-of-input)",
+                              hint="Flink fails on it, or skips it with ignore-parse-errors")
+        cells = self._split(text)
+        n = len(self.row_type)
+        # Jackson's ALLOW_TRAILING_COMMA: one extra field that is blank is no field.
+        if len(cells) == n + 1 and not _java_trim(cells[-1]):
+            cells.pop()
+        if len(cells) > n:
+            raise DecodeError(
+                f"{self.describe()}: {len(cells)} fields, the row has {n} columns",
+                hint="Flink fails on this record (Too many entries), or skips it with "
+                "ignore-parse-errors",
+            )
+        return cells
+
+    def _split(self, text: str) -> list[str]:
+        """Fields of the first record, as Jackson's CsvDecoder reads them."""
+        cells: list[str] = []
         i, n = 0, len(text)
-        if n == 0:
-            return cells
         while True:
             buf: list[str] = []
-            quoted = self.quote is not None and i < n and text[i] == self.quote
-            if quoted:
+            if self.quote is not None and i < n and text[i] == self.quote:
                 i = self._read_quoted(text, i + 1, buf, len(cells))
-            # Unquoted text (or what follows a closing quote) up to the delimiter.
-            i = self._read_unquoted(text, i, buf)
-            cells.append(("".join(buf), quoted))
+                # After the closing quote: spaces, then the delimiter or the end of the line.
+                while i < n and text[i] in " \t" and text[i] != self.delimiter:
+                    i += 1
+                if i < n and text[i] != self.delimiter and text[i] not in "\r\n":
+                    raise DecodeError(
+                        f"{self.describe()}: field {len(cells) + 1}: {text[i]!r} after a "
+                        "closing quote (Flink: expected column separator character)",
+                        hint="the record was not written by Flink's csv")
+            else:
+                i = self._read_unquoted(text, i, buf)
+            cells.append("".join(buf))
             if i < n and text[i] == self.delimiter:
                 i += 1
                 continue
@@ -393,49 +422,61 @@ class CsvCodec(Codec):
     def _read_char(self, text: str, i: int, buf: list[str]) -> int:
         """The character at `i` into `buf`, or the one the escape character there stands for;
         the offset after it."""
-        if text[i] == self.escape and i + 1 < len(text):
+        if text[i] == self.escape:
+            if i + 1 >= len(text):
+                raise DecodeError(f"{self.describe()}: the record ends in the escape character "
+                                  "(Flink: Unexpected EOF in escaped character)")
             buf.append(_unescape(text[i + 1]))
             return i + 2
         buf.append(text[i])
         return i + 1
 
     def _parse_cell(self, t: DataType, text: str) -> Any:
-        if self.null_literal is not None and text == self.null_literal:
-            return None
-        if isinstance(t, RowType):
-            if text == "" and t.nullable:  # how a null ROW is written without a null literal
-                return None
-            parts = text.split(self.array_delimiter)
-            if len(parts) != len(t.fields):
+        """CsvToRowDataConverters on one field. The null literal nulls an atomic field; an
+        ARRAY or ROW field is split first (Jackson's array column) and it nulls elements."""
+        if isinstance(t, (ArrayType, RowType)):
+            elements: list[Any] = [] if not _java_trim(text) else [
+                None if self.null_literal is not None and e == self.null_literal else e
+                for e in text.split(self.array_delimiter)]
+            if isinstance(t, ArrayType):
+                return [self._nullable_element(t.element, e) for e in elements]
+            if not elements:
+                return None  # Flink reads a nested row of no fields as null
+            if len(elements) < len(t.fields) and not self.ignore_parse_errors:
                 raise ValueError(
-                    f"the nested row has {len(parts)} fields separated by "
-                    f"{self.array_delimiter!r}, the type has {len(t.fields)}")
+                    f"the nested row has {len(elements)} fields separated by "
+                    f"{self.array_delimiter!r}, the type has {len(t.fields)} (Flink: Row "
+                    "length mismatch)")
             out: dict[str, Any] = {}
-            for f, e in zip(t.fields, parts, strict=True):
-                if self.null_literal is not None and e == self.null_literal:
-                    out[f.name] = None
-                    continue
+            for j, f in enumerate(t.fields):
                 try:
-                    out[f.name] = self._parse_element(f.type, e)
+                    out[f.name] = (self._nullable_element(f.type, elements[j])
+                                   if j < len(elements) else None)
                 except (ValueError, ArithmeticError, binascii.Error) as exc:
                     raise ValueError(f"nested field '{f.name}': {exc}") from None
             return out
-        if isinstance(t, ArrayType):
-            if text == "":  # only an empty cell is an empty array; " " is [" "]
-                return []
-            return [
-                None if self.null_literal is not None and e == self.null_literal
-                else self._parse_element(t.element, e)
-                for e in text.split(self.array_delimiter)
-            ]
+        if self.null_literal is not None and text == self.null_literal:
+            return None
         return self._parse_element(t, text)
 
+    def _nullable_element(self, t: DataType, text: str | None) -> Any:
+        """Flink's nullable converter on an element: null stays null; with
+        ignore-parse-errors an element that does not convert is null."""
+        if text is None:
+            return None
+        try:
+            return self._parse_element(t, text)
+        except (ValueError, ArithmeticError, binascii.Error):
+            if self.ignore_parse_errors:
+                return None
+            raise
+
     def _parse_element(self, t: DataType, text: str) -> Any:
-        """CsvToRowDataConverters: Java's parse methods, strict, numbers trimmed."""
+        """CsvToRowDataConverters: Java's parse methods on the text."""
         if isinstance(t, StringType):
             return text
         if isinstance(t, BooleanType):
-            return _parse_boolean(text)
+            return _java_trim(text).lower() == "true"  # Boolean.parseBoolean
         if isinstance(t, IntegralType):
             return _parse_integer(t, text)
         if isinstance(t, (FloatType, DoubleType)):
@@ -447,15 +488,11 @@ class CsvCodec(Codec):
         if isinstance(t, TimeType):
             return _parse_time(t, text)
         if isinstance(t, TimestampType):
-            date, time, _ = javatext.parse_temporal(text.strip(), "sql")
-            assert date is not None and time is not None
-            return dt.datetime.combine(date, time)
+            return _parse_timestamp(text)
         if isinstance(t, TimestampLtzType):
-            date, time, _ = javatext.parse_temporal(text.strip(), "sql_ltz")
-            assert date is not None and time is not None
-            return dt.datetime.combine(date, time, tzinfo=dt.timezone.utc)
+            return _parse_timestamp(text, ltz=True)
         if isinstance(t, BytesType):
-            return base64.b64decode(text, validate=True)
+            return _jackson_base64(text)
         raise ValueError(f"unsupported type {t.sql()}")
 
 
@@ -540,20 +577,73 @@ def _bytes_text(t: BytesType, v: Any) -> str:
     return base64.b64encode(bytes(v)).decode("ascii")
 
 
-# --- one value read back, as Java's parse methods read it -------------------------------------
+# --- one record's text and one value, as Jackson and Java's parse methods read them ----------
 
 
-def _parse_boolean(text: str) -> bool:
-    # Boolean.parseBoolean reads anything but "true" as false: keyguard refuses to guess.
-    low = text.strip().lower()
-    if low not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return low == "true"
+def _jackson_text(data: bytes, where: str) -> str:
+    """The text Jackson's CsvParserBootstrapper reads from `data`: a BOM (UTF-8, UTF-16,
+    UTF-32) is dropped, and NUL bytes among the first four select UTF-16 or UTF-32 (so
+    `k\\x00` is the UTF-16LE text `k`); otherwise UTF-8, where a bad byte fails the record."""
+    head = data[:4]
+    enc = "utf-8"
+    if len(head) == 4:
+        quad = int.from_bytes(head, "big")
+        if quad == 0x0000FEFF:
+            enc, data = "utf-32-be", data[4:]
+        elif quad == 0xFFFE0000:
+            enc, data = "utf-32-le", data[4:]
+        elif quad in (0x0000FFFE, 0xFEFF0000):
+            raise DecodeError(f"{where}: record starts with an unsupported UCS-4 byte order mark")
+        elif quad >> 16 == 0xFEFF:
+            enc, data = "utf-16-be", data[2:]
+        elif quad >> 16 == 0xFFFE:
+            enc, data = "utf-16-le", data[2:]
+        elif quad >> 8 == 0xEFBBBF:
+            data = data[3:]
+        elif quad >> 8 == 0:
+            enc = "utf-32-be"
+        elif quad & 0x00FFFFFF == 0:
+            enc = "utf-32-le"
+        elif quad & ~0x00FF0000 & 0xFFFFFFFF == 0 or quad & ~0x0000FF00 & 0xFFFFFFFF == 0:
+            raise DecodeError(f"{where}: record looks like UCS-4 in an unsupported byte order")
+        elif head[0] == 0:
+            enc = "utf-16-be"
+        elif head[1] == 0:
+            enc = "utf-16-le"
+    elif len(head) >= 2 and head[0] == 0:
+        enc = "utf-16-be"
+    elif len(head) >= 2 and head[1] == 0:
+        enc = "utf-16-le"
+    try:
+        # Java's InputStreamReader replaces bad UTF-16; Jackson's own readers fail.
+        return data.decode(enc, errors="replace" if enc.startswith("utf-16") else "strict")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"{where}: record is not {enc.upper()}: {exc}") from None
+
+
+_JAVA_BLANKS = "".join(map(chr, range(33)))
+
+
+def _java_trim(text: str) -> str:
+    """String.trim: drops characters up to U+0020 at both ends (not other spaces)."""
+    return text.strip(_JAVA_BLANKS)
+
+
+_JAVA_INT_RE = re.compile(r"[+-]?\d+\Z")  # Integer.parseInt: any Unicode decimal digit
+_JAVA_FLOAT_RE = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?"
+    r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)\Z")
+_BIGDECIMAL_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_JAVA_DATE_PART = re.compile(r"[+-]?\d+\Z")
+_SQL_TIMESTAMP_RE = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{0,9}))?\Z")
+_BASE64 = {c: i for i, c in enumerate(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
 
 
 def _parse_integer(t: IntegralType, text: str) -> int:
-    s = text.strip()
-    if not _INT_RE.match(s):
+    s = _java_trim(text)
+    if not _JAVA_INT_RE.match(s):
         raise ValueError(f"not an integer (For input string: {s!r})")
     v = int(s)
     if not t.min_value <= v <= t.max_value:
@@ -562,30 +652,67 @@ def _parse_integer(t: IntegralType, text: str) -> int:
 
 
 def _parse_float(t: FloatType | DoubleType, text: str) -> float:
-    s = text.strip()
-    if not _FLOAT_RE.match(s):
-        raise ValueError("not a number")
-    x = float(s.rstrip("fFdD").replace("Infinity", "inf"))
-    x = _float32(x) if isinstance(t, FloatType) else x
-    if math.isinf(x) and "Infinity" not in s:
-        raise ValueError(f"{s} overflows {t.sql_name}; write Infinity to mean infinity")
-    return x
+    """Double.parseDouble / Float.parseFloat: decimal or hex, too large is infinity."""
+    s = _java_trim(text)
+    m = _JAVA_FLOAT_RE.match(s)
+    if not m:
+        raise ValueError(f"not a number (For input string: {s!r})")
+    if m["hex"]:
+        sign = -1.0 if s.startswith("-") else 1.0
+        try:
+            x = sign * float.fromhex(m["hex"])
+        except OverflowError:
+            x = sign * math.inf
+        return _float32(x) if isinstance(t, FloatType) else x
+    body = s.rstrip("fFdD")
+    x = float(body.replace("Infinity", "inf"))
+    if not isinstance(t, FloatType):
+        return x
+    f = _float32(x)
+    if f == x or not math.isfinite(f):
+        return f
+    # Float.parseFloat rounds the decimal once: where the double lies exactly halfway between
+    # two floats, the exact decimal decides (rounding through the double would tie to even).
+    bits = struct.unpack("<I", struct.pack("<f", f))[0]
+    other = struct.unpack("<f", struct.pack("<I", bits + 1 if abs(x) > abs(f) else bits - 1))[0]
+    if x * 2 != f + other:
+        return f
+    exact = Fraction(Decimal(body))
+    if exact == Fraction(x):
+        return f
+    return float(other) if (exact > Fraction(x)) == (other > f) else f
 
 
-def _parse_decimal(t: DecimalType, text: str) -> Decimal:
-    if not _DECIMAL_RE.match(text):
+def _parse_decimal(t: DecimalType, text: str) -> Decimal | None:
+    """new BigDecimal(text) (untrimmed), then DecimalData.fromBigDecimal: HALF_UP to the
+    scale, and null (not an error) when the digits do not fit the precision."""
+    if not _BIGDECIMAL_RE.match(text):
         raise ValueError("not a decimal number")
-    fitted = _fit_decimal(t, Decimal(text))  # Flink reads a null: keyguard refuses
-    if fitted is None:
-        raise ValueError(f"needs more than {t.precision} digits")
-    return fitted
+    fitted = _fit_decimal(t, Decimal(text))
+    return None if fitted is None else fitted.copy_abs() if fitted == 0 else fitted
 
 
 def _parse_date(text: str) -> dt.date:
-    m = _SQL_DATE_RE.match(text)  # java.sql.Date.valueOf
-    if not m:
+    """java.sql.Date.valueOf(text).toLocalDate(): yyyy-[m]m-[d]d, a day past the month's end
+    rolls into the next month (2024-02-30 is 2024-03-01); Julian months before 1582."""
+    first = text.find("-")
+    second = text.find("-", first + 1)
+    n = len(text)
+    if not (first == 4 and second > 0 and 1 < second - first <= 3 and 1 < n - second <= 3):
         raise ValueError("expected yyyy-[m]m-[d]d")
-    return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    parts = (text[:first], text[first + 1:second], text[second + 1:])
+    if not all(_JAVA_DATE_PART.match(x) for x in parts):
+        raise ValueError("expected yyyy-[m]m-[d]d")
+    year, month, day = (int(x) for x in parts)
+    if not (1 <= month <= 12 and 1 <= day <= 31) or year < 1:
+        raise ValueError("expected yyyy-[m]m-[d]d")
+    julian = year < 1582 or (year == 1582 and month < 10)
+    leap = year % 4 == 0 and (julian or year % 100 != 0 or year % 400 == 0)
+    length = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    if day > length:
+        day -= length
+        month, year = (1, year + 1) if month == 12 else (month + 1, year)
+    return dt.date(year, month, day)  # LocalDate.of: Julian-only Feb 29 fails, as in Java
 
 
 def _parse_time(t: TimeType, text: str) -> dt.time:
@@ -594,6 +721,64 @@ def _parse_time(t: TimeType, text: str) -> dt.time:
         raise ValueError("expected HH:mm[:ss[.fraction]]")
     millis = _truncate(int((m[4] or "0").ljust(9, "0")[:3]), 3, t.precision)
     return dt.time(int(m[1]), int(m[2]), int(m[3] or 0), millis * 1000)
+
+
+def _parse_timestamp(text: str, *, ltz: bool = False) -> dt.datetime:
+    """Flink's SQL timestamp format (with a literal Z for TIMESTAMP_LTZ, in UTC), trimmed,
+    resolved as java.time's SMART resolver does: a day past the month's end is its last day,
+    24:00:00 is the next midnight."""
+    trimmed = _java_trim(text)
+    if ltz and not trimmed.endswith("Z"):
+        raise ValueError("expected yyyy-MM-dd HH:mm:ss[.fraction]Z")
+    m = _SQL_TIMESTAMP_RE.match(trimmed[:-1] if ltz else trimmed)
+    if not m:
+        raise ValueError("expected yyyy-MM-dd HH:mm:ss[.fraction]" + ("Z" if ltz else ""))
+    return _smart_timestamp(m).replace(tzinfo=dt.timezone.utc if ltz else None)
+
+
+def _smart_timestamp(m: re.Match[str]) -> dt.datetime:
+    year, month, day, hour, minute, second = (int(x) for x in m.groups()[:6])
+    nanos = int((m[7] or "0").ljust(9, "0"))
+    if not (1 <= month <= 12 and 1 <= day <= 31 and minute < 60 and second < 60):
+        raise ValueError("a field is out of range")
+    day = min(day, (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day)
+    if hour == 24 and minute == second == nanos == 0:
+        return dt.datetime(year, month, day) + dt.timedelta(days=1)
+    if hour > 23:
+        raise ValueError("hour out of range")
+    return dt.datetime(year, month, day, hour, minute, second, nanos // 1000)
+
+
+def _jackson_base64(text: str) -> bytes:
+    """TextNode.binaryValue: Jackson's MIME-NO-LINEFEEDS Base64, padding required, blanks
+    allowed between 4-character groups only."""
+    s = _java_trim(text)
+    out = bytearray()
+    i, n = 0, len(s)
+    while True:
+        while i < n and s[i] <= " ":
+            i += 1
+        if i >= n:
+            return bytes(out)
+        quad = s[i:i + 4]
+        if len(quad) < 4:
+            raise binascii.Error("broken Base64: unexpected end (padding is required)")
+        bits = [_BASE64.get(c, -1) for c in quad]
+        if bits[0] < 0 or bits[1] < 0:
+            raise binascii.Error(f"broken Base64: illegal character {quad!r}")
+        if quad[2] == "=":
+            if quad[3] != "=":
+                raise binascii.Error("broken Base64: expected padding character '='")
+            out.append(((bits[0] << 6 | bits[1]) >> 4) & 0xFF)
+        elif bits[2] < 0:
+            raise binascii.Error(f"broken Base64: illegal character {quad[2]!r}")
+        elif quad[3] == "=":
+            out += (((bits[0] << 12 | bits[1] << 6 | bits[2]) >> 2) & 0xFFFF).to_bytes(2, "big")
+        elif bits[3] < 0:
+            raise binascii.Error(f"broken Base64: illegal character {quad[3]!r}")
+        else:
+            out += (bits[0] << 18 | bits[1] << 12 | bits[2] << 6 | bits[3]).to_bytes(3, "big")
+        i += 4
 
 
 def _float32(v: float) -> float:

@@ -271,7 +271,12 @@ def test_nested_row_with_options_and_null_fields():
     r = {"r": {"a": None, "b": None, "c": None}, "n": 2}
     assert c.encode(r) == b"NULL|NULL|NULL;2"
     assert c.decode(b"NULL|NULL|NULL;2") == r
-    assert c.decode(b"NULL;2") == {"r": None, "n": 2}
+    # A null ROW is written as the null literal, which Flink reads as a nested row of one
+    # null field: too few fields, so the record fails, or is a row of nulls when lenient.
+    with pytest.raises(DecodeError, match="nested row has 1 fields"):
+        c.decode(b"NULL;2")
+    lenient = codec(NESTED, **opts, **{"ignore-parse-errors": "true"})
+    assert lenient.decode(b"NULL;2") == r
 
 
 def test_nested_row_in_a_key():
@@ -286,7 +291,6 @@ def test_nested_row_in_a_key():
     ("data", "match"),
     [
         (b"1;x,1", r"column 'r'.*nested row has 2 fields.*type has 3"),
-        (b"1;x;1.50;9,1", r"column 'r'.*nested row has 4 fields"),
         (b"one;x;1.50,1", r"column 'r'.*nested field 'a'.*not an integer"),
         (b";x;1.50,1", r"column 'r'.*nested field 'a'"),
     ],
@@ -342,31 +346,38 @@ def test_decoding_empty_fields_as_flink_does():
 
 def test_decoding_arity():
     t = row(("a", StringType()), ("b", IntType()), ("c", StringType()))
-    with pytest.raises(DecodeError, match="1 fields, the row has 3"):
+    with pytest.raises(DecodeError, match="1 field, the row has 3"):
         codec(t).decode(b"Test")
     assert codec(t, **{"ignore-parse-errors": True}).decode(b"Test") == {
         "a": "Test", "b": None, "c": None}
     with pytest.raises(DecodeError, match="4 fields"):
-        codec(t, **{"ignore-parse-errors": True}).decode(b"Test,12,Test,Test")
+        codec(t).decode(b"Test,12,Test,Test")
+    # Flink skips a record with too many fields when ignoring parse errors.
+    assert codec(t, **{"ignore-parse-errors": True}).decode(b"Test,12,Test,Test") is None
+    # Jackson's trailing comma: one blank extra field is no field.
+    assert codec(t).decode(b"Test,12,Test, ") == {"a": "Test", "b": 12, "c": "Test"}
 
 
 def test_decoding_comments():
     t = row(("a", StringType()), ("b", IntType()))
     assert codec(t).decode(b"#Test,12") == {"a": "#Test", "b": 12}
-    with pytest.raises(DecodeError, match="comment"):
+    with pytest.raises(DecodeError, match="empty record"):
         codec(t, **{"allow-comments": True}).decode(b"#Test,12")
+    assert codec(t, **{"allow-comments": True, "ignore-parse-errors": True}).decode(
+        b"#Test,12") is None
+    assert codec(t, **{"allow-comments": True}).decode(b"#c\nx,1") == {"a": "x", "b": 1}
 
 
-@pytest.mark.parametrize(("t", "cell"), [
-    (DecimalType(precision=3, scale=1), b"1234.5"),  # Flink reads a null: never silently
-    (DecimalType(precision=10, scale=2), b"1e400"),
-    (DoubleType(), b"1e999"),
-    (FloatType(), b"1e39"),
-    (BooleanType(), b"yes"),  # Boolean.parseBoolean says false: keyguard refuses to guess
+@pytest.mark.parametrize(("t", "cell", "value"), [
+    (DecimalType(precision=3, scale=1), b"1234.5", None),  # DecimalData.fromBigDecimal
+    (DecimalType(precision=10, scale=2), b"1e400", None),
+    (DoubleType(), b"1e999", math.inf),  # Double.parseDouble
+    (FloatType(), b"1e39", math.inf),
+    (BooleanType(), b"yes", False),  # Boolean.parseBoolean
+    (BooleanType(), b'""', False),
 ])
-def test_decoding_values_outside_the_type_fails(t, cell):
-    with pytest.raises(DecodeError, match="column 'c'"):
-        codec(t).decode(cell)
+def test_decoding_values_outside_the_type_as_flink_does(t, cell, value):
+    assert codec(t).decode(cell) == {"c": value}
 
 
 def test_decoding_a_too_wide_decimal_is_null_with_ignore_parse_errors():
@@ -424,7 +435,10 @@ def test_round_trip(t, strategy):
     @settings(max_examples=60, deadline=None)
     @given(st.one_of(st.none(), strategy), st.text(alphabet="ab, \"'\n"))
     def check(v, z):
-        assume(v != [None])  # prints as the null literal alone: null, in Flink too
+        # A null ARRAY or ROW prints as the null literal, which Flink (and keyguard) reads
+        # as one null element, and an ARRAY [None] prints the same.
+        assume(v is not None or not isinstance(t, (ArrayType, RowType)))
+        assume(v != [None])
         r = {"c": v, "z": z}
         got = c.decode(c.encode(r))
         assert got == r
@@ -441,6 +455,7 @@ def test_round_trip_with_custom_delimiters_and_escape():
     @given(st.text(alphabet="a\t'\\\" |"),
            st.lists(st.text(alphabet="ab'\\\t \n", min_size=1), min_size=1))
     def check(a, b):
+        assume(b[0].strip(" \t\n") or len(b) > 1)  # Flink reads a blank array field as []
         r = {"a": a, "b": b, "c": 1}
         assert c.decode(c.encode(r)) == r
 

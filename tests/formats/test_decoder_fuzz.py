@@ -250,6 +250,9 @@ def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
     # Flink's csv writes a nested element holding the element delimiter unescaped, so neither
     # Flink nor keyguard can read it back (README, csv format): not a valid encoding to test.
     assume(not (name == "csv" and _nested_text_has(value, ";")))
+    # A null ARRAY or ROW is written as the null literal, which Flink's csv reader splits into
+    # one null element (README, csv format): for a ROW too few fields, not the row written.
+    assume(not (name == "csv" and (value.get("a") is None or value.get("r") is None)))
     try:
         encoded = codec.encode(value)
     except KeyguardError:

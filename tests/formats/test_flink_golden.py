@@ -59,12 +59,16 @@ def _unreadable_null(case: dict[str, Any], rt: RowType, row: dict[str, Any]) -> 
     return any(empty_non_string(f.type, row.get(f.name)) for f in rt.fields)
 
 
-#: Records Flink writes but cannot read back as the same row (nor can keyguard): csv has no
-#: escaping of the array delimiter, nor of anything with quoting disabled.
+#: Records Flink writes but cannot read back as the same row (nor can keyguard; what both read
+#: is in golden_read.jsonl): csv has no escaping of the array delimiter, nor of anything with
+#: quoting disabled, and an ARRAY or ROW field holding the null literal is split like any other.
 NOT_READABLE = {
     "csv-quote-escape/0": "an ARRAY element holds the array-element-delimiter",
     "csv-no-quotes/0": "quoting disabled and a value holds the field delimiter",
     "csv-types/2": "ARRAY [''] is written as an empty field, which reads as []",
+    "csv-ascii/128": "a NUL as the second byte makes Jackson read the record as UTF-16LE",
+    "csv-row-options/2": "a null ROW is written as the null literal, read as one null field",
+    "csv-no-quotes/1": "a null ARRAY is written as the null literal, read as [NULL]",
 }
 
 

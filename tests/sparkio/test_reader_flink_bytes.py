@@ -52,7 +52,6 @@ def test_flinks_full_width_decimal_key_decodes_exactly(fmt: str, key: bytes, val
 @pytest.mark.parametrize(("fmt", "key"), [
     ("json", b'{"k":100000000000000000000}'),
     ("json", b'{"k":99999999999999999999.9999999999999999995}'),  # rounds to 39 digits
-    ("csv", b"100000000000000000000"),
 ])
 def test_a_key_wider_than_its_type_fails_naming_offset_and_column(fmt: str, key: bytes) -> None:
     with pytest.raises(DecodeError, match=r"partition 0 offset 7.*'k'.*38 digits"):

@@ -1,4 +1,5 @@
-"""Regenerate golden.jsonl: the bytes Apache Flink 2.3 writes for each case in CASES.
+"""Regenerate golden.jsonl (the bytes Apache Flink 2.3 writes for each case in CASES) and
+golden_read.jsonl (what Flink 2.3's csv reader makes of each record in READ_CASES).
 
 Not run by the test suite. Needs PyFlink 2.3 and Java 17 in a separate venv:
 
@@ -12,18 +13,25 @@ the JVM through PyFlink's Java gateway with the options wired as the format fact
 writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and always writes
 `stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows are stored as
 `keyguard.formats.values.coerce_row` reads them (decimals and times as text).
+
+Reads go through `CsvRowDataDeserializationSchema`, built as CsvFormatFactory builds it, once
+with csv.ignore-parse-errors off and once on. Each answer is the row (as above), `skipped` (the
+schema returned null: Flink drops the record) or `error` (the schema threw: Flink fails the job).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "golden.jsonl"
+READ_OUT = HERE / "golden_read.jsonl"
 
 # (group, format, format options, columns, rows)
 Group = tuple[str, str, dict[str, str], str, list[dict[str, Any]]]
@@ -312,11 +320,213 @@ def capture() -> list[dict[str, Any]]:
                         "columns": columns, "row": r, "hex": data.hex()})
     return out
 
+# --- reads ------------------------------------------------------------------------------------
+
+# (group, format options, columns, records): each record read with ignore-parse-errors off and on.
+ReadGroup = tuple[str, dict[str, str], str, list[bytes]]
+
+_EMPTIES = [b",1", b'"",1', b" ,1"]
+_SCALARS: list[tuple[str, str, list[bytes]]] = [
+    ("boolean", "BOOLEAN", [b"true,1", b"TRUE,1", b" true ,1", b"false,1", b"yes,1", b"1,1",
+                            b"\xc2\xa0true,1", b"\ttrue,1"]),
+    ("tinyint", "TINYINT", [b"12,1", b" -7 ,1", b"128,1", b"+5,1"]),
+    ("smallint", "SMALLINT", [b"-32768,1", b"1.0,1"]),
+    ("int", "INT", [b" 12 ,1", b"+5,1", b"1.0,1", b"2147483648,1", b"0x10,1", b"-0,1",
+                    b"\xd9\xa3,1", b"\xc2\xa012,1"]),
+    ("bigint", "BIGINT", [b"-9223372036854775808,1", b"1e3,1"]),
+    ("float", "FLOAT", [b"NaN,1", b"1e3,1", b"1.5f,1", b" 2.5 ,1", b"-Infinity,1",
+                        b"1e40,1", b"0x1p3,1", b"1e-50,1", b"+NaN,1",
+                        b"0x1.8p1,1", b"3.4028236e38,1", b"1_0,1",
+                        # halfway between two floats as a double, not as a decimal
+                        b"1.0000000596046447753906250001,1",
+                        b"-1.0000000596046447753906249999,1"]),
+    ("double", "DOUBLE", [b"1.5d,1", b"Infinity,1", b"1e400,1", b".5,1", b"1.,1"]),
+    ("decimal", "DECIMAL(5, 2)", [b"1.005,1", b"123.4,1", b"1234,1", b"1e2,1", b" 1.5,1",
+                                  b"-0.001,1", b"+1.5,1", b".5,1", b"1.,1", b"1E+1,1", b"NaN,1",
+                                  b"99.995,1", b"999.995,1", b"\xd9\xa3,1"]),
+    ("string", "STRING", [b"x,1", b'" x ",1']),
+    ("date", "DATE", [b"2024-01-01,1", b"2024-1-1,1", b" 2024-01-01,1", b"2024-02-30,1",
+                      b"2024-13-01,1", b"2024-00-10,1", b"2024-01-32,1", b"0001-01-01,1",
+                      b"2024-01-1 ,1", b"2024-+1-01,1", b"1900-02-29,1", b"1500-02-29,1",
+                      "\u0663\u0663\u0663\u0663-01-01,1".encode()]),
+    ("time", "TIME(3)", [b"12:34,1", b"12:34:56.7891,1", b"1:02:03,1"]),
+    ("timestamp", "TIMESTAMP(3)", [b"2024-01-01 00:00:00,1", b"2024-01-01T00:00:00,1",
+                                   b"2024-01-01,1", b"2024-01-01 00:00:00.123456,1",
+                                   b"2024-01-01 1:00:00,1", b"2024-01-01 00:00,1",
+                                   b"2024-01-01 00:00:00.1234567891,1",
+                                   b" 2024-01-01 00:00:00 ,1", b"2024-02-30 00:00:00,1",
+                                   b"2024-01-01 00:00:00.,1", b"2024-01-01 24:00:00,1"]),
+    ("timestamp-ltz", "TIMESTAMP_LTZ(3)", [b"2024-01-01 00:00:00Z,1", b"2024-01-01 00:00:00,1",
+                                           b"2024-01-01 00:00:00.5Z,1",
+                                           b" 2024-01-01 00:00:00Z ,1",
+                                           b"2024-02-30 00:00:00Z,1", b"2024-01-01T00:00:00Z,1",
+                                           b"2024-01-01 24:00:00Z,1", b"2024-01-01 00:00:00z,1",
+                                           b"2024-01-01 00:00:00.Z,1"]),
+    ("bytes", "BYTES", [b"AQID,1", b"AQI,1", b"!!,1", b"AQ==,1", b" AQID,1", b"AQ ID,1",
+                        b"AQID ,1", b"AQ=,1", b"AQ==AQ==,1", b"AQ==x,1", b"AQIDBA,1", b"A,1",
+                        b"AQ-_,1", b"AQ=A,1"]),
+]
+
+READ_CASES: list[ReadGroup] = [
+    *[(f"csv-read-{name}", {}, f"c {sql}, n INT", _EMPTIES + records)
+      for name, sql, records in _SCALARS],
+    *[(f"csv-read-{name}-null-literal", {"null-literal": "N"}, f"c {sql}, n INT",
+       [b"N,1", b",1", b'"N",1'])
+      for name, sql, _ in _SCALARS],
+    ("csv-read-array", {}, "k STRING, a ARRAY<INT>", [
+        b",;5", b"x,;5", b"x,5;", b"x,;", b"x,", b'x,""', b"x,1;2", b"x, 1 ; 2 ", b"x,1;y",
+        b'x,"1;2"', b"x,5"]),
+    ("csv-read-array-string", {}, "k STRING, a ARRAY<STRING>", [
+        b"x,", b"x,;", b"x,a;;b", b'x," "', b"x, a ; b ",
+        b"x,a; b", b'x," ; "', b"x,\ta"]),
+    ("csv-read-array-boolean", {}, "k STRING, a ARRAY<BOOLEAN>", [b"x,;true", b"x,", b"x,yes"]),
+    ("csv-read-array-null-literal", {"null-literal": "N"}, "k STRING, a ARRAY<INT>", [
+        b"x,N", b"x,1;N", b"x,", b"x,;", b"N,N"]),
+    ("csv-read-row", {}, "k STRING, r ROW<x INT, y STRING, z INT>", [
+        b",;;", b"x,;;", b"x,", b"x,1;a;2", b"x,1;a", b"x,1;a;2;3", b"x,;a;", b"x,y;a;2",
+        b'x,"1;a;2"', b"x,1"]),
+    ("csv-read-row-null-literal", {"null-literal": "N"},
+     "k STRING, r ROW<x INT, y STRING, z INT>", [b"x,N", b"x,N;N;N", b"x,", b"x,1;N;N"]),
+    ("csv-read-empty-null-literal", {"null-literal": ""},
+     "b BOOLEAN, i INT, s STRING, a ARRAY<INT>", [b",,,", b'"","","",""', b"true,1,x,1;;2"]),
+    ("csv-read-record", {}, "i INT, s STRING", [
+        b"", b" ", b"1", b"1,x", b"1,x,y", b"1,x,", b"1,x\n", b"1,x\r\n", b"1,x\n2,y",
+        b"\xef\xbb\xbf1,x", b"1,\xef\xbb\xbfx", b"1,a\x00b", b'1,"a\x00b"', b"1,\xff",
+        b'1,"abc', b'1,"a"b', b"#1,x", b",", b",,", b"1,x,,", b'1,x,""',
+        b"1,x, ", b"\n1,x", b"\r\n", b"\n", b"1,x\r2,y", b'1,"a\nb"', b'1, "x"', b'1,"x" ',
+        b"1,x y", b'"\x00",1']),
+    ("csv-read-comments", {"allow-comments": "true"}, "i INT, s STRING", [
+        b"#1,x", b"1,#x", b" #1,x", b"#c\n1,x", b"\t#1,x", b" 1,x",
+        b"#", b"#c\n#d\n1,x"]),
+    ("csv-read-key", {}, "k STRING", [
+        b"", b"k1", b"\xef\xbb\xbfk1", b"\xef\xbb\xbf", b"k\x00", b"\x00", b"a,b", b",",
+        b'"a,b"', b"\\N", b"\xef\xbb\xbf\xef\xbb\xbfk",
+        b"\xef\xbb\xbfk", b"k\x00x", b"\x00k", b"\x00\x00\x00k", b"k\x00\x00\x00", b"\xff\xfek\x00",
+        b"\xfe\xff\x00k", b"\x00k\x00\x00", b"ab\x00\x00", b"k\x00y", b"\xc0\x80x",
+        b"\xff\xfe\x00\xd8", b"\x00\x00\xfe\xff\x00\x00\x00k", b"\x00\x11\x00\x00",
+        b"a\x00b\x00,\x00",
+        b"k\x00\x00"]),
+    ("csv-read-key-int", {}, "k INT", [b"", b"\xef\xbb\xbf7", b"7,8", b"7\x00"]),
+    ("csv-read-key-escape", {"escape-character": "\\"}, "k STRING", [
+        b"\\N", b"a\\,b", b"\\n", b"\\0", b"\\\\", b"a\\", b'"a\\"b"', b"\\t\\r"]),
+    ("csv-read-key-escape-null", {"escape-character": "\\", "null-literal": "\\N"}, "k STRING",
+     [b"\\N", b"\\\\N", b'"\\N"', b"N"]),
+    ("csv-read-no-quotes", {"disable-quote-character": "true"}, "k STRING, n INT", [
+        b'"a",1', b'"a,b",1']),
+    ("csv-read-options", {"field-delimiter": "\\t", "quote-character": "'",
+                          "array-element-delimiter": "|"},
+     "k STRING, a ARRAY<INT>, r ROW<x INT, y STRING>", [
+         b"x\t1|2\t1|a", b"'x\ty'\t|\t|", b"x\t\t"]),
+]
+
+
+def _java_value(sql_type: str, v: Any) -> Any:
+    """One field of a RowData Flink's csv reader built, as coerce_row reads it."""
+    if v is None:
+        return None
+    sql_type = sql_type.removesuffix(" NOT NULL")
+    if sql_type.startswith("ROW<"):
+        fields = _split_fields(sql_type[4:-1])
+        return {n: None if v.isNullAt(i) else _java_value(t, v.getField(i))
+                for i, (n, t) in enumerate(fields)}
+    if sql_type.startswith("ARRAY<"):
+        element = sql_type[6:-1]
+        items = v.toObjectArray()
+        return [_java_value(element, items[i]) for i in range(v.size())]
+    if sql_type in ("STRING", "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT"):
+        return str(v.toString()) if sql_type == "STRING" else v
+    if sql_type in ("FLOAT", "DOUBLE"):
+        if math.isnan(v):
+            return "NaN"
+        return ("Infinity" if v > 0 else "-Infinity") if math.isinf(v) else v
+    if sql_type.startswith("DECIMAL"):
+        return str(v.toString())
+    if sql_type == "DATE":
+        return (dt.date(1970, 1, 1) + dt.timedelta(days=v)).isoformat()
+    if sql_type.startswith("TIME("):
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=v)
+        return t.strftime("%H:%M:%S.%f")
+    if sql_type.startswith("TIMESTAMP_LTZ("):
+        ms, nanos = v.getMillisecond(), v.getNanoOfMillisecond()
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms, microseconds=nanos // 1000)
+        return t.isoformat(sep=" ") + "Z"
+    if sql_type.startswith("TIMESTAMP("):
+        ms, nanos = v.getMillisecond(), v.getNanoOfMillisecond()
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms, microseconds=nanos // 1000)
+        return t.isoformat(sep=" ")
+    if sql_type == "BYTES":
+        return base64.b64encode(bytes(v)).decode("ascii")
+    raise ValueError(f"capture.py cannot read {sql_type}; add it to _java_value")
+
+
+def _deserializer(jvm: Any, options: dict[str, str], row_type: Any, ignore: bool) -> Any:
+    """CsvFormatFactory.configureDeserializationSchema: an option not set is not applied."""
+    csv = jvm.org.apache.flink.formats.csv
+    builder = getattr(csv, "CsvRowDataDeserializationSchema$Builder")(
+        row_type, jvm.org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(row_type))
+    unescape = jvm.org.apache.commons.lang3.StringEscapeUtils.unescapeJava
+    if "field-delimiter" in options:
+        builder.setFieldDelimiter(unescape(options["field-delimiter"])[0])
+    if options.get("disable-quote-character") == "true":
+        builder.disableQuoteCharacter()
+    elif "quote-character" in options:
+        builder.setQuoteCharacter(options["quote-character"][0])
+    if "allow-comments" in options:
+        builder.setAllowComments(options["allow-comments"] == "true")
+    builder.setIgnoreParseErrors(ignore)
+    if "array-element-delimiter" in options:
+        builder.setArrayElementDelimiter(options["array-element-delimiter"])
+    if "escape-character" in options:
+        builder.setEscapeCharacter(options["escape-character"][0])
+    if "null-literal" in options:
+        builder.setNullLiteral(options["null-literal"])
+    schema = builder.build()
+    schema.open(None)
+    return schema
+
+
+def capture_reads() -> list[dict[str, Any]]:
+    from py4j.protocol import Py4JJavaError
+    from pyflink.java_gateway import get_gateway
+
+    jvm = get_gateway().jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    parse = jvm.org.apache.flink.table.types.logical.utils.LogicalTypeParser.parse
+    out: list[dict[str, Any]] = []
+    for group, options, columns, records in READ_CASES:
+        fields = _split_fields(columns)
+        row_type = parse(f"ROW<{columns}>", loader)
+        for ignore in (False, True):
+            schema = _deserializer(jvm, options, row_type, ignore)
+            for i, data in enumerate(records):
+                case: dict[str, Any] = {
+                    "case": f"{group}/{i}", "options": options, "columns": columns,
+                    "ignore-parse-errors": ignore, "hex": data.hex()}
+                try:
+                    row = schema.deserialize(bytearray(data))
+                except Py4JJavaError as exc:
+                    cause = exc.java_exception
+                    while cause.getCause() is not None:
+                        cause = cause.getCause()
+                    case["error"] = str(cause.toString()).split("\n")[0]
+                else:
+                    if row is None:
+                        case["skipped"] = True
+                    else:
+                        case["row"] = {n: None if row.isNullAt(j) else
+                                       _java_value(t, row.getField(j))
+                                       for j, (n, t) in enumerate(fields)}
+                out.append(case)
+    return out
+
 
 def main() -> None:
     cases = capture()
     OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
     print(f"wrote {len(cases)} cases to {OUT.relative_to(HERE.parents[3])}")
+    reads = capture_reads()
+    READ_OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in reads))
+    print(f"wrote {len(reads)} cases to {READ_OUT.relative_to(HERE.parents[3])}")
 
 
 if __name__ == "__main__":
