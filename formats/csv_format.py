@@ -1,5 +1,9 @@
 """Flink's `csv` format, byte-identical: one line per record, written the way Jackson writes it.
 
+Longer than 800 lines: each type's text is written and read back here side by side (Jackson's
+writer, then Flink's reader with Jackson's parser and Java's parsing of each type), so that a
+change to one side of a type is made beside the other.
+
 Flink's `CsvRowDataSerializationSchema` turns a row into a Jackson `ObjectNode` and lets
 `CsvMapper` (jackson-dataformat-csv, `CsvGenerator` + `CsvEncoder`) print it with the line
 separator removed. So the bytes follow Jackson's rules, which this module reproduces:

@@ -440,7 +440,11 @@ def test_round_trip(t, strategy):
         assume(v is not None or not isinstance(t, (ArrayType, RowType)))
         assume(v != [None])
         r = {"c": v, "z": z}
-        got = c.decode(c.encode(r))
+        encoded = c.encode(r)
+        # A NUL byte makes Flink's reader (Jackson's encoding detection) read the record as
+        # UTF-16 or UTF-32, as the captured reads show: Flink does not read those back either.
+        assume(b"\x00" not in encoded)
+        got = c.decode(encoded)
         assert got == r
 
     check()
