@@ -158,11 +158,12 @@ def migrate(
         "--columns": columns, "--new-key-format": new_key_format,
         "--value-format": value_format}, use_connections=ddl_connections)
     table, topic = _table_and_topic(ddl, columns, topic)
+    ddl_value_format, ddl_value_options = _ddl_value(ddl)
     olds, new = migration_options(
         old_key_formats=old_key_format or [], old_options=old_option or [],
         new_key_format=new_key_format, new_options=parse_kv(new_option, what="--new-option"),
-        value_format=value_format or _ddl_value(ddl)[0],
-        value_options={**_ddl_value(ddl)[1], **parse_kv(value_option, what="--value-option")},
+        value_format=value_format or ddl_value_format,
+        value_options={**ddl_value_options, **parse_kv(value_option, what="--value-option")},
         primary_key=primary_key, registry=registry or default_registry(),
         ddl_new=None if ddl is None else ddl.new, ddl_olds=() if ddl is None else ddl.olds)
     show = Progress("migrate")
