@@ -58,6 +58,11 @@ _FORCED = {"enable.partition.eof": True, "enable.auto.commit": False,
            # A bounded read knows its end: a fetch at the end answers at once instead of
            # waiting librdkafka's default 500 ms for records that would be past it anyway.
            "fetch.wait.max.ms": 10}
+#: Prefetch defaults a `properties.*` option may override. librdkafka's own (100k records and
+#: 64 MiB queued per partition) hold more than a folding reader's state at a million records;
+#: a smaller queue then needs a short backoff, or fetching pauses 1 s each time it fills.
+_PREFETCH = {"queued.min.messages": 10_000, "queued.max.messages.kbytes": 4096,
+             "fetch.queue.backoff.ms": 5}
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,9 @@ class KafkaRanges:
     # -- clients -----------------------------------------------------------------------------
 
     def _consumer(self, extra: Mapping[str, Any]) -> Consumer:
-        conf = self._kafka.client_config({**extra, **_FORCED})
+        given = self._kafka.properties
+        prefetch = {k: v for k, v in _PREFETCH.items() if k not in given}
+        conf = self._kafka.client_config({**prefetch, **extra, **_FORCED})
         # librdkafka wants a group id; the reader never joins it (assign, no commit).
         conf.setdefault("group.id", f"keyguard-read-{uuid.uuid4().hex}")
         try:

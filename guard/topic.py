@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from confluent_kafka import (
@@ -165,6 +166,11 @@ class KafkaTopicInspector:
         self._topics: list[str] = []
         #: Records and bytes the last scan fetched (kept or not): what the sample cost.
         self.last_scan_read: tuple[int, int] = (0, 0)
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        """The client properties the user gave (read-only view)."""
+        return MappingProxyType(self._config)
 
     def topic_names(self) -> list[str]:
         """The topics the last metadata request listed ("did you mean" for a typo)."""

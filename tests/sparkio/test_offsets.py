@@ -144,3 +144,21 @@ def test_empty_range_reads_without_a_broker() -> None:
     empty: Iterator[object] = kafka.read(OffsetRange("t", 0, 0, 0))
     assert list(empty) == []
     assert OffsetRange("t", 0, 5, 5).empty and not OffsetRange("t", 0, 0, 1).empty
+
+
+def test_a_read_prefetches_little_unless_the_properties_say_otherwise(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """librdkafka's own prefetch (100k records, 64 MiB per partition) would outweigh a
+    folding reader's state; a `properties.*` setting still wins over keyguard's smaller one."""
+    import keyguard.guard.offsets as offsets
+
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(offsets, "Consumer", lambda conf: seen.append(conf) or object())
+    KafkaRanges("127.0.0.1:1")._consumer({})
+    KafkaRanges("127.0.0.1:1", {"queued.max.messages.kbytes": 65536})._consumer({})
+    default, given = seen
+    assert default["queued.max.messages.kbytes"] < 65536
+    assert default["queued.min.messages"] < 100_000
+    assert default["fetch.queue.backoff.ms"] < 1000
+    assert given["queued.max.messages.kbytes"] == 65536
+    assert given["queued.min.messages"] == default["queued.min.messages"]
