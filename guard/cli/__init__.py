@@ -55,6 +55,12 @@ def _built(name: str, function: Callable[..., Any]) -> Any:
     return typer.main.get_command(one)
 
 
+def built_command(name: str) -> Any:
+    """The click command of `keyguard <name>`, as `keyguard` builds it (the docs render its
+    help)."""
+    return _built(name, command_function(name))
+
+
 class _Commands(TyperGroup):
     """The commands of `COMMANDS` (guard's, and those the packages above guard/ add when they
     assemble the `keyguard` script: `keyguard.sparkio.cli.main`), each built when it is asked for,
