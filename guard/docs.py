@@ -11,7 +11,7 @@ Renders the blocks between `<!-- rules -->` and `<!-- /rules -->`, `<!-- exit-co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from keyguard.formats.docs import option_sets
@@ -45,9 +45,9 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def command_help(name: str) -> str:
+def command_help(name: str, function: Callable[..., Any] | str | None = None) -> str:
     """`keyguard <name> --help` as plain text (no colours, no boxes), `_HELP_WIDTH` wide."""
-    command = built_command(name)
+    command = built_command(name, function)
     ctx = command.context_class(command, info_name=f"keyguard {name}",
                                 terminal_width=_HELP_WIDTH, max_content_width=_HELP_WIDTH)
     formatter = ctx.make_formatter()
@@ -58,21 +58,23 @@ def command_help(name: str) -> str:
     return formatter.getvalue().rstrip()
 
 
-def cli_reference(names: Sequence[str]) -> str:
-    """One section per command: its `--help`, in a text block."""
-    parts = [f"### `keyguard {name}`\n\n```text\n{command_help(name)}\n```" for name in names]
+def cli_reference(commands: Mapping[str, Callable[..., Any] | str]) -> str:
+    """One section per command (name -> its function, or "module:function"): its `--help`, in
+    a text block."""
+    parts = [f"### `keyguard {name}`\n\n```text\n{command_help(name, function)}\n```"
+             for name, function in commands.items()]
     return "\n\n".join(parts)
 
 
 def render(text: str, contributed: Mapping[str, Callable[[], OptionSet]] | None = None,
-           commands: Callable[[], Sequence[str]] = lambda: list(COMMANDS)) -> str:
+           commands: Mapping[str, Callable[..., Any] | str] | None = None) -> str:
     """The generated blocks of `text`: the formats' option tables plus the `contributed` sets
     (by block name), the exit codes, the rules and the help of the `commands` (by default
     guard's)."""
     text = render_options(text, {**option_sets(), **(contributed or {})})
     text = _EXIT_BLOCK.sub(lambda m: f"{m.group(1)}{exit_codes_table()}\n{m.group(3)}", text)
     if _CLI_BLOCK.search(text):
-        reference = cli_reference(commands())
+        reference = cli_reference(COMMANDS if commands is None else commands)
         text = _CLI_BLOCK.sub(lambda m: f"{m.group(1)}{reference}\n{m.group(3)}", text)
     return _BLOCK.sub(lambda m: f"{m.group(1)}{rules_table()}\n{m.group(3)}", text)
 

@@ -37,17 +37,10 @@ def option_sets() -> dict[str, Callable[[], OptionSet]]:
     return {"connector": lambda: CONNECTOR_OPTIONS}
 
 
-def command_names() -> list[str]:
-    """Every `keyguard` command, guard's and sparkio's, in the order `keyguard --help` lists
-    them."""
-    for name, command in SPARKIO_COMMANDS.items():
-        if name not in guard_cli.COMMANDS:
-            guard_cli.add_command(name, command)
-    return list(guard_cli.COMMANDS)
-
-
 def render(text: str) -> str:
-    return guard_docs.render(text, option_sets(), command_names)
+    # Every `keyguard` command, guard's and sparkio's, in the order `keyguard --help` lists them.
+    commands = {**guard_cli.COMMANDS, **SPARKIO_COMMANDS}
+    return guard_docs.render(text, option_sets(), commands)
 
 
 def main(argv: list[str]) -> int:
