@@ -71,7 +71,7 @@ class Spread:
 
 
 def ratio(baseline_s: float, contender_s: float, *, higher_is_better: bool = True) -> float:
-    """How a contender compares with the baseline, as the README states its goals.
+    """How a contender compares with the baseline, as docs/benchmarks.md states its goals.
 
     Throughput goals ("the writer reaches 0.8x of the bare producer") are baseline time over
     contender time; cost goals ("check takes at most 4x python -c pass") are the inverse.
@@ -107,7 +107,8 @@ def digests_agree(contenders: Sequence[Contender]) -> bool:
 def table(contenders: Sequence[Contender], *, baseline: str, title: str = "",
           higher_is_better: bool = True, load: tuple[Sequence[float], Sequence[float]]
           | None = None, ratio_label: str = "ratio") -> str:
-    """The markdown table the README quotes, with the load average and the digest verdict."""
+    """The markdown table docs/benchmarks.md quotes, with the load average and the digest
+    verdict."""
     base = next((c for c in contenders if c.name == baseline), None)
     if base is None:
         raise ValueError(f"no contender named {baseline!r}")

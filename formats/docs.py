@@ -1,7 +1,8 @@
-"""The README's option tables, generated from the option declarations (never written by hand).
+"""The docs' option tables, generated from the option declarations (never written by hand).
 
-`python -m keyguard.formats.docs README.md` rewrites every block between `<!-- options:NAME -->` and
-`<!-- /options:NAME -->`; a test fails when the README is out of date.
+`python -m keyguard.formats.docs PAGE...` rewrites every block between `<!-- options:NAME -->` and
+`<!-- /options:NAME -->` (`python -m keyguard.sparkio.docs` rewrites every generated page); a test
+fails when a page is out of date.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def render(text: str, sets: Mapping[str, Callable[[], OptionSet]] | None = None)
     def table(m: re.Match[str]) -> str:
         name = m.group("name")
         if name not in known:
-            raise KeyError(f"README names option block {name!r}; known: {', '.join(known)}")
+            raise KeyError(f"the page names option block {name!r}; known: {', '.join(known)}")
         return f"{m.group(1)}{known[name]().markdown_table()}\n{m.group(4)}"
 
     return _BLOCK.sub(table, text)
@@ -57,7 +58,8 @@ def rewrite(path: Path, render_text: Callable[[str], str]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    rewrite(Path(argv[0] if argv else "README.md"), render)
+    for page in argv or ["docs/reference/format-options.md"]:
+        rewrite(Path(page), render)
     return 0
 
 

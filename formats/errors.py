@@ -16,7 +16,7 @@ EXIT_INVALID = 2
 EXIT_UNREACHABLE = 3
 EXIT_INTERNAL = 4
 
-#: One line per exit code, for the README and `--help` (a test keeps them in sync).
+#: One line per exit code, for the docs and `--help` (a test keeps them in sync).
 EXIT_CODES = {
     EXIT_OK: "nothing breaking",
     EXIT_BREAKING: "breaking findings",

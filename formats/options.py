@@ -3,7 +3,7 @@
 Each format (and the Spark connector) declares its options as `Option` values: key, type,
 default, description. `OptionSet.validate` turns user-supplied strings into typed values and
 rejects unknown keys, naming them and listing what is allowed. The same declarations render
-the README's option tables and the CLI's help, so the three can never disagree.
+the docs' option tables and the CLI's help, so the three can never disagree.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class OptionSet:
         return o.default
 
     def markdown_table(self) -> str:
-        """The README table for these options."""
+        """The docs' table for these options."""
         lines = ["| option | type | default | description |", "|---|---|---|---|"]
         for o in self.options:
             is_duration = o.parser is _parse_duration_ms

@@ -18,7 +18,8 @@ from typing import Any
 
 from keyguard.formats.errors import SchemaError
 
-#: Deepest nesting of JSON arrays and objects accepted in a schema (documented in the README).
+#: Deepest nesting of JSON arrays and objects accepted in a schema (documented in
+#: docs/concepts/formats.md).
 MAX_SCHEMA_DEPTH = 100
 
 _DEPTH_HINT = (

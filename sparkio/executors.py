@@ -141,7 +141,7 @@ def missing_on_workers(exc: BaseException) -> WorkerSetupError | None:
             f"the executors run another keyguard than this driver: their "
             f"{skew.group(2)} has no {skew.group(1)} (a write task failed)",
             hint="install the same keyguard version on every node, or ship this one with the "
-                 "job; see README.md, 'Running on a cluster'")
+                 "job; see the docs, 'Running on a cluster' (docs/how-to/cluster.md)")
     if "ModuleNotFoundError" not in text and "No module named" not in text:
         return None
     found = _NO_MODULE.search(text)

@@ -1,7 +1,7 @@
 """The pure half of `keyguard migrate`: records read -> the logical table -> what to write.
 
 No broker here: `keyguard.sparkio.migrate_topic` reads the topic, folds the records here and
-writes what `plan_migration` says. The model (the README's "The table a migration keeps"):
+writes what `plan_migration` says. The model (docs/concepts/table-model.md):
 
 - A *slot* is one key byte string on one partition: what compaction keeps, its last record
   (its *tail*). A *logical key* is the key bytes the NEW declaration gives a row, so every

@@ -328,7 +328,7 @@ def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = T
     if problems:
         raise InvalidOptionError(
             f"upsert-kafka options of topic {conn.topic}: " + "; ".join(problems),
-            hint="see the option table in the README (sparkio)")
+            hint="see the Spark options in the docs (docs/reference/spark-options.md)")
     return conn
 
 
@@ -396,7 +396,7 @@ def _changelog_conflicts(conn: ConnectorOptions) -> list[str]:
 
 
 def markdown_table() -> str:
-    """Every option of the connector (table and connector), for the README."""
+    """Every option of the connector (table and connector), for the docs' Spark options page."""
     return OptionSet("upsert-kafka", TABLE_OPTIONS.options + CONNECTOR_OPTIONS.options
                      ).markdown_table() + (
         "\n| `properties.*` | string | | librdkafka producer/consumer settings, e.g. "

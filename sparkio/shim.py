@@ -41,8 +41,8 @@ SHIP_HINT = (
     "to keyguard.zip in spark.submit.pyFiles (--py-files, or spark.sparkContext."
     "addPyFile / spark.addArtifacts(..., pyfile=True) under Spark Connect) on nodes that have "
     "its dependencies, or a packed virtualenv with keyguard and its dependencies in "
-    "spark.archives (venv-pack; PYSPARK_PYTHON=./environment/bin/python). See README.md, "
-    "'Running on a cluster'")
+    "spark.archives (venv-pack; PYSPARK_PYTHON=./environment/bin/python). See the docs, "
+    "'Running on a cluster' (docs/how-to/cluster.md)")
 
 #: Where a task runs, in the messages.
 EXECUTORS = "the Python workers of the executors"
@@ -57,7 +57,8 @@ def missing_message(missing: str, detail: str, *, where: str) -> tuple[str, str]
                 f"{detail or f'No module named {missing!r}'}", SHIP_HINT)
     return (f"keyguard's dependency '{top}' is missing in {where}: {detail}",
             f"install keyguard with its spark extra in that Python (it brings {top}), or ship "
-            f"a packed virtualenv in spark.archives; see README.md, 'Running on a cluster'")
+            f"a packed virtualenv in spark.archives; see the docs, 'Running on a cluster' "
+            "(docs/how-to/cluster.md)")
 
 
 class KeyguardMissingError(ImportError):

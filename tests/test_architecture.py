@@ -32,7 +32,7 @@ NETWORK = ("confluent_kafka", "requests", "httpx", "httpx2", "urllib.request", "
 GUARD_EDGE = tuple(f"keyguard.guard.{m}" for m in (
     "check", "facts", "topic", "offsets", "realkeys", "config", "request", "gate", "cli", "docs",
     "audit.scan"))
-#: formats/docs.py generates the README's option tables: tooling, like guard/docs.py.
+#: formats/docs.py generates the docs' option tables: tooling, like guard/docs.py.
 FORMATS_EDGE = ("keyguard.formats.registry", "keyguard.formats.docs")
 #: The registry backends and their opener: the core gets a `Registry` (keyguard.formats.registry,
 #: the interface) handed in and never opens one itself.

@@ -1,5 +1,5 @@
 """Imports point one way: sparkio -> guard -> formats. Nothing in guard/ or formats/ imports
-sparkio (its CLI command and README table are contributed from sparkio), and sparkio's own
+sparkio (its CLI commands and docs table are contributed from sparkio), and sparkio's own
 modules import each other without cycles, function-local imports included."""
 
 from __future__ import annotations

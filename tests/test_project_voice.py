@@ -38,6 +38,14 @@ def test_no_process_words_or_local_paths() -> None:
     assert found == [], "\n".join(found)
 
 
+def test_the_docs_site_is_checked_too() -> None:
+    """docs/ and mkdocs.yml are read like the code: every page the site builds from."""
+    scanned = set(_tracked())
+    pages = [p for p in (REPO / "docs").rglob("*") if p.is_file()]
+    assert pages and REPO / "mkdocs.yml" in scanned
+    assert all(p in scanned for p in pages), sorted(set(pages) - scanned)
+
+
 def test_the_check_finds_what_it_looks_for() -> None:
     for text in ("measured in this " + "stop", "see issue" + " 13", "cd /" + "work/main",
                  "/" + "root/.cache", "the kg-" + "base14 tree"):

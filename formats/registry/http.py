@@ -64,8 +64,9 @@ class HttpRegistry:
         except (ValueError, TypeError) as exc:
             raise InvalidOptionError(
                 f"schema registry {self.name}: {self._redact(exc)}",
-                hint="see the schema registry options in the README; properties.* keys go to "
-                     "confluent-kafka's SchemaRegistryClient unchanged") from None
+                hint="see the schema registry options in the docs (docs/how-to/registries.md); "
+                     "properties.* keys go to confluent-kafka's SchemaRegistryClient unchanged"
+            ) from None
 
     @property
     def client(self) -> SchemaRegistryClient:

@@ -40,12 +40,16 @@ def add_command(name: str, function: Callable[..., Any] | str) -> None:
     COMMANDS[name] = function
 
 
-def command_function(name: str) -> Callable[..., Any]:
-    """The function of command `name`, its module imported on first use."""
-    function = COMMANDS[name]
+def _loaded(function: Callable[..., Any] | str) -> Callable[..., Any]:
     if isinstance(function, str):
         module, _, attr = function.partition(":")
-        function = COMMANDS[name] = getattr(importlib.import_module(module), attr)
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return function
+
+
+def command_function(name: str) -> Callable[..., Any]:
+    """The function of command `name`, its module imported on first use."""
+    function = COMMANDS[name] = _loaded(COMMANDS[name])
     return function
 
 
@@ -53,6 +57,12 @@ def _built(name: str, function: Callable[..., Any]) -> Any:
     one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     one.command(name, epilog=EXIT_CODES_HELP)(function)  # every --help ends with the exit codes
     return typer.main.get_command(one)
+
+
+def built_command(name: str, function: Callable[..., Any] | str | None = None) -> Any:
+    """The click command of `keyguard <name>` (`function`, by default the registered one), as
+    `keyguard` builds it: the docs render its help."""
+    return _built(name, command_function(name) if function is None else _loaded(function))
 
 
 class _Commands(TyperGroup):

@@ -70,10 +70,11 @@ def test_every_verb_has_the_same_format_default_and_lists_the_catalog(verb: str,
 
 
 def test_the_one_default_is_the_documented_one() -> None:
-    """README: check's key and value formats default to avro-confluent, and the first screen's
-    `diff --key` shows avro-confluent ids."""
+    """The docs: check's key and value formats default to avro-confluent, and the README's first
+    screen's `diff --key` shows avro-confluent ids."""
     assert KEY_FORMAT.default_value == VALUE_FORMAT.default_value == "avro-confluent"
-    assert "default to `avro-confluent`" in (REPO / "README.md").read_text()
+    page = REPO / "docs" / "how-to" / "check-before-deploy.md"
+    assert "default to `avro-confluent`" in page.read_text(encoding="utf-8")
 
 
 def test_the_catalogs_schema_types_cover_every_format() -> None:

@@ -42,7 +42,8 @@ def test_a_failed_import_in_a_task_is_named(missing: str, says: str) -> None:
     err = missing_on_workers(Exception(TASK_FAILURE.format(missing)))
     assert isinstance(err, WorkerSetupError) and err.kind == "spark-workers"
     assert err.exit_code == 2 and says in str(err)
-    assert "README.md, 'Running on a cluster'" in str(err) and "Traceback" not in str(err)
+    assert "'Running on a cluster' (docs/how-to/cluster.md)" in str(err)
+    assert "Traceback" not in str(err)
     if missing.split(".")[0] == "keyguard":
         assert "spark.submit.pyFiles" in str(err) and "spark.archives" in str(err)
 

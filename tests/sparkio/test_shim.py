@@ -125,7 +125,7 @@ def test_a_task_without_keyguard_says_what_is_missing(tmp_path: Path, blocked: l
         assert got["import_error"] is True
         assert says.format(python=sys.executable) in got["text"], (use, got)
         assert got["text"].count("keyguard") >= 1 and "Traceback" not in got["text"]
-        assert "README.md, 'Running on a cluster'" in got["text"]
+        assert "'Running on a cluster' (docs/how-to/cluster.md)" in got["text"]
         if blocked[0].startswith("keyguard"):
             assert "spark.submit.pyFiles" in got["text"] and "spark.archives" in got["text"]
             assert got["text"].count("keyguard is not installed") == 1  # not wrapped twice
