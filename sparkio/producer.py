@@ -365,12 +365,12 @@ class UpsertProducer:
     def _send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
               partitions: Sequence[int] | np.ndarray, nbytes: int | None = None,
               headers: Sequence[RecordHeaders] | None = None) -> None:
+        if self._buffer is None and headers is None:
+            self._produce_all(keys, values, partitions, nbytes)
+            return
         parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
         if self._buffer is None:
-            if headers is None:
-                self._produce_all(keys, values, partitions, nbytes)
-            else:
-                self._produce_with_headers(keys, values, parts, headers)
+            self._produce_with_headers(keys, values, parts, headers or ())
             return
         buf = self._buffer
         if self._buffer_since is None and len(keys):

@@ -186,3 +186,20 @@ def test_serialize_returns_the_headers_for_sparks_kafka_sink(spark: Any,
         got.setdefault(json.loads(r["key"])["id"], []).append(
             r["headers"] and [(h["key"], h["value"] and bytes(h["value"])) for h in r["headers"]])
     assert got == {1: [REPEATED, [("trace", b"t-3")]], 2: [None], 3: [None]}
+
+
+def test_a_streaming_write_sends_the_headers(spark: Any, kafka_bootstrap: str,
+                                             tmp_path: Any) -> None:
+    topic = new_topic(kafka_bootstrap, 1)
+    schema = f"id int, v string, {H}"
+    spark.createDataFrame(ROWS, schema).coalesce(1).write.parquet(str(tmp_path / "in"))
+    query = (spark.readStream.schema(schema).parquet(str(tmp_path / "in"))
+             .writeStream.format("upsert-kafka").options(**_opts(kafka_bootstrap, topic))
+             .option("checkpointLocation", str(tmp_path / "ckpt"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination(120)
+    assert query.exception() is None
+    got: dict[int, list[Any]] = {}
+    for r in _records(kafka_bootstrap, topic):
+        got.setdefault(json.loads(r.key or b"")["id"], []).append(list(r.headers))
+    assert got == {1: [REPEATED, [("trace", b"t-3")]], 2: [[]], 3: [[]]}
