@@ -128,6 +128,21 @@ def derived_schema_id(schema: str, schema_type: str = "AVRO",
     return value or 1
 
 
+#: The namespace of the GUIDs derived below (`uuid.uuid5`): fixed, so a GUID never changes.
+GUID_NAMESPACE = "6b5e1f0c-4c1e-5b7a-9d3e-8a2f0c7d4e61"
+
+
+def derived_guid(schema: str, schema_type: str = "AVRO",
+                 references: Sequence[Mapping[str, object]] = ()) -> str:
+    """A GUID that depends only on the schema's type and canonical form (references included):
+    `uuid5(GUID_NAMESPACE, TYPE + NUL + canonical form)`. Like Confluent's, it names the
+    schema, not a subject's version: one schema has one GUID in every subject."""
+    import uuid
+
+    text = f"{schema_type.upper()}\0{canonical_form(schema, schema_type, references=references)}"
+    return str(uuid.uuid5(uuid.UUID(GUID_NAMESPACE), text))
+
+
 def parsing_canonical_form(schema: Any) -> str:
     """Avro's Parsing Canonical Form of a parsed Avro schema
     (`keyguard.formats.avro_schema.parse_avro`): equal for schemas that read and write the same

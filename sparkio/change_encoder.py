@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from keyguard.formats.codec import Codec
 from keyguard.formats.partitioner import murmur2_offsets, partitions_for
+from keyguard.sparkio.headers import from_arrow
 from keyguard.sparkio.producer import changelog_kind_error, null_key_error
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class EncodedBatch:
     dropped: int = 0
     #: Key and value bytes, read off the Arrow columns the codecs built (None: not known).
     nbytes: int | None = None
+    #: Each record's headers (None: none), when the rows carry them.
+    headers: list[list[tuple[str, bytes | None]] | None] | None = None
 
 
 def _encoded(codec: Any, batch: pa.RecordBatch) -> tuple[list[bytes], pa.Array | None]:
@@ -94,6 +97,8 @@ class ChangeEncoder:
     plan: UpsertPlan
     num_partitions: int
     changelog_column: str | None = None
+    #: The column of each record's headers (`keyguard.sparkio.headers`), if the rows have one.
+    headers_column: str | None = None
 
     def encode(self, batch: pa.RecordBatch) -> EncodedBatch:
         import numpy as np
@@ -139,7 +144,8 @@ class ChangeEncoder:
                     value_batch.filter(pa.array(~deletes)))
                 for i, v in zip(live.tolist(), encoded, strict=False):
                     values[i] = v
-        return EncodedBatch(keys, values, parts, rows, dropped, nbytes)
+        headers = from_arrow(batch.column(self.headers_column)) if self.headers_column else None
+        return EncodedBatch(keys, values, parts, rows, dropped, nbytes, headers)
 
     def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:
         """The batch's changelog kinds and keys, without encoding anything."""

@@ -145,6 +145,12 @@ CHECK_PARTITIONING: Option[bool] = Option(
     "Reading with scan.fold=partition: fail when a key sits on another partition "
     "than murmur2 gives (another partitioner, added partitions), since the fold "
     "would miss duplicates.")
+INCLUDE_HEADERS: Option[bool] = Option(
+    "scan.include-headers", bool, False,
+    "Reading: add a column `headers` array<struct<key string, value binary>> with the Kafka "
+    "headers of the record each row comes from (the one that won the fold; in changelog mode "
+    "the record of each change), null for none: Spark's Kafka source's includeHeaders. "
+    "Headers are no part of the key. Writing takes such a column from the DataFrame.")
 CAPTURE_TIMEOUT: Option[int] = duration_option(
     "scan.capture-timeout", 30_000,
     "Reading: how long the driver waits for each partition's end offset.")
@@ -222,7 +228,8 @@ CONNECTOR_OPTIONS = OptionSet(
     (
         FLINK_DDL, SINK_PARALLELISM, BUFFER_FLUSH_MAX_ROWS, BUFFER_FLUSH_INTERVAL, DELIVERY,
         PRODUCER_REUSE, TRANSACTIONAL_ID_PREFIX, ORDER_BY, SUMMARY_FILE, CHANGELOG_COLUMN,
-        SCAN_MODE, CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, CAPTURE_TIMEOUT,
+        SCAN_MODE, CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, INCLUDE_HEADERS,
+        CAPTURE_TIMEOUT,
         STALL_TIMEOUT, GUARD_REGISTRY, ALLOW_BREAKING, SCAN_LIMIT, REQUIRE_SUBJECT, GUARD_IGNORE,
         VALIDATE_PARTITION,
         *PRODUCER_TIMEOUTS,

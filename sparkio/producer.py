@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
     from keyguard.sparkio.change_encoder import ChangeEncoder
 
+#: One record's headers, in order (name, value or None); None: none.
+RecordHeaders = Sequence[tuple[str, bytes | None]] | None
+
 _LOG = redacting_logger("keyguard.sparkio")
 
 #: Records handed to librdkafka between two poll(0) calls (which serve error callbacks).
@@ -173,26 +176,32 @@ def changelog_kind_error(topic: str, column: str, count: int, example: Mapping[s
 class ChangeBuffer:
     """The last change of each key since the last flush (Flink's reducing upsert buffer).
 
-    A re-put key moves to the end, so a drain sends keys in the order of their last change.
+    A re-put key moves to the end, so a drain sends keys in the order of their last change,
+    with the headers of that change.
     """
 
     def __init__(self) -> None:
-        self._changes: dict[bytes, tuple[bytes | None, int]] = {}
+        self._changes: dict[bytes, tuple[bytes | None, int, RecordHeaders]] = {}
         self.folded = 0
 
     def __len__(self) -> int:
         return len(self._changes)
 
-    def put(self, key: bytes, value: bytes | None, partition: int) -> None:
+    def put(self, key: bytes, value: bytes | None, partition: int,
+            headers: RecordHeaders = None) -> None:
         if key in self._changes:
             del self._changes[key]
             self.folded += 1
-        self._changes[key] = (value, partition)
+        self._changes[key] = (value, partition, headers)
 
     def drain(self) -> Iterator[tuple[bytes, bytes | None, int]]:
-        changes, self._changes = self._changes, {}
-        for key, (value, partition) in changes.items():
+        for key, value, partition, _ in self.drain_with_headers():
             yield key, value, partition
+
+    def drain_with_headers(self) -> Iterator[tuple[bytes, bytes | None, int, RecordHeaders]]:
+        changes, self._changes = self._changes, {}
+        for key, (value, partition, headers) in changes.items():
+            yield key, value, partition, headers
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,25 +352,31 @@ class UpsertProducer:
             self._fail("librdkafka refused a record")
 
     def send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-             partitions: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
+             partitions: Sequence[int] | np.ndarray, nbytes: int | None = None,
+             headers: Sequence[RecordHeaders] | None = None) -> None:
         """Records in order (value None: a tombstone), buffered or straight to the producer.
 
         `nbytes`: their key and value bytes when the caller knows them (Arrow columns).
+        `headers`: each record's headers (None: none), for rows that carry them.
         """
         with self._refusals():
-            self._send(keys, values, partitions, nbytes)
+            self._send(keys, values, partitions, nbytes, headers)
 
     def _send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-              partitions: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
-        if self._buffer is None:
+              partitions: Sequence[int] | np.ndarray, nbytes: int | None = None,
+              headers: Sequence[RecordHeaders] | None = None) -> None:
+        if self._buffer is None and headers is None:
             self._produce_all(keys, values, partitions, nbytes)
             return
         parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
+        if self._buffer is None:
+            self._produce_with_headers(keys, values, parts, headers or ())
+            return
         buf = self._buffer
         if self._buffer_since is None and len(keys):
             self._buffer_since = self.clock()
-        for k, v, p in zip(keys, values, parts, strict=False):
-            buf.put(k, v, p)
+        for k, v, p, h in zip(keys, values, parts, headers or repeat(None), strict=False):
+            buf.put(k, v, p, h)
             if len(buf) >= self.max_rows:
                 self.flush_buffer()
                 self._buffer_since = self.clock()
@@ -375,16 +390,18 @@ class UpsertProducer:
         """Records that carry a header each (a migration's markers), straight to the producer,
         one produce() per record, in order."""
         with self._refusals():
-            self._send_with_headers(keys, values, partitions, headers)
+            self._produce_with_headers(keys, values, partitions,
+                                       [[h] if h is not None else None for h in headers])
 
-    def _send_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-                           partitions: Sequence[int],
-                           headers: Sequence[tuple[str, bytes] | None]) -> None:
+    def _produce_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
+                              partitions: Sequence[int],
+                              headers: Sequence[RecordHeaders]) -> None:
+        """One produce() per record, each with its headers, in order."""
         produce, topic = self._producer.produce, self.topic
         for i, (k, v, p, h) in enumerate(zip(keys, values, partitions, headers, strict=True)):
             while True:
                 try:
-                    produce(topic, v, k, p, headers=[h] if h is not None else None)
+                    produce(topic, v, k, p, headers=list(h) if h else None)
                     break
                 except BufferError:  # librdkafka's queue is full: let deliveries drain it
                     self._producer.poll(ROOM_WAIT_S)
@@ -407,8 +424,11 @@ class UpsertProducer:
 
     def _flush_buffer(self) -> None:
         if self._buffer is not None and len(self._buffer):
-            keys, values, parts = zip(*self._buffer.drain(), strict=True)
-            self._produce_all(keys, values, parts)
+            keys, values, parts, heads = zip(*self._buffer.drain_with_headers(), strict=True)
+            if any(h is not None for h in heads):
+                self._produce_with_headers(keys, values, parts, heads)
+            else:
+                self._produce_all(keys, values, parts)
             self.stats.folded = self._buffer.folded
         self._buffer_since = None
 
@@ -705,7 +725,7 @@ def produce_batches(batches: Iterable[pa.RecordBatch], encoder: ChangeEncoder,
             s.encode_s += t2 - t1
             s.rows += enc.rows
             s.dropped += enc.dropped
-            producer.send(enc.keys, enc.values, enc.partitions, enc.nbytes)
+            producer.send(enc.keys, enc.values, enc.partitions, enc.nbytes, enc.headers)
             s.send_s += clock() - t2
         t3 = clock()
         stats = producer.finish()

@@ -71,6 +71,13 @@ from keyguard.formats.spark_schema import from_spark_schema, to_spark_schema
 from keyguard.formats.subjects import TOPIC_NAME, qualified
 from keyguard.formats.types import ArrayType, DataType, Field, MapType, RowType
 from keyguard.guard.offsets import KafkaRanges, OffsetRange, Record, RecordColumns
+from keyguard.sparkio.headers import (
+    HEADERS_COLUMN,
+    Headers,
+    is_headers_field,
+    spark_field,
+    to_rows,
+)
 from keyguard.sparkio.options import (
     CAPTURE_TIMEOUT,
     CHANGELOG,
@@ -80,6 +87,7 @@ from keyguard.sparkio.options import (
     CONNECTOR_OPTIONS,
     FLINK_DDL,
     GLOBAL,
+    INCLUDE_HEADERS,
     PARTITION,
     PROPERTIES,
     SCAN_FOLD,
@@ -132,6 +140,8 @@ class ReadSettings:
     stall_timeout_s: float
     #: Every option as validated: the plan's codecs are built from these, not re-validated.
     plan_options: PlanOptions
+    #: scan.include-headers: a `headers` column (`keyguard.sparkio.headers`).
+    include_headers: bool = False
 
     @staticmethod
     def of(options: Mapping[str, Any]) -> ReadSettings:
@@ -158,6 +168,7 @@ class ReadSettings:
             capture_timeout_s=resolved[CAPTURE_TIMEOUT] / 1000,
             stall_timeout_s=resolved[STALL_TIMEOUT] / 1000,
             plan_options=plan_options,
+            include_headers=resolved[INCLUDE_HEADERS],
         )
 
     def kafka(self) -> KafkaRanges:
@@ -214,9 +225,17 @@ def infer_schema(options: Mapping[str, Any]) -> StructType:
 
 
 def _with_op_column(schema: StructType, settings: ReadSettings) -> StructType:
-    """In changelog mode, the change-kind column first."""
+    """In changelog mode, the change-kind column first; with scan.include-headers, the
+    records' headers last."""
     from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
+    if settings.include_headers:
+        if HEADERS_COLUMN in schema.fieldNames():
+            raise SchemaError(
+                f"scan.include-headers adds a column {HEADERS_COLUMN!r}, which is also a "
+                f"column of topic {settings.topic!r}",
+                hint="give .schema(...) with the table's columns and the headers column")
+        schema = T.StructType([*schema.fields, spark_field()])
     if settings.mode == CHANGELOG:
         if settings.op_column in schema.fieldNames():
             raise SchemaError(
@@ -434,21 +453,29 @@ def hashable(v: Any) -> Any:
 def changelog(events: Iterable[Event], *, update_before: bool = False,
               ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Flink's ChangelogNormalize over an upsert stream (processLastRowOnChangelog)."""
-    state: dict[Any, dict[str, Any]] = {}
-    for key, row, _ in events:
+    return ((kind, row) for kind, row, _ in changes(events, update_before=update_before))
+
+
+def changes(events: Iterable[Event], *, update_before: bool = False,
+            ) -> Iterator[tuple[str, dict[str, Any], Headers]]:
+    """`changelog`, each change with the headers of the record that made it (a -U: of the
+    record whose values it retracts). Headers are no part of a row: a value written again
+    with other headers is no change."""
+    state: dict[Any, tuple[dict[str, Any], Headers]] = {}
+    for key, row, rec in events:
         prev = state.get(key)
         if row is None:
             if prev is not None:
                 del state[key]
-                yield DELETE, prev
+                yield DELETE, prev[0], rec.headers
         elif prev is None:
-            state[key] = row
-            yield INSERT, row
-        elif prev != row:
-            state[key] = row
+            state[key] = (row, rec.headers)
+            yield INSERT, row, rec.headers
+        elif prev[0] != row:
+            state[key] = (row, rec.headers)
             if update_before:
-                yield UPDATE_BEFORE, prev
-            yield UPDATE_AFTER, row
+                yield UPDATE_BEFORE, prev[0], prev[1]
+            yield UPDATE_AFTER, row, rec.headers
 
 
 def table(events: Iterable[Event]) -> dict[Any, tuple[Record, dict[str, Any] | None]]:
@@ -463,14 +490,20 @@ def table(events: Iterable[Event]) -> dict[Any, tuple[Record, dict[str, Any] | N
 def merge_tables(tables: Sequence[dict[Any, tuple[Record, dict[str, Any] | None]]],
                  ) -> Iterator[dict[str, Any]]:
     """Across partitions, the later record timestamp (then the higher partition) wins."""
-    winners: dict[Any, tuple[Record, dict[str, Any] | None]] = {}
+    return (row for _, row in winners(tables).values() if row is not None)
+
+
+def winners(tables: Sequence[dict[Any, tuple[Record, dict[str, Any] | None]]],
+            ) -> dict[Any, tuple[Record, dict[str, Any] | None]]:
+    """`merge_tables`' winning record and row of every key, tombstones kept (None)."""
+    won: dict[Any, tuple[Record, dict[str, Any] | None]] = {}
     for t in tables:
         for key, (rec, row) in t.items():
-            best = winners.get(key)
+            best = won.get(key)
             if best is None or (rec.timestamp, rec.partition) >= (best[0].timestamp,
                                                                  best[0].partition):
-                winners[key] = (rec, row)
-    return (row for _, row in winners.values() if row is not None)
+                won[key] = (rec, row)
+    return won
 
 
 def merge_events(streams: Sequence[list[Event]]) -> Iterator[Event]:
@@ -550,8 +583,9 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
     def _split_schema(self, schema: StructType) -> tuple[StructType, int | None]:
         from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
 
+        table = self._without_headers(schema) if self.settings.include_headers else schema
         if self.settings.mode != CHANGELOG:
-            return schema, None
+            return table, None
         names = schema.fieldNames()
         op = self.settings.op_column
         if op not in names:
@@ -562,7 +596,20 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         if not isinstance(field.dataType, T.StringType):
             raise SchemaError(f"changelog column {op!r} must be STRING, "
                               f"not {field.dataType.simpleString()}")
-        return T.StructType([f for f in schema.fields if f.name != op]), names.index(op)
+        return T.StructType([f for f in table.fields if f.name != op]), names.index(op)
+
+    def _without_headers(self, schema: StructType) -> StructType:
+        from pyspark.sql import types as T  # lazy: pyspark.sql.types on use
+
+        found = [f for f in schema.fields if f.name == HEADERS_COLUMN]
+        if not found or not is_headers_field(found[0]):
+            raise SchemaError(
+                f"scan.include-headers needs a column {HEADERS_COLUMN!r} of type "
+                "array<struct<key:string,value:binary>> in the schema"
+                + (f", not {found[0].dataType.simpleString()}" if found else ""),
+                hint=f"add '{HEADERS_COLUMN} ARRAY<STRUCT<key: STRING, value: BINARY>>' to "
+                     ".schema(...), or leave .schema out to have it added")
+        return T.StructType([f for f in schema.fields if f.name != HEADERS_COLUMN])
 
     def _plan(self, registry: PinnedRegistry | None = None) -> UpsertPlan:
         """The codecs, built from the options as validated on the driver."""
@@ -595,12 +642,13 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         check = s.check_partitioning and s.fold == PARTITION
 
         def records(r: OffsetRange) -> Iterator[Record]:
-            for batch in kafka.read(r):
+            for batch in kafka.read(r, headers=s.include_headers):
                 if check:
                     check_partitioning(batch, partition.num_partitions, r.topic)
                 yield from batch
 
-        if s.mode != CHANGELOG and len(partition.ranges) == 1:
+        # Headers come with each record: the column-wise fold keeps none.
+        if s.mode != CHANGELOG and len(partition.ranges) == 1 and not s.include_headers:
             (r,) = partition.ranges
 
             def columns() -> Iterator[RecordColumns]:
@@ -619,12 +667,20 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         if s.mode == CHANGELOG:
             events = streams[0] if len(streams) == 1 else merge_events(
                 [list(st) for st in streams])
-            rows = changelog(events, update_before=s.update_before)
-        elif len(streams) == 1:
-            rows = ((None, row) for _, row in table(streams[0]).values() if row is not None)
+            rows = ((kind, self._shown(row, heads))
+                    for kind, row, heads in changes(events, update_before=s.update_before))
         else:
-            rows = ((None, row) for row in merge_tables([table(st) for st in streams]))
+            last = table(streams[0]) if len(streams) == 1 else winners(
+                [table(st) for st in streams])
+            rows = ((None, self._shown(row, rec.headers)) for rec, row in last.values()
+                    if row is not None)
         yield from self._batches(rows)
+
+    def _shown(self, row: dict[str, Any], headers: Headers) -> dict[str, Any]:
+        """A row as read, with its record's headers when scan.include-headers asks."""
+        if not self.settings.include_headers:
+            return row
+        return {**row, HEADERS_COLUMN: to_rows(headers)}
 
     def _column_batches(self, columns: Mapping[str, Sequence[Any]],
                         ) -> Iterator[pa.RecordBatch]:

@@ -26,7 +26,7 @@ from keyguard.formats.schemafile import standalone_versions
 
 if TYPE_CHECKING:
     from keyguard.formats.plan import UpsertPlan
-    from keyguard.formats.registry import CompatibilityAnswer, Registry
+    from keyguard.formats.registry import CompatibilityAnswer, Registration, Registry
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,10 @@ class PinnedRegistry:
             hint="a record written under another subject (another producer, another naming "
                  "strategy): check key/value.avro-confluent.subject and the registry URL")
 
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        # Schema GUIDs are not pinned yet: a task never needs one today.
+        return self._driver_only(f"schema GUID {guid}")  # type: ignore[no-any-return]
+
     def _pinned(self, subject: str, schema: str) -> PinnedSchema:
         p = self._by_subject.get((subject, schema))
         if p is None:
@@ -179,6 +183,10 @@ class PinnedRegistry:
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return self._driver_only(f"the versions of {subject}")  # type: ignore[no-any-return]
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Any] = ()) -> Registration:
+        return self._driver_only(f"the GUID of a schema of {subject}")  # type: ignore[no-any-return]
 
     def compatibility(self, subject: str) -> str:
         return self._driver_only(f"the compatibility of {subject}")  # type: ignore[no-any-return]

@@ -52,6 +52,13 @@ from keyguard.formats.spark_schema import from_spark_schema
 from keyguard.formats.types import RowType
 from keyguard.sparkio.change_encoder import KINDS, ChangeEncoder, checked_first
 from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
+from keyguard.sparkio.headers import (
+    HEADERS_COLUMN,
+    arrow_type,
+    headers_column,
+    is_headers_field,
+    to_rows,
+)
 from keyguard.sparkio.options import (
     BUFFER_FLUSH_INTERVAL,
     BUFFER_FLUSH_MAX_ROWS,
@@ -193,7 +200,8 @@ def phases_of(stats: list[TaskStats], *, guard_s: float, started: float | None
 
 
 def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
-    """The table written: the DataFrame's columns without the changelog column."""
+    """The table written: the DataFrame's columns without the changelog column and the
+    records' headers (`keyguard.sparkio.headers`)."""
     from pyspark.sql.types import StringType, StructType  # lazy: pyspark.sql.types on use
 
     changelog = conn[CHANGELOG_COLUMN]
@@ -210,7 +218,8 @@ def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
         raise SchemaError(f"sink.order-by column{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(missing)} not in the DataFrame",
                           hint="the columns are: " + ", ".join(names))
-    return from_spark_schema(StructType([f for f in schema.fields if f.name != changelog]))
+    return from_spark_schema(StructType([f for f in schema.fields
+                                         if f.name != changelog and not is_headers_field(f)]))
 
 
 @dataclass(frozen=True)
@@ -230,6 +239,8 @@ class WriteJob:
     value_schema_id: int | None = None
     #: The versions the codecs' schemas reference, resolved on the driver.
     references: tuple[PinnedVersion, ...] = ()
+    #: The column holding each record's headers (`keyguard.sparkio.headers`), if any.
+    headers_column: str | None = None
 
     @property
     def table(self) -> RowType:
@@ -245,7 +256,8 @@ class WriteJob:
         return plan
 
     def encoder(self) -> ChangeEncoder:
-        return ChangeEncoder(self.plan(), self.partitions, self.conn[CHANGELOG_COLUMN])
+        return ChangeEncoder(self.plan(), self.partitions, self.conn[CHANGELOG_COLUMN],
+                             self.headers_column)
 
     def producer(self, task: int) -> UpsertProducer:
         conn = self.conn
@@ -304,13 +316,18 @@ class WriteJob:
             encoder = self.encoder()
             for batch in batches:
                 enc = encoder.encode(batch)
-                yield pa.record_batch(
-                    [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
-                     pa.array(enc.partitions, pa.int32())],
-                    names=["key", "value", "partition"])
+                columns = [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
+                           pa.array(enc.partitions, pa.int32())]
+                if enc.headers is not None:  # as given: Spark's Kafka sink sends them
+                    columns.append(pa.array([to_rows(h or ()) for h in enc.headers],
+                                            arrow_type()))
+                yield pa.record_batch(columns, names=SERIALIZED[:len(columns)])
         except KeyguardError as exc:
             raise for_spark(exc)  # noqa: B904  (exc itself, printed first)
 
+
+#: The columns serialize returns, headers last when the rows have them.
+SERIALIZED = ["key", "value", "partition", HEADERS_COLUMN]
 
 #: The rows write_upsert's tasks return: one JSON TaskStats per task.
 STATS_SCHEMA = "stats string"
@@ -411,7 +428,7 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any], *,
     guarding.register_written_schemas(plan, conn)
     guard_s = time.perf_counter() - clock
     job = WriteJob(plan.spec, conn, outcome.partitions, guard_s, key_id, value_id,
-                   pinned_references(plan))
+                   pinned_references(plan), headers_column(schema))
     return Prepared(conn, plan, job, started, outcome)
 
 
@@ -694,7 +711,8 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 
 
 def serialize(df: DataFrame, **options: Any) -> DataFrame:
-    """`df` as Kafka records (key, value, partition) for Spark's own Kafka sink.
+    """`df` as Kafka records (key, value, partition, and headers when `df` has them) for
+    Spark's own Kafka sink.
 
     The guard (once, here: no data source is involved) and the null-key count run now; rows
     are encoded when the result is computed. -U rows are dropped, -D rows have a null value.
@@ -702,5 +720,7 @@ def serialize(df: DataFrame, **options: Any) -> DataFrame:
     """
     prep = resolve_and_guard(df.schema, options)
     check_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])
-    return keyed(df, prep.conn).mapInArrow(
-        prep.job.serialize_task, "key binary, value binary, partition int")
+    schema = "key binary, value binary, partition int"
+    if prep.job.headers_column:
+        schema += f", {HEADERS_COLUMN} array<struct<key:string,value:binary>>"
+    return keyed(df, prep.conn).mapInArrow(prep.job.serialize_task, schema)

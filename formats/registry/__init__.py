@@ -9,12 +9,18 @@
 `EmptyRegistry` (here) is none of them: nothing registered, nothing taken, no client; the
 guard's registry when a write names none.
 
+A schema has a global id (the 4 bytes Confluent's wire format puts after its magic byte) and,
+in registries that have them, a GUID (the 16 bytes a `__key_schema_id` / `__value_schema_id`
+record header carries instead): `get_by_guid` resolves one, `register_guid` returns the one a
+registration gets. A registry without GUIDs says so (RegistryError, exit 2).
+
 `open_registry(url, config)` picks the backend from the URL scheme; `prove(registry)` fails
 (exit 3) unless the registry showed it is one, before an empty answer may count as "no versions".
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -46,6 +52,45 @@ class SchemaVersion:
     schema: str
     schema_type: str = "AVRO"
     references: tuple[dict[str, object], ...] = field(default=())
+    #: The schema's GUID (canonical text form), None where the registry has no GUIDs.
+    guid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """What registering a schema answers: its global id and its GUID."""
+
+    schema_id: int
+    guid: str
+
+
+def parse_guid(text: object, where: str = "schema GUID") -> str:
+    """`text` as a GUID's canonical form (lowercase, hyphenated), or RegistryError (exit 2).
+
+    Confluent's GUIDs are UUIDs (`SchemaId` in confluent-kafka's serde: 16 bytes in a header,
+    their text form in `GET /schemas/guids/{guid}`); anything else is refused before a request.
+    """
+    try:
+        if isinstance(text, (bytes, bytearray)) and len(text) == 16:
+            return str(uuid.UUID(bytes=bytes(text)))
+        if isinstance(text, str):
+            return str(uuid.UUID(text.strip()))
+    except ValueError:
+        pass
+    shown = repr(text)[:60]
+    raise RegistryError(f"{where}: {shown} is not a GUID",
+                        hint="a schema GUID is a UUID such as "
+                             "'3f2b5c8e-0d1a-4e7b-9c6f-2a4d8e1b7c90' (or its 16 bytes)")
+
+
+def no_guids(name: str, what: str) -> RegistryError:
+    """The error of a registry that has no schema GUIDs (Karapace, Confluent before 8.0)."""
+    return RegistryError(
+        f"schema registry {name} has no schema GUIDs ({what}): Confluent Schema Registry "
+        "8.0 and later and Confluent Cloud have them; Karapace and earlier Confluent "
+        "versions do not",
+        hint="keep the schema id in the record's prefix (the default framing), or use a "
+             "registry with schema GUIDs")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +126,11 @@ class Registry(Protocol):
         """(schema_type, schema text) registered under a global id."""
         ...
 
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        """(schema_type, schema text) of the schema with this GUID; RegistryError when the
+        registry has no such schema or no GUIDs at all."""
+        ...
+
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
         """The version of `subject` whose schema (and references) equal these, or None."""
@@ -90,6 +140,11 @@ class Registry(Protocol):
                  references: Sequence[Mapping[str, object]] = ()) -> int:
         """Register `schema` (with its `references`, {"name","subject","version"} each) under
         `subject` (idempotent); returns its global id."""
+        ...
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        """`register`, answering the GUID too; RegistryError when the registry has none."""
         ...
 
     def compatibility(self, subject: str) -> str:
@@ -127,15 +182,25 @@ class EmptyRegistry:
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
         raise self._missing(f"schema id {schema_id}")
 
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        raise self._missing(f"schema GUID {parse_guid(guid)}")
+
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
         return None
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO",
                  references: Sequence[Mapping[str, object]] = ()) -> int:
-        raise RegistryError(f"{self.name}: cannot register under subject '{subject}': no "
-                            "registry was named",
-                            hint="name one (guard.registry, or a registry format's url)")
+        raise self._refused(subject)
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        raise self._refused(subject)
+
+    def _refused(self, subject: str) -> RegistryError:
+        return RegistryError(f"{self.name}: cannot register under subject '{subject}': no "
+                             "registry was named",
+                             hint="name one (guard.registry, or a registry format's url)")
 
     def compatibility(self, subject: str) -> str:
         return DEFAULT_COMPATIBILITY

@@ -21,7 +21,7 @@ from typing import Any
 
 from keyguard.formats.errors import InvalidOptionError, RegistryUnavailableError
 from keyguard.formats.options import ResolvedOptions
-from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
+from keyguard.formats.registry import CompatibilityAnswer, Registration, Registry, SchemaVersion
 from keyguard.formats.registry.options import (  # noqa: F401  ENV_*: re-exported, declared there
     ENV_BEARER_TOKEN,
     ENV_USER_INFO,
@@ -131,6 +131,9 @@ class OnFirstUse:
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
         return self.opened.get_by_id(schema_id)
 
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        return self.opened.get_by_guid(guid)
+
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
         return self.opened.lookup(subject, schema, schema_type, references)
@@ -138,6 +141,10 @@ class OnFirstUse:
     def register(self, subject: str, schema: str, schema_type: str = "AVRO",
                  references: Sequence[Mapping[str, object]] = ()) -> int:
         return self.opened.register(subject, schema, schema_type, references)
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        return self.opened.register_guid(subject, schema, schema_type, references)
 
     def compatibility(self, subject: str) -> str:
         return self.opened.compatibility(subject)

@@ -32,6 +32,12 @@ derived from its canonical form (`keyguard.formats.schema_identity.derived_schem
 SHA-256 of type + canonical text), the same on every run and machine, and the same schema gets
 the same id in every subject, as Confluent's. What makes two texts one schema is
 `keyguard.formats.schema_identity.canonical_form` (pure, shared with the analysis).
+
+Schema GUIDs (what Confluent's header-framed records carry instead of an id) are derived too:
+`uuid5` of a fixed namespace and the schema's type + canonical form
+(`keyguard.formats.schema_identity.derived_guid`), one GUID per schema in every subject, the
+same on every run and machine. They are not stored, and not pinned: an export of a real
+registry keeps its ids, not its GUIDs.
 """
 
 from __future__ import annotations
@@ -50,11 +56,14 @@ from keyguard.formats.registry import (
     COMPATIBILITY_LEVELS,
     DEFAULT_COMPATIBILITY,
     CompatibilityAnswer,
+    Registration,
     SchemaVersion,
+    parse_guid,
 )
 
 # Schema identity is pure (`keyguard.formats.schema_identity`); re-exported for older importers.
 from keyguard.formats.schema_identity import canonical_form as canonical_form
+from keyguard.formats.schema_identity import derived_guid
 from keyguard.formats.schema_identity import derived_schema_id as derived_schema_id
 from keyguard.formats.schema_identity import same_schema as same_schema
 
@@ -348,7 +357,8 @@ class FileRegistry:
         canonical_form(text, schema_type, where=where, references=refs)  # a bad file names itself
         pins = self._pinned_ids(subject) if pins is None else pins
         schema_id = pins.get(n) or derived_schema_id(text, schema_type, refs)
-        return SchemaVersion(subject, n, schema_id, text, schema_type, refs)
+        return SchemaVersion(subject, n, schema_id, text, schema_type, refs,
+                             derived_guid(text, schema_type, refs))
 
     def _references(self, subject: str, n: int) -> tuple[dict[str, object], ...]:
         rel = f"{_subject_dir(subject)}/v{n}.refs.json"
@@ -398,6 +408,16 @@ class FileRegistry:
         """The references of the schema registered under `schema_id`."""
         found = self._ids().get(schema_id)
         return found[1].references if found else ()
+
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        self.prove()
+        want = parse_guid(guid)
+        found = next((sv for sv in self._everything() if sv.guid == want), None)
+        if found is None:
+            raise RegistryError(f"{self.name}: no schema with GUID {want}",
+                                hint="the record was written against another registry: a "
+                                     "file registry's GUIDs are derived from its schemas")
+        return found.schema_type, found.schema
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion | None:
@@ -476,6 +496,12 @@ class FileRegistry:
             tree.replace(f"{base}/ids.json", json.dumps(
                 {str(v): i for v, i in sorted(pins.items())}, indent=2) + "\n")
         return schema_id
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        """`register`, with the schema's derived GUID (see the module doc)."""
+        schema_id = self.register(subject, schema, schema_type, references)
+        return Registration(schema_id, derived_guid(schema, schema_type.upper(), references))
 
     def set_compatibility(self, level: str, subject: str | None = None) -> None:
         """Write the registry default (subject None) or a subject's own level."""

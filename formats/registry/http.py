@@ -19,7 +19,14 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import OAuthTokenError, SchemaRegistryError
 
 from keyguard.formats.errors import InvalidOptionError, RegistryError, RegistryUnavailableError
-from keyguard.formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from keyguard.formats.registry import (
+    COMPATIBILITY_LEVELS,
+    CompatibilityAnswer,
+    Registration,
+    SchemaVersion,
+    no_guids,
+    parse_guid,
+)
 from keyguard.formats.registry.mock import references_of, schema_references
 from keyguard.formats.secrets import redact, redact_url
 
@@ -38,6 +45,11 @@ _NOT_FOUND_CODES = range(40401, 40500)
 
 class _NotFoundError(RegistryError):
     """A registry's own 404 (error_code 404xx): a subject, version or id that does not exist."""
+
+
+class _NoSuchRouteError(RegistryUnavailableError):
+    """A 404 without a registry's error code: no such API at this URL (a wrong URL, or a
+    registry without that endpoint)."""
 
 
 def total_deadline(conf: Mapping[str, Any]) -> float:
@@ -147,7 +159,7 @@ class HttpRegistry:
                 hint="check the --registry URL: scheme, host, port and path; give the "
                      "URL a redirect points to")
         if status == 404 and exc.error_code not in _NOT_FOUND_CODES:
-            return RegistryUnavailableError(
+            return _NoSuchRouteError(
                 f"{where} answered HTTP 404 without a schema registry error code to "
                 f"{what}: the URL does not point at a schema registry's API",
                 hint="check the --registry URL: scheme, host, port and path (a registry "
@@ -276,7 +288,8 @@ class HttpRegistry:
             raise self._not_registry(what, "a schema that is not text")
         return SchemaVersion(subject, self._whole(rs.version or 0, what),
                              self._whole(rs.schema_id or 0, what), text,
-                             str(schema.schema_type or "AVRO"), references_of(schema))
+                             str(schema.schema_type or "AVRO"), references_of(schema),
+                             self._guid(rs.guid, what) if rs.guid is not None else None)
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return [self.get_version(subject, v) for v in self.versions(subject)]
@@ -284,6 +297,23 @@ class HttpRegistry:
     def get_by_id(self, schema_id: int) -> tuple[str, str]:
         what = f"read schema id {schema_id}"
         schema = self._fresh(what, lambda: self._client.get_schema(schema_id))
+        text = getattr(schema, "schema_str", None)
+        if not isinstance(text, str):
+            raise self._not_registry(what, "a schema that is not text")
+        return str(schema.schema_type or "AVRO"), text
+
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        """`GET /schemas/guids/{guid}` (confluent-kafka's `get_schema_by_guid`). A registry
+        that proved itself (`GET /subjects`) and then answers this with a bare 404 has no
+        GUIDs: a RegistryError (exit 2), not an unreachable registry."""
+        want = parse_guid(guid)
+        what = f"read schema GUID {want} (GET /schemas/guids/{want})"
+        try:
+            schema = self._fresh(what, lambda: self._client.get_schema_by_guid(want))
+        except _NoSuchRouteError:
+            self.prove()  # a URL that is no registry's API stays exit 3
+            raise no_guids(self.name, f"it answered GET /schemas/guids/{want} with HTTP 404 "
+                                      "and no schema registry error code") from None
         text = getattr(schema, "schema_str", None)
         if not isinstance(text, str):
             raise self._not_registry(what, "a schema that is not text")
@@ -310,6 +340,26 @@ class HttpRegistry:
         what = f"register a schema in subject '{subject}'"
         return self._whole(self._fresh(what, lambda: self._client.register_schema(
             subject, Schema(schema, schema_type, schema_references(references)))), what)
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        """`register`, with the `guid` of Confluent's answer (8.0 and later); a registry that
+        answers none has no GUIDs (RegistryError, exit 2; the schema is registered)."""
+        what = f"register a schema in subject '{subject}'"
+        rs = self._fresh(what, lambda: self._client.register_schema_full_response(
+            subject, Schema(schema, schema_type, schema_references(references))))
+        schema_id = self._whole(rs.schema_id, what)
+        if rs.guid is None:
+            raise no_guids(self.name, f"it registered the schema in subject '{subject}' "
+                                      f"under id {schema_id} and answered no guid")
+        return Registration(schema_id, self._guid(rs.guid, what))
+
+    def _guid(self, value: object, what: str) -> str:
+        """A GUID the registry answered, in canonical form, else no registry's answer."""
+        try:
+            return parse_guid(value)
+        except RegistryError:
+            raise self._not_registry(what, f"{str(value)[:60]!r} where a GUID belongs") from None
 
     def _whole(self, value: object, what: str) -> int:
         """A version or id the registry answered: a whole number, else no registry's answer."""

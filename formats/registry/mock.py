@@ -2,8 +2,10 @@
 
 `mock://NAME` names a scope shared by everything in the process that opens the same name
 (like Confluent's Java `MockSchemaRegistry`), so a test's serializer and its guard see one
-registry. `SchemaRegistryClient.new_client` is the only way to get the library's mock: the
-plain constructor with a mock:// URL builds an HTTP client.
+registry. Its GUIDs are the library mock's own (random, one per registration, for the life of
+the scope), so a confluent-kafka serializer with `header_schema_id_serializer` on `client` and
+keyguard agree on them. `SchemaRegistryClient.new_client` is the only way to get the library's
+mock: the plain constructor with a mock:// URL builds an HTTP client.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegis
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from keyguard.formats.errors import RegistryError
-from keyguard.formats.registry import COMPATIBILITY_LEVELS, CompatibilityAnswer, SchemaVersion
+from keyguard.formats.registry import (
+    COMPATIBILITY_LEVELS,
+    CompatibilityAnswer,
+    Registration,
+    SchemaVersion,
+    parse_guid,
+)
 from keyguard.formats.registry.file import DEFAULT_COMPATIBILITY
 from keyguard.formats.schema_identity import same_schema
 
@@ -68,7 +76,7 @@ class MockRegistry:
             raise self._not_found(exc, f"subject '{subject}' version {version}") from None
         return SchemaVersion(subject, int(rs.version or 0), int(rs.schema_id or 0),
                              str(rs.schema.schema_str), rs.schema.schema_type or "AVRO",
-                             references_of(rs.schema))
+                             references_of(rs.schema), rs.guid)
 
     def all_versions(self, subject: str) -> list[SchemaVersion]:
         return [self.get_version(subject, v) for v in self.versions(subject)]
@@ -78,6 +86,14 @@ class MockRegistry:
             schema = self._client.get_schema(schema_id)
         except SchemaRegistryError as exc:
             raise self._not_found(exc, f"schema id {schema_id}") from None
+        return schema.schema_type or "AVRO", str(schema.schema_str)
+
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        want = parse_guid(guid)
+        try:
+            schema = self._client.get_schema_by_guid(want)
+        except SchemaRegistryError as exc:
+            raise self._not_found(exc, f"schema GUID {want}") from None
         return schema.schema_type or "AVRO", str(schema.schema_str)
 
     def references_of_id(self, schema_id: int) -> tuple[dict[str, object], ...]:
@@ -94,11 +110,16 @@ class MockRegistry:
 
     def register(self, subject: str, schema: str, schema_type: str = "AVRO",
                  references: Sequence[Mapping[str, object]] = ()) -> int:
+        return self.register_guid(subject, schema, schema_type, references).schema_id
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
         found = self.lookup(subject, schema, schema_type, references)
         if found is not None:
-            return found.schema_id
-        return int(self._client.register_schema(
-            subject, Schema(schema, schema_type.upper(), schema_references(references))))
+            return Registration(found.schema_id, str(found.guid))
+        rs = self._client.register_schema_full_response(
+            subject, Schema(schema, schema_type.upper(), schema_references(references)))
+        return Registration(int(rs.schema_id or 0), str(rs.guid))
 
     def compatibility(self, subject: str) -> str:
         return self._levels.get(subject) or self._levels.get(None) or DEFAULT_COMPATIBILITY

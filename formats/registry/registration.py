@@ -20,7 +20,7 @@ from keyguard.formats.codec import CodecContext, format_factory
 from keyguard.formats.errors import KeyguardError, RegistryError
 from keyguard.formats.options import OptionSet
 from keyguard.formats.plan import PlanOptions, UpsertPlan, resolve_options
-from keyguard.formats.registry import Registry
+from keyguard.formats.registry import Registration, Registry, no_guids
 from keyguard.formats.registry.connect import open_for
 
 if TYPE_CHECKING:
@@ -116,20 +116,47 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
     (opened here, at the edge: `open_for`).
     Raises RegistryError when looking up finds nothing; does not bind the id (see
     `bind_schema_id`)."""
+    return _resolve(codec, registry, register, guid=False)[0]
+
+
+def resolve_registration(codec: FramedCodec, registry: Registry | None = None, *,
+                         register: bool | None = None) -> Registration:
+    """`resolve_schema_id` with the schema's GUID, for records that carry the GUID in a
+    header (Confluent's `header_schema_id_serializer`). Raises RegistryError when the
+    registry has no GUIDs."""
+    schema_id, guid = _resolve(codec, registry, register, guid=True)
+    if guid is None:
+        raise no_guids(_registry_for(codec, registry).name,
+                       f"{codec.describe()}: the version of subject '{codec.subject}' it "
+                       "writes has none")
+    return Registration(schema_id, guid)
+
+
+def _registry_for(codec: FramedCodec, registry: Registry | None) -> Registry:
+    if registry is not None:
+        return registry
+    return codec.context.registry if codec.context.registry is not None \
+        else open_for(codec.options)
+
+
+def _resolve(codec: FramedCodec, registry: Registry | None, register: bool | None, *,
+             guid: bool) -> tuple[int, str | None]:
     if register is None:
         register = bool(codec.options[AUTO_REGISTER_KEY])
     subject = codec.subject
-    reg = registry if registry is not None else (
-        codec.context.registry if codec.context.registry is not None
-        else open_for(codec.options))
+    reg = _registry_for(codec, registry)
     text, refs = codec.schema_text, codec.references
     schema_type = format_factory(codec.format_name).schema_type  # AVRO, JSON, ...
+    if register and guid:
+        done = _ask(codec, lambda: reg.register_guid(subject, text, schema_type, refs),
+                    f"registering the schema under subject '{subject}'")
+        return done.schema_id, done.guid
     if register:
         schema_id: Any = _ask(
             codec, lambda: reg.register(subject, text, schema_type, refs) if refs
             else reg.register(subject, text, schema_type),
             f"registering the schema under subject '{subject}'")
-        return int(schema_id)
+        return int(schema_id), None
     found = _ask(codec, lambda: reg.lookup(subject, text, schema_type, refs) if refs
                  else reg.lookup(subject, text, schema_type),
                  f"looking up the schema in subject '{subject}'")
@@ -140,7 +167,7 @@ def resolve_schema_id(codec: FramedCodec, registry: Registry | None = None, *,
             hint="register it first (keyguard can check it), or set "
                  "auto.register.schemas=true",
         )
-    return int(found.schema_id)
+    return int(found.schema_id), found.guid
 
 
 def bind_schema_id(codec: C, registry: Registry | None = None, *,

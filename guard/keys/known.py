@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from keyguard.formats.errors import KeyguardError, RegistryError
-from keyguard.formats.registry import SchemaVersion
+from keyguard.formats.registry import Registration, SchemaVersion
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,9 @@ class KnownSchemas:
             raise known.error
         return known.schema_type, known.text
 
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        raise RegistryError(f"{self.name}: schema GUID {guid} is not known")
+
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion:
         return SchemaVersion(subject, 1, self._id_of(subject, schema), schema, schema_type)
@@ -70,6 +73,11 @@ class KnownSchemas:
     def register(self, subject: str, schema: str, schema_type: str = "AVRO",
                  references: Sequence[Mapping[str, object]] = ()) -> int:
         return self._id_of(subject, schema)
+
+    def register_guid(self, subject: str, schema: str, schema_type: str = "AVRO",
+                      references: Sequence[Mapping[str, object]] = ()) -> Registration:
+        raise RegistryError(f"{self.name}: no GUID known for this schema of subject "
+                            f"'{subject}'", hint="a keyguard bug: please report it")
 
     def compatibility(self, subject: str) -> str:
         return "NONE"

@@ -7,6 +7,10 @@ With `echo_status` set it answers every request with that status and an error bo
 the request's Authorization header as a careless registry or proxy does (raw, decoded,
 URL-encoded, and the headers as JSON), for the tests that no secret is ever printed.
 
+With `guids` set it has schema GUIDs as Confluent Schema Registry 8.0 and later: `guid` in the
+register and version answers, and `GET /schemas/guids/{guid}`; without it, like Karapace and
+earlier Confluent versions, it has none and that route is a bare `404` (no registry error code).
+
 Like a real server in front of a registry, it also serves paths that are not the registry's API:
 under `/nope` every request gets a bare `404 "Not Found"` (no Confluent error_code), under
 `/html` a `200` HTML page. A registry URL with such a path must never pass for an empty registry.
@@ -21,6 +25,7 @@ import socket
 import ssl
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,7 +63,16 @@ class RegistryState:
         default_factory=list)
     #: The JSON bodies of POST requests, in order (references included).
     bodies: list[Any] = field(default_factory=list)
+    #: Whether it has schema GUIDs (Confluent 8.0 and later).
+    guids: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def guid_of(self, schema_id: int) -> str:
+        """The GUID of a schema id: any stable UUID serves a test."""
+        return str(uuid.uuid5(uuid.NAMESPACE_OID, f"fake-registry-schema-{schema_id}"))
+
+    def with_guid(self, answer: dict[str, Any], schema_id: int) -> dict[str, Any]:
+        return {**answer, "guid": self.guid_of(schema_id)} if self.guids else answer
 
     def add(self, subject: str, schema: str, schema_type: str = "AVRO",
             references: list[dict[str, Any]] | None = None) -> tuple[int, int]:
@@ -177,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
             case "GET", ["subjects", s, "versions", v]:
                 found = self._version(s, v, state)
                 if found is not None:
-                    out = {"subject": s, **found}
+                    out = state.with_guid({"subject": s, **found}, found["id"])
                     if out["schemaType"] == "AVRO":
                         del out["schemaType"]  # as Confluent: AVRO is implied
                     return self._send(200, out)
@@ -187,6 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if schema is None:
                     return self._error(404, 40403, "Schema not found")
                 return self._send(200, schema)
+            case "GET", ["schemas", "guids", g] if state.guids:
+                found_id = next((i for i in state.schemas if state.guid_of(i) == g), None)
+                if found_id is None:
+                    return self._error(404, 40403, "Schema not found")
+                return self._send(200, state.with_guid(state.schemas[found_id], found_id))
             case "POST", ["subjects", s]:
                 if s not in state.subjects:
                     return self._error(404, 40401, f"Subject '{s}' not found.")
@@ -200,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                  "with an earlier schema")
                 schema_id, _ = state.add(s, body["schema"], body.get("schemaType", "AVRO"),
                                          body.get("references"))
-                return self._send(200, {"id": schema_id})
+                return self._send(200, state.with_guid({"id": schema_id}, schema_id))
             case "GET", ["config"]:
                 return self._send(200, {"compatibilityLevel": state.global_level})
             case "GET", ["config", s]:

@@ -114,3 +114,21 @@ def test_prepare_with_the_data_source_and_serialize(connect_spark: Any, kafka_bo
     assert len(out) == len(rows) and all(
         r["partition"] == partition_for(r["key"], 3) for r in out)
     assert sum(r["value"] is None for r in out) == sum(op == "-D" for *_, op in rows)
+
+
+def test_headers_written_and_read_back(connect_spark: Any, kafka_bootstrap: str) -> None:
+    """A headers column is sent with each record, and scan.include-headers reads back the
+    headers of the record each row comes from, repeated names and null values kept."""
+    topic = new_topic(kafka_bootstrap, 3)
+    ddl = "id int, v string, headers array<struct<key:string,value:binary>>"
+    repeated = [{"key": "trace", "value": b"t-1"}, {"key": "tag", "value": None},
+                {"key": "trace", "value": b"t-2"}]
+    rows = [(1, "a", repeated), (2, "b", None), (1, "a2", [{"key": "trace", "value": b"t-3"}])]
+    summary = connect_spark.run(sc.write, kafka_bootstrap, topic, rows, ddl, JSON, False)
+    assert not isinstance(summary, sc.Failure), summary
+    assert summary["records"] == 3
+    got = connect_spark.run(sc.read, kafka_bootstrap, topic,
+                            {**JSON, "scan.include-headers": "true"}, ddl)
+    assert {r["id"]: (r["v"], r["headers"] and [(h["key"], h["value"] and bytes(h["value"]))
+                                                for h in r["headers"]]) for r in got} == \
+        {1: ("a2", [("trace", b"t-3")]), 2: ("b", None)}
