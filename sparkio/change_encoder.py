@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from keyguard.formats.codec import Codec
+from keyguard.formats.lengths import fit_batch
 from keyguard.formats.partitioner import murmur2_offsets, partitions_for
 from keyguard.sparkio.producer import changelog_kind_error, null_key_error
 
@@ -115,6 +116,7 @@ class ChangeEncoder:
                                  dtype=bool)
         self._check_keys(batch)
         layout = self.plan.layout
+        batch = fit_batch(layout.table, batch)
         prefix = len(layout.key_fields_prefix)
         key_batch = pa.RecordBatch.from_arrays(
             [batch.column(c) for c in layout.primary_key],
