@@ -7,9 +7,11 @@ Not run by the test suite. Needs PyFlink 2.3 and Java 17 in a separate venv:
     ../flinkvenv/bin/python tests/formats/data/flink_golden/capture.py
 
 Each row goes through the format's own SerializationSchema (`JsonRowDataSerializationSchema`,
-`CsvRowDataSerializationSchema`, the classes upsert-kafka calls for keys and values), built in
-the JVM through PyFlink's Java gateway with the options wired as the format factories wire them
-(an option that is not set is not applied). The filesystem sink is not used for csv: its bulk
+`CsvRowDataSerializationSchema`, `RawFormatSerializationSchema`, the classes upsert-kafka calls
+for keys and values), built in the JVM through PyFlink's Java gateway with the options wired as
+the format factories wire them (an option that is not set is not applied). Rows of CHAR(n),
+VARCHAR(n), BINARY(n) and VARBINARY(n) columns are first cast to those types by Flink's SQL, as
+an INSERT into such a table casts them (`_cast_rows`). The filesystem sink is not used for csv: its bulk
 writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and always writes
 `stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows are stored as
 `keyguard.formats.values.coerce_row` reads them (decimals and times as text).
