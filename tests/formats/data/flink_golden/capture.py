@@ -11,10 +11,10 @@ Each row goes through the format's own SerializationSchema (`JsonRowDataSerializ
 for keys and values), built in the JVM through PyFlink's Java gateway with the options wired as
 the format factories wire them (an option that is not set is not applied). Rows of CHAR(n),
 VARCHAR(n), BINARY(n) and VARBINARY(n) columns are first cast to those types by Flink's SQL, as
-an INSERT into such a table casts them (`_cast_rows`). The filesystem sink is not used for csv: its bulk
-writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and always writes
-`stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows are stored as
-`keyguard.formats.values.coerce_row` reads them (decimals and times as text).
+an INSERT into such a table casts them (`_cast_rows`). The filesystem sink is not used for
+csv: its bulk writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and
+always writes `stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows
+are stored as `keyguard.formats.values.coerce_row` reads them (decimals and times as text).
 
 Reads go through `CsvRowDataDeserializationSchema`, built as CsvFormatFactory builds it, once
 with csv.ignore-parse-errors off and once on. Each answer is the row (as above), `skipped` (the
@@ -501,6 +501,8 @@ READ_CASES: list[ReadGroup] = [
      [b"\\N", b"\\\\N", b'"\\N"', b"N"]),
     ("csv-read-no-quotes", {"disable-quote-character": "true"}, "k STRING, n INT", [
         b'"a",1', b'"a,b",1']),
+    ("csv-read-length", {}, "c CHAR(2), v VARCHAR(3), b BINARY(4)", [
+        b"D,abcdef,AQ==", b'"D ",a  ,AQIDBAUG', b",,"]),
     ("csv-read-options", {"field-delimiter": "\\t", "quote-character": "'",
                           "array-element-delimiter": "|"},
      "k STRING, a ARRAY<INT>, r ROW<x INT, y STRING>", [
@@ -521,6 +523,9 @@ def _java_value(sql_type: str, v: Any) -> Any:
         element = sql_type[6:-1]
         items = v.toObjectArray()
         return [_java_value(element, items[i]) for i in range(v.size())]
+    if _LENGTH.match(sql_type):  # read as the bytes hold it: neither cut nor padded
+        return (base64.b64encode(bytes(v)).decode("ascii") if "BINARY" in sql_type
+                else str(v.toString()))
     if sql_type in ("STRING", "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT"):
         return str(v.toString()) if sql_type == "STRING" else v
     if sql_type in ("FLOAT", "DOUBLE"):
