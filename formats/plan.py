@@ -25,6 +25,7 @@ from keyguard.formats.codec import (
     format_factory,
 )
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.lengths import fit_row
 from keyguard.formats.options import OptionSet, ResolvedOptions, strip_prefix
 from keyguard.formats.projection import UpsertLayout, project
 from keyguard.formats.registry import Registry
@@ -150,7 +151,9 @@ class UpsertPlan:
         return self.spec.options.value.given
 
     def encode(self, table_row: Mapping[str, Any], *, where: str = "") -> tuple[bytes, bytes]:
-        """Key and value bytes of one upsert row."""
+        """Key and value bytes of one upsert row, its length columns cast as Flink casts
+        them (`keyguard.formats.lengths`)."""
+        table_row = fit_row(self.layout.table, table_row)
         key = self.key_codec.encode(self.layout.key_row(table_row, where=where))
         return key, self.value_codec.encode(self.layout.value_row(table_row))
 

@@ -97,8 +97,6 @@ def _simple_from_spark(dt: T.DataType) -> DataType | None:
     # TimestampNTZType is not a TimestampType subclass; both are checked explicitly below.
     table: list[tuple[type, type[DataType]]] = [
         (T.StringType, StringType),
-        (T.VarcharType, StringType),
-        (T.CharType, StringType),
         (T.BooleanType, BooleanType),
         (T.ByteType, TinyIntType),
         (T.ShortType, SmallIntType),
@@ -109,6 +107,8 @@ def _simple_from_spark(dt: T.DataType) -> DataType | None:
         (T.DateType, DateType),
         (T.BinaryType, BytesType),
     ]
+    if isinstance(dt, (T.CharType, T.VarcharType)):  # written as Flink's CHAR(n), VARCHAR(n)
+        return StringType(length=dt.length, fixed=isinstance(dt, T.CharType))
     for spark_cls, model_cls in table:
         if isinstance(dt, spark_cls):
             return model_cls()

@@ -126,11 +126,12 @@ _SIMPLE: dict[str, type[DataType]] = {
     "REAL": FloatType,
     "DATE": DateType,
 }
-_LENGTH_ALIASES: dict[str, type[DataType]] = {
-    "CHAR": StringType,
-    "VARCHAR": StringType,
-    "BINARY": BytesType,
-    "VARBINARY": BytesType,
+#: Flink's length types: the model type and whether the length is fixed (CHAR, BINARY).
+_LENGTH_TYPES: dict[str, tuple[type[StringType] | type[BytesType], bool]] = {
+    "CHAR": (StringType, True),
+    "VARCHAR": (StringType, False),
+    "BINARY": (BytesType, True),
+    "VARBINARY": (BytesType, False),
 }
 _UNSUPPORTED = {
     "INTERVAL": "INTERVAL types have no Kafka format encoding in keyguard",
@@ -211,9 +212,10 @@ class _Parser(TokenCursor):
         self.advance()
         if name in _SIMPLE:
             return _SIMPLE[name]()
-        if name in _LENGTH_ALIASES:
-            self.optional_length(name)
-            return _LENGTH_ALIASES[name]()
+        if name in _LENGTH_TYPES:
+            make, fixed = _LENGTH_TYPES[name]
+            length, at = self.optional_length(name, tok)
+            return self.build(lambda: make(length=length, fixed=fixed), at)
         if name == "DOUBLE":
             self.accept_word("PRECISION")
             return DoubleType()
@@ -265,12 +267,16 @@ class _Parser(TokenCursor):
         except SchemaError as e:
             raise TypeSyntaxError(e.message, self.text, at, hint=e.hint) from None
 
-    def optional_length(self, name: str) -> None:
-        if self.accept_punct("("):
-            at = self.tok.pos
-            if self.integer(f"a {name} length") < 1:
-                self.fail(f"{name} length must be at least 1", at)
-            self.expect_punct(")")
+    def optional_length(self, name: str, tok: Tok) -> tuple[int, int]:
+        """The length in `(n)`, or Flink's default 1 (`CHAR` is CHAR(1)); with its offset."""
+        if not self.accept_punct("("):
+            return 1, tok.pos
+        at = self.tok.pos
+        length = self.integer(f"a {name} length")
+        if length < 1:
+            self.fail(f"{name} length must be at least 1", at)
+        self.expect_punct(")")
+        return length, at
 
     def optional_precision(self, default: int, tok: Tok) -> tuple[int, int]:
         """The precision in `(p)`, or the default; with the offset to blame if out of range."""

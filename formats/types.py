@@ -7,7 +7,7 @@ for the same table. Each type is an immutable value; `nullable` is part of the t
 Python values for rows (what encoders take and decoders return):
 
 =================  ==============================================================
-STRING             str
+STRING             str (CHAR(n), VARCHAR(n) too)
 BOOLEAN            bool
 TINYINT..BIGINT    int
 FLOAT, DOUBLE      float
@@ -16,7 +16,7 @@ DATE               datetime.date
 TIME(p)            datetime.time (no tzinfo)
 TIMESTAMP(p)       datetime.datetime, naive
 TIMESTAMP_LTZ(p)   datetime.datetime, tz-aware (decoders return UTC)
-BYTES              bytes
+BYTES              bytes (BINARY(n), VARBINARY(n) too)
 ARRAY<T>           list
 MAP<K, V>          dict
 ROW<...>           dict of field name -> value
@@ -122,8 +122,66 @@ class DataType(_Value):
         return self.sql()
 
 
-class StringType(DataType):
+#: The length Flink's STRING and BYTES stand for: VARCHAR(2147483647), VARBINARY(2147483647).
+MAX_LENGTH = 2**31 - 1
+
+
+@_value()
+class _LengthType(DataType):
+    """Character and binary strings with Flink's declared length: `length` None is STRING or
+    BYTES (no limit); `fixed` is CHAR(n) or BINARY(n), else VARCHAR(n) or VARBINARY(n).
+
+    The length is what Flink casts a value to before any format writes it (its
+    `CharVarCharTrimPadCastRule`, `BinaryToBinaryCastRule`): longer values are cut to n, and
+    CHAR(n) and BINARY(n) values shorter than n are padded (spaces, zero bytes). Every
+    format then writes that value as it writes STRING or BYTES (`keyguard.formats.lengths`).
+    """
+
+    length: int | None = None
+    fixed: bool = False
+    #: Flink's names: (fixed, variable).
+    _names_by_fixed: ClassVar[tuple[str, str]] = ("?", "?")
+
+    def __init__(self, *, nullable: bool = True, length: int | None = None,
+                 fixed: bool = False) -> None:
+        if length is not None and not fixed and length >= MAX_LENGTH:
+            length = None  # VARCHAR(2147483647) is STRING, as Flink spells it
+        _set(self, "nullable", nullable)
+        _set(self, "length", length)
+        _set(self, "fixed", fixed)
+        self.__post_init__()
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return ((self.nullable, self.length, self.fixed)
+                == (other.nullable, other.length, other.fixed))
+
+    def __hash__(self) -> int:
+        return hash((self.nullable, self.length, self.fixed))
+
+    def __post_init__(self) -> None:
+        name = self._names_by_fixed[0 if self.fixed else 1]
+        if self.fixed and self.length is None:
+            raise SchemaError(f"{name} needs a length")
+        if self.length is not None and not 1 <= self.length <= MAX_LENGTH:
+            raise SchemaError(
+                f"{name} length must be between 1 and {MAX_LENGTH}, got {self.length}")
+
+    def _sql_body(self) -> str:
+        if self.length is None:
+            return self.sql_name
+        return f"{self._names_by_fixed[0 if self.fixed else 1]}({self.length})"
+
+
+@_value()
+class StringType(_LengthType):
     sql_name = "STRING"
+    _names_by_fixed = ("CHAR", "VARCHAR")
+
+    def __init__(self, *, nullable: bool = True, length: int | None = None,
+                 fixed: bool = False) -> None:
+        super().__init__(nullable=nullable, length=length, fixed=fixed)
 
 
 class BooleanType(DataType):
@@ -266,8 +324,14 @@ class TimestampLtzType(_PrecisionType):
         super().__init__(nullable=nullable, precision=precision)
 
 
-class BytesType(DataType):
+@_value()
+class BytesType(_LengthType):
     sql_name = "BYTES"
+    _names_by_fixed = ("BINARY", "VARBINARY")
+
+    def __init__(self, *, nullable: bool = True, length: int | None = None,
+                 fixed: bool = False) -> None:
+        super().__init__(nullable=nullable, length=length, fixed=fixed)
 
 
 @_value()

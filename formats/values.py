@@ -37,13 +37,24 @@ from keyguard.formats.types import (
 
 
 def coerce_row(row_type: RowType, raw: Mapping[str, Any], *, where: str = "row") -> dict[str, Any]:
-    """Convert every column of `raw`; unknown columns are an error (they would be dropped)."""
+    """Convert every column of `raw`; unknown columns are an error (they would be dropped).
+
+    A column `raw` lacks is null, as Flink writes a nullable column an INSERT leaves out;
+    lacking a NOT NULL column is an error (Flink refuses that INSERT too)."""
     known = set(row_type.names)
     unknown = [k for k in raw if k not in known]
     if unknown:
         raise EncodeError(
             f"{where}: unknown column{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
             hint="the columns are: " + ", ".join(row_type.names),
+        )
+    missing = [f.name for f in row_type.fields if not f.type.nullable and f.name not in raw]
+    if missing:
+        s = "s" if len(missing) > 1 else ""
+        raise EncodeError(
+            f"{where}: NOT NULL column{s} {', '.join(missing)} missing",
+            hint=f"give {'them' if s else 'it'} a value: a column left out is written as "
+                 "null, which a NOT NULL column cannot hold",
         )
     return {f.name: coerce(f.type, raw.get(f.name), f"{where}.{f.name}") for f in row_type.fields}
 

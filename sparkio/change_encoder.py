@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from keyguard.formats.arrow_schema import to_arrow_type
 from keyguard.formats.codec import Codec
+from keyguard.formats.lengths import fit_batch
 from keyguard.formats.partitioner import murmur2_offsets, partitions_for
 from keyguard.sparkio.headers import from_arrow
 from keyguard.sparkio.producer import changelog_kind_error, null_key_error
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from keyguard.formats.plan import UpsertPlan
+    from keyguard.formats.types import RowType
 
 #: Changelog kinds, as Flink's RowKind short strings.
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = "+I", "-U", "+U", "-D"
@@ -90,6 +93,20 @@ def binary_nbytes(arr: pa.Array) -> int:
     return int(offs[-1] - offs[0])  # nulls span no bytes
 
 
+def _with_declared_columns(batch: pa.RecordBatch, table: RowType) -> pa.RecordBatch:
+    """The batch with a null column for each table column it lacks: a `flink.ddl` column the
+    DataFrame leaves out, which Flink writes as null."""
+    import pyarrow as pa
+
+    have = set(batch.schema.names)
+    missing = [f for f in table.fields if f.name not in have]
+    if not missing:
+        return batch
+    return pa.RecordBatch.from_arrays(
+        [*batch.columns, *(pa.nulls(batch.num_rows, to_arrow_type(f.type)) for f in missing)],
+        names=[*batch.schema.names, *(f.name for f in missing)])
+
+
 @dataclass
 class ChangeEncoder:
     """Serializes Arrow batches of table rows with a plan: kinds, keys, values, partitions."""
@@ -120,6 +137,7 @@ class ChangeEncoder:
                                  dtype=bool)
         self._check_keys(batch)
         layout = self.plan.layout
+        batch = fit_batch(layout.table, _with_declared_columns(batch, layout.table))
         prefix = len(layout.key_fields_prefix)
         key_batch = pa.RecordBatch.from_arrays(
             [batch.column(c) for c in layout.primary_key],

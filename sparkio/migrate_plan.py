@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from keyguard.formats.errors import DecodeError, KeyguardError
+from keyguard.formats.lengths import fit_row
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.registry.registration import needs_schema_id
@@ -219,7 +220,10 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
     new = decl.new
     try:
         key_row = new.key_codec.decode(entry.key)
-        if key_row is not None and new.key_codec.encode(key_row) == entry.key:
+        # already the new encoding: the bytes the new table writes for this key (a CHAR key
+        # Flink pads), not only bytes it reads
+        if key_row is not None and \
+                new.key_codec.encode(fit_row(new.key_codec.row_type, key_row)) == entry.key:
             if entry.value is None:
                 return Classified(entry, NEW, entry.key, None)
             if _decode(new, entry, strict=True) is not None:
@@ -287,7 +291,8 @@ def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,
     where = f"topic {topic!r} {entry.where}"
     if entry.value is None:
         try:
-            return Classified(entry, label, new.key_codec.encode(new.layout.key_row(row)), None)
+            key_row = new.layout.key_row(fit_row(new.layout.table, row))  # as encode() does
+            return Classified(entry, label, new.key_codec.encode(key_row), None)
         except KeyguardError:
             return Classified(entry, label, None, None)  # a tombstone of an unknown new key
     try:

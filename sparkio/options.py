@@ -31,6 +31,7 @@ from keyguard.formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions
 from keyguard.formats.projection import parse_primary_key
 from keyguard.formats.registry.settings import resolve_kafka
 from keyguard.formats.secrets import is_secret_key, register_options
+from keyguard.formats.types import RowType
 from keyguard.guard import options as guard_options
 from keyguard.guard.selection import selectors
 
@@ -210,17 +211,22 @@ FLINK_DDL: Option[str | None] = Option(
 def with_flink_ddl(options: Mapping[str, Any]) -> dict[str, Any]:
     """The options with `flink.ddl` expanded into the options its statement gives (the
     explicit ones on top), so every later step sees plain options."""
+    return _expand_flink_ddl(options)[0]
+
+
+def _expand_flink_ddl(options: Mapping[str, Any]) -> tuple[dict[str, Any], RowType | None]:
+    """`with_flink_ddl`, and the physical columns the DDL declares (None: no DDL)."""
     raw = {str(k): v for k, v in options.items()}
     ddl = raw.pop(FLINK_DDL.key, None)
     if ddl is None:
-        return raw
+        return raw, None
     table = read_flink_ddl(str(ddl), FLINK_DDL.key)
     if table.producer_partitioner != "murmur2":
         raise InvalidOptionError(
             f"option '{FLINK_DDL.key}': sink.partitioner '{table.partitioner}' puts keys where "
             "the connector's producer (murmur2 of the key bytes) would not",
             hint="drop sink.partitioner from the DDL, or set it to 'default'")
-    return {**table.connector_settings(), **raw}
+    return {**table.connector_settings(), **raw}, table.columns
 
 
 CONNECTOR_OPTIONS = OptionSet(
@@ -257,6 +263,8 @@ class ConnectorOptions:
     resolved: PlanOptions
     #: librdkafka settings from properties.* (prefix removed), defaults not yet applied.
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: The physical columns a `flink.ddl` declares: the table written (None: the DataFrame's).
+    declared: RowType | None = None
 
     @overload
     def __getitem__(self, key: Option[V]) -> V: ...
@@ -324,13 +332,14 @@ def normalize(options: Mapping[str, Any]) -> dict[str, str]:
 def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = True
                       ) -> ConnectorOptions:
     """Validate table, format and connector options together, once; reject conflicts by name."""
-    raw = normalize(with_flink_ddl(options))
+    expanded, declared = _expand_flink_ddl(options)
+    raw = normalize(expanded)
     resolved = resolve_options(raw, extra=CONNECTOR_OPTIONS)
     table = resolved.table
     given = {o.key[len(PROPERTIES):]: table[o] for o in PRODUCER_TIMEOUTS
              if any(k in raw for k in (o.key, *o.fallback_keys))}
     conn = ConnectorOptions(raw, resolved, resolve_kafka(  # the one settings path
-        explicit={**table.with_prefix(PROPERTIES), **given}))
+        explicit={**table.with_prefix(PROPERTIES), **given}), declared)
     problems = list(_conflicts(conn, require_bootstrap))
     if problems:
         raise InvalidOptionError(

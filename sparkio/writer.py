@@ -45,11 +45,12 @@ from pyspark.sql.datasource import (
 )
 
 from keyguard.formats.errors import InvalidOptionError, KeyguardError, SchemaError
+from keyguard.formats.lengths import with_lengths
 from keyguard.formats.plan import PlanSpec, UpsertPlan
 from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.formats.secrets import redacting_logger
 from keyguard.formats.spark_schema import from_spark_schema
-from keyguard.formats.types import RowType
+from keyguard.formats.types import Field, RowType
 from keyguard.sparkio.change_encoder import KINDS, ChangeEncoder, checked_first
 from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
 from keyguard.sparkio.headers import (
@@ -218,8 +219,38 @@ def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
         raise SchemaError(f"sink.order-by column{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(missing)} not in the DataFrame",
                           hint="the columns are: " + ", ".join(names))
-    return from_spark_schema(StructType([f for f in schema.fields
-                                         if f.name != changelog and not is_headers_field(f)]))
+    frame = from_spark_schema(StructType([f for f in schema.fields
+                                          if f.name != changelog and not is_headers_field(f)]))
+    return frame if conn.declared is None else declared_table(frame, conn.declared)
+
+
+def declared_table(frame: RowType, declared: RowType) -> RowType:
+    """The table a `flink.ddl` declares, written from a DataFrame: its columns in its order,
+    a declared column the DataFrame lacks written as null (as Flink's INSERT of the other
+    columns writes it), the DataFrame's types with the DDL's CHAR/VARCHAR/BINARY/VARBINARY
+    lengths. A column the DDL does not declare, or a NOT NULL one the DataFrame lacks, is an
+    error naming it: Flink refuses both INSERTs."""
+    extra = [n for n in frame.names if n not in declared.names]
+    if extra:
+        s = "s" if len(extra) > 1 else ""
+        raise SchemaError(
+            f"flink.ddl: DataFrame column{s} {', '.join(extra)} not declared in the table "
+            f"(its columns: {', '.join(declared.names)})",
+            hint=f"drop {'them' if s else 'it'} from the DataFrame (df.drop(...)), or declare "
+                 f"{'them' if s else 'it'} in the DDL")
+    lacking = [f.name for f in declared.fields
+               if f.name not in frame.names and not f.type.nullable]
+    if lacking:
+        s = "s" if len(lacking) > 1 else ""
+        raise SchemaError(
+            f"flink.ddl: NOT NULL column{s} {', '.join(lacking)} of the table missing from "
+            "the DataFrame",
+            hint=f"add {'them' if s else 'it'} to the DataFrame (withColumn), or declare "
+                 f"{'them' if s else 'it'} nullable; a column left out is written as null")
+    return RowType(fields=tuple(
+        Field(f.name, with_lengths(frame.field(f.name).type, f.type), f.description)
+        if f.name in frame.names else f
+        for f in declared.fields), nullable=False)
 
 
 @dataclass(frozen=True)

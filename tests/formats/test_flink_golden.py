@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import struct
 from collections import defaultdict
 from pathlib import Path
@@ -15,8 +16,9 @@ from typing import Any
 import pytest
 
 from keyguard.formats.arrow_schema import rows_to_batch
-from keyguard.formats.codec import Codec, create_codec
+from keyguard.formats.codec import Codec, CodecContext, create_codec
 from keyguard.formats.errors import DecodeError
+from keyguard.formats.lengths import fit_batch, fit_row
 from keyguard.formats.sqltypes import parse_columns
 from keyguard.formats.types import (
     ArrayType,
@@ -93,7 +95,8 @@ def _same(t: DataType, a: Any, b: Any) -> bool:
 def test_the_golden_file_covers_every_brief_item() -> None:
     groups = set(GROUPS)
     assert {"json-time", "csv-decimal", "csv-decimal-scientific", "csv-ascii", "csv-row",
-            "csv-key-row", "json-decimal"} <= groups
+            "csv-key-row", "json-decimal", "json-length", "csv-length", "raw-char",
+            "raw-varchar", "raw-binary", "raw-varbinary", "json-missing"} <= groups
     ascii_cases = [c for c in GROUPS["csv-ascii"] if len(c["row"]["s"]) == 3]
     assert sorted(ord(c["row"]["s"][1]) for c in ascii_cases) == list(range(128))
 
@@ -101,7 +104,8 @@ def test_the_golden_file_covers_every_brief_item() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
 def test_row_encoder_writes_flinks_bytes_and_reads_them_back(case: dict[str, Any]) -> None:
     rt, codec = _codec(case)
-    row = coerce_row(rt, case["row"])
+    # As Flink casts a value to its column's CHAR(n), VARCHAR(n), ... type before writing it.
+    row = dict(fit_row(rt, coerce_row(rt, case["row"])))
     golden = bytes.fromhex(case["hex"])
     assert codec.encode(row) == golden
     if case["case"] in NOT_READABLE:
@@ -121,5 +125,61 @@ def test_batch_encoder_writes_the_same_bytes(group: str) -> None:
     cases = GROUPS[group]
     rt, codec = _codec(cases[0])
     rows = [coerce_row(rt, c["row"]) for c in cases]
-    got = codec.encode_batch(rows_to_batch(rows, rt))
+    got = codec.encode_batch(fit_batch(rt, rows_to_batch(rows, rt)))
     assert got == [bytes.fromhex(c["hex"]) for c in cases]
+
+
+LENGTH_GROUPS = ["json-length", "csv-length", "raw-char", "raw-varchar", "raw-binary",
+                 "raw-varbinary"]
+
+
+@pytest.mark.parametrize("group", LENGTH_GROUPS)
+def test_length_columns_are_cut_and_padded_before_any_codec_sees_them(group: str) -> None:
+    """Unfitted values (as a DataFrame holds them) change bytes only through the fitting:
+    with it the codec writes Flink's bytes, without it some row of the group differs."""
+    cases = GROUPS[group]
+    rt, codec = _codec(cases[0])
+    raw = rows_to_batch([coerce_row(rt, c["row"]) for c in cases], rt)
+    golden = [bytes.fromhex(c["hex"]) for c in cases]
+    assert codec.encode_batch(fit_batch(rt, raw)) == golden
+    assert codec.encode_batch(raw) != golden
+
+
+def test_flink_reads_length_columns_back_as_written() -> None:
+    """A CHAR(n) value read back keeps its padding, and a short one is not padded on read:
+    Flink's readers take the text as it is (StringData.fromString)."""
+    case = GROUPS["json-length"][0]
+    rt, codec = _codec(case)
+    row = codec.decode(bytes.fromhex(case["hex"]))
+    assert row is not None and row["c"] == "D " and row["a"] == ["p  ", "qrs"]
+    assert codec.decode(b'{"c":"D","v":"abcdef"}') == {**dict.fromkeys(rt.names), "c": "D",
+                                                         "v": "abcdef"}
+
+
+@pytest.mark.parametrize("fmt", ["avro", "avro-confluent"])
+def test_avro_writes_length_columns_as_flinks_cast_values(fmt: str) -> None:
+    """Flink's AvroSchemaConverter maps CHAR/VARCHAR to "string" and BINARY/VARBINARY to
+    "bytes", and its Avro writer takes the value the cast gave (PyFlink ships no Avro format
+    to capture from): a length row's Avro bytes are those of the STRING/BYTES row holding
+    Flink's cast values, read from json-length's golden bytes."""
+    from keyguard.formats.registry.mock import MockRegistry
+    from keyguard.formats.registry.registration import bind_schema_id
+
+    columns = GROUPS["json-length"][0]["columns"]
+    rt = parse_columns(columns)
+    plain = parse_columns(re.sub(r"VARBINARY\(\d+\)|BINARY\(\d+\)", "BYTES",
+                                 re.sub(r"VARCHAR\(\d+\)|CHAR\(\d+\)", "STRING", columns)))
+    registry = MockRegistry(f"flink-golden-{fmt}")
+
+    def codec(t: RowType) -> Codec:
+        made = create_codec(fmt, t, {"url": "mock://unused"} if fmt != "avro" else {},
+                            CodecContext(topic="lengths", registry=registry))
+        return made if fmt == "avro" else bind_schema_id(made, registry)
+
+    declared, flinks = codec(rt), codec(plain)
+    assert declared.written_schema().text == flinks.written_schema().text
+    read_json = create_codec("json", plain, {})
+    for case in GROUPS["json-length"]:
+        cast = read_json.decode(bytes.fromhex(case["hex"]))
+        assert cast is not None
+        assert declared.encode(fit_row(rt, coerce_row(rt, case["row"]))) == flinks.encode(cast)

@@ -21,8 +21,8 @@ from keyguard.formats.types import RowType  # noqa: E402
     [
         (T.StringType(), "STRING"),
         (T.StringType("UTF8_LCASE"), "STRING"),
-        (T.VarcharType(10), "STRING"),
-        (T.CharType(2), "STRING"),
+        (T.VarcharType(10), "VARCHAR(10)"),
+        (T.CharType(2), "CHAR(2)"),
         (T.BooleanType(), "BOOLEAN"),
         (T.ByteType(), "TINYINT"),
         (T.ShortType(), "SMALLINT"),

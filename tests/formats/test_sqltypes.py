@@ -35,11 +35,13 @@ from keyguard.formats.types import (
     [
         ("STRING", StringType()),
         ("string not null", StringType(nullable=False)),
-        ("VARCHAR(20)", StringType()),
-        ("CHAR", StringType()),
-        ("CHAR(3) NOT NULL", StringType(nullable=False)),
-        ("VARBINARY(8)", BytesType()),
-        ("BINARY", BytesType()),
+        ("VARCHAR(20)", StringType(length=20)),
+        ("CHAR", StringType(length=1, fixed=True)),
+        ("CHAR(3) NOT NULL", StringType(nullable=False, length=3, fixed=True)),
+        ("VARBINARY(8)", BytesType(length=8)),
+        ("BINARY", BytesType(length=1, fixed=True)),
+        ("VARCHAR(2147483647)", StringType()),
+        ("VARBINARY(2147483647)", BytesType()),
         ("BYTES", BytesType()),
         ("BOOLEAN", BooleanType()),
         ("TINYINT", TinyIntType()),
@@ -126,6 +128,7 @@ def test_parse_columns_keywords_as_names_and_comments() -> None:
         ("ROW<`a INT>", 4, "unterminated quote"),
         ("INT INT", 4, "after a complete type"),
         ("VARCHAR(0)", 8, "length must be at least 1"),
+        ("CHAR(2147483648)", 5, "CHAR length must be between 1 and 2147483647"),
         ("ROW<a>", 5, "expected a type"),
     ],
 )
@@ -173,3 +176,13 @@ def test_round_trip_columns(t: DataType) -> None:
     assert isinstance(t, RowType)
     text = ", ".join(f.sql() for f in t.fields)
     assert parse_columns(text) == t.with_nullable(False)
+
+
+@pytest.mark.parametrize("text", ["CHAR(2)", "VARCHAR(3) NOT NULL", "BINARY(16)",
+                                  "VARBINARY(1)", "ARRAY<CHAR(3)>", "ROW<`c` CHAR(2), `b` BYTES>"])
+def test_lengths_are_kept_and_spelled_as_flink_does(text: str) -> None:
+    t = parse_type(text)
+    assert t.sql() == text
+    assert parse_type(t.sql()) == t
+    assert t != parse_type(text.replace("(3)", "(4)").replace("(2)", "(5)")
+                           .replace("(16)", "(15)").replace("(1)", "(9)"))

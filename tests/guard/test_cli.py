@@ -76,6 +76,32 @@ def test_null_primary_key_is_exit_2_naming_the_column():
     assert "'a' is null" in r.output
 
 
+LENGTHS = ("--columns", "id INT NOT NULL, c CHAR(2), b BINARY(16), tm STRING, n INT NOT NULL",
+           "--primary-key", "id")
+
+
+def test_encode_writes_length_columns_and_left_out_ones_as_flink_does():
+    """Flink 2.3's bytes (tests/formats/data/flink_golden: json-length, json-missing)."""
+    r = run("encode", "--key-format", "json", "--value-format", "raw",
+            "--columns", "id INT NOT NULL, c CHAR(4)", "--primary-key", "id", "-o",
+            "value.fields-include=EXCEPT_KEY", "--row", '{"id": 1, "c": "ab"}', "--json")
+    assert r.exit_code == 0, r.output
+    assert bytes.fromhex(json.loads(r.output)["value"]["hex"]) == b"ab  "
+    r = run("encode", "--key-format", "json", "--value-format", "json", *LENGTHS,
+            "--row", '{"id": 1, "c": "D", "b": "AQ==", "n": 0}', "--json")
+    assert r.exit_code == 0, r.output
+    assert bytes.fromhex(json.loads(r.output)["value"]["hex"]) == (
+        b'{"id":1,"c":"D ","b":"AQAAAAAAAAAAAAAAAAAAAA==","tm":null,"n":0}')
+
+
+def test_a_not_null_column_left_out_is_exit_2_naming_it():
+    r = run("encode", "--key-format", "json", "--value-format", "json", *LENGTHS,
+            "--row", '{"id": 1, "c": "D"}')
+    assert r.exit_code == 2
+    assert "--row: NOT NULL column n missing" in r.output
+    assert "Traceback" not in r.output
+
+
 def test_unknown_format_option_is_exit_2_with_a_suggestion():
     r = run("encode", "--key-format", "json", "--value-format", "json",
             *COLUMNS, "--row", '{"a": 1, "b": "B1"}',

@@ -222,3 +222,17 @@ def test_a_new_key_row_in_other_value_bytes_is_not_rewritten() -> None:
     spaced = Entry(0, 0, 0, key, b'{"id": 1, "region": "eu", "name": "a"}')
     p = plan(spaced)
     assert p.empty and p.in_place == 1
+
+
+def test_a_new_char_key_is_padded_as_flink_writes_it_rows_and_tombstones_alike() -> None:
+    """Re-keyed into a CHAR(4) key column: Flink pads 'eu' to 'eu  ' (CHAR(n) values are cast
+    to n characters), in the key of a live row and of a tombstone."""
+    old_table = parse_columns("region STRING NOT NULL, name STRING")
+    new_table = parse_columns("region CHAR(4) NOT NULL, name STRING")
+    v1 = resolve_plan(old_table, {**VALUE, "key.format": "json", "primary-key": "region"})
+    v2 = resolve_plan(new_table, {**VALUE, "key.format": "json", "primary-key": "region"})
+    decl = Declarations(v2, (v1,), ("v1",))
+    live = classify(entry(v1, {"region": "eu", "name": "a"}), decl, "t")
+    gone = classify(entry(v1, {"region": "eu", "name": "a"}, delete=True), decl, "t")
+    assert live.new_key == gone.new_key == b'{"region":"eu  "}'
+    assert live.new_value == b'{"region":"eu  ","name":"a"}'

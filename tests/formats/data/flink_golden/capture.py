@@ -7,12 +7,14 @@ Not run by the test suite. Needs PyFlink 2.3 and Java 17 in a separate venv:
     ../flinkvenv/bin/python tests/formats/data/flink_golden/capture.py
 
 Each row goes through the format's own SerializationSchema (`JsonRowDataSerializationSchema`,
-`CsvRowDataSerializationSchema`, the classes upsert-kafka calls for keys and values), built in
-the JVM through PyFlink's Java gateway with the options wired as the format factories wire them
-(an option that is not set is not applied). The filesystem sink is not used for csv: its bulk
-writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and always writes
-`stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows are stored as
-`keyguard.formats.values.coerce_row` reads them (decimals and times as text).
+`CsvRowDataSerializationSchema`, `RawFormatSerializationSchema`, the classes upsert-kafka calls
+for keys and values), built in the JVM through PyFlink's Java gateway with the options wired as
+the format factories wire them (an option that is not set is not applied). Rows of CHAR(n),
+VARCHAR(n), BINARY(n) and VARBINARY(n) columns are first cast to those types by Flink's SQL, as
+an INSERT into such a table casts them (`_cast_rows`). The filesystem sink is not used for
+csv: its bulk writer (CsvBulkWriter) ignores write-bigdecimal-in-scientific-notation and
+always writes `stripTrailingZeros().toString()`, which is not what Kafka topics receive. Rows
+are stored as `keyguard.formats.values.coerce_row` reads them (decimals and times as text).
 
 Reads go through `CsvRowDataDeserializationSchema`, built as CsvFormatFactory builds it, once
 with csv.ignore-parse-errors off and once on. Each answer is the row (as above), `skipped` (the
@@ -196,6 +198,33 @@ CASES: list[Group] = [
          {"s": "a,b \"c\"", "a": ["x y", None], "n": None},
          {"s": None, "a": None, "n": 7},
      ]),
+    # Length columns: each row is first cast to the declared types by Flink's SQL (CAST from
+    # STRING and BYTES, what an INSERT of those columns needs: see _cast_rows), then written.
+    ("json-length", "json", {},
+     "c CHAR(2), v VARCHAR(3), b BINARY(16), vb VARBINARY(3), s STRING, a ARRAY<CHAR(3)>", [
+         {"c": "D", "v": "ab", "b": "AQ==", "vb": "AQI=", "s": "x", "a": ["p", "qrst"]},
+         {"c": "DDDD", "v": "abcdef", "b": "AQIDBAUGBwgJCgsMDQ4PEBESExQ=", "vb": "AQIDBAU=",
+          "s": "y", "a": []},
+         {"c": "", "v": "", "b": "", "vb": "", "s": "", "a": [""]},
+         {"c": "\u00e9\U0001F600x", "v": "\u00e9\U0001F600xyz", "b": "AP8=", "vb": "AP8A/w==",
+          "s": "\u00e9", "a": ["\U0001F600"]},
+         {"c": "D ", "v": "a  ", "b": "AAAA", "vb": "AAAAAA==", "s": " ", "a": [" "]},
+         {"c": None, "v": None, "b": None, "vb": None, "s": None, "a": None},
+     ]),
+    ("csv-length", "csv", {}, "c CHAR(3), v VARCHAR(2), b BINARY(4), vb VARBINARY(2)", [
+        {"c": "a", "v": "a", "b": "AQ==", "vb": "AQ=="},
+        {"c": "abcd", "v": "abc", "b": "AQIDBAU=", "vb": "AQID"},
+        {"c": ",", "v": "\"x", "b": "", "vb": ""},
+        {"c": "\U0001F600", "v": "\u00e9\u00e9\u00e9", "b": "/w==", "vb": "/w=="},
+    ]),
+    ("raw-char", "raw", {}, "c CHAR(4)", [{"c": "ab"}, {"c": "abcdef"}, {"c": "\u00e9"},
+                                          {"c": ""}]),
+    ("raw-varchar", "raw", {}, "v VARCHAR(2)", [{"v": "a"}, {"v": "abc"}]),
+    ("raw-binary", "raw", {}, "b BINARY(4)", [{"b": "AQ=="}, {"b": "AQIDBAU="}, {"b": ""}]),
+    ("raw-varbinary", "raw", {}, "vb VARBINARY(2)", [{"vb": "AQ=="}, {"vb": "AQID"}]),
+    # A column the row leaves out: Flink's INSERT of the other columns writes it as null.
+    ("json-missing", "json", {}, "id INT, tm STRING, c CHAR(2)", [{"id": 1, "c": "D"},
+                                                                   {"id": 2}]),
 ]
 
 
@@ -226,8 +255,18 @@ def _internal(jvm: Any, sql_type: str, value: Any) -> Any:
         for i, (n, t) in enumerate(fields):
             row.setField(i, _internal(jvm, t, value.get(n)))
         return row
-    if sql_type == "STRING":
+    if sql_type == "STRING" or _LENGTH.match(sql_type):
+        if "BINARY" in sql_type:
+            return bytearray(value)  # bytes as _cast_rows collected them
         return data.StringData.fromString(value)
+    if sql_type.startswith("ARRAY<"):
+        items = [_internal(jvm, sql_type[6:-1], v) for v in value]
+        from pyflink.java_gateway import get_gateway
+
+        array = get_gateway().new_array(jvm.java.lang.Object, len(items))
+        for i, v in enumerate(items):
+            array[i] = v
+        return data.GenericArrayData(array)
     if sql_type.startswith("DECIMAL"):
         p, sc = (int(x) for x in sql_type[8:-1].split(","))
         return data.DecimalData.fromBigDecimal(jvm.java.math.BigDecimal(value), p, sc)
@@ -242,8 +281,51 @@ def _internal(jvm: Any, sql_type: str, value: Any) -> Any:
 
 
 
+_LENGTH = re.compile(r"(CHAR|VARCHAR|BINARY|VARBINARY)\(\d+\)")
+
+
+def _cast_rows(columns: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as Flink holds them in the declared columns: each STRING or BYTES value (and
+    ARRAY of them) CAST to its column's type by Flink's SQL, the cast an INSERT of those
+    columns into the table needs (Flink refuses to insert a STRING column into a CHAR(n) one
+    without it; a literal is cast implicitly, alike). Other columns pass through."""
+    from pyflink.table import DataTypes, EnvironmentSettings, TableEnvironment
+
+    env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    env.get_config().set("parallelism.default", "1")
+    fields = _split_fields(columns)
+    sources = {"INT": DataTypes.INT(), "STRING": DataTypes.STRING(), "BYTES": DataTypes.BYTES()}
+
+    def source(t: str) -> Any:
+        if t.startswith("ARRAY<"):
+            return DataTypes.ARRAY(source(t[6:-1]))
+        return sources["BYTES" if "BINARY" in t else "INT" if t == "INT" else "STRING"]
+
+    def value(t: str, v: Any) -> Any:
+        if v is None or t == "INT":
+            return v
+        if t.startswith("ARRAY<"):
+            return [value(t[6:-1], e) for e in v]
+        return bytearray(base64.b64decode(v)) if "BINARY" in t else v
+
+    table = env.from_elements(
+        [tuple(value(t, r.get(n)) for n, t in fields) for r in rows],
+        DataTypes.ROW([DataTypes.FIELD(n, source(t)) for n, t in fields]))
+    env.create_temporary_view("given", table)
+    casts = ", ".join(f"CAST(`{n}` AS {t}) AS `{n}`" for n, t in fields)
+    out = []
+    for got in env.execute_sql(f"SELECT {casts} FROM given").collect():
+        out.append({n: (list(got[i]) if isinstance(got[i], (list, tuple)) else got[i])
+                    for i, (n, _) in enumerate(fields)})
+    return out
+
+
 def _serializer(jvm: Any, fmt: str, options: dict[str, str], row_type: Any) -> Any:
-    if fmt == "json":
+    if fmt == "raw":  # RawFormatFactory: charset UTF-8, big-endian by default
+        schema = jvm.org.apache.flink.formats.raw.RawFormatSerializationSchema(
+            row_type.getTypeAt(0), options.get("charset", "UTF-8"),
+            options.get("endianness", "big-endian") == "big-endian")
+    elif fmt == "json":
         json_pkg = jvm.org.apache.flink.formats.json
         schema = json_pkg.JsonRowDataSerializationSchema(
             row_type,
@@ -307,9 +389,15 @@ def capture() -> list[dict[str, Any]]:
         fields = _split_fields(columns)
         row_type = parse(f"ROW<{columns}>", loader)
         schema = _serializer(jvm, fmt, options, row_type)
-        reader = _json_reader(jvm, row_type) if not _simple(columns) else None
+        lengths = _LENGTH.search(columns) is not None
+        reader = _json_reader(jvm, row_type) if not (_simple(columns) or lengths) else None
+        cast = _cast_rows(columns, rows) if lengths else None
         for i, r in enumerate(rows):
-            if reader is not None:  # Flink's own json reader builds the RowData, typed right
+            if cast is not None:  # Flink's CAST gave the values, as the table holds them
+                row = jvm.org.apache.flink.table.data.GenericRowData(len(fields))
+                for j, (n, t) in enumerate(fields):
+                    row.setField(j, _internal(jvm, t, cast[i][n]))
+            elif reader is not None:  # Flink's own json reader builds the RowData, typed right
                 row = reader.deserialize(bytearray(json.dumps(r).encode("utf-8")))
             else:
                 row = jvm.org.apache.flink.table.data.GenericRowData(len(fields))
@@ -413,6 +501,8 @@ READ_CASES: list[ReadGroup] = [
      [b"\\N", b"\\\\N", b'"\\N"', b"N"]),
     ("csv-read-no-quotes", {"disable-quote-character": "true"}, "k STRING, n INT", [
         b'"a",1', b'"a,b",1']),
+    ("csv-read-length", {}, "c CHAR(2), v VARCHAR(3), b BINARY(4)", [
+        b"D,abcdef,AQ==", b'"D ",a  ,AQIDBAUG', b",,"]),
     ("csv-read-options", {"field-delimiter": "\\t", "quote-character": "'",
                           "array-element-delimiter": "|"},
      "k STRING, a ARRAY<INT>, r ROW<x INT, y STRING>", [
@@ -433,6 +523,9 @@ def _java_value(sql_type: str, v: Any) -> Any:
         element = sql_type[6:-1]
         items = v.toObjectArray()
         return [_java_value(element, items[i]) for i in range(v.size())]
+    if _LENGTH.match(sql_type):  # read as the bytes hold it: neither cut nor padded
+        return (base64.b64encode(bytes(v)).decode("ascii") if "BINARY" in sql_type
+                else str(v.toString()))
     if sql_type in ("STRING", "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT"):
         return str(v.toString()) if sql_type == "STRING" else v
     if sql_type in ("FLOAT", "DOUBLE"):
