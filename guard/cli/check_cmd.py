@@ -28,12 +28,14 @@ from keyguard.guard.cli.common import (
     fail,
     handles_errors,
     note_ddls,
+    one_of,
     parse_kv,
     write_output,
 )
 from keyguard.guard.options import (
     KEY_FORMAT,
     PARTITIONER,
+    RULES_OF,
     SCAN_LIMIT,
     VALUE_FORMAT,
     default_registry,
@@ -58,6 +60,12 @@ SelectOpt = Annotated[
     list[str] | None,
     typer.Option("--select", help="Only these rule IDs or categories count; the findings of "
                  "the others are ignored. Repeatable and comma-separated.")
+]
+
+RulesOfOpt = Annotated[
+    str | None,
+    typer.Option("--rules-of", help=RULES_OF.description + " Default: confluent (a config "
+                 "file's rules-of).", callback=one_of(RULES_OF.choices or (), "--rules-of"))
 ]
 
 
@@ -148,6 +156,7 @@ def check_cmd(
                      "only with --flink-ddl-connections."),
     ] = None,
     ddl_connections: DdlConnectionsOpt = False,
+    rules_of: RulesOfOpt = None,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file.
 
@@ -169,7 +178,8 @@ def check_cmd(
         value_format=value_format, options=parse_kv(option), partitions=partitions,
         partitioner=partitioner, registry=registry, bootstrap=bootstrap,
         scan_limit=scan_limit, require_subject=require_subject, ignore=ignore, select=select,
-        config_path=str(config) if config else None, ddl_connections=ddl_connections)
+        config_path=str(config) if config else None, ddl_connections=ddl_connections,
+        rules_of=rules_of)
     table = _flink_table(flink_ddl)
     note_ddls([table, *(e.flink_table for e in cfg.topics)], ddl_connections)
     run = plan_check(request, cfg, table, default_registry=default_registry())
@@ -196,7 +206,7 @@ def _gate(against: str, run: "CheckRun") -> tuple[Report, dict[str, str]]:
         raise fail("--against git:REF compares a file registry (file://DIR) with git")
     old = registry_at_ref(directory, against[4:])
     new = run.registry.open()
-    report = gate(old, new, run.entries)
+    report = gate(old, new, run.entries, rules_of=run.rules_of)
     return report, candidate_files(directory, new, report)
 
 
