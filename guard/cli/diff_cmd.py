@@ -19,6 +19,7 @@ from keyguard.guard.cli.check_cmd import (
     SelectOpt,
     _emit,
     _flink_table,
+    reading_as,
 )
 from keyguard.guard.cli.common import (
     FILE_REGISTRY_IDS,
@@ -122,7 +123,8 @@ def diff_cmd(
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
     selection = _selection(ignore, select)
-    texts = [read_schema_file(f, schema_type) for f in files]
+    read = reading_as(rules_of, read_schema_file)
+    texts = [read(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
     shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:

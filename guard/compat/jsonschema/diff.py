@@ -284,12 +284,7 @@ class Walk:
         r_kind, w_kind = reader.kind, writer.kind
         # Redpanda reads an allOf by a sum type that matches its branches (`variations`).
         sum_of_all = self.rules.allof_read_by_sum_type and w_kind == ALL_OF
-        if r_kind != w_kind and not (
-            r_kind == ANY_OF
-            or (r_kind == ONE_OF and (len(writer.subs) == 1
-                                      or (sum_of_all and len(reader.subs) == 1)))
-            or (r_kind == ALL_OF and len(writer.subs) == 1 and len(reader.subs) == 1)
-        ):
+        if not _combiner_reads(reader, writer, sum_of_all):
             return [self.issue("COMBINED_TYPE_CHANGED", here,
                                f"{w_kind} cannot be read as {r_kind}", reader, writer)]
         r_subs, w_subs = _distinct(reader.subs), _distinct(writer.subs)
@@ -563,6 +558,15 @@ _KIND_ONLY = frozenset({CONST, ENUM, EMPTY, *COMBINED})
 
 #: Confluent's NumberSchemaDiff order.
 _BOUND_ORDER = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
+
+
+def _combiner_reads(reader: Node, writer: Node, sum_of_all: bool) -> bool:
+    """Whether the reader's combiner may read the writer's (CombinedSchemaDiff.compareCriteria;
+    `sum_of_all`: Redpanda's one-branch oneOf reading an allOf)."""
+    r_kind, r_subs, w_subs = reader.kind, len(reader.subs), len(writer.subs)
+    return (r_kind == writer.kind or r_kind == ANY_OF
+            or (r_kind == ONE_OF and (w_subs == 1 or (sum_of_all and r_subs == 1)))
+            or (r_kind == ALL_OF and w_subs == 1 and r_subs == 1))
 
 
 def _same_class(reader: Node, writer: Node) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.errors import SchemaError
 from keyguard.formats.json_schema import validate_json_schema
+from keyguard.formats.schemajson import loads_schema
 from keyguard.guard.compat.jsonschema.model import CONST, EMPTY, ENUM, FALSE, OBJECT, Node
 
 if TYPE_CHECKING:
@@ -92,6 +93,17 @@ def guess_draft(schema: Any) -> Any:
             continue
         return schema if uri == _GUESSED_DRAFTS[0] else candidate
     return schema
+
+
+def with_guessed_draft(text: str) -> str:
+    """JSON Schema text with the draft `guess_draft` finds declared in its `$schema`; the text
+    as it is when it is no JSON, declares a draft, or draft-07 reads it."""
+    try:
+        schema = loads_schema(text, "schema")
+    except SchemaError:
+        return text
+    guessed = guess_draft(schema)
+    return text if guessed is schema else json.dumps(guessed)
 
 
 def _values(node: Node) -> list[Any]:
