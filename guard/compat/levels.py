@@ -79,6 +79,9 @@ class PairChecker(Generic[S]):
     parse: Callable[[Any], S]
     check: Callable[[S, S], list[Incompatibility]]
     under: Callable[[RegistryRules], PairChecker[S]] | None = None
+    #: Rules about history rather than reading (old version, candidate), checked once per
+    #: version whatever the level's direction: Apicurio's protolock rules are of this kind.
+    history: Callable[[S, S], list[Incompatibility]] | None = None
 
     def following(self, rules: RegistryRules) -> PairChecker[S]:
         """This checker, or its variant that follows `rules` where they differ."""
@@ -149,6 +152,9 @@ def check_levels(
                 replace(i, version=version, direction=direction)
                 for i in checker.check(reader, writer)
             )
+        if checker.history is not None:
+            found.extend(replace(i, version=version, direction=level)
+                         for i in checker.history(old, new))
     return CompatibilityResult(
         compatible=not found, incompatibilities=found, checked_against=checked
     )

@@ -635,6 +635,33 @@ def protolock_differences(original: ProtobufSchema, update: ProtobufSchema) -> l
     return found
 
 
+def removed_without_reserve(old: ProtobufSchema, new: ProtobufSchema) -> list[Incompatibility]:
+    """protolock's NoRemovingFieldsWithoutReserve, which Apicurio applies from the old version
+    to the new one at every level: a field removed must leave its number and its name
+    reserved. Confluent reports FIELD_REMOVED, a compatible change."""
+    found: list[Incompatibility] = []
+    for name, info in old.types.items():
+        other = new.types.get(name)
+        if info.origin is not None or info.is_enum or other is None or other.is_enum:
+            continue
+        kept = {f.number for f in other.proto.field} | {f.name for f in other.proto.field}
+        reserved = set(other.proto.reserved_name)
+        for f in info.proto.field:
+            if f.number in kept or f.name in kept:
+                continue  # kept, or renumbered (FIELD_ID_CHANGED)
+            missing = [] if any(r.start <= f.number < r.end
+                                for r in other.proto.reserved_range) else [f"{f.number}"]
+            missing += [] if f.name in reserved else [f'"{f.name}"']
+            if missing:
+                found.append(Incompatibility(
+                    "FIELD_REMOVED_WITHOUT_RESERVE", f"/{_local(info)}/{f.number}",
+                    f"message {name}: field {f.name} = {f.number} was removed without "
+                    + " and ".join(f"`reserved {m};`" for m in missing)
+                    + " (Apicurio follows protolock: a removed field's number and name stay "
+                    "reserved)"))
+    return found
+
+
 def check_reader_writer(reader: ProtobufSchema, writer: ProtobufSchema,
                         rules: RegistryRules = CONFLUENT) -> list[Incompatibility]:
     """Every reason `reader` cannot read data written with `writer`; [] when it can (by
@@ -654,7 +681,9 @@ def check_reader_writer(reader: ProtobufSchema, writer: ProtobufSchema,
 
 
 def _under(rules: RegistryRules) -> PairChecker[ProtobufSchema]:
-    return PairChecker(parse=parse, check=partial(check_reader_writer, rules=rules))
+    return PairChecker(parse=parse, check=partial(check_reader_writer, rules=rules),
+                       history=removed_without_reserve if rules.protolock_names_numbers_rpcs
+                       else None)
 
 
 CHECKER: PairChecker[ProtobufSchema] = PairChecker(parse=parse, check=check_reader_writer,

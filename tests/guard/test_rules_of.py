@@ -75,6 +75,11 @@ DIFFERENCES = [
      "testBackwardCompatibility_FieldIdChanged_ReturnsDetailedError", "apicurio"),
     ("protobuf_conformance.json", "apicurio.ProtobufCompatibilityCheckerTest."
      "testRpcSignatureChanged_ReturnsDetailedError", "apicurio"),
+    ("protobuf_conformance.json", "apicurio.ProtobufCompatibilityCheckerTest."
+     "testForwardCompatibility_RemovedFieldWithoutReserve_Fails#FULL", "apicurio"),
+    ("protobuf_conformance.json", "apicurio.ProtobufCompatibilityCheckerTest."
+     "testTransitiveCompatibility_RemovedFieldWithoutReserve_Fails#FORWARD_TRANSITIVE",
+     "apicurio"),
     ("protobuf_conformance.json", "karapace.test_protobuf_compatibility."
      "test_compatibility_package", "karapace"),
     ("redpanda_jsonschema.jsonl", "redpanda.test_json_schema.compatibility_test_cases#11",
@@ -111,6 +116,22 @@ def test_a_listed_difference_follows_the_chosen_registry_only(tmp_path: Path, na
     assert _diff_exit(files, case, "--rules-of", choice.upper()) == expected
     for other in set(RULES_OF) - {"confluent", choice}:
         assert _diff_exit(files, case, "--rules-of", other) == confluent, other
+
+
+def test_a_field_removed_with_its_number_and_name_reserved_passes_apicurios_rules(
+        tmp_path: Path) -> None:
+    case = _case(DATA, "protobuf_conformance.json", "apicurio.ProtobufCompatibilityCheckerTest."
+                 "testForwardCompatibility_RemovedFieldWithoutReserve_Fails#FULL")
+    new = case["reader_or_new"]
+    for reserved, exit_code in (("reserved 3;\n    reserved \"email\";", 0),
+                                ("reserved 3;", 1), ("reserved \"email\";", 1)):
+        case["reader_or_new"] = new.replace("{\n", "{\n    " + reserved + "\n", 1)
+        files = _files(tmp_path, case)
+        r = run("diff", *files, "--level", "FULL", "--schema-type", "PROTOBUF",
+                "--rules-of", "apicurio")
+        assert r.exit_code == exit_code, (reserved, r.output)
+        if exit_code:
+            assert "FIELD_REMOVED_WITHOUT_RESERVE" in r.output
 
 
 def test_reports_name_the_rules_applied(tmp_path: Path) -> None:
