@@ -25,7 +25,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from keyguard.formats.avro_column_decoder import decoded_batch
 from keyguard.formats.avro_format import AvroWriter
 from keyguard.formats.avro_schema import parse_avro, record_full_name, to_avro_json, to_avro_schema
 from keyguard.formats.codec import (
@@ -202,6 +201,9 @@ class AvroConfluentCodec(RegistryFramed, Codec):
     def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record; records of one schema id whose writer schema is the
         reader's, of flat rows of numbers and strings, column-wise (numpy)."""
+        # lazy: CLI start-up (a check never decodes a batch)
+        from keyguard.formats.avro_column_decoder import decoded_batch
+
         heads = {d[:CONFLUENT.header] for d in data}
         if len(heads) == 1:
             (head,) = heads

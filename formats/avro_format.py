@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.avro_binary import INT32, INT64, Writer, avro_kind, null_split
-from keyguard.formats.avro_column_decoder import decoded_batch
 from keyguard.formats.avro_schema import (
     AvroSchema,
     expand_named,
@@ -721,6 +720,8 @@ class AvroCodec(Codec):
     def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record; flat rows of numbers and strings column-wise (numpy)."""
         if not self.json:
+            # lazy: CLI start-up (a check never decodes a batch)
+            from keyguard.formats.avro_column_decoder import decoded_batch
             columns = decoded_batch(self.row_type, self.writer.schema, None, data, arrow=arrow)
             if columns is not None:
                 return columns

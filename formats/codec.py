@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
 from keyguard.formats.framing import BARE, Frame
 from keyguard.formats.options import OptionSet, ResolvedOptions
@@ -210,33 +211,6 @@ def register_format(factory: FormatFactory) -> FormatFactory:
     return factory
 
 
-#: The built-in formats and the module that registers each, imported on first use only.
-BUILTIN_FORMATS = {
-    "json": "keyguard.formats.json_format",
-    "csv": "keyguard.formats.csv_format",
-    "raw": "keyguard.formats.raw_format",
-    "avro": "keyguard.formats.avro_format",
-    "avro-confluent": "keyguard.formats.avro_confluent_format",
-    "json-registry": "keyguard.formats.json_registry_format",
-    "protobuf": "keyguard.formats.protobuf_format",
-    "protobuf-registry": "keyguard.formats.protobuf_format",
-}
-
-#: The pip extra a built-in format needs beyond keyguard's own dependencies (`keyguard[NAME]`).
-FORMAT_EXTRAS = {"protobuf": "protobuf", "protobuf-registry": "protobuf"}
-
-#: Other names of built-in formats, as Confluent Cloud's Flink names them in DDL: an alias
-#: resolves to its format everywhere (`format_factory`, `canonical_format`), and its option
-#: prefix works as the format's own (`key.avro-registry.url` is `key.avro-confluent.url`).
-FORMAT_ALIASES = {
-    "avro-registry": "avro-confluent",
-    "proto-registry": "protobuf-registry",
-}
-
-#: The format a schema registered under a subject is assumed written with, by its schema
-#: type, when nothing names the format (the CI gate's discovered topics): the serializer that
-#: registers schemas of that type. Any other type: the first entry's.
-DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json", "PROTOBUF": "protobuf-registry"}
 
 
 def default_format(schema_type: str | None) -> str:

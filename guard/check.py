@@ -31,9 +31,9 @@ from keyguard.guard.plan import TopicCheck, TopicPlan
 from keyguard.guard.report import Report, Rule
 from keyguard.guard.rules import REAL_KEY_RULES
 from keyguard.guard.sides import key_sides
-from keyguard.guard.suppress import in_plan, suppress
 
 if TYPE_CHECKING:
+    from keyguard.guard.selection import Suppression
     from keyguard.guard.topic import TopicInspector
 
 __all__ = ["KEYS_ASSUMED_LATEST", "KEYS_UNLISTED_ID", "KEY_FIRST_VERSION", "SUBJECT_MISSING",
@@ -62,10 +62,19 @@ def check(
         spec = replace(spec, require_subject=True)
     # What the candidate schemas accept in their own text (`keyguard: ignore`), whoever asked;
     # read first, so that a mistake in one stops the check before any registry call.
-    accepted = in_plan(spec)
+    accepted: tuple[Suppression, ...] = ()
+    if spec.candidates_naming_keyguard():
+        # lazy: CLI start-up (~9 ms, only for a schema that names keyguard)
+        from keyguard.guard.suppress import in_plan
+
+        accepted = in_plan(spec)
     registered, facts = gather(spec, registry, inspector, scan_limit=scan_limit)
-    return suppress(judge(spec, registered, facts, key_sides(spec, registered, facts)),
-                    accepted)
+    report = judge(spec, registered, facts, key_sides(spec, registered, facts))
+    if not accepted:
+        return report
+    from keyguard.guard.selection import suppress  # lazy: CLI start-up (as above)
+
+    return suppress(report, accepted)
 
 
 def check_many(

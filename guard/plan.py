@@ -116,6 +116,13 @@ class TopicPlan:
 
     # -- what follows from it --------------------------------------------------------------
 
+    def candidates_naming_keyguard(self) -> tuple[tuple[str, SchemaText], ...]:
+        """The candidate schemas ("key" or "value", text) whose text names keyguard: only they
+        can carry an inline `keyguard: ignore` (`keyguard.guard.suppress.in_plan`)."""
+        return tuple((role, text) for role, text in (("key", self.candidate_key),
+                                                      ("value", self.candidate_value))
+                     if text is not None and "keyguard" in text.text)
+
     def subject(self, role: str, schema: SchemaText | None) -> str:
         """The registry subject of the key or value, by the format's subject options."""
         opts = self.key_options if role == "key" else self.value_options

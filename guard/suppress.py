@@ -78,9 +78,8 @@ def in_plan(plan: TopicPlan) -> tuple[Suppression, ...]:
     """The suppressions written in a topic's candidate key and value schemas, each limited to
     the findings of its subject."""
     out: list[Suppression] = []
-    for role, text in (("key", plan.candidate_key), ("value", plan.candidate_value)):
-        if text is not None and "keyguard" in text.text:
-            out += in_schema(text, topic=plan.topic, subject=plan.subject(role, text))
+    for role, text in plan.candidates_naming_keyguard():
+        out += in_schema(text, topic=plan.topic, subject=plan.subject(role, text))
     return tuple(out)
 
 

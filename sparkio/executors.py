@@ -20,7 +20,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from keyguard.formats.codec import BUILTIN_FORMATS, FORMAT_EXTRAS
+from keyguard.formats.catalog import BUILTIN_FORMATS, FORMAT_EXTRAS
 from keyguard.sparkio.parallelism import default_parallelism
 
 # keyguard's packages, the hint to ship them and the message are the shim's: one builder for

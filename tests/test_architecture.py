@@ -411,6 +411,21 @@ def test_cli_help_imports_no_heavy_package(args):
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_cli_help_loads_no_format():
+    """`keyguard --help` lists the formats and report formats by name (`formats/catalog.py`,
+    `guard/render/__init__.py`) without loading a codec or a renderer's file reader."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['keyguard', '--help']\n"
+            "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
+            "print(sorted(m for m in sys.modules if m in {'keyguard.formats.codec', "
+            "'keyguard.formats.avro_column_decoder', 'keyguard.guard.render.locate'}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 #: What a Spark task runs imports for its job (a fresh Python worker imports it before its
 #: first batch): the guard and the registry client run on the driver only.
 DRIVER_ONLY = ("keyguard.sparkio.guarding", "keyguard.guard.check", "keyguard.guard.judge",

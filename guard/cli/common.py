@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from keyguard.formats.codec import BUILTIN_FORMATS, DEFAULT_FORMATS
+from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS
 from keyguard.formats.errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -39,7 +39,6 @@ from keyguard.formats.secrets import (
     register_options,
     register_url_credentials,
 )
-from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 from keyguard.guard.render import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +51,7 @@ DEBUG = {"on": os.environ.get("KEYGUARD_DEBUG", "") not in ("", "0")}
 REPORT_FORMATS = FORMATS
 
 #: The key and value formats every command takes: the format catalog's names
-#: (`keyguard.formats.codec.BUILTIN_FORMATS`; its modules are imported when a format is used).
+#: (`keyguard.formats.catalog.BUILTIN_FORMATS`; its modules are imported when a format is used).
 FORMAT_CHOICES = ", ".join(BUILTIN_FORMATS)
 #: The schema types of `--schema-type`: those the catalog's formats write (AVRO, JSON, PROTOBUF).
 SCHEMA_TYPES = tuple(t.lower() for t in DEFAULT_FORMATS)
@@ -250,9 +249,14 @@ def format_help(role: str, *, default: str | None = None, shown: bool = True) ->
     """The help of a --key-format/--value-format flag: the catalog's formats and the default
     (`keyguard.guard.options`, the same in every command; `shown`: said here, for a flag
     whose own default is None)."""
-    value = default or (KEY_FORMAT if role == "key" else VALUE_FORMAT).default_value
-    return (f"The {role} format: {FORMAT_CHOICES} (`keyguard formats` lists them with their "
-            "options)." + (f" Default: {value}." if shown else ""))
+    text = (f"The {role} format: {FORMAT_CHOICES} (`keyguard formats` lists them with their "
+            "options).")
+    if not shown:
+        return text
+    if default is None:
+        from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT  # lazy: CLI start-up
+        default = (KEY_FORMAT if role == "key" else VALUE_FORMAT).default_value
+    return f"{text} Default: {default}."
 
 
 KeyFormatOpt = Annotated[str, typer.Option("--key-format", help=format_help("key", shown=False))]

@@ -34,7 +34,7 @@ from keyguard.guard.cli.common import (
     parse_kv,
 )
 from keyguard.guard.options import KEY_FORMAT
-from keyguard.guard.render.common import UNSCOPED
+from keyguard.guard.render import UNSCOPED
 from keyguard.guard.report import Report
 
 

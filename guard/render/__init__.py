@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from keyguard.formats.errors import InvalidOptionError
-from keyguard.guard.report import Report, Rule
+
+if TYPE_CHECKING:
+    from keyguard.guard.report import Report, Rule
 
 Renderer = Callable[..., str]
 ErrorRenderer = Callable[[str, str, int], str]
@@ -30,6 +33,9 @@ ErrorRenderer = Callable[[str, str, int], str]
 #: Every report format; each is the module `guard/render/<name>.py`, imported when it is asked
 #: for (a text report never loads the XML of junit).
 FORMATS = ("text", "json", "junit", "sarif", "github", "gitlab")
+#: The `files` entry for findings that name no subject and no topic (`keyguard diff --key`'s,
+#: all about its candidate): SARIF, GitHub and GitLab point them at it.
+UNSCOPED = ""
 #: The formats whose errors are documents on stdout (text errors stay one line on stderr).
 MACHINE_FORMATS = ("json", "junit", "sarif", "github", "gitlab")
 

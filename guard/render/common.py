@@ -13,11 +13,14 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.secrets import redact
-from keyguard.guard.render.locate import Place, SchemaLines, kind_of
+from keyguard.guard.render import UNSCOPED
 from keyguard.guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
+
+if TYPE_CHECKING:
+    from keyguard.guard.render.locate import Place, SchemaLines
 
 #: The order in which findings and counts are shown: the worst first.
 SEVERITY_ORDER = (Severity.BREAKING, Severity.WARNING, Severity.INFO)
@@ -128,9 +131,6 @@ def ignored_dict(i: Ignored) -> dict[str, Any]:
     }
 
 
-#: The `files` entry for findings that name no subject and no topic (`keyguard diff --key`'s,
-#: all about its candidate): SARIF and GitHub point them at it.
-UNSCOPED = ""
 
 
 def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
@@ -198,6 +198,9 @@ class SchemaFiles:
                 self._lines[file] = f"cannot read {safe(file)}: " + safe(
                     getattr(exc, "strerror", None) or "not UTF-8 text")
             else:
+                # lazy: CLI start-up (only the formats that point at lines read files)
+                from keyguard.guard.render.locate import SchemaLines, kind_of
+
                 lines = SchemaLines.of(text, kind_of(file, text))
                 self._lines[file] = lines if lines.readable else \
                     f"{safe(file)} does not read as a {lines.kind.lower()} schema"

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from jsonschema import Draft7Validator
 from strategies import rows_of
 
+from keyguard.formats.catalog import FORMAT_ALIASES
 from keyguard.formats.codec import (
-    FORMAT_ALIASES,
     CodecContext,
     aliases_of,
     canonical_format,

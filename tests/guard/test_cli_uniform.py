@@ -16,7 +16,8 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from keyguard.formats.codec import BUILTIN_FORMATS, DEFAULT_FORMATS, format_factory, format_names
+from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS
+from keyguard.formats.codec import format_factory, format_names
 from keyguard.guard.cli import app, command_function
 from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
 from keyguard.guard.render import FORMATS
