@@ -35,15 +35,16 @@ class RegistryRules:
     #: JSON Schema, Apicurio: `const: x` and `enum: [x]` are one schema; Confluent loads a
     #: ConstSchema and an EnumSchema and calls the change TYPE_CHANGED.
     const_is_one_value_enum: bool = False
-    #: JSON Schema, Redpanda (`pandaproxy/schema_registry/json.cc`): a schema without
-    #: `$schema` is read under the first draft whose metaschema accepts it (draft-07 first);
-    #: Confluent always reads it as draft-07.
+    #: JSON Schema, Redpanda (`pandaproxy/schema_registry/json.cc`) infers the draft of a
+    #: schema without `$schema` from its content; here: the first draft whose metaschema
+    #: accepts it, draft-07 first (so draft-04's boolean bounds read as draft-04). Confluent
+    #: always reads it as draft-07.
     draft_from_content: bool = False
     #: JSON Schema, Redpanda (`is_positive_combinator_superset`): an `allOf` writer is read by
     #: a one-branch `oneOf` reader, and by an `anyOf` with fewer branches, when branches match;
     #: Confluent calls both COMBINED_TYPE_CHANGED or SUM_TYPE_NARROWED.
     allof_read_by_sum_type: bool = False
-    #: Protobuf, Karapace (`protobuf/compatibility.py`): PACKAGE_CHANGED is compatible;
+    #: Protobuf, Karapace (its `protobuf` checker): a package change is compatible;
     #: Confluent removed it from `SchemaDiff.COMPATIBLE_CHANGES`.
     package_change_compatible: bool = False
     #: Protobuf, Apicurio (protolock's NoChangingFieldNames, NoChangingFieldIDs,
