@@ -5,6 +5,7 @@ registry = "file://schemas"        # or https://sr:8081 (credentials from the en
 bootstrap = "broker:9092"          # optional: scan the topics for the key schema ids in use
 require-subject = true             # optional: a subject with no versions is breaking (KG015)
 ignore = ["KG701"]                 # optional: rule IDs or categories whose findings do not count
+rules-of = "confluent"             # optional: whose compatibility rules judge values (RULES_OF)
 # ...or one rule accepted with a reason, optionally at one schema path (a field):
 # ignore = ["KG701", {rule = "KG101", reason = "region is fixed per tenant", path = "region"}]
 
@@ -61,6 +62,7 @@ from keyguard.guard.options import (
     KEY_FORMAT,
     PARTITIONER,
     REQUIRE_SUBJECT,
+    RULES_OF,
     SCAN_LIMIT,
     VALUE_FORMAT,
 )
@@ -79,7 +81,7 @@ _TOPIC_KEYS: dict[str, tuple[type, ...]] = {
 _FROM_DDL = (KEY_FORMAT.key, VALUE_FORMAT.key, KEY_FIELDS_PREFIX.key, PARTITIONER.key)
 _TOP_KEYS: dict[str, tuple[type, ...]] = {
     "registry": (str, dict), "bootstrap": (str,), "kafka": (dict,), "topics": (list,),
-    "scan-limit": (int,), "require-subject": (bool,), "ignore": (list,)}
+    "scan-limit": (int,), "require-subject": (bool,), "ignore": (list,), "rules-of": (str,)}
 _TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", dict: "a table",
                list: "an array of tables"}
 #: Keys whose type is more specific than their TOML type.
@@ -108,6 +110,7 @@ def load_config(path: str | Path, *, ddl_connections: bool = False) -> GuardConf
         kafka=kafka,
         topics=topics,
         scan_limit=scan_limit,
+        rules_of=RULES_OF.parse(doc.get(RULES_OF.key, RULES_OF.default_value), where=str(p)),
         ignore=_ignore(doc, str(p)),
         suppressions=_suppressions(doc, str(p)),
         base=p.parent,

@@ -15,6 +15,7 @@ from keyguard.guard.options import (
     KEY_FORMAT,
     PARTITIONER,
     REQUIRE_SUBJECT,
+    RULES_OF,
     SCAN_LIMIT,
     VALUE_FORMAT,
 )
@@ -66,6 +67,8 @@ class GuardConfig:
     kafka: Mapping[str, Any] = field(default_factory=dict)
     topics: tuple[TopicEntry, ...] = ()
     scan_limit: int = SCAN_LIMIT.default_value
+    #: Whose compatibility rules judge the value schemas (`rules-of`).
+    rules_of: str = RULES_OF.default_value
     #: Rule IDs and categories ignored for every topic (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
     #: Its `ignore` tables: a rule accepted with a reason (`keyguard.guard.suppress`).

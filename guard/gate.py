@@ -22,6 +22,7 @@ from keyguard.formats.schema_identity import canonical_form
 from keyguard.formats.schemafile import SchemaText, version_text
 from keyguard.guard.check import check
 from keyguard.guard.config import TopicEntry
+from keyguard.guard.options import RULES_OF
 from keyguard.guard.plan import TopicPlan
 from keyguard.guard.report import Report
 
@@ -79,14 +80,16 @@ def _changed_latest(old: Registry, new: Registry, subject: str) -> SchemaText | 
 
 
 def gate(
-    old: Registry, new: Registry, entries: Sequence[TopicEntry] | None = None
+    old: Registry, new: Registry, entries: Sequence[TopicEntry] | None = None, *,
+    rules_of: str = RULES_OF.default_value,
 ) -> Report:
-    """Every topic whose key or value subject changed between `old` and `new`, judged."""
+    """Every topic whose key or value subject changed between `old` and `new`, judged (values
+    by `rules_of`'s compatibility rules where the registries differ)."""
     topics: Iterable[TopicEntry] = entries if entries else discover_topics(new)
     report = Report()
     changed_any = False
     for e in topics:
-        spec = _with_candidates(TopicPlan.of_entry(e), old, new)
+        spec = _with_candidates(replace(TopicPlan.of_entry(e), rules_of=rules_of), old, new)
         if spec.candidate_key is None and spec.candidate_value is None:
             report = report.merged(Report.of((), checked=[f"{e.name}: unchanged"]))
             continue

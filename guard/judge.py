@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.registry import SchemaVersion
 from keyguard.formats.schemafile import SchemaText
+from keyguard.guard.compat import rules_of
 from keyguard.guard.facts import Facts, Registered
 from keyguard.guard.keys.analyze import analyze_key_change
 from keyguard.guard.keys.placement import topic_findings
@@ -68,12 +69,14 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts, sides: KeySides
             level = str(value.level)
             value_findings = judge_value(value.subject, plan.candidate_value, history, level,
                                          topic=plan.topic, answer=value.answer,
-                                         registry_name=registered.registry_name)
+                                         registry_name=registered.registry_name,
+                                         rules=plan.rules_of)
             if not history:
                 hint = _near_misses(plan, value.subject, registered, facts)
                 value_findings = [replace(f, message=f.message + hint) for f in value_findings]
             findings += value_findings
-            checked.append(f"{plan.topic}: value {value.subject} at {level}")
+            checked.append(f"{plan.topic}: value {value.subject} at {level} by "
+                           f"{rules_of(plan.rules_of)}")
     return Report.of(findings, checked, notes)
 
 

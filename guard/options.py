@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from keyguard.formats.options import Option, OptionSet
+from keyguard.guard.compat.registry_rules import RULES_OF as _RULES
 
 KEY_FORMAT: Option[str] = Option(
     "key-format", str, "avro-confluent", "Format of the key (see `keyguard formats`).")
@@ -30,6 +31,11 @@ REQUIRE_SUBJECT: Option[bool] = Option(
     "require-subject", bool, False,
     "A subject with no versions is breaking (KG015), not a first registration: for gates of "
     "existing topics.")
+
+RULES_OF: Option[str] = Option(
+    "rules-of", str, "confluent",
+    "Whose compatibility rules judge value schemas where the registries differ: "
+    f"{', '.join(_RULES)}. Everywhere else all of them agree.", choices=tuple(_RULES))
 
 REGISTRY: Option[str] = Option(
     "registry", str, "file://schemas",

@@ -29,7 +29,7 @@ from keyguard.formats.subjects import (
     subject_name,
 )
 from keyguard.guard.keys.side import KeySide
-from keyguard.guard.options import KEY_FORMAT, VALUE_FORMAT
+from keyguard.guard.options import KEY_FORMAT, RULES_OF, VALUE_FORMAT
 
 if TYPE_CHECKING:
     from keyguard.formats.plan import UpsertPlan
@@ -65,6 +65,8 @@ class TopicPlan:
     #: `keyguard migrate` command a breaking key change suggests).
     flink_ddl: str | None = None
     bootstrap: str | None = None
+    #: Whose compatibility rules judge the value schema where the registries differ.
+    rules_of: str = RULES_OF.default_value
 
     # -- the sources -----------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from keyguard.guard.options import (
     KEY_FIELDS_PREFIX,
     KEY_FORMAT,
     PARTITIONER,
+    RULES_OF,
     SCAN_LIMIT,
     VALUE_FORMAT,
 )
@@ -70,15 +71,19 @@ class CheckRequest:
     #: --flink-ddl-connections: a DDL's registry and Kafka connection options count
     #: (`ddl_notes`); else the command's flags, the config file and the defaults decide.
     ddl_connections: bool = False
+    #: --rules-of: whose compatibility rules judge values (None: the config file's choice).
+    rules_of: str | None = None
 
 
 @dataclass(frozen=True)
 class CheckRun:
-    """What a check run covers: its topics, the rules ignored, its one registry."""
+    """What a check run covers: its topics, the rules ignored, its one registry, and whose
+    compatibility rules judge its value schemas."""
 
     entries: tuple[TopicEntry, ...]
     selection: RuleSelection | None
     registry: RegistrySettings
+    rules_of: str = RULES_OF.default_value
 
 
 def plan_check(request: CheckRequest, cfg: GuardConfig, table: FlinkTable | None = None, *,
@@ -91,7 +96,14 @@ def plan_check(request: CheckRequest, cfg: GuardConfig, table: FlinkTable | None
         check_table_options(e)
     return CheckRun(entries=entries,
                     selection=rule_selection(request, cfg, entries),
-                    registry=registry_settings(request, cfg, entries, default_registry))
+                    registry=registry_settings(request, cfg, entries, default_registry),
+                    rules_of=rules_of(request, cfg))
+
+
+def rules_of(request: CheckRequest, cfg: GuardConfig) -> str:
+    """--rules-of, else the config file's `rules-of`, else Confluent's."""
+    where = "--rules-of" if request.rules_of else request.config_path or "config file"
+    return RULES_OF.parse(request.rules_of or cfg.rules_of, where=where)
 
 
 def topic_entries(request: CheckRequest, cfg: GuardConfig,
@@ -331,8 +343,9 @@ def topic_plans(request: CheckRequest, cfg: GuardConfig, entries: Sequence[Topic
             ddl_key, ddl_value = e.flink_table.written_schemas()
             ks = ks or ddl_key
             vs = vs or (ddl_value if e.value_format else None)
-        plan = TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
-                                  require_subject=_require_subject(request, cfg, e))
+        plan = replace(TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
+                                          require_subject=_require_subject(request, cfg, e)),
+                       rules_of=rules_of(request, cfg))
         plans.append(plan)
         origin = e.flink_table.origin if e.flink_table is not None else None
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):

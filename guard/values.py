@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
 from keyguard.formats.schemafile import SchemaText
-from keyguard.guard.compat import check_compatibility
+from keyguard.guard.compat import check_compatibility, rules_of
 from keyguard.guard.report import Finding
 from keyguard.guard.rules import (  # noqa: F401  VALUE_RULES: re-exported
     REGISTRY_DISAGREES,
@@ -28,15 +28,18 @@ def check_value(
     *,
     topic: str | None = None,
     registry: Registry | None = None,
+    rules: str | None = None,
 ) -> list[Finding]:
     """Findings for a candidate value schema against the subject's registered history.
 
     With a `registry`, its own compatibility answer is asked first (`registry_answer`), then
-    the pure `judge_value` decides.
+    the pure `judge_value` decides, by `rules` (`keyguard.guard.compat.rules_of`; Confluent's by
+    default) where the registries differ.
     """
     answer = registry_answer(registry, subject, candidate, history) if registry else None
     return judge_value(subject, candidate, history, level, topic=topic, answer=answer,
-                       registry_name=registry.name if registry is not None else "the registry")
+                       registry_name=registry.name if registry is not None else "the registry",
+                       rules=rules)
 
 
 def asks_registry(candidate: SchemaText, history: list[SchemaVersion]) -> bool:
@@ -65,8 +68,10 @@ def judge_value(
     topic: str | None = None,
     answer: CompatibilityAnswer | None = None,
     registry_name: str = "the registry",
+    rules: str | None = None,
 ) -> list[Finding]:
-    """The value verdict from plain data: the history, the level and the registry's answer."""
+    """The value verdict from plain data: the history, the level, the registry's answer, and
+    whose rules count where the registries differ (`rules`: Confluent's by default)."""
     if not history:
         return [Finding(VALUE_FIRST_VERSION, "$", f"{subject} has no versions; {candidate.origin}"
                         " would be version 1", topic=topic, subject=subject)]
@@ -83,6 +88,7 @@ def judge_value(
         versions=[v.version for v in history],
         origins=[f"{v.subject} v{v.version} (id {v.schema_id})" for v in history],
         candidate_origin=candidate.origin,
+        rules=rules,
     )
     findings = [
         Finding(
@@ -102,7 +108,7 @@ def judge_value(
         detail = "; ".join(answer.messages[:3])
         findings.append(Finding(
             REGISTRY_DISAGREES, "$",
-            f"{registry_name} says {said}, keyguard says {ours} at {level}"
+            f"{registry_name} says {said}, keyguard says {ours} at {level} by {rules_of(rules)}"
             + (f": {detail}" if detail else ""),
             topic=topic, subject=subject,
         ))

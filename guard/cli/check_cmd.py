@@ -6,14 +6,15 @@ annotation written as text is compiled again by `eval` each run (~0.2 ms per par
 of them); as objects they are built with the module.
 """
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from keyguard.formats.errors import EXIT_BREAKING, EXIT_OK
-from keyguard.formats.schemafile import read_schema_source
+from keyguard.formats.errors import EXIT_BREAKING, EXIT_OK, SchemaError
+from keyguard.formats.schemafile import SchemaText, guess_schema_type, read_schema_source
 from keyguard.formats.secrets import redact
 from keyguard.guard.cli.common import (
     DdlConnectionsOpt,
@@ -28,12 +29,14 @@ from keyguard.guard.cli.common import (
     fail,
     handles_errors,
     note_ddls,
+    one_of,
     parse_kv,
     write_output,
 )
 from keyguard.guard.options import (
     KEY_FORMAT,
     PARTITIONER,
+    RULES_OF,
     SCAN_LIMIT,
     VALUE_FORMAT,
     default_registry,
@@ -59,6 +62,40 @@ SelectOpt = Annotated[
     typer.Option("--select", help="Only these rule IDs or categories count; the findings of "
                  "the others are ignored. Repeatable and comma-separated.")
 ]
+
+RulesOfOpt = Annotated[
+    str | None,
+    typer.Option("--rules-of", help=RULES_OF.description + " Default: confluent (a config "
+                 "file's rules-of).", callback=one_of(RULES_OF.choices or (), "--rules-of"))
+]
+
+
+def reading_as(rules: str | None, read: Callable[..., SchemaText]) -> Callable[..., SchemaText]:
+    """`read` (a schema file or source), or under rules that guess a JSON Schema's draft from
+    its content (Redpanda's) a `read` that retries a refused JSON Schema file under the draft
+    it fits: such a file is refused by every other command, which read it as draft-07."""
+    from keyguard.guard.compat import rules_of  # lazy: CLI start-up (the checkers' package)
+
+    if not rules_of(rules).draft_from_content:
+        return read
+
+    def guessing(source: str | Path, schema_type: str | None = None, **kw: Any) -> SchemaText:
+        try:
+            return read(source, schema_type=schema_type, **kw)
+        except SchemaError:
+            path = Path(source)
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            if not text or guess_schema_type(path, text, schema_type) != "JSON":
+                raise
+            # lazy: CLI start-up (the JSON Schema checker, only under Redpanda's rules)
+            from keyguard.guard.compat.jsonschema.variations import with_guessed_draft
+
+            guessed = with_guessed_draft(text)
+            if guessed == text:
+                raise
+            return SchemaText("JSON", guessed, str(path))
+
+    return guessing
 
 
 def _emit(report: Report, fmt: str, output: Path | None, files: dict[str, str],
@@ -148,6 +185,7 @@ def check_cmd(
                      "only with --flink-ddl-connections."),
     ] = None,
     ddl_connections: DdlConnectionsOpt = False,
+    rules_of: RulesOfOpt = None,
 ) -> None:
     """Check candidate key and value schemas of one topic, or of every topic in a config file.
 
@@ -169,7 +207,8 @@ def check_cmd(
         value_format=value_format, options=parse_kv(option), partitions=partitions,
         partitioner=partitioner, registry=registry, bootstrap=bootstrap,
         scan_limit=scan_limit, require_subject=require_subject, ignore=ignore, select=select,
-        config_path=str(config) if config else None, ddl_connections=ddl_connections)
+        config_path=str(config) if config else None, ddl_connections=ddl_connections,
+        rules_of=rules_of)
     table = _flink_table(flink_ddl)
     note_ddls([table, *(e.flink_table for e in cfg.topics)], ddl_connections)
     run = plan_check(request, cfg, table, default_registry=default_registry())
@@ -196,7 +235,7 @@ def _gate(against: str, run: "CheckRun") -> tuple[Report, dict[str, str]]:
         raise fail("--against git:REF compares a file registry (file://DIR) with git")
     old = registry_at_ref(directory, against[4:])
     new = run.registry.open()
-    report = gate(old, new, run.entries)
+    report = gate(old, new, run.entries, rules_of=run.rules_of)
     return report, candidate_files(directory, new, report)
 
 
@@ -216,7 +255,8 @@ def _check(request: "CheckRequest", cfg: "GuardConfig", run: "CheckRun", *,
         from keyguard.formats.registry.references import parse_reference_option
 
         refs = tuple(map(parse_reference_option, reference))
-    specs, files = topic_plans(request, cfg, run.entries, lambda source: read_schema_source(
+    read = reading_as(run.rules_of, read_schema_source)
+    specs, files = topic_plans(request, cfg, run.entries, lambda source: read(
         source, registry=reg, schema_type=schema_type, references=refs))
     inspector = None
     if servers:

@@ -15,9 +15,11 @@ from keyguard.formats.schemafile import read_schema_file
 from keyguard.guard.cli.check_cmd import (
     IgnoreOpt,
     OutputOpt,
+    RulesOfOpt,
     SelectOpt,
     _emit,
     _flink_table,
+    reading_as,
 )
 from keyguard.guard.cli.common import (
     FILE_REGISTRY_IDS,
@@ -99,6 +101,7 @@ def diff_cmd(
     output: OutputOpt = None,
     ignore: IgnoreOpt = None,
     select: SelectOpt = None,
+    rules_of: RulesOfOpt = None,
 ) -> None:
     """Compare schema files directly: --key for key stability, --level for value compatibility.
 
@@ -112,17 +115,22 @@ def diff_cmd(
         "--new-fields-prefix": new_fields_prefix, "--partitioner": partitioner,
         "--new-partitioner": new_partitioner,
         "--keys-written-by": None if keys_written_by == "last" else keys_written_by})
+    if rules_of is not None and level is None:
+        raise fail("--rules-of says how --level judges value schemas; key stability (--key) "
+                   "is the same under every registry's rules: drop --rules-of",
+                   kind="invalid-option")
     if new_partitions is not None and partitions is None:
         raise fail("--new-partitions needs --partitions, the topic's partition count today, "
                    "to judge the change", kind="invalid-option")
     selection = _selection(ignore, select)
-    texts = [read_schema_file(f, schema_type) for f in files]
+    read = reading_as(rules_of, read_schema_file)
+    texts = [read(f, schema_type) for f in files]
     shown = {str(f): str(f) for f in (*files, *ddls)}
     shown[UNSCOPED] = str(flink_ddl or files[-1])  # the candidate, where key findings point
     if level is not None:
         names, texts = _value_sides(files, texts, old_flink_ddl, flink_ddl)
         selection = _accepting(selection, texts[-1] if texts else None)
-        _emit(_diff_values(names, texts, level), fmt, output, shown, selection)
+        _emit(_diff_values(names, texts, level, rules_of), fmt, output, shown, selection)
         return
     if old_flink_ddl is not None and len(texts) > (0 if flink_ddl else 1):
         raise fail("--old-flink-ddl gives the old side: give at most the candidate schema "
@@ -196,13 +204,16 @@ def _value_sides(files: list[Path], texts: list[Any], old_ddl: Path | None,
     return [name for name, _ in sides], [text for _, text in sides]
 
 
-def _diff_values(files: list[str], texts: list[Any], level: str) -> Report:
-    """`diff --level`: the last file against the others, at the compatibility level."""
+def _diff_values(files: list[str], texts: list[Any], level: str,
+                 rules: str | None = None) -> Report:
+    """`diff --level`: the last file against the others, at the compatibility level, by
+    `rules` (Confluent's by default) where the registries differ."""
     # lazy: CLI start-up (guard.values + guard.compat, ~4 ms; only diff --level)
     from keyguard.formats.schema_identity import derived_schema_id
+    from keyguard.guard.compat import rules_of
     from keyguard.guard.values import check_value
 
     history = [SchemaVersion("diff", i + 1, derived_schema_id(t.text, t.schema_type),
                              t.text, t.schema_type) for i, t in enumerate(texts[:-1])]
-    findings = check_value(str(files[-1]), texts[-1], history, level.upper())
-    return Report.of(findings, [f"{' -> '.join(files)} at {level.upper()}"])
+    findings = check_value(str(files[-1]), texts[-1], history, level.upper(), rules=rules)
+    return Report.of(findings, [f"{' -> '.join(files)} at {level.upper()} by {rules_of(rules)}"])

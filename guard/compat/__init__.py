@@ -22,6 +22,7 @@ from keyguard.guard.compat.levels import (
     check_levels,
     normalize_level,
 )
+from keyguard.guard.compat.registry_rules import RegistryRules, rules_of
 
 __all__ = [
     "CompatibilityResult",
@@ -29,10 +30,11 @@ __all__ = [
     "check_compatibility",
     "check_reader_writer",
     "normalize_level",
+    "rules_of",
 ]
 
 #: Modules of this package that are not a schema type's checker.
-_NOT_CHECKERS = frozenset({"levels"})
+_NOT_CHECKERS = frozenset({"levels", "registry_rules"})
 
 
 def checker_module(schema_type: str) -> str:
@@ -77,19 +79,23 @@ def check_compatibility(
     versions: Sequence[int] | None = None,
     origins: Sequence[str] | None = None,
     candidate_origin: str = "the candidate schema",
+    rules: str | RegistryRules | None = None,
 ) -> CompatibilityResult:
     """Check `candidate` against the registered `history` (oldest first) at `level`.
 
     Schemas may be JSON text, decoded JSON, or (Avro) a bare type name. `versions` numbers the
     history (default 1..n) for `checked_against` and each Incompatibility. Raises SchemaError
     for an invalid schema, named by `candidate_origin` or its entry in `origins` (a file, a
-    subject and version), and InvalidOptionError for an unknown type or level.
+    subject and version), and InvalidOptionError for an unknown type or level. `rules`: whose
+    answers count where the registries differ (`registry_rules.RULES_OF`; Confluent's default).
     """
-    return check_levels(_checker(schema_type), history, candidate, level, versions,
+    checker = _checker(schema_type).following(rules_of(rules))
+    return check_levels(checker, history, candidate, level, versions,
                         origins=origins, candidate_origin=candidate_origin)
 
 
-def check_reader_writer(schema_type: str, reader: Any, writer: Any) -> list[Incompatibility]:
+def check_reader_writer(schema_type: str, reader: Any, writer: Any,
+                        rules: str | RegistryRules | None = None) -> list[Incompatibility]:
     """Every reason `reader` cannot read what `writer` wrote; [] when it can."""
-    checker = _checker(schema_type)
+    checker = _checker(schema_type).following(rules_of(rules))
     return checker.check(checker.parse(reader), checker.parse(writer))

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
 from keyguard.formats.registry import COMPATIBILITY_LEVELS
+
+if TYPE_CHECKING:
+    from keyguard.guard.compat.registry_rules import RegistryRules
 
 #: Reader reads writer: the new schema reads data written with an old version.
 BACKWARD = "BACKWARD"
@@ -69,10 +72,20 @@ S = TypeVar("S")
 
 @dataclass(frozen=True, slots=True)
 class PairChecker(Generic[S]):
-    """A format's two entry points: parse a schema once, then walk a (reader, writer) pair."""
+    """A format's two entry points: parse a schema once, then walk a (reader, writer) pair.
+    `under` gives the checker that follows another registry where it differs from Confluent
+    (None: the format has no such difference)."""
 
     parse: Callable[[Any], S]
     check: Callable[[S, S], list[Incompatibility]]
+    under: Callable[[RegistryRules], PairChecker[S]] | None = None
+    #: Rules about history rather than reading (old version, candidate), checked once per
+    #: version whatever the level's direction: Apicurio's protolock rules are of this kind.
+    history: Callable[[S, S], list[Incompatibility]] | None = None
+
+    def following(self, rules: RegistryRules) -> PairChecker[S]:
+        """This checker, or its variant that follows `rules` where they differ."""
+        return self if self.under is None or rules.name == "confluent" else self.under(rules)
 
 
 def normalize_level(level: str) -> str:
@@ -139,6 +152,9 @@ def check_levels(
                 replace(i, version=version, direction=direction)
                 for i in checker.check(reader, writer)
             )
+        if checker.history is not None:
+            found.extend(replace(i, version=version, direction=level)
+                         for i in checker.history(old, new))
     return CompatibilityResult(
         compatible=not found, incompatibilities=found, checked_against=checked
     )

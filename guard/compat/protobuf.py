@@ -46,11 +46,13 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from keyguard.formats.errors import SchemaError
 from keyguard.formats.protobuf_schema import ProtoSchema, parse_proto, unbundle
 from keyguard.guard.compat.levels import Incompatibility, PairChecker
+from keyguard.guard.compat.registry_rules import CONFLUENT, RegistryRules
 
 PACKAGE_CHANGED = "PACKAGE_CHANGED"
 MESSAGE_ADDED = "MESSAGE_ADDED"
@@ -597,13 +599,92 @@ def differences(original: ProtobufSchema, update: ProtobufSchema) -> list[Differ
     return diff.found
 
 
-def check_reader_writer(reader: ProtobufSchema, writer: ProtobufSchema) -> list[Incompatibility]:
-    """Every reason `reader` cannot read data written with `writer`; [] when it can."""
+#: protolock's rules Apicurio applies beyond Confluent's (`registry_rules.RegistryRules`).
+FIELD_ID_CHANGED = "FIELD_ID_CHANGED"
+RPC_SIGNATURE_CHANGED = "RPC_SIGNATURE_CHANGED"
+
+
+def protolock_differences(original: ProtobufSchema, update: ProtobufSchema) -> list[Difference]:
+    """Apicurio's protolock checks Confluent has no counterpart for: a field keeps its number
+    (NoChangingFieldIDs, fields matched by name) and an rpc its request and response types
+    (NoChangingRPCSignature). Its renames are Confluent's FIELD_NAME_CHANGED."""
+    found: list[Difference] = []
+    for name, info in original.types.items():
+        other = update.types.get(name)
+        if info.origin is not None or info.is_enum or other is None or other.is_enum:
+            continue
+        numbers = {f.name: f.number for f in other.proto.field}
+        for f in info.proto.field:
+            if numbers.get(f.name, f.number) != f.number:
+                found.append(Difference(
+                    FIELD_ID_CHANGED, f"/{_local(info)}/{f.number}",
+                    f"message {name}: field {f.name} = {f.number} became {f.name} = "
+                    f"{numbers[f.name]} (Apicurio follows protolock: a field keeps its number)"))
+    methods = {(s.name, m.name): m for s in update.file.service for m in s.method}
+    for service in original.file.service:
+        for method in service.method:
+            new = methods.get((service.name, method.name))
+            if new is not None and (new.input_type, new.output_type) != (
+                    method.input_type, method.output_type):
+                found.append(Difference(
+                    RPC_SIGNATURE_CHANGED, f"/{service.name}/{method.name}",
+                    f"rpc {service.name}.{method.name}({method.input_type.lstrip('.')}) returns "
+                    f"{method.output_type.lstrip('.')} became ({new.input_type.lstrip('.')}) "
+                    f"returns {new.output_type.lstrip('.')} (Apicurio follows protolock: an rpc "
+                    "keeps its signature)"))
+    return found
+
+
+def removed_without_reserve(old: ProtobufSchema, new: ProtobufSchema) -> list[Incompatibility]:
+    """protolock's NoRemovingFieldsWithoutReserve, which Apicurio applies from the old version
+    to the new one at every level: a field removed must leave its number and its name
+    reserved. Confluent reports FIELD_REMOVED, a compatible change."""
+    found: list[Incompatibility] = []
+    for name, info in old.types.items():
+        other = new.types.get(name)
+        if info.origin is not None or info.is_enum or other is None or other.is_enum:
+            continue
+        kept = {f.number for f in other.proto.field} | {f.name for f in other.proto.field}
+        reserved = set(other.proto.reserved_name)
+        for f in info.proto.field:
+            if f.number in kept or f.name in kept:
+                continue  # kept, or renumbered (FIELD_ID_CHANGED)
+            missing = [] if any(r.start <= f.number < r.end
+                                for r in other.proto.reserved_range) else [f"{f.number}"]
+            missing += [] if f.name in reserved else [f'"{f.name}"']
+            if missing:
+                found.append(Incompatibility(
+                    "FIELD_REMOVED_WITHOUT_RESERVE", f"/{_local(info)}/{f.number}",
+                    f"message {name}: field {f.name} = {f.number} was removed without "
+                    + " and ".join(f"`reserved {m};`" for m in missing)
+                    + " (Apicurio follows protolock: a removed field's number and name stay "
+                    "reserved)"))
+    return found
+
+
+def check_reader_writer(reader: ProtobufSchema, writer: ProtobufSchema,
+                        rules: RegistryRules = CONFLUENT) -> list[Incompatibility]:
+    """Every reason `reader` cannot read data written with `writer`; [] when it can (by
+    Confluent's rules, or by `rules` where that registry differs)."""
+    found = differences(writer, reader)
+    compatible = set(COMPATIBLE_CHANGES)
+    if rules.package_change_compatible:
+        compatible.add(PACKAGE_CHANGED)
+    if rules.protolock_names_numbers_rpcs:
+        compatible.discard(FIELD_NAME_CHANGED)
+        found += protolock_differences(writer, reader)
     return [
         Incompatibility(kind=d.type, path=d.path, message=d.message,
                         reader_fragment=d.update, writer_fragment=d.original)
-        for d in differences(writer, reader) if not d.compatible
+        for d in found if d.type not in compatible
     ]
 
 
-CHECKER: PairChecker[ProtobufSchema] = PairChecker(parse=parse, check=check_reader_writer)
+def _under(rules: RegistryRules) -> PairChecker[ProtobufSchema]:
+    return PairChecker(parse=parse, check=partial(check_reader_writer, rules=rules),
+                       history=removed_without_reserve if rules.protolock_names_numbers_rpcs
+                       else None)
+
+
+CHECKER: PairChecker[ProtobufSchema] = PairChecker(parse=parse, check=check_reader_writer,
+                                                   under=_under)

@@ -4,7 +4,8 @@ The shared vectors live beside the repository (../shared/conformance, or
 KEYGUARD_CONFORMANCE_DIR); Confluent's own JSON Schema expectations (its SchemaDiffTest
 resources, with provenance per case) and the Protobuf vectors of Confluent, Karapace and
 Apicurio live in tests/guard/data. A known difference must still differ, so a stale entry fails
-as loudly as a regression.
+as loudly as a regression; one that names a `rules_of` choice must agree under that registry's
+rules, and every other case of that registry must agree under them too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from keyguard.formats.errors import SchemaError
 from keyguard.guard.compat import check_compatibility
+from keyguard.guard.compat.registry_rules import RULES_OF
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE_DIR = Path(
@@ -64,13 +66,13 @@ def _load_cases() -> list[Any]:
 CASES = _load_cases()
 
 
-def _verdict(case: dict[str, Any]) -> bool | str:
-    """True/False as the checker answers, or "invalid" when it rejects a schema."""
+def _verdict(case: dict[str, Any], rules: str = "confluent") -> bool | str:
+    """True/False as the checker answers by `rules`, or "invalid" when it rejects a schema."""
     old = case["writer_or_old"]
     history = old if case.get("old_is_history") else [old]
     try:
         result = check_compatibility(
-            case["schema_type"], history, case["reader_or_new"], case["level"]
+            case["schema_type"], history, case["reader_or_new"], case["level"], rules=rules
         )
     except SchemaError:
         return "invalid"
@@ -89,6 +91,28 @@ def test_conformance_case(case: dict[str, Any]) -> None:
         assert verdict != case["expected_compatible"], (
             f"{case['id']} now agrees with the vectors: remove it from known_differences.json"
         )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.values[0] is not None
+                                  and c.values[0]["source"] in set(RULES_OF) - {"confluent"}])
+def test_conformance_case_under_its_own_registrys_rules(case: dict[str, Any]) -> None:
+    """A registry's vector agrees under that registry's rules, unless its known difference
+    names no `rules_of` choice (a rule keyguard leaves to Confluent; the entry says why)."""
+    known = KNOWN_DIFFERENCES.get(case["id"], {})
+    choice = known.get("rules_of")
+    verdict = _verdict(case, case["source"])
+    if known and choice is None:
+        assert verdict != case["expected_compatible"], (
+            f"{case['id']} agrees under {case['source']}'s rules: record "
+            f'"rules_of": "{case["source"]}" in known_differences.json')
+    else:
+        assert choice in (None, case["source"]), case["id"]
+        assert verdict == case["expected_compatible"], case.get("note")
+
+
+def test_every_rules_of_choice_in_known_differences_is_a_registry() -> None:
+    choices = {v["rules_of"] for v in KNOWN_DIFFERENCES.values() if "rules_of" in v}
+    assert choices == {"karapace", "apicurio", "redpanda"}
 
 
 def test_every_known_difference_names_a_case() -> None:

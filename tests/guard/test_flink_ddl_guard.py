@@ -252,7 +252,8 @@ def test_diff_level_of_two_ddls_equals_diff_of_their_value_schemas(workdir: Path
     assert value_findings(by_ddl.stdout) == value_findings(by_files.stdout)
     assert {f["rule"]["id"] for f in findings(by_ddl.stdout)} == {"KG801"}
     assert {f["file"] for f in json.loads(by_ddl.stdout)["findings"]} == {"new.sql"}
-    assert json.loads(by_ddl.stdout)["checked"] == ["old.sql -> new.sql at FULL"]
+    assert json.loads(by_ddl.stdout)["checked"] == [
+        "old.sql -> new.sql at FULL by Confluent's rules"]
 
 
 def test_diff_level_of_a_compatible_ddl_change_is_safe(workdir: Path) -> None:

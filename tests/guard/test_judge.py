@@ -112,7 +112,7 @@ def test_plain_data_value_and_the_registrys_own_answer() -> None:
     kg802 = next(f for f in report.findings if f.rule.id == "KG802")
     assert kg802.message.startswith("http://sr.example says compatible, keyguard says "
                                     "incompatible at BACKWARD")
-    assert f"{TOPIC}: value pv-value at BACKWARD" in report.checked
+    assert f"{TOPIC}: value pv-value at BACKWARD by Confluent's rules" in report.checked
 
 
 def test_plain_data_topic_ids_and_decoded_keys() -> None:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from typing import Any
 
 from keyguard.formats.errors import SchemaError
+from keyguard.formats.schemajson import loads_schema
 from keyguard.guard.compat.jsonschema.diff import Walk
 from keyguard.guard.compat.jsonschema.resolve import JsonSchema, parse
+from keyguard.guard.compat.jsonschema.variations import guess_draft
 from keyguard.guard.compat.levels import Incompatibility, PairChecker
+from keyguard.guard.compat.registry_rules import CONFLUENT, RegistryRules
 
 __all__ = ["CHECKER", "JsonSchema", "check_reader_writer", "parse"]
 
@@ -25,14 +29,16 @@ __all__ = ["CHECKER", "JsonSchema", "check_reader_writer", "parse"]
 WALK_RECURSION_LIMIT = 200_000
 
 
-def check_reader_writer(reader: JsonSchema, writer: JsonSchema) -> list[Incompatibility]:
-    """Every reason `reader` rejects values that `writer` accepts; [] when it accepts them all."""
+def check_reader_writer(reader: JsonSchema, writer: JsonSchema,
+                        rules: RegistryRules = CONFLUENT) -> list[Incompatibility]:
+    """Every reason `reader` rejects values that `writer` accepts; [] when it accepts them all
+    (by Confluent's rules, or by `rules` where that registry differs)."""
     if _document(reader.source) == _document(writer.source):
         return []  # the same document (definitions and all) reads itself, as the registry says
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, WALK_RECURSION_LIMIT))
     try:
-        return Walk().walk(reader.root, writer.root, ())
+        return Walk(rules).walk(reader.root, writer.root, ())
     except RecursionError:
         raise SchemaError(
             "the JSON Schemas are too deeply recursive to compare",
@@ -52,4 +58,19 @@ def _document(source: Any) -> str:
     return json.dumps(source, sort_keys=True, separators=(",", ":"))
 
 
-CHECKER: PairChecker[JsonSchema] = PairChecker(parse=parse, check=check_reader_writer)
+def _parse_guessing_draft(schema: Any) -> JsonSchema:
+    """Redpanda's reading: a schema without `$schema` under the draft its content fits."""
+    if isinstance(schema, bytes):
+        schema = schema.decode()
+    if isinstance(schema, str):
+        schema = loads_schema(schema, "invalid JSON Schema")
+    return parse(guess_draft(schema))
+
+
+def _under(rules: RegistryRules) -> PairChecker[JsonSchema]:
+    return PairChecker(parse=_parse_guessing_draft if rules.draft_from_content else parse,
+                       check=partial(check_reader_writer, rules=rules))
+
+
+CHECKER: PairChecker[JsonSchema] = PairChecker(parse=parse, check=check_reader_writer,
+                                               under=_under)

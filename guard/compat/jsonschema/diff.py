@@ -28,6 +28,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from keyguard.guard.compat.jsonschema import variations
 from keyguard.guard.compat.jsonschema.model import (
     ALL_OF,
     ANY_OF,
@@ -48,6 +49,7 @@ from keyguard.guard.compat.jsonschema.model import (
     is_empty,
 )
 from keyguard.guard.compat.levels import Incompatibility
+from keyguard.guard.compat.registry_rules import CONFLUENT, RegistryRules
 
 Path = tuple[str, ...]
 Found = list[Incompatibility]
@@ -79,7 +81,9 @@ class Walk:
     once, and recursive unions stay polynomial (Confluent memoizes pairs for the same reason).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, rules: RegistryRules = CONFLUENT) -> None:
+        #: Whose answers count where the registries differ (`variations`); Confluent's else.
+        self.rules = rules
         self.nodes = Classifier()
         self.assumed: set[tuple[int, int]] = set()
         self.trail: list[tuple[int, int]] = []
@@ -138,6 +142,10 @@ class Walk:
                     if self.compatible(reader, sub, at):
                         return []
         if not _same_class(reader, writer):
+            differs = None if self.rules is CONFLUENT else \
+                variations.classes_differ(self, reader, writer, at)
+            if differs is not None:
+                return differs
             if writer.kind == FALSE or reader.kind == EMPTY:
                 return []
             return [self._type_changed(reader, writer, at)]
@@ -166,7 +174,7 @@ class Walk:
         elif r_pattern is not None and r_pattern != w_pattern:
             found.append(self.issue("PATTERN_CHANGED", (*at, "pattern"),
                                     f"pattern changed from {w_pattern!r} to {r_pattern!r}", r, w))
-        return found
+        return found + variations.string_annotations(self, r, w, at)
 
     def _counts(self, r: dict, w: dict, at: Path, keyword: str, kind: str, *, upper: bool) -> Found:
         """maxLength/minLength, maxItems/minItems, maxProperties/minProperties, ...Contains."""
@@ -274,11 +282,9 @@ class Walk:
     def _combined(self, reader: Node, writer: Node, at: Path) -> Found:
         here = at if reader.synthetic else (*at, reader.kind)
         r_kind, w_kind = reader.kind, writer.kind
-        if r_kind != w_kind and not (
-            r_kind == ANY_OF
-            or (r_kind == ONE_OF and len(writer.subs) == 1)
-            or (r_kind == ALL_OF and len(writer.subs) == 1 and len(reader.subs) == 1)
-        ):
+        # Redpanda reads an allOf by a sum type that matches its branches (`variations`).
+        sum_of_all = self.rules.allof_read_by_sum_type and w_kind == ALL_OF
+        if not _combiner_reads(reader, writer, sum_of_all):
             return [self.issue("COMBINED_TYPE_CHANGED", here,
                                f"{w_kind} cannot be read as {r_kind}", reader, writer)]
         r_subs, w_subs = _distinct(reader.subs), _distinct(writer.subs)
@@ -286,7 +292,7 @@ class Walk:
         if len(w_subs) < len(r_subs) and r_kind == ALL_OF:
             found.append(self.issue("PRODUCT_TYPE_EXTENDED", here, f"allOf grew from "
                                     f"{len(w_subs)} to {len(r_subs)} schemas", reader, writer))
-        elif len(w_subs) > len(r_subs) and r_kind != ALL_OF:
+        elif len(w_subs) > len(r_subs) and r_kind != ALL_OF and not sum_of_all:
             found.append(self.issue("SUM_TYPE_NARROWED", here, f"{r_kind} shrank from "
                                     f"{len(w_subs)} to {len(r_subs)} schemas", reader, writer))
         edges: dict[int, list[int]] = {}
@@ -318,7 +324,7 @@ class Walk:
     # ObjectSchemaDiff
     def _object(self, reader: Node, writer: Node, at: Path) -> Found:
         r, w = reader.schema, writer.schema
-        found = self._required(r, w, at)
+        found = self._required(r, w, at) + variations.required_undeclared(self, r, w, at)
         found += self._properties(r, w, at)
         found += self._dependencies(r, w, at)
         keyword = ("unevaluatedProperties" if "additionalProperties" not in r
@@ -552,6 +558,15 @@ _KIND_ONLY = frozenset({CONST, ENUM, EMPTY, *COMBINED})
 
 #: Confluent's NumberSchemaDiff order.
 _BOUND_ORDER = ("maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
+
+
+def _combiner_reads(reader: Node, writer: Node, sum_of_all: bool) -> bool:
+    """Whether the reader's combiner may read the writer's (CombinedSchemaDiff.compareCriteria;
+    `sum_of_all`: Redpanda's one-branch oneOf reading an allOf)."""
+    r_kind, r_subs, w_subs = reader.kind, len(reader.subs), len(writer.subs)
+    return (r_kind == writer.kind or r_kind == ANY_OF
+            or (r_kind == ONE_OF and (w_subs == 1 or (sum_of_all and r_subs == 1)))
+            or (r_kind == ALL_OF and w_subs == 1 and r_subs == 1))
 
 
 def _same_class(reader: Node, writer: Node) -> bool:

@@ -88,3 +88,19 @@ def test_transitive_levels_ask_every_protobuf_version(registry_server):
     assert len(registry_server.state.bodies) == 2  # one question per registered version
     incompatible = [f for f in findings if f.rule.id == VALUE_INCOMPATIBLE.id]
     assert len(incompatible) == 1 and "against version 1" in incompatible[0].message
+
+
+def test_the_registrys_answer_is_weighed_against_the_chosen_rules(registry_server):
+    """A package change: Karapace (like the fake here) passes it, Confluent rejects it. Under
+    Karapace's rules keyguard agrees with the registry; under Confluent's it says why not."""
+    reg = _registry(registry_server)
+    reg.register(SUBJECT, V1, "PROTOBUF")
+    moved = V1.replace("package shop;", "package store;")
+    history = reg.all_versions(SUBJECT)
+    candidate = SchemaText("PROTOBUF", moved, "order.proto")
+    level = reg.compatibility(SUBJECT)
+    assert check_value(SUBJECT, candidate, history, level, registry=reg, rules="karapace") == []
+    findings = check_value(SUBJECT, candidate, history, level, registry=reg)
+    assert [f.rule.id for f in findings] == [VALUE_INCOMPATIBLE.id, REGISTRY_DISAGREES.id]
+    assert "PACKAGE_CHANGED" in findings[0].message
+    assert "keyguard says incompatible at BACKWARD by Confluent's rules" in findings[1].message
