@@ -31,6 +31,7 @@ from keyguard.formats.plan import PRIMARY_KEY, TABLE_OPTIONS, TOPIC, PlanOptions
 from keyguard.formats.projection import parse_primary_key
 from keyguard.formats.registry.settings import resolve_kafka
 from keyguard.formats.secrets import is_secret_key, register_options
+from keyguard.formats.types import RowType
 from keyguard.guard import options as guard_options
 from keyguard.guard.selection import selectors
 
@@ -217,6 +218,12 @@ def with_flink_ddl(options: Mapping[str, Any]) -> dict[str, Any]:
     return {**table.connector_settings(), **raw}
 
 
+def declared_columns(options: Mapping[str, Any]) -> RowType | None:
+    """The physical columns `flink.ddl` declares, or None without one."""
+    ddl = {str(k): v for k, v in options.items()}.get(FLINK_DDL.key)
+    return None if ddl is None else read_flink_ddl(str(ddl), FLINK_DDL.key).columns
+
+
 CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
     (
@@ -250,6 +257,8 @@ class ConnectorOptions:
     resolved: PlanOptions
     #: librdkafka settings from properties.* (prefix removed), defaults not yet applied.
     properties: Mapping[str, str] = field(default_factory=dict)
+    #: The columns `flink.ddl` declares (None without one): their TIME/TIMESTAMP precisions.
+    declared: RowType | None = None
 
     @overload
     def __getitem__(self, key: Option[V]) -> V: ...
@@ -323,7 +332,7 @@ def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = T
     given = {o.key[len(PROPERTIES):]: table[o] for o in PRODUCER_TIMEOUTS
              if any(k in raw for k in (o.key, *o.fallback_keys))}
     conn = ConnectorOptions(raw, resolved, resolve_kafka(  # the one settings path
-        explicit={**table.with_prefix(PROPERTIES), **given}))
+        explicit={**table.with_prefix(PROPERTIES), **given}), declared_columns(options))
     problems = list(_conflicts(conn, require_bootstrap))
     if problems:
         raise InvalidOptionError(

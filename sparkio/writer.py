@@ -48,7 +48,7 @@ from keyguard.formats.errors import InvalidOptionError, KeyguardError, SchemaErr
 from keyguard.formats.plan import PlanSpec, UpsertPlan
 from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.formats.secrets import redacting_logger
-from keyguard.formats.spark_schema import from_spark_schema
+from keyguard.formats.spark_schema import from_spark_schema, with_declared_times
 from keyguard.formats.types import RowType
 from keyguard.sparkio.change_encoder import KINDS, ChangeEncoder, checked_first
 from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
@@ -210,7 +210,9 @@ def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
         raise SchemaError(f"sink.order-by column{'s' if len(missing) > 1 else ''} "
                           f"{', '.join(missing)} not in the DataFrame",
                           hint="the columns are: " + ", ".join(names))
-    return from_spark_schema(StructType([f for f in schema.fields if f.name != changelog]))
+    return with_declared_times(  # a DDL's TIME/TIMESTAMP precisions: Spark's have none
+        from_spark_schema(StructType([f for f in schema.fields if f.name != changelog])),
+        conn.declared)
 
 
 @dataclass(frozen=True)
