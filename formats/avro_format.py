@@ -40,6 +40,7 @@ from keyguard.formats.codec import (
     register_format,
 )
 from keyguard.formats.errors import DecodeError, EncodeError, SchemaError
+from keyguard.formats.javatext import truncate_micros
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import (
@@ -356,11 +357,10 @@ def _timestamp_writer(t: DataType, kind: str, logical: str | None, props: Mappin
         return None
     aware = isinstance(t, TimestampLtzType)
     unit = str(logical).rsplit("-", 1)[1]
-    trunc = 10 ** max(0, 6 - t.precision)
+    precision = t.precision
 
     def w_ts(out: bytearray, v: Any) -> None:
-        us = _epoch_micros(path, v, aware)
-        us -= us % trunc
+        us = truncate_micros(_epoch_micros(path, v, aware), precision)
         n = us // 1000 if unit == "millis" else us if unit == "micros" else us * 1000
         if not INT64[0] <= n <= INT64[1]:
             raise _bad(path, v, "is out of range for Avro's long")

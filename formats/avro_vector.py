@@ -20,6 +20,7 @@ from keyguard.formats.avro_binary import INT32, INT64, ColumnWriters, Writer, av
 from keyguard.formats.avro_schema import AvroSchema
 from keyguard.formats.avro_vocab import TIMESTAMPS
 from keyguard.formats.errors import EncodeError
+from keyguard.formats.javatext import truncate_ticks
 from keyguard.formats.types import (
     BooleanType,
     BytesType,
@@ -297,9 +298,7 @@ def _timestamp(c: _Column) -> list[Any] | None:
     if at.unit != "us":
         # Python datetimes span years 1..9999, so these products cannot overflow int64.
         us = us * {"s": 1_000_000, "ms": 1000}[at.unit]
-    trunc = 10 ** max(0, 6 - t.precision)
-    if trunc > 1:
-        us = us - us % trunc
+    us = truncate_ticks(us, 6, t.precision)  # Flink's cast to the declared precision
     unit = str(c.logical).rsplit("-", 1)[1]
     if unit == "millis":
         us = us // 1000

@@ -118,7 +118,9 @@ OPTIONS = OptionSet(
 
 #: Jackson's CsvEncoder.MAX_QUOTE_CHECK: longer text values are always quoted.
 MAX_QUOTE_CHECK = 24
-#: Flink's CSV reader rejects TIME with a higher precision (CsvToRowDataConverters).
+#: Flink's csv reader refuses TIME with a higher precision (CsvRowDataDeserializationSchema's
+#: builder: "Csv does not support TIME type with precision: 6, it only supports precision
+#: 0 ~ 3."); its writer writes any (the milliseconds Flink holds).
 MAX_TIME_PRECISION = 3
 
 _WIDE = Context(prec=1000)
@@ -166,15 +168,20 @@ def _single_char(options: ResolvedOptions, option: Option[Any], *,
     return value
 
 
+def _cells_types(t: DataType) -> tuple[DataType, ...]:
+    """The types a column's text holds: its own, its ARRAY's element or its ROW's fields."""
+    if isinstance(t, ArrayType):
+        return (t.element,)
+    if isinstance(t, RowType):
+        return tuple(x.type for x in t.fields)
+    return (t,)
+
+
 def check_row_type(row_type: RowType, *, role: str = "value") -> None:
     """Plan-time check: atomic columns, and ARRAYs and ROWs of atomic values (Flink's rule)."""
     for f in row_type.fields:
         where = f"{role} format 'csv': column '{f.name}' of type {f.type.sql()}"
-        inner: tuple[DataType, ...] = (f.type,)
-        if isinstance(f.type, ArrayType):
-            inner = (f.type.element,)
-        elif isinstance(f.type, RowType):
-            inner = tuple(x.type for x in f.type.fields)
+        inner = _cells_types(f.type)
         for t in inner:
             if not isinstance(t, ATOMIC_TYPES):
                 what = "arrays and nested rows hold" if inner != (f.type,) else "has no maps:"
@@ -184,12 +191,16 @@ def check_row_type(row_type: RowType, *, role: str = "value") -> None:
                     hint="use 'json' or 'avro' for maps and deeper nesting, or flatten the "
                     "column",
                 )
+
+
+def _unreadable_time(row_type: RowType) -> tuple[str, TimeType] | None:
+    """The first column (or its ARRAY element or ROW field) of a TIME precision Flink's csv
+    reader refuses, with its column's name."""
+    for f in row_type.fields:
+        for t in _cells_types(f.type):
             if isinstance(t, TimeType) and t.precision > MAX_TIME_PRECISION:
-                raise UnsupportedTypeError(
-                    f"{where} is not supported: Flink's csv reader supports TIME precision "
-                    "0 to 3",
-                    hint="declare the column as TIME(3) or less",
-                )
+                return f.name, t
+    return None
 
 
 class CsvCodec(Codec):
@@ -214,6 +225,7 @@ class CsvCodec(Codec):
         self.ignore_parse_errors = options[IGNORE_PARSE_ERRORS]
         self.allow_comments = options[ALLOW_COMMENTS]
         check_row_type(row_type, role=context.role)
+        self._unreadable_time = _unreadable_time(row_type)
         # Jackson's _cfgMinSafeChar (the line separator is empty in Flink).
         self._min_safe = max(ord(self.delimiter), ord(self.quote) if self.quote else -1) + 1
         # Characters that force quotes at or above _min_safe: the escape character, or, with
@@ -313,6 +325,15 @@ class CsvCodec(Codec):
         skips the record (ignore-parse-errors and a record Jackson cannot read, or one with
         more fields than columns). A field that does not convert is null with
         ignore-parse-errors, else the record fails, as in Flink."""
+        if self._unreadable_time is not None:
+            name, t = self._unreadable_time
+            raise UnsupportedTypeError(
+                f"{self.context.role} format 'csv': column '{name}' of type {t.sql()} cannot be "
+                f"read: Flink's csv reader refuses it (Csv does not support TIME type with "
+                f"precision: {t.precision}, it only supports precision 0 ~ "
+                f"{MAX_TIME_PRECISION}.)",
+                hint="read it as TIME(3): the bytes are the same, Flink keeps TIME in "
+                "milliseconds")
         try:
             cells = self._record(bytes(data))
         except DecodeError:
@@ -562,7 +583,8 @@ def _time_text(t: TimeType, v: Any) -> str:
 def _timestamp_text(t: TimestampType, v: Any) -> str:
     if not isinstance(v, dt.datetime) or v.tzinfo is not None:
         raise _bad(t, v, "a naive datetime")
-    return javatext.format_sql_timestamp(v, _micros_to_nanos(v, t.precision))
+    v = javatext.truncate_datetime(v, t.precision)
+    return javatext.format_sql_timestamp(v, v.microsecond * 1000)
 
 
 def _timestamp_ltz_text(t: TimestampLtzType, v: Any) -> str:
@@ -572,7 +594,8 @@ def _timestamp_ltz_text(t: TimestampLtzType, v: Any) -> str:
         utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
     except OverflowError:
         raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
-    return javatext.format_sql_timestamp(utc, _micros_to_nanos(utc, t.precision)) + "Z"
+    utc = javatext.truncate_datetime(utc, t.precision)
+    return javatext.format_sql_timestamp(utc, utc.microsecond * 1000) + "Z"
 
 
 def _bytes_text(t: BytesType, v: Any) -> str:
@@ -808,10 +831,6 @@ def _truncate(value: int, digits: int, precision: int) -> int:
     """Drop fractional digits beyond `precision` from a `digits`-digit fraction."""
     step = 10 ** max(digits - precision, 0)
     return value // step * step
-
-
-def _micros_to_nanos(v: dt.datetime, precision: int) -> int:
-    return _truncate(v.microsecond, 6, precision) * 1000
 
 
 def _fit_decimal(t: DecimalType, d: Decimal) -> Decimal | None:

@@ -160,23 +160,23 @@ def decoder(t: DataType, s: JsonSettings) -> Decoder:
             return date
         return dec_date
     if isinstance(t, TimeType):
-        unit = 10 ** max(0, 6 - min(t.precision, 3))
-
         def dec_time(v: Any) -> dt.time:
+            # JsonToRowDataConverters.convertToTime keeps the milliseconds whatever the
+            # precision (TIME(0) reads 01:02:03.1 as 01:02:03.100), dropping the rest.
             _, time, _ = javatext.parse_temporal(_scalar_text(v), "sql_time")
-            assert time is not None  # Flink keeps milliseconds at most
-            return time.replace(microsecond=time.microsecond - time.microsecond % unit)
+            assert time is not None
+            return time.replace(microsecond=time.microsecond - time.microsecond % 1000)
         return dec_time
     if isinstance(t, (TimestampType, TimestampLtzType)):
         ltz = isinstance(t, TimestampLtzType)
         pattern = ("iso" if s.iso else "sql") + ("_ltz" if ltz else "")
-        unit = 10 ** max(0, 6 - t.precision)
 
         def dec_ts(v: Any) -> dt.datetime:
+            # Flink's json reader keeps the fraction whatever the precision (a TIMESTAMP(0)
+            # reads 12:00:00.999 as written); Python holds microseconds.
             date, time, _ = javatext.parse_temporal(_scalar_text(v), pattern)
             assert date is not None and time is not None
             out = dt.datetime.combine(date, time)
-            out = out.replace(microsecond=out.microsecond - out.microsecond % unit)
             return out.replace(tzinfo=dt.timezone.utc) if ltz else out
         return dec_ts
     if isinstance(t, BytesType):

@@ -245,7 +245,6 @@ def _encoder(t: DataType, s: JsonSettings) -> Encoder:
         return enc_time
     if isinstance(t, (TimestampType, TimestampLtzType)):
         ltz = isinstance(t, TimestampLtzType)
-        unit = 10 ** max(0, 6 - t.precision)
         fmt = javatext.format_iso_timestamp if s.iso else javatext.format_sql_timestamp
         suffix = 'Z"' if ltz else '"'
 
@@ -259,9 +258,7 @@ def _encoder(t: DataType, s: JsonSettings) -> Encoder:
                     v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
                 except OverflowError:
                     raise _bad(s, path, v, t, "is outside years 1..9999 in UTC") from None
-            if unit > 1:
-                v = v.replace(microsecond=v.microsecond - v.microsecond % unit)
-            return '"' + fmt(v) + suffix
+            return '"' + fmt(javatext.truncate_datetime(v, t.precision)) + suffix
         return enc_ts
     if isinstance(t, BytesType):
         def enc_bytes(v: Any, path: str) -> str:

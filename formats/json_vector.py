@@ -382,9 +382,8 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
     if column.offset:
         column = pa.concat_arrays([column])
     ticks = column.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-    if precision < digits:  # floor to the precision in integer ticks (no ns overflow)
-        m = 10 ** (digits - precision)
-        ticks = ticks - ticks % m  # numpy's % is a floor modulo, as the floor needs
+    if precision < digits:  # Flink's cast to the precision, in integer ticks (no ns overflow)
+        ticks = javatext.truncate_ticks(ticks, digits, precision)
         column = pa.Array.from_buffers(pa.timestamp(typ.unit), len(column),
                                        [column.buffers()[0], pa.py_buffer(ticks)],
                                        column.null_count)

@@ -18,14 +18,12 @@ readers do.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.types import (
     ArrayType,
     BytesType,
     DataType,
-    Field,
     MapType,
     RowType,
     StringType,
@@ -46,24 +44,6 @@ def has_lengths(t: DataType) -> bool:
     if isinstance(t, MapType):
         return has_lengths(t.key) or has_lengths(t.value)
     return False
-
-
-def with_lengths(t: DataType, declared: DataType) -> DataType:
-    """`t` (a DataFrame's column type) with the lengths `declared` gives its strings and
-    bytes, nested ones too; whatever else differs stays `t`'s."""
-    if isinstance(t, (StringType, BytesType)) and type(t) is type(declared):
-        assert isinstance(declared, (StringType, BytesType))
-        return replace(t, length=declared.length, fixed=declared.fixed)
-    if isinstance(t, ArrayType) and isinstance(declared, ArrayType):
-        return replace(t, element=with_lengths(t.element, declared.element))
-    if isinstance(t, MapType) and isinstance(declared, MapType):
-        return replace(t, key=with_lengths(t.key, declared.key),
-                       value=with_lengths(t.value, declared.value))
-    if isinstance(t, RowType) and isinstance(declared, RowType):
-        return replace(t, fields=tuple(
-            Field(f.name, with_lengths(f.type, declared.field(f.name).type), f.description)
-            if f.name in declared.names else f for f in t.fields))
-    return t
 
 
 def fit(t: DataType, v: Any) -> Any:

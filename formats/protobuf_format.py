@@ -43,6 +43,7 @@ from keyguard.formats.avro_confluent_format import (
 from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
 from keyguard.formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
 from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
+from keyguard.formats.javatext import truncate_datetime
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.protobuf_schema import (
     ProtoSchema,
@@ -359,8 +360,8 @@ def _into(sub: Any, fd: Any, t: DataType, value: Any, where: str, nulls: str | N
             raise EncodeError(f"column {where!r}: a ROW value is a mapping, got "
                               f"{type(value).__name__}")
         _fill(sub, t, value, where, nulls)
-    elif name == _TIMESTAMP:
-        sub.seconds, sub.nanos = _timestamp(value)
+    elif name == _TIMESTAMP:  # cut to the declared precision first, as Flink's cast does
+        sub.seconds, sub.nanos = _timestamp(value, getattr(t, "precision", 9))
     elif name == _DATE:
         sub.year, sub.month, sub.day = value.year, value.month, value.day
     elif name == _TIME:
@@ -393,12 +394,12 @@ def _scalar_value(fd: Any, t: DataType, value: Any) -> Any:
     return value
 
 
-def _timestamp(value: Any) -> tuple[int, int]:
+def _timestamp(value: Any, precision: int) -> tuple[int, int]:
     if not isinstance(value, dt.datetime):
         raise TypeError(f"a datetime is needed, got {type(value).__name__}")
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    delta = value - _EPOCH
+    delta = truncate_datetime(value, precision) - _EPOCH
     return delta.days * 86400 + delta.seconds, delta.microseconds * 1000
 
 

@@ -11,6 +11,7 @@ pyspark is imported lazily: importing this module never needs it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
@@ -45,6 +46,7 @@ __all__ = [
     "from_spark_type",
     "to_spark_schema",
     "to_spark_type",
+    "with_declared",
 ]
 
 
@@ -235,3 +237,41 @@ def from_spark_ddl(ddl: str) -> RowType:
             hint="name the columns, e.g. 'id BIGINT, name STRING'",
         )
     return from_spark_schema(dt)
+
+
+_TEMPORAL = (TimeType, TimestampType, TimestampLtzType)
+
+
+def with_declared(table: RowType, declared: RowType | None) -> RowType:
+    """`table` (a DataFrame's columns: Spark keeps microseconds and declares no TIME or
+    TIMESTAMP precision, and no CHAR, VARCHAR, BINARY or VARBINARY length) with the precision
+    `declared` (the Flink table) gives each TIME, TIMESTAMP and TIMESTAMP_LTZ, and the length
+    it gives each string and bytes column, of the same name and kind, nested ones too;
+    whatever else differs (nullability) stays the DataFrame's.
+
+    The codecs then write what Flink writes once its INSERT has cast a value to the column's
+    type (the cast truncates: 12:00:00.999999 is 12:00:00 in a TIMESTAMP(0); lengths cut and
+    pad: `keyguard.formats.lengths`) and read as Flink's readers read that type."""
+    if declared is None:
+        return table
+    out = _declared(table, declared)
+    assert isinstance(out, RowType)
+    return out
+
+
+def _declared(t: DataType, d: DataType) -> DataType:
+    if isinstance(t, _TEMPORAL) and type(d) is type(t):
+        return replace(t, precision=d.precision)  # nullability stays the DataFrame's
+    if isinstance(t, (StringType, BytesType)) and type(d) is type(t):
+        assert isinstance(d, (StringType, BytesType))
+        return replace(t, length=d.length, fixed=d.fixed)
+    if isinstance(t, RowType) and isinstance(d, RowType):
+        by_name = {f.name: f.type for f in d.fields}
+        return replace(t, fields=tuple(
+            Field(f.name, _declared(f.type, by_name[f.name]), f.description)
+            if f.name in by_name else f for f in t.fields))
+    if isinstance(t, ArrayType) and isinstance(d, ArrayType):
+        return replace(t, element=_declared(t.element, d.element))
+    if isinstance(t, MapType) and isinstance(d, MapType):
+        return replace(t, key=_declared(t.key, d.key), value=_declared(t.value, d.value))
+    return t

@@ -123,7 +123,6 @@ _SIMPLE: dict[str, type[DataType]] = {
     "INTEGER": IntType,
     "BIGINT": BigIntType,
     "FLOAT": FloatType,
-    "REAL": FloatType,
     "DATE": DateType,
 }
 #: Flink's length types: the model type and whether the length is fixed (CHAR, BINARY).
@@ -139,8 +138,11 @@ _UNSUPPORTED = {
     "RAW": "RAW types are opaque Java serializations",
     "NULL": "the NULL type has no values to write",
     "VARIANT": "VARIANT is not supported",
+    # Flink's SQL parser knows REAL, but its planner refuses the type (FlinkTypeFactory).
+    "REAL": "Flink 2.3 refuses it: \"Type is not supported: REAL\"",
     "STRUCTURED": "structured (class-backed) types are not supported",
 }
+_UNSUPPORTED_HINTS = {"REAL": "declare FLOAT (4 bytes, what REAL means elsewhere) or DOUBLE"}
 
 
 class _Parser(TokenCursor):
@@ -199,7 +201,9 @@ class _Parser(TokenCursor):
             f"unsupported type {name}: {_UNSUPPORTED.get(name, 'not in keyguard model')}",
             self.text,
             pos,
-            hint="use a supported type, e.g. BIGINT for durations or STRING for opaque values",
+            hint=_UNSUPPORTED_HINTS.get(
+                name, "use a supported type, e.g. BIGINT for durations or STRING for opaque "
+                "values"),
         )
 
     def base_type(self) -> DataType:

@@ -77,7 +77,7 @@ _HINTS: dict[type, str] = {
     TimestampType: 'use "YYYY-MM-DD HH:MM:SS[.ffffff]"',
     TimestampLtzType: 'use "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" (UTC)',
     DateType: 'use "YYYY-MM-DD"',
-    TimeType: 'use "HH:MM:SS[.ffffff]"',
+    TimeType: 'use "HH:MM:SS[.fff]" (milliseconds, as Flink keeps TIME)',
     BytesType: "give bytes as base64 text",
 }
 
@@ -96,10 +96,22 @@ def _time_parts(hh: str, mm: str, ss: str | None, frac: str | None) -> tuple[int
 
 
 def _parse_time(text: str) -> dt.time:
+    """TIME text as Flink's cast from a string reads it (DateTimeUtils.parseTime and its
+    parseFraction): milliseconds, rounded half up on the fourth fractional digit, the carry
+    going into the seconds; a time that rounds to 24:00:00 fails, as the cast does."""
     m = _TIME_ONLY.fullmatch(text)
     if m is None:
         raise ValueError("expected HH:MM[:SS[.fraction]]")
-    return dt.time(*_time_parts(*m.groups()))
+    hh, mm, ss, frac = m.groups()
+    clock = dt.time(int(hh), int(mm), int(ss or 0))  # the fields in range, as before rounding
+    digits = (frac or "").ljust(4, "0")
+    millis = (((clock.hour * 60 + clock.minute) * 60 + clock.second) * 1000
+              + int(digits[:3]) + (digits[3] >= "5"))
+    if millis >= 86_400_000:
+        raise ValueError(f"{text.strip()} rounds to 24:00:00: Flink keeps TIME in milliseconds "
+                         "and its cast from text fails on it (hour 24)")
+    seconds, ms = divmod(millis, 1000)
+    return dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, ms * 1000)
 
 
 def _parse_timestamp(text: str) -> dt.datetime:

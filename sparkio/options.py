@@ -229,6 +229,12 @@ def _expand_flink_ddl(options: Mapping[str, Any]) -> tuple[dict[str, Any], RowTy
     return {**table.connector_settings(), **raw}, table.columns
 
 
+def declared_columns(options: Mapping[str, Any]) -> RowType | None:
+    """The physical columns `flink.ddl` declares, or None without one."""
+    ddl = {str(k): v for k, v in options.items()}.get(FLINK_DDL.key)
+    return None if ddl is None else read_flink_ddl(str(ddl), FLINK_DDL.key).columns
+
+
 CONNECTOR_OPTIONS = OptionSet(
     "upsert-kafka",
     (
@@ -263,7 +269,8 @@ class ConnectorOptions:
     resolved: PlanOptions
     #: librdkafka settings from properties.* (prefix removed), defaults not yet applied.
     properties: Mapping[str, str] = field(default_factory=dict)
-    #: The physical columns a `flink.ddl` declares: the table written (None: the DataFrame's).
+    #: The physical columns a `flink.ddl` declares: the table written (None: the DataFrame's),
+    #: with its lengths and TIME/TIMESTAMP precisions.
     declared: RowType | None = None
 
     @overload

@@ -67,7 +67,11 @@ from keyguard.formats.projection import ALL, parse_primary_key, project
 from keyguard.formats.registry.connect import open_for
 from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.formats.schemafile import version_text
-from keyguard.formats.spark_schema import from_spark_schema, to_spark_schema
+from keyguard.formats.spark_schema import (
+    from_spark_schema,
+    to_spark_schema,
+    with_declared,
+)
 from keyguard.formats.subjects import TOPIC_NAME, qualified
 from keyguard.formats.types import ArrayType, DataType, Field, MapType, RowType
 from keyguard.guard.offsets import KafkaRanges, OffsetRange, Record, RecordColumns
@@ -95,6 +99,7 @@ from keyguard.sparkio.options import (
     STALL_TIMEOUT,
     ScanFold,
     ScanMode,
+    declared_columns,
     with_flink_ddl,
 )
 from keyguard.sparkio.schema_ids import (
@@ -571,8 +576,8 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         self.schema = schema
         self.table_schema, self.op_index = self._split_schema(schema)
         # Every option and the schema are checked here, once, before any task.
-        self.spec: PlanSpec = self.settings.plan_options.project(
-            from_spark_schema(self.table_schema))
+        self.spec: PlanSpec = self.settings.plan_options.project(with_declared(
+            from_spark_schema(self.table_schema), declared_columns(options)))
         # The registry is opened and asked here, on the driver, once: the tasks decode with
         # these ids.
         plan = self.spec.build(registries=open_plan_registries(self.settings.plan_options))

@@ -45,12 +45,11 @@ from pyspark.sql.datasource import (
 )
 
 from keyguard.formats.errors import InvalidOptionError, KeyguardError, SchemaError
-from keyguard.formats.lengths import with_lengths
 from keyguard.formats.plan import PlanSpec, UpsertPlan
 from keyguard.formats.registry.registration import open_plan_registries
 from keyguard.formats.secrets import redacting_logger
-from keyguard.formats.spark_schema import from_spark_schema
-from keyguard.formats.types import Field, RowType
+from keyguard.formats.spark_schema import from_spark_schema, with_declared
+from keyguard.formats.types import RowType
 from keyguard.sparkio.change_encoder import KINDS, ChangeEncoder, checked_first
 from keyguard.sparkio.executors import missing_in_this_process, missing_on_workers, probe_workers
 from keyguard.sparkio.headers import (
@@ -227,9 +226,9 @@ def table_type(schema: StructType, conn: ConnectorOptions) -> RowType:
 def declared_table(frame: RowType, declared: RowType) -> RowType:
     """The table a `flink.ddl` declares, written from a DataFrame: its columns in its order,
     a declared column the DataFrame lacks written as null (as Flink's INSERT of the other
-    columns writes it), the DataFrame's types with the DDL's CHAR/VARCHAR/BINARY/VARBINARY
-    lengths. A column the DDL does not declare, or a NOT NULL one the DataFrame lacks, is an
-    error naming it: Flink refuses both INSERTs."""
+    columns writes it), the DataFrame's types with the DDL's lengths and TIME/TIMESTAMP
+    precisions (`with_declared`). A column the DDL does not declare, or a NOT NULL one the
+    DataFrame lacks, is an error naming it: Flink refuses both INSERTs."""
     extra = [n for n in frame.names if n not in declared.names]
     if extra:
         s = "s" if len(extra) > 1 else ""
@@ -247,10 +246,9 @@ def declared_table(frame: RowType, declared: RowType) -> RowType:
             "the DataFrame",
             hint=f"add {'them' if s else 'it'} to the DataFrame (withColumn), or declare "
                  f"{'them' if s else 'it'} nullable; a column left out is written as null")
-    return RowType(fields=tuple(
-        Field(f.name, with_lengths(frame.field(f.name).type, f.type), f.description)
-        if f.name in frame.names else f
-        for f in declared.fields), nullable=False)
+    table = RowType(fields=tuple(frame.field(f.name) if f.name in frame.names else f
+                                 for f in declared.fields), nullable=False)
+    return with_declared(table, declared)
 
 
 @dataclass(frozen=True)

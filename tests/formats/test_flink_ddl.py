@@ -293,6 +293,8 @@ OK_WITH = ("WITH ('connector' = 'upsert-kafka', 'topic' = 't', 'key.format' = 'j
      FlinkDdlError, "3:5", "unknown type 'FOO'"),
     ("CREATE TABLE t (\n  a INT,\n  b INTERVAL DAY,\n  PRIMARY KEY (a) NOT ENFORCED\n) " + OK_WITH,
      UnsupportedTypeError, "3:5", "unsupported type INTERVAL"),
+    ("CREATE TABLE t (\n  a INT,\n  b Real,\n  PRIMARY KEY (a) NOT ENFORCED\n) " + OK_WITH,
+     UnsupportedTypeError, "3:5", "Type is not supported: REAL"),  # Flink 2.3's own words
     ("CREATE TABLE t (a DECIMAL(10, 20), PRIMARY KEY (a) NOT ENFORCED) " + OK_WITH,
      FlinkDdlError, "1:27", "scale"),
     ("CREATE TABLE t (a INT, PRIMARY KEY (a)) " + OK_WITH,

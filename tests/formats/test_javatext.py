@@ -132,3 +132,25 @@ def test_parse_temporal() -> None:
                          ("10:20", "sql_time"), ("2024-01-01 10:20:30", "sql_ltz")]:
         with pytest.raises(ValueError):
             jt.parse_temporal(bad, pattern)
+
+
+@given(st.lists(st.integers(-62_135_596_800_000_000, 253_402_300_799_999_999), max_size=20),
+       st.integers(0, 9))
+@settings(deadline=None)  # the first example imports numpy
+def test_truncating_ticks_is_truncating_each_value(micros: list[int], precision: int) -> None:
+    """The batch writers' cut equals the row writers' (Flink's DateTimeUtils.truncate)."""
+    import numpy as np
+
+    got = jt.truncate_ticks(np.array(micros, dtype=np.int64), 6, precision)
+    assert got.tolist() == [jt.truncate_micros(us, precision) for us in micros]
+    fits = [us for us in micros if abs(us) < 9_000_000_000_000_000]  # int64 nanoseconds
+    nanos = jt.truncate_ticks(np.array(fits, dtype=np.int64) * 1000, 9, precision)
+    assert (nanos // 1000).tolist() == [jt.truncate_micros(us, precision) for us in fits]
+
+
+def test_truncation_is_toward_the_epoch_below_precision_3() -> None:
+    v = dt.datetime(1969, 12, 31, 23, 59, 58, 500000)
+    assert jt.truncate_datetime(v, 0) == dt.datetime(1969, 12, 31, 23, 59, 59)
+    assert jt.truncate_datetime(v, 3) == v
+    assert jt.truncate_datetime(dt.datetime(2024, 1, 1, 0, 0, 0, 999999), 1) == \
+        dt.datetime(2024, 1, 1, 0, 0, 0, 900000)

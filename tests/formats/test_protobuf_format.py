@@ -231,3 +231,16 @@ def test_nulls_inside_containers_are_flinks_defaults_in_protobuf_and_errors_in_t
                     registry, row=row).bind_schema_id(1)
     with pytest.raises(EncodeError, match="element 1 is null"):
         strict.encode(value)
+
+
+def test_a_timestamp_is_cut_to_its_declared_precision() -> None:
+    """As Flink's cast to the column's type leaves it, before any format writes it."""
+    codec = create_codec("protobuf", parse_type(
+        "ROW<t TIMESTAMP(0), l TIMESTAMP_LTZ(3), e TIMESTAMP(1)>").not_null(), {})
+    row = {"t": dt.datetime(2024, 2, 29, 12, 0, 0, 999999),
+           "l": dt.datetime(2024, 2, 29, 12, 0, 0, 999999, tzinfo=dt.timezone.utc),
+           "e": dt.datetime(1969, 12, 31, 23, 59, 59, 999999)}
+    assert codec.decode(codec.encode(row)) == {
+        "t": dt.datetime(2024, 2, 29, 12),
+        "l": dt.datetime(2024, 2, 29, 12, 0, 0, 999000, tzinfo=dt.timezone.utc),
+        "e": dt.datetime(1970, 1, 1)}

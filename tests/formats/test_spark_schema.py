@@ -11,6 +11,7 @@ from keyguard.formats.spark_schema import (  # noqa: E402
     from_spark_type,
     to_spark_schema,
     to_spark_type,
+    with_declared,
 )
 from keyguard.formats.sqltypes import parse_columns, parse_type  # noqa: E402
 from keyguard.formats.types import RowType  # noqa: E402
@@ -186,3 +187,28 @@ def test_nested_struct_is_row_type() -> None:
     got = from_spark_type(T.StructType([T.StructField("a", T.IntegerType())]))
     assert isinstance(got, RowType)
     assert got.nullable
+
+
+def test_a_declared_table_gives_the_dataframe_its_time_precisions() -> None:
+    """Spark declares no TIME or TIMESTAMP precision: the Flink table's go on each column of
+    the same name and kind, nested too; the DataFrame's nullability and other columns stay."""
+    frame = from_spark_schema(T.StructType([
+        T.StructField("k", T.LongType(), False),
+        T.StructField("t", T.TimestampNTZType(), False),
+        T.StructField("l", T.TimestampType()),
+        T.StructField("a", T.ArrayType(T.TimestampNTZType())),
+        T.StructField("r", T.StructType([T.StructField("x", T.TimestampType())])),
+        T.StructField("m", T.MapType(T.StringType(), T.TimestampNTZType())),
+        T.StructField("kind", T.TimestampNTZType()),
+        T.StructField("free", T.TimestampNTZType()),
+    ]))
+    declared = parse_columns(
+        "k BIGINT, t TIMESTAMP(0), l TIMESTAMP_LTZ(3), a ARRAY<TIMESTAMP(1)>, "
+        "r ROW<x TIMESTAMP_LTZ(9)>, m MAP<STRING, TIMESTAMP(2)>, kind TIMESTAMP_LTZ(0)")
+    got = with_declared(frame, declared)
+    assert got.sql() == (
+        "ROW<`k` BIGINT NOT NULL, `t` TIMESTAMP(0) NOT NULL, `l` TIMESTAMP_LTZ(3), "
+        "`a` ARRAY<TIMESTAMP(1)>, `r` ROW<`x` TIMESTAMP_LTZ(9)>, "
+        "`m` MAP<STRING NOT NULL, TIMESTAMP(2)>, `kind` TIMESTAMP(6), `free` TIMESTAMP(6)> "
+        "NOT NULL")
+    assert with_declared(frame, None) is frame

@@ -154,6 +154,19 @@ def test_unsupported_types(text: str) -> None:
     assert info.value.hint
 
 
+@pytest.mark.parametrize("text", ["REAL", "real", "ARRAY<REAL>", "ROW<x REAL NOT NULL>"])
+def test_real_is_refused_as_flink_2_3_refuses_it(text: str) -> None:
+    """Flink 2.3's parser takes REAL and its planner refuses it: "Type is not supported:
+    REAL" (FLOAT and DOUBLE PRECISION pass; FLOAT(p), FLOAT4 and FLOAT8 do not parse)."""
+    with pytest.raises(UnsupportedTypeError, match="Type is not supported: REAL") as info:
+        parse_type(text)
+    assert "FLOAT" in (info.value.hint or "")
+    assert parse_type("DOUBLE PRECISION") == parse_type("DOUBLE")
+    for other in ("FLOAT(5)", "FLOAT4", "FLOAT8"):
+        with pytest.raises(SchemaError):
+            parse_type(other)
+
+
 def test_column_list_rejects_constraints_with_a_hint() -> None:
     with pytest.raises(TypeSyntaxError) as info:
         parse_columns("a INT, PRIMARY KEY (a) NOT ENFORCED")

@@ -19,6 +19,14 @@ are stored as `keyguard.formats.values.coerce_row` reads them (decimals and time
 Reads go through `CsvRowDataDeserializationSchema`, built as CsvFormatFactory builds it, once
 with csv.ignore-parse-errors off and once on. Each answer is the row (as above), `skipped` (the
 schema returned null: Flink drops the record) or `error` (the schema threw: Flink fails the job).
+
+golden_declared.jsonl holds what Flink 2.3 writes for TIME(p), TIMESTAMP(p) and
+TIMESTAMP_LTZ(p) columns when an INSERT casts a value to the declared type: each row is built
+by Flink's own SQL at run time (`CAST(column AS <declared type>)` over a filesystem source,
+converted to RowData by DataStructureConverters) from the value's text (`"source": "text"`: a
+STRING column, as a row given as text is) or from a TIMESTAMP(6), TIMESTAMP_LTZ(6) or TIME
+column (`"source": "value"`: what a Spark DataFrame holds), then serialized as above and
+read back by the format's deserialization schema (`read`, or `read_error` when Flink refuses).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "golden.jsonl"
 READ_OUT = HERE / "golden_read.jsonl"
+DECLARED_OUT = HERE / "golden_declared.jsonl"
 
 # (group, format, format options, columns, rows)
 Group = tuple[str, str, dict[str, str], str, list[dict[str, Any]]]
@@ -613,6 +622,165 @@ def capture_reads() -> list[dict[str, Any]]:
     return out
 
 
+# --- declared TIME / TIMESTAMP / TIMESTAMP_LTZ precisions --------------------------------------
+
+_TS = ["2024-02-29 12:00:00.999999", "2024-02-29 23:59:59.123456", "1969-12-31 23:59:59.999999",
+       "2024-02-29 12:00:00"]
+_TIMES = ["01:02:03.999999", "01:02:03.1235", "23:59:59.999999", "00:00:00"]
+_TIME_TEXT = ["01:02:03.1235", "01:02:03.1234", "01:02:03.1225", "01:02:59.9995",
+              "00:00:00.0005", "01:02:03.99951", "23:59:59.9994", "23:59:59.9995", "01:02:03"]
+_TS_COLUMNS = "t0 TIMESTAMP(0), t1 TIMESTAMP(1), t3 TIMESTAMP(3), t6 TIMESTAMP(6), t9 TIMESTAMP(9)"
+_LTZ_COLUMNS = ("l0 TIMESTAMP_LTZ(0), l3 TIMESTAMP_LTZ(3), l6 TIMESTAMP_LTZ(6), "
+                "l9 TIMESTAMP_LTZ(9)")
+_TIME_COLUMNS = "m0 TIME(0), m1 TIME(1), m3 TIME(3), m6 TIME(6), m9 TIME(9)"
+
+# (group, format, format options, declared columns, source, rows)
+DeclaredGroup = tuple[str, str, dict[str, str], str, str, list[dict[str, Any]]]
+
+
+def _same_value(columns: str, values: list[str], suffix: str = "") -> list[dict[str, Any]]:
+    names = [n for n, _ in _split_fields(columns)]
+    return [{n: v + suffix for n in names} for v in values]
+
+
+DECLARED_CASES: list[DeclaredGroup] = [
+    *[(f"declared-timestamp-{fmt}", fmt, {}, _TS_COLUMNS, "value",
+       _same_value(_TS_COLUMNS, _TS)) for fmt in ("json", "csv")],
+    ("declared-timestamp-json-iso", "json", {"timestamp-format.standard": "ISO-8601"},
+     _TS_COLUMNS, "value", _same_value(_TS_COLUMNS, _TS[:1])),
+    *[(f"declared-ltz-{fmt}", fmt, {}, _LTZ_COLUMNS, "value",
+       _same_value(_LTZ_COLUMNS, _TS, "Z")) for fmt in ("json", "csv")],
+    *[(f"declared-time-{fmt}", fmt, {}, _TIME_COLUMNS, "value",
+       _same_value(_TIME_COLUMNS, _TIMES)) for fmt in ("json", "csv")],
+    *[(f"declared-time-text-{fmt}", fmt, {}, _TIME_COLUMNS, "text",
+       _same_value(_TIME_COLUMNS, _TIME_TEXT)) for fmt in ("json", "csv")],
+]
+
+# Records no Flink wrote (another producer's text), read with the declared types.
+DECLARED_READS: list[tuple[str, str, str, list[bytes]]] = [
+    ("declared-read-json", "json", "t0 TIMESTAMP(0), m0 TIME(0), l0 TIMESTAMP_LTZ(0), m3 TIME(3)", [
+        b'{"t0":"2024-02-29 12:00:00.999","m0":"01:02:03.1235","l0":"2024-02-29 12:00:00.999999Z",'
+        b'"m3":"01:02:03.9999"}',
+        b'{"t0":"2024-02-29 12:00:00","m0":"01:02:03","l0":"2024-02-29 12:00:00Z",'
+        b'"m3":"23:59:59.9995"}']),
+    ("declared-read-csv", "csv", "t0 TIMESTAMP(0), m0 TIME(0), l0 TIMESTAMP_LTZ(0), m3 TIME(3)", [
+        b'"2024-02-29 12:00:00.999",01:02:03.1235,"2024-02-29 12:00:00.999999Z",01:02:03.9999',
+        b'"2024-02-29 12:00:00",01:02:03,"2024-02-29 12:00:00Z",23:59:59.9995']),
+]
+
+
+def _source_type(sql_type: str, source: str) -> str:
+    """The type Flink reads the value as before casting it to the declared type: text, or what
+    a Spark DataFrame holds (microseconds)."""
+    if source == "text":
+        return "STRING"
+    return re.sub(r"\(\d\)", "(6)", sql_type)
+
+
+def _cast_row(env: Any, fields: list[tuple[str, str]], source: str, row: dict[str, Any],
+              name: str) -> Any:
+    """The row as Flink's INSERT casts it to the declared types, at run time (a literal's cast
+    is folded by the planner and differs before 1970): read from a one-line csv file by the
+    filesystem source, then CAST."""
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    Path(folder, "row.csv").write_text(",".join(f'"{row[n]}"' for n, _ in fields) + "\n")
+    env.execute_sql(
+        f"CREATE TEMPORARY TABLE {name} ("
+        + ", ".join(f"`{n}` {_source_type(t, source)}" for n, t in fields)
+        + f") WITH ('connector' = 'filesystem', 'path' = '{folder}', 'format' = 'csv')")
+    return env._j_tenv.sqlQuery(
+        "SELECT " + ", ".join(f"CAST(`{n}` AS {t}) AS `{n}`" for n, t in fields)
+        + f" FROM {name}")
+
+
+def _reader(jvm: Any, fmt: str, options: dict[str, str], row_type: Any) -> Any:
+    if fmt == "json":  # JsonFormatFactory.createDecodingFormat
+        reader = jvm.org.apache.flink.formats.json.JsonRowDataDeserializationSchema(
+            row_type, jvm.org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(row_type),
+            False, False, jvm.org.apache.flink.formats.common.TimestampFormat.valueOf(
+                options.get("timestamp-format.standard", "SQL").replace("-", "_")))
+        reader.open(None)
+        return reader
+    return _deserializer(jvm, options, row_type, False)
+
+
+def _error(exc: Any) -> str:
+    cause = exc.java_exception
+    while cause.getCause() is not None:
+        cause = cause.getCause()
+    return str(cause.toString()).split("\n")[0]
+
+
+def _read(jvm: Any, fmt: str, options: dict[str, str], columns: str, data: bytes,
+          reader: Any) -> dict[str, Any]:
+    from py4j.protocol import Py4JJavaError
+
+    if isinstance(reader, str):
+        return {"read_error": reader}
+    try:
+        row = reader.deserialize(bytearray(data))
+    except Py4JJavaError as exc:
+        return {"read_error": _error(exc)}
+    return {"read": {n: None if row.isNullAt(j) else _java_value(t, row.getField(j))
+                     for j, (n, t) in enumerate(_split_fields(columns))}}
+
+
+def capture_declared() -> list[dict[str, Any]]:
+    from py4j.protocol import Py4JJavaError
+    from pyflink.java_gateway import get_gateway
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    env.get_config().set("parallelism.default", "1")
+    env.get_config().set("table.local-time-zone", "UTC")
+    jvm = get_gateway().jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    parse = jvm.org.apache.flink.table.types.logical.utils.LogicalTypeParser.parse
+    converters = jvm.org.apache.flink.table.data.conversion.DataStructureConverters
+    out: list[dict[str, Any]] = []
+
+    def reader_of(fmt: str, options: dict[str, str], row_type: Any) -> Any:
+        try:
+            return _reader(jvm, fmt, options, row_type)
+        except Py4JJavaError as exc:  # Flink refuses to read the type at all
+            return _error(exc)
+
+    for group, fmt, options, columns, source, rows in DECLARED_CASES:
+        fields = _split_fields(columns)
+        row_type = parse(f"ROW<{columns}>", loader)
+        schema = _serializer(jvm, fmt, options, row_type)
+        reader = reader_of(fmt, options, row_type)
+        for i, r in enumerate(rows):
+            case: dict[str, Any] = {"case": f"{group}/{i}", "format": fmt, "options": options,
+                                    "columns": columns, "source": source, "row": r}
+            try:
+                table = _cast_row(env, fields, source, r, f"src_{len(out)}")
+                # In Java, so the job's error arrives (py4j's iterator turns it into the end)
+                java_row = jvm.org.apache.flink.util.CollectionUtil.iteratorToList(
+                    table.execute().collect()).get(0)
+            except Py4JJavaError as exc:  # Flink's cast fails: the INSERT fails
+                case["error"] = _error(exc)
+                out.append(case)
+                continue
+            converter = converters.getConverter(
+                table.getResolvedSchema().toPhysicalRowDataType())
+            converter.open(loader)
+            data = bytes(schema.serialize(converter.toInternalOrNull(java_row)))
+            case["hex"] = data.hex()
+            case.update(_read(jvm, fmt, options, columns, data, reader))
+            out.append(case)
+    for group, fmt, columns, records in DECLARED_READS:
+        row_type = parse(f"ROW<{columns}>", loader)
+        reader = reader_of(fmt, {}, row_type)
+        for i, data in enumerate(records):
+            out.append({"case": f"{group}/{i}", "format": fmt, "options": {}, "columns": columns,
+                        "source": "bytes", "hex": data.hex(),
+                        **_read(jvm, fmt, {}, columns, data, reader)})
+    return out
+
+
 def main() -> None:
     cases = capture()
     OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
@@ -620,6 +788,9 @@ def main() -> None:
     reads = capture_reads()
     READ_OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in reads))
     print(f"wrote {len(reads)} cases to {READ_OUT.relative_to(HERE.parents[3])}")
+    declared = capture_declared()
+    DECLARED_OUT.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in declared))
+    print(f"wrote {len(declared)} cases to {DECLARED_OUT.relative_to(HERE.parents[3])}")
 
 
 if __name__ == "__main__":
