@@ -241,7 +241,10 @@ def _nested_text_has(row: dict[str, Any], char: str) -> bool:
 
 
 @pytest.mark.parametrize("name", sorted(CODECS))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# csv leaves out the rows Flink cannot read back either (below): a null ARRAY or ROW and a
+# nested ';' are frequent draws, so a run may leave out many
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
     """The control: unmutated bytes that the codec wrote decode to a row."""
