@@ -40,7 +40,7 @@ from keyguard.formats.codec import (
     register_format,
 )
 from keyguard.formats.errors import DecodeError, EncodeError, SchemaError
-from keyguard.formats.javatext import truncate_micros
+from keyguard.formats.flink_casts import truncate_micros
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import (

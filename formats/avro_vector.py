@@ -20,7 +20,7 @@ from keyguard.formats.avro_binary import INT32, INT64, ColumnWriters, Writer, av
 from keyguard.formats.avro_schema import AvroSchema
 from keyguard.formats.avro_vocab import TIMESTAMPS
 from keyguard.formats.errors import EncodeError
-from keyguard.formats.javatext import truncate_ticks
+from keyguard.formats.flink_casts import truncate_ticks
 from keyguard.formats.types import (
     BooleanType,
     BytesType,

@@ -50,7 +50,7 @@ from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from keyguard.formats import javatext
+from keyguard.formats import flink_casts, javatext
 from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
 from keyguard.formats.errors import (
     DecodeError,
@@ -583,7 +583,7 @@ def _time_text(t: TimeType, v: Any) -> str:
 def _timestamp_text(t: TimestampType, v: Any) -> str:
     if not isinstance(v, dt.datetime) or v.tzinfo is not None:
         raise _bad(t, v, "a naive datetime")
-    v = javatext.truncate_datetime(v, t.precision)
+    v = flink_casts.truncate_datetime(v, t.precision)
     return javatext.format_sql_timestamp(v, v.microsecond * 1000)
 
 
@@ -594,7 +594,7 @@ def _timestamp_ltz_text(t: TimestampLtzType, v: Any) -> str:
         utc = v if v.tzinfo is None else v.astimezone(dt.timezone.utc)
     except OverflowError:
         raise EncodeError(f"{v!r} is outside years 1..9999 in UTC") from None
-    utc = javatext.truncate_datetime(utc, t.precision)
+    utc = flink_casts.truncate_datetime(utc, t.precision)
     return javatext.format_sql_timestamp(utc, utc.microsecond * 1000) + "Z"
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from keyguard.formats import javatext
+from keyguard.formats import flink_casts, javatext
 from keyguard.formats.codec import (
     Codec,
     CodecContext,
@@ -258,7 +258,7 @@ def _encoder(t: DataType, s: JsonSettings) -> Encoder:
                     v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
                 except OverflowError:
                     raise _bad(s, path, v, t, "is outside years 1..9999 in UTC") from None
-            return '"' + fmt(javatext.truncate_datetime(v, t.precision)) + suffix
+            return '"' + fmt(flink_casts.truncate_datetime(v, t.precision)) + suffix
         return enc_ts
     if isinstance(t, BytesType):
         def enc_bytes(v: Any, path: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from keyguard.formats import javatext
+from keyguard.formats import flink_casts, javatext
 from keyguard.formats.errors import EncodeError
 from keyguard.formats.json_text import json_string
 from keyguard.formats.types import (
@@ -383,7 +383,7 @@ def _arrow_timestamps(column: Any, t: DataType, iso: bool) -> Any:
         column = pa.concat_arrays([column])
     ticks = column.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
     if precision < digits:  # Flink's cast to the precision, in integer ticks (no ns overflow)
-        ticks = javatext.truncate_ticks(ticks, digits, precision)
+        ticks = flink_casts.truncate_ticks(ticks, digits, precision)
         column = pa.Array.from_buffers(pa.timestamp(typ.unit), len(column),
                                        [column.buffers()[0], pa.py_buffer(ticks)],
                                        column.null_count)

@@ -42,8 +42,8 @@ from keyguard.formats.avro_confluent_format import (
 )
 from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
 from keyguard.formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
+from keyguard.formats.flink_casts import truncate_datetime
 from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
-from keyguard.formats.javatext import truncate_datetime
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.protobuf_schema import (
     ProtoSchema,

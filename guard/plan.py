@@ -10,7 +10,6 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -235,7 +234,8 @@ def migration_command(topic: str | None, old: KeyEncoding, new: KeyEncoding, *,
     """The `keyguard migrate` command that makes a breaking key change safely, named in the
     guard's reports: what the inputs know filled in (a DDL file gives its side whole), quoted
     for a POSIX shell; a <placeholder> only for what they do not say."""
-    q = shlex.quote
+    from shlex import quote as q  # lazy: CLI start-up (only for a breaking key change)
+
     args: list[str] = []
     if new.flink_ddl:
         args += ["--flink-ddl", q(new.flink_ddl)]
@@ -267,7 +267,8 @@ def migration_command(topic: str | None, old: KeyEncoding, new: KeyEncoding, *,
 def _encoding_args(format_flag: str, option_flag: str, side: KeyEncoding,
                    which: str) -> list[str]:
     """One side's key format and options as migrate's flags."""
-    q = shlex.quote
+    from shlex import quote as q  # lazy: CLI start-up (only for a breaking key change)
+
     pk = q("primary-key=" + ",".join(side.key_columns)) if side.key_columns \
         else f"primary-key=<{which} key columns>"
     args = [format_flag, q(side.format), option_flag, pk]

@@ -413,13 +413,14 @@ def test_cli_help_imports_no_heavy_package(args):
 
 def test_cli_help_loads_no_format():
     """`keyguard --help` lists the formats and report formats by name (`formats/catalog.py`,
-    `guard/render/__init__.py`) without loading a codec or a renderer's file reader."""
+    `guard/render/__init__.py`) without loading a codec, a renderer's file reader or the compatibility checkers."""
     code = ("import runpy, sys\n"
             "sys.argv = ['keyguard', '--help']\n"
             "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
             "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
             "print(sorted(m for m in sys.modules if m in {'keyguard.formats.codec', "
-            "'keyguard.formats.avro_column_decoder', 'keyguard.guard.render.locate'}))\n")
+            "'keyguard.formats.avro_column_decoder', 'keyguard.guard.render.locate', "
+            "'keyguard.guard.compat'}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
     assert out.returncode == 0, out.stderr

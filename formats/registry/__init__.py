@@ -20,7 +20,6 @@ registration gets. A registry without GUIDs says so (RegistryError, exit 2).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -70,6 +69,8 @@ def parse_guid(text: object, where: str = "schema GUID") -> str:
     Confluent's GUIDs are UUIDs (`SchemaId` in confluent-kafka's serde: 16 bytes in a header,
     their text form in `GET /schemas/guids/{guid}`); anything else is refused before a request.
     """
+    import uuid  # lazy: CLI start-up (only where a GUID is asked for)
+
     try:
         if isinstance(text, (bytes, bytearray)) and len(text) == 16:
             return str(uuid.UUID(bytes=bytes(text)))

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keyguard.formats import flink_casts
 from keyguard.formats import javatext as jt
 
 VECTORS = [json.loads(line) for line in
@@ -141,16 +142,16 @@ def test_truncating_ticks_is_truncating_each_value(micros: list[int], precision:
     """The batch writers' cut equals the row writers' (Flink's DateTimeUtils.truncate)."""
     import numpy as np
 
-    got = jt.truncate_ticks(np.array(micros, dtype=np.int64), 6, precision)
-    assert got.tolist() == [jt.truncate_micros(us, precision) for us in micros]
+    got = flink_casts.truncate_ticks(np.array(micros, dtype=np.int64), 6, precision)
+    assert got.tolist() == [flink_casts.truncate_micros(us, precision) for us in micros]
     fits = [us for us in micros if abs(us) < 9_000_000_000_000_000]  # int64 nanoseconds
-    nanos = jt.truncate_ticks(np.array(fits, dtype=np.int64) * 1000, 9, precision)
-    assert (nanos // 1000).tolist() == [jt.truncate_micros(us, precision) for us in fits]
+    nanos = flink_casts.truncate_ticks(np.array(fits, dtype=np.int64) * 1000, 9, precision)
+    assert (nanos // 1000).tolist() == [flink_casts.truncate_micros(us, precision) for us in fits]
 
 
 def test_truncation_is_toward_the_epoch_below_precision_3() -> None:
     v = dt.datetime(1969, 12, 31, 23, 59, 58, 500000)
-    assert jt.truncate_datetime(v, 0) == dt.datetime(1969, 12, 31, 23, 59, 59)
-    assert jt.truncate_datetime(v, 3) == v
-    assert jt.truncate_datetime(dt.datetime(2024, 1, 1, 0, 0, 0, 999999), 1) == \
+    assert flink_casts.truncate_datetime(v, 0) == dt.datetime(1969, 12, 31, 23, 59, 59)
+    assert flink_casts.truncate_datetime(v, 3) == v
+    assert flink_casts.truncate_datetime(dt.datetime(2024, 1, 1, 0, 0, 0, 999999), 1) == \
         dt.datetime(2024, 1, 1, 0, 0, 0, 900000)

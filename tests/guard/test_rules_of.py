@@ -248,3 +248,11 @@ def test_the_draft_guess_keeps_a_draft_07_schema_as_it_is(tmp_path: Path) -> Non
         found = json.loads(r.output)["findings"]
         assert [f["path"] for f in found] == ["/exclusiveMaximum"], found
     assert loads_schema(Path(files[0]).read_text(), "x") == schema
+
+
+def test_the_option_names_every_registry_the_checkers_know():
+    """`--rules-of`'s choices are spelled out in `keyguard.guard.options` (so that `--help`
+    loads no checker); they must be the registries `registry_rules` defines, in its order."""
+    from keyguard.guard.options import RULES_OF as OPTION
+
+    assert OPTION.choices == tuple(RULES_OF)
