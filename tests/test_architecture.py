@@ -413,7 +413,8 @@ def test_cli_help_imports_no_heavy_package(args):
 
 def test_cli_help_loads_no_format():
     """`keyguard --help` lists the formats and report formats by name (`formats/catalog.py`,
-    `guard/render/__init__.py`) without loading a codec, a renderer's file reader or the compatibility checkers."""
+    `guard/render/__init__.py`) without loading a codec, a renderer's file reader or the
+    compatibility checkers."""
     code = ("import runpy, sys\n"
             "sys.argv = ['keyguard', '--help']\n"
             "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
