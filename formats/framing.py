@@ -59,14 +59,10 @@ class FrameError(DecodeError):
     message index. Says where (the codec), what the frame expected and what was found."""
 
 
-class Unwrapped(NamedTuple):
-    """A record taken out of its frame."""
-
-    #: The schema id the record carries (None: a frame that carries none).
-    schema_id: SchemaId | None
-    #: The message index (Confluent's Protobuf framing), else None.
-    message_index: tuple[int, ...] | None
-    body: bytes
+#: A record taken out of its frame: (the schema id it carries, None in a frame that carries
+#: none; the message index of Confluent's Protobuf framing, else None; the body). A plain tuple:
+#: a NamedTuple would cost every record unwrapped one by one 0.3 µs.
+Unwrapped = tuple[SchemaId | None, tuple[int, ...] | None, bytes]
 
 
 class Wrapping(NamedTuple):
@@ -120,7 +116,7 @@ class Frame:
         """The schema id, message index and body of a record; FrameError, naming `where`
         (the codec, or a function that names it: asked only for an error) and the frame,
         when the record is not in this frame."""
-        return Unwrapped(None, None, data)
+        return None, None, data
 
     def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
         """The schema id a record carries; None when it carries none in this frame."""
@@ -187,13 +183,13 @@ class PrefixFrame(Frame):
             raise FrameError(f"{_named(where)}: {self._not_framed(data)}", hint=hint or _HINT)
         schema_id = int.from_bytes(data[1:n], "big")
         if not self.with_index:
-            return Unwrapped(schema_id, None, data[n:])
+            return schema_id, None, data[n:]
         try:
             index, start = read_message_index(data, n)
         except ValueError as exc:
             raise FrameError(f"{_named(where)}: not {self.title}-framed: schema id {schema_id}: "
                              f"{exc}", hint=hint or _HINT) from None
-        return Unwrapped(schema_id, index, data[start:])
+        return schema_id, index, data[start:]
 
     def _not_framed(self, data: bytes) -> str:
         n = 1 + self.id_bytes

@@ -150,13 +150,12 @@ class RegistryFramed:
                hint: str | None = None) -> tuple[int, tuple[int, ...] | None, bytes]:
         """The record out of its frame: the registry id, the message index and the body
         (`FrameError` when the record is not in the frame)."""
-        schema_id, index, body = self.frame.unwrap(data, headers, where=self.describe,
-                                                   hint=hint)
-        if type(schema_id) is not int:
-            raise FrameError(f"{self.describe()}: the record carries schema {schema_id}, "
+        unwrapped = self.frame.unwrap(data, headers, where=self.describe, hint=hint)
+        if type(unwrapped[0]) is not int:
+            raise FrameError(f"{self.describe()}: the record carries schema {unwrapped[0]}, "
                              "not a registry id this codec looks up", hint=hint or
                              "read the topic with a format whose registry holds schema GUIDs")
-        return schema_id, index, body
+        return unwrapped  # type: ignore[return-value]  # its id is an int: checked above
 
     def _ask(self, call: Any, what: str) -> Any:
         try:

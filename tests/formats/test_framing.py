@@ -13,7 +13,6 @@ from keyguard.formats.framing import (
     CONFLUENT_PROTOBUF,
     Frame,
     FrameError,
-    Unwrapped,
 )
 from keyguard.formats.registry.mock import MockRegistry
 from keyguard.formats.sqltypes import parse_type
@@ -22,13 +21,13 @@ from keyguard.formats.sqltypes import parse_type
 def test_confluent_frame_wraps_and_reads_the_id() -> None:
     data, headers = CONFLUENT.wrap(100017, b"\x02")
     assert (data, headers) == (b"\x00\x00\x01\x86\xb1\x02", ())
-    assert CONFLUENT.unwrap(data, None, where="here") == Unwrapped(100017, None, b"\x02")
+    assert CONFLUENT.unwrap(data, None, where="here") == (100017, None, b"\x02")
     assert CONFLUENT.schema_id(data) == 100017
     assert CONFLUENT.body(data) == b"\x02"
     assert CONFLUENT.schema_id(b"\x01\x00\x00\x00\x01") is None  # not magic byte 0
     assert CONFLUENT.schema_id(b"\x00\x00") is None  # too short
     assert CONFLUENT.unwrap(b"\x00\x00\x00\x00\x07", [("h", b"v")], where="here") == \
-        Unwrapped(7, None, b"")  # the header only: an empty body; headers do not matter
+        (7, None, b"")  # the header only: an empty body; headers do not matter
     with pytest.raises(ValueError, match="integer schema id"):
         CONFLUENT.wrap(None, b"")
 
@@ -36,7 +35,7 @@ def test_confluent_frame_wraps_and_reads_the_id() -> None:
 def test_bare_frame_is_the_body() -> None:
     assert BARE.wrap(None, b"ab") == (b"ab", ())
     assert BARE.unwrap(b"\x00\x00\x00\x00\x01", None, where="here") == \
-        Unwrapped(None, None, b"\x00\x00\x00\x00\x01")
+        (None, None, b"\x00\x00\x00\x00\x01")
     assert BARE.schema_id(b"\x00\x00\x00\x00\x01") is None
     assert BARE.common_id([b"\x00\x00\x00\x00\x01"]) is None
     assert not BARE.carries_schema_id and not BARE.indexed and BARE.header == 0
@@ -55,7 +54,7 @@ def test_confluent_protobuf_frame_golden_bytes(schema_id: int, index: tuple[int,
     data, headers = CONFLUENT_PROTOBUF.wrap(schema_id, b"body", index)
     assert data == bytes.fromhex(golden) + b"body" and headers == ()
     assert CONFLUENT_PROTOBUF.unwrap(data, None, where="here") == \
-        Unwrapped(schema_id, index, b"body")
+        (schema_id, index, b"body")
     assert CONFLUENT_PROTOBUF.header_bytes(schema_id, index) == bytes.fromhex(golden)
     assert CONFLUENT_PROTOBUF.common_id([data]) is None  # read record by record
 
