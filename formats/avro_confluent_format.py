@@ -1,7 +1,8 @@
 """The `avro-confluent` format: Confluent's wire format, as Flink's `avro-confluent` writes it.
 
-A record is the bare Avro binary of the row (`keyguard.formats.avro_format`) in the CONFLUENT frame
-(`keyguard.formats.framing`: the magic byte 0, the schema's registry id as 4 bytes big-endian). The
+A record is the bare Avro binary of the row (`keyguard.formats.avro_format`) in the codec's frame
+(`keyguard.formats.framing.CONFLUENT`: the magic byte 0, the schema's registry id as 4 bytes
+big-endian). The
 schema is the `schema` option, or the one Flink derives from the row type (with the legacy
 timestamp mapping: Flink's RegistryAvroFormat calls `AvroSchemaConverter.convertToSchema
 (rowType)`). The id is given from outside (`bind_schema_id`): the edge resolves it once,
@@ -35,7 +36,6 @@ from keyguard.formats.codec import (
     register_format,
 )
 from keyguard.formats.errors import DecodeError, InvalidOptionError, KeyguardError
-from keyguard.formats.framing import CONFLUENT, MAGIC_BYTE
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.registry.options import REGISTRY_OPTIONS
 from keyguard.formats.registry_framed import RegistryFramed
@@ -109,7 +109,8 @@ AVRO_CONFLUENT_OPTIONS = OptionSet(
 
 
 class AvroConfluentCodec(RegistryFramed, Codec):
-    """Rows as Avro bodies in the CONFLUENT frame, with a schema id given from outside."""
+    """Rows as Avro bodies in the codec's frame (CONFLUENT), with a schema id given from
+    outside."""
 
     format_name = "avro-confluent"
 
@@ -187,16 +188,8 @@ class AvroConfluentCodec(RegistryFramed, Codec):
     # -- decoding ------------------------------------------------------------------------
 
     def decode(self, data: bytes) -> dict[str, Any]:
-        schema_id = CONFLUENT.schema_id(data)
-        if schema_id is None:
-            raise DecodeError(
-                f"{self.describe()}: not Confluent-framed Avro: "
-                + (f"shorter than the {CONFLUENT.header}-byte header"
-                   if len(data) < CONFLUENT.header
-                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
-                hint="the record was not written by a schema-registry serializer",
-            )
-        return self.writer.decode(CONFLUENT.body(data), self._writer_schema(schema_id))
+        schema_id, _, body = self.unwrap(data)
+        return self.writer.decode(body, self._writer_schema(schema_id))
 
     def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record; records of one schema id whose writer schema is the
@@ -204,26 +197,23 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         # lazy: CLI start-up (a check never decodes a batch)
         from keyguard.formats.avro_column_decoder import decoded_batch
 
-        heads = {d[:CONFLUENT.header] for d in data}
-        if len(heads) == 1:
-            (head,) = heads
-            schema_id = CONFLUENT.schema_id(head)
-            if schema_id is not None:
-                try:
-                    writer = self._writer_schema(schema_id)
-                except Exception:  # the record by record path reports it, naming the record
-                    writer = None
-                if writer is not None:
-                    columns = decoded_batch(self.row_type, self.avro_schema, writer, data,
-                                            CONFLUENT.header, arrow=arrow)
-                    if columns is not None:
-                        return columns
+        schema_id, offset = self.frame.common_id(data) or (None, 0)
+        if isinstance(schema_id, int):
+            try:
+                writer = self._writer_schema(schema_id)
+            except Exception:  # the record by record path reports it, naming the record
+                writer = None
+            if writer is not None:
+                columns = decoded_batch(self.row_type, self.avro_schema, writer, data,
+                                        offset, arrow=arrow)
+                if columns is not None:
+                    return columns
         return super().decode_batch(data, arrow=arrow)
 
     def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
         """The writer schema's top-level fields (by the id in the frame) that the row type
         does not declare: Avro resolution skips them when the record is read."""
-        schema_id = CONFLUENT.schema_id(data)
+        schema_id = self.frame.registry_id(data)
         if schema_id is None:
             return ()
         writer = self._writer_schema(schema_id)
@@ -270,7 +260,7 @@ AVRO_CONFLUENT_FORMAT = register_format(
         name="avro-confluent",
         options=AVRO_CONFLUENT_OPTIONS,
         build=AvroConfluentCodec,
-        schema_type="AVRO", key_family="avro", frame=CONFLUENT,
+        schema_type="AVRO", key_family="avro", frame=AvroConfluentCodec.frame,
         uses_registry=True,
         summary="Confluent Schema Registry framing (magic byte, schema id) + Avro binary",
     )

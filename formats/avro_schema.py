@@ -481,7 +481,7 @@ def _row_type(data: object, avro_only: bool) -> DataType:
     return from_avro_schema(data, avro_only=avro_only, validated=True)  # type: ignore[arg-type]
 
 
-#: Found by `keyguard.formats.schema_types.schema_type("AVRO")` (this module's name is the
-#: convention).
+#: Found by `keyguard.formats.schema_types.schema_type("AVRO")` (its line in
+#: `keyguard.formats.catalog.SCHEMA_TYPES`).
 SCHEMA_TYPE = register_schema_type(SchemaType(
     "AVRO", lambda text, origin: parse_avro(text, origin=origin), _row_type))

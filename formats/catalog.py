@@ -1,10 +1,24 @@
 """The names keyguard knows, and where each is implemented: plain data, imported by anything
 that only needs a name (the CLI's help and choices) without loading a format.
 
-The modules named here are imported on first use (`keyguard.formats.codec.format_factory`).
+Every format, alias, default, schema type and frame is written out here with the module (or
+value) that declares it, imported on first use only (`keyguard.formats.codec.format_factory`,
+`keyguard.formats.schema_types.schema_type`, `frame`): reading an Avro schema never loads the
+JSON Schema validator, a check of one topic no other format's codec. Nothing is found by naming
+convention: adding a format, a schema type or a framing is its module (or its value) and one
+line here, and a name not listed is an error that lists the names that are. The guard's own
+catalog (key-rule families, compatibility checkers, renderers, commands) is
+`keyguard.guard.catalog`: formats/ never imports guard/.
 """
 
 from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from keyguard.formats.framing import Frame
 
 #: The built-in formats and the module that registers each, imported on first use only.
 BUILTIN_FORMATS = {
@@ -33,3 +47,38 @@ FORMAT_ALIASES = {
 #: type, when nothing names the format (the CI gate's discovered topics): the serializer that
 #: registers schemas of that type. Any other type: the first entry's.
 DEFAULT_FORMATS = {"AVRO": "avro-confluent", "JSON": "json", "PROTOBUF": "protobuf-registry"}
+
+#: The schema types keyguard reads, as a registry names them, and the module that declares
+#: each (`keyguard.formats.schema_types.register_schema_type`). A registry's other types are
+#: kept as text.
+SCHEMA_TYPES = {
+    "AVRO": "keyguard.formats.avro_schema",
+    "JSON": "keyguard.formats.json_schema",
+    "PROTOBUF": "keyguard.formats.protobuf_schema",
+}
+
+#: How records frame their bodies, by name -> "module:VALUE" of the `Frame`
+#: (`keyguard.formats.framing`); a format's factory and codec name one of these values.
+FRAMES = {
+    "bare": "keyguard.formats.framing:BARE",
+    "confluent": "keyguard.formats.framing:CONFLUENT",
+    "confluent-protobuf": "keyguard.formats.framing:CONFLUENT_PROTOBUF",
+}
+
+
+def known(names: Iterable[str]) -> str:
+    """The names of a catalog for an error's hint: sorted, comma-separated."""
+    return ", ".join(sorted(names))
+
+
+def frame(name: str) -> Frame:
+    """The frame called `name`; InvalidOptionError (exit 2) listing the frames otherwise."""
+    where = FRAMES.get(name) if isinstance(name, str) else None
+    if where is None:
+        # lazy: CLI start-up (the catalog is plain data; only an error needs the hierarchy)
+        from keyguard.formats.errors import InvalidOptionError
+
+        raise InvalidOptionError(f"unknown framing {name!r}", hint=f"use one of {known(FRAMES)}")
+    module, _, value = where.partition(":")
+    found: Frame = getattr(importlib.import_module(module), value)
+    return found

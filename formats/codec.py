@@ -177,17 +177,17 @@ class FormatFactory:
     build: Callable[[RowType, ResolvedOptions, CodecContext], Codec]
     #: One line for `keyguard formats` and the README.
     summary: str = ""
-    #: The type of the schema the format writes, as a registry names it: AVRO or JSON. Its
-    #: parser is `formats/<type>_schema.py` (`keyguard.formats.schema_types`, found by convention).
+    #: The type of the schema the format writes, as a registry names it: AVRO, JSON or
+    #: PROTOBUF. Its parser is the catalog's (`keyguard.formats.catalog.SCHEMA_TYPES`).
     schema_type: str = "JSON"
-    #: How a record's body is framed (`keyguard.formats.framing`): BARE, or CONFLUENT with a schema
-    #: id.
+    #: How a record's body is framed: one of the catalog's frames
+    #: (`keyguard.formats.catalog.FRAMES`), the same value the format's codec unwraps with.
     frame: Frame = BARE
     #: The format registers its schema under a registry subject and writes the id it gets.
     uses_registry: bool = False
     #: Which key rules judge a change of this format's keys: the byte encoding family, "avro",
-    #: "json", "csv" or "raw", whose rules the guard finds by convention in its module of that
-    #: name (guard/keys/<family>.py). Formats of one family encode a key body alike.
+    #: "json", "csv", "raw" or "protobuf", whose rules the guard's catalog names
+    #: (`keyguard.guard.catalog.KEY_FAMILIES`). Formats of one family encode a key body alike.
     key_family: str = ""
 
     @property

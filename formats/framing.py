@@ -1,68 +1,231 @@
-"""How a format frames its body in a Kafka record: bare, or Confluent's magic byte and schema id.
+"""How a format frames its body in a Kafka record: where the schema id lives, and what goes with it.
+
+A `Frame` is a value a format is given (`FormatFactory.frame`, the codec's `frame`): it wraps a
+body with a schema id into the record's bytes and the headers to add, and unwraps a record's
+bytes and headers into the schema id, the message index and the body, or raises `FrameError`,
+the one decode error of a record outside its frame. Nothing else in keyguard parses a frame.
 
 The frame is the format's, the id is not: a framed codec is given its schema id from outside
 (resolved once, on the driver or by the CLI) and never asks a registry for it while encoding.
+A schema id is an `int` (Confluent's and Apicurio's ids) or a `uuid.UUID` (a schema GUID);
+`Frame.unwrap` takes the record's headers, so a frame may read its id from the bytes, from a
+record header, or from either.
 
-Confluent's Protobuf serializer adds the message index after the id (CONFLUENT_PROTOBUF): which
-message of the schema's file the body is, as the path of positions (`[0]` the file's first
-message, `[1, 0]` the first nested message of the second), written as a zigzag varint count
-and zigzag varint positions, with `[0]` shortened to the single byte 0 (confluent-kafka's
-`ProtobufSerializer._encode_varints`, Java's `MessageIndexes.toByteArray`).
+The frames of today put the id in the bytes (`PrefixFrame`): Confluent's wire format, a magic
+byte 0 and the id as 4 bytes big-endian before the body (confluent-kafka's
+`SchemaId.id_to_bytes`, Java's `AbstractKafkaSchemaSerDe`). Confluent's Protobuf serializer adds
+the message index after the id (CONFLUENT_PROTOBUF): which message of the schema's file the body
+is, as the path of positions (`[0]` the file's first message, `[1, 0]` the first nested message
+of the second), written as a zigzag varint count and zigzag varint positions, with `[0]`
+shortened to the single byte 0 (confluent-kafka's `SchemaId._encode_varints`, Java's
+`MessageIndexes.toByteArray`).
+
+The hot paths never unwrap record by record: a writer asks once for the `Wrapping` of its id
+(the bytes before every body, the headers of every record), and a batch reader asks once for
+the id all of a batch's records carry (`Frame.common_id`) and slices the bodies at its offset.
 """
 
 from __future__ import annotations
 
 import struct
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from keyguard.formats.errors import DecodeError
 
 MAGIC_BYTE = 0
 _CONFLUENT = struct.Struct(">bI")
 
+#: A registry's schema id: an int (Confluent, Apicurio) or a schema GUID (`uuid.UUID`).
+SchemaId = int | uuid.UUID
+#: A Kafka record's headers as confluent-kafka gives them: (name, value) pairs, or None.
+Headers = Sequence[tuple[str, bytes | None]] | None
+
+#: Who reads the record, for an error: its text, or a function giving it (a codec's
+#: `describe`, so that no record that unwraps pays for the text).
+Where = str | Callable[[], str]
+
+_HINT = "the record was not written by a schema-registry serializer in this framing"
+
+
+def _named(where: Where) -> str:
+    return where if isinstance(where, str) else where()
+
+
+class FrameError(DecodeError):
+    """A record that is not in its format's frame: too short, another magic byte, a cut
+    message index. Says where (the codec), what the frame expected and what was found."""
+
+
+#: A record taken out of its frame: (the schema id it carries, None in a frame that carries
+#: none; the message index of Confluent's Protobuf framing, else None; the body). A plain tuple:
+#: a NamedTuple would cost every record unwrapped one by one 0.3 µs.
+Unwrapped = tuple[SchemaId | None, tuple[int, ...] | None, bytes]
+
+
+class Wrapping(NamedTuple):
+    """What a frame adds to every body of one schema id: the bytes before it, the headers."""
+
+    prefix: bytes
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+_NO_WRAPPING = Wrapping(b"")
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """A record framing: `header` bytes before the body, carrying a schema id when framed."""
+    """A record framing. This one is bare: the record is the body, and carries no schema id."""
 
     name: str
-    header: int = 0
-    #: The header goes on with a message index (Confluent's Protobuf framing).
-    indexed: bool = False
 
     @property
     def carries_schema_id(self) -> bool:
-        return self.header > 0
+        return False
 
-    def wrap(self, schema_id: int | None, body: bytes,
-             message_index: tuple[int, ...] = (0,)) -> bytes:
-        if not self.header:
-            return body
-        if schema_id is None:
-            raise ValueError(f"{self.name} framing needs a schema id")
-        return self.header_bytes(schema_id, message_index) + body
+    @property
+    def indexed(self) -> bool:
+        """The frame carries a message index (Confluent's Protobuf framing)."""
+        return False
 
-    def header_bytes(self, schema_id: int, message_index: tuple[int, ...] = (0,)) -> bytes:
-        if not self.header:
-            return b""
-        head = _CONFLUENT.pack(MAGIC_BYTE, schema_id)
-        return head + message_index_bytes(message_index) if self.indexed else head
+    @property
+    def header(self) -> int:
+        """The bytes before every body (0 when the id is not in the bytes)."""
+        return 0
 
-    def schema_id(self, data: bytes | None) -> int | None:
-        """The schema id a framed record carries; None when unframed or not framed so."""
-        if not self.header or data is None or len(data) < self.header or data[0] != MAGIC_BYTE:
-            return None
-        return int.from_bytes(data[1:self.header], "big")
+    def wrapping(self, schema_id: SchemaId | None,
+                 message_index: tuple[int, ...] = (0,)) -> Wrapping:
+        """The prefix and headers of every record of `schema_id`: computed once per codec."""
+        return _NO_WRAPPING
+
+    def wrap(self, schema_id: SchemaId | None, body: bytes,
+             message_index: tuple[int, ...] = (0,)) -> tuple[bytes, tuple[tuple[str, bytes], ...]]:
+        """The record's bytes and the headers to add to it."""
+        prefix, headers = self.wrapping(schema_id, message_index)
+        return prefix + body, headers
+
+    def header_bytes(self, schema_id: SchemaId,
+                     message_index: tuple[int, ...] = (0,)) -> bytes:
+        """The bytes before every body of `schema_id`."""
+        return self.wrapping(schema_id, message_index).prefix
+
+    def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
+               hint: str | None = None) -> Unwrapped:
+        """The schema id, message index and body of a record; FrameError, naming `where`
+        (the codec, or a function that names it: asked only for an error) and the frame,
+        when the record is not in this frame."""
+        return None, None, data
+
+    def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
+        """The schema id a record carries; None when it carries none in this frame."""
+        return None
+
+    def registry_id(self, data: bytes | None, headers: Headers = None) -> int | None:
+        """The integer registry id a record carries; None when it carries none (or a GUID):
+        what is looked up in a registry that numbers its schemas."""
+        schema_id = self.schema_id(data, headers)
+        return schema_id if type(schema_id) is int else None
 
     def body(self, data: bytes) -> bytes:
-        """The body after the header (and the message index: ValueError when it is cut)."""
-        if self.indexed:
+        """The body after the frame (ValueError when a message index is cut)."""
+        return data
+
+    def message_index(self, data: bytes) -> tuple[int, ...]:
+        """The message index a record carries (ValueError when malformed or not indexed)."""
+        raise ValueError(f"{self.name} framing carries no message index")
+
+    def common_id(self, data: Sequence[bytes], headers: Sequence[Headers] | None = None,
+                  ) -> tuple[SchemaId, int] | None:
+        """The schema id every record of a batch carries and the offset of each body; None
+        when they carry several, none, or a message index (then unwrap record by record)."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixFrame(Frame):
+    """The schema id in the record's first bytes: a magic byte, the id as `id_bytes` bytes
+    big-endian, then (when `indexed`) the message index, then the body."""
+
+    #: How messages name the frame ("not Confluent-framed").
+    title: str = "Confluent"
+    magic: int = MAGIC_BYTE
+    id_bytes: int = 4
+    with_index: bool = False
+
+    @property
+    def carries_schema_id(self) -> bool:
+        return True
+
+    @property
+    def indexed(self) -> bool:
+        return self.with_index
+
+    @property
+    def header(self) -> int:
+        return 1 + self.id_bytes
+
+    def wrapping(self, schema_id: SchemaId | None,
+                 message_index: tuple[int, ...] = (0,)) -> Wrapping:
+        if not isinstance(schema_id, int) or isinstance(schema_id, bool):
+            raise ValueError(f"{self.name} framing needs an integer schema id, not {schema_id!r}")
+        if self.id_bytes == 4:
+            head = _CONFLUENT.pack(self.magic, schema_id)
+        else:
+            head = bytes([self.magic]) + schema_id.to_bytes(self.id_bytes, "big")
+        return Wrapping(head + message_index_bytes(message_index) if self.with_index else head)
+
+    def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
+               hint: str | None = None) -> Unwrapped:
+        n = 1 + self.id_bytes
+        if len(data) < n or data[0] != self.magic:
+            raise FrameError(f"{_named(where)}: {self._not_framed(data)}", hint=hint or _HINT)
+        schema_id = int.from_bytes(data[1:n], "big")
+        if not self.with_index:
+            return schema_id, None, data[n:]
+        try:
+            index, start = read_message_index(data, n)
+        except ValueError as exc:
+            raise FrameError(f"{_named(where)}: not {self.title}-framed: schema id {schema_id}: "
+                             f"{exc}", hint=hint or _HINT) from None
+        return schema_id, index, data[start:]
+
+    def _not_framed(self, data: bytes) -> str:
+        n = 1 + self.id_bytes
+        what = f"the {n}-byte header (magic byte {self.magic}, a {self.id_bytes}-byte schema id)"
+        if len(data) < n:
+            return f"not {self.title}-framed: {len(data)} bytes, shorter than {what}"
+        return f"not {self.title}-framed: magic byte is {data[0]}, not {self.magic}"
+
+    def registry_id(self, data: bytes | None, headers: Headers = None) -> int | None:
+        n = 1 + self.id_bytes
+        if data is None or len(data) < n or data[0] != self.magic:
+            return None
+        return int.from_bytes(data[1:n], "big")
+
+    schema_id = registry_id  # the id in the bytes is always a registry's integer id
+
+    def body(self, data: bytes) -> bytes:
+        if self.with_index:
             return data[read_message_index(data, self.header)[1]:]
         return data[self.header:]
 
     def message_index(self, data: bytes) -> tuple[int, ...]:
-        """The message index a CONFLUENT_PROTOBUF record carries (ValueError when malformed)."""
-        if not self.indexed:
+        if not self.with_index:
             raise ValueError(f"{self.name} framing carries no message index")
         return read_message_index(data, self.header)[0]
+
+    def common_id(self, data: Sequence[bytes], headers: Sequence[Headers] | None = None,
+                  ) -> tuple[SchemaId, int] | None:
+        if self.with_index:
+            return None
+        n = 1 + self.id_bytes
+        heads = {d[:n] for d in data}
+        if len(heads) != 1:
+            return None
+        schema_id = self.schema_id(next(iter(heads)))
+        return None if schema_id is None else (schema_id, n)
 
 
 def _zigzag(value: int) -> bytes:
@@ -113,9 +276,9 @@ def read_message_index(data: bytes, pos: int) -> tuple[tuple[int, ...], int]:
     return tuple(out), pos
 
 
-#: No framing: the record is the body (json, csv, raw, avro).
+#: No framing: the record is the body (json, csv, raw, avro, protobuf).
 BARE = Frame("bare")
 #: Confluent's wire format: magic byte 0, the schema id as 4 bytes big-endian, then the body.
-CONFLUENT = Frame("confluent", header=5)
+CONFLUENT = PrefixFrame("confluent")
 #: Confluent's Protobuf wire format: the CONFLUENT header, then the message index, then the body.
-CONFLUENT_PROTOBUF = Frame("confluent-protobuf", header=5, indexed=True)
+CONFLUENT_PROTOBUF = PrefixFrame("confluent-protobuf", with_index=True)

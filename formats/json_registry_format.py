@@ -2,7 +2,7 @@
 
 Confluent Cloud's Flink names it `json-registry`; Confluent's JSON Schema serializers
 (`KafkaJsonSchemaSerializer`, confluent-kafka's `JSONSerializer`) and Kafka Connect's
-`JsonSchemaConverter` write the same frame. A record is the CONFLUENT frame
+`JsonSchemaConverter` write the same frame. A record is the codec's frame, CONFLUENT
 (`keyguard.formats.framing`: magic byte 0, the schema's registry id as 4 bytes big-endian) around
 the JSON text exactly as Flink's `json` format writes the row (`keyguard.formats.json_format`: its
 encoder and its options, so `json-registry.timestamp-format.standard` works as `json.` does).
@@ -44,7 +44,7 @@ from keyguard.formats.errors import (
     KeyguardError,
     RegistryUnavailableError,
 )
-from keyguard.formats.framing import CONFLUENT, MAGIC_BYTE
+from keyguard.formats.framing import FrameError, SchemaId
 from keyguard.formats.json_format import (
     IGNORE_PARSE_ERRORS,
     TIMESTAMP_FORMAT,
@@ -66,6 +66,8 @@ if TYPE_CHECKING:
 
 
 FORMAT = "json-registry"
+_NOT_FRAMED_HINT = ("the record was not written by a schema-registry serializer: read the topic "
+                    "with the json format if it holds plain JSON")
 SCHEMA_TYPE = "JSON"
 
 SCHEMA: Option[str] = Option(
@@ -145,41 +147,43 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
     def decode(self, data: bytes) -> dict[str, Any] | None:
         """The row in a framed record: the frame checked (magic byte, a JSON schema id the
         registry holds), then the JSON body as the json format reads it."""
-        schema_id = CONFLUENT.schema_id(data)
-        if schema_id is None:
+        try:
+            schema_id, _, body = self.unwrap(data, hint=_NOT_FRAMED_HINT)
+        except FrameError:
             if self.options[IGNORE_PARSE_ERRORS]:
                 return None  # as Flink skips a record it cannot parse
-            raise DecodeError(
-                f"{self.describe()}: not Confluent-framed JSON: "
-                + (f"shorter than the {CONFLUENT.header}-byte header"
-                   if len(data) < CONFLUENT.header
-                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
-                hint="the record was not written by a schema-registry serializer: read the "
-                     "topic with the json format if it holds plain JSON")
+            raise
         self._check_id(schema_id)
-        return super().decode(CONFLUENT.body(data))
+        return super().decode(body)
 
     def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
-        if CONFLUENT.schema_id(data) is None:
+        try:
+            _, _, body = self.unwrap(data)
+        except FrameError:
             return ()
-        return super().undeclared_fields(CONFLUENT.body(data))
+        return super().undeclared_fields(body)
 
     def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
         """`decode` of every record: records of one known JSON schema id column-wise, as the
         json format reads their bodies; any other batch record by record."""
-        heads = {d[:CONFLUENT.header] for d in data}
-        if len(heads) == 1:
-            schema_id = CONFLUENT.schema_id(next(iter(heads)))
-            if schema_id is not None:
-                try:
-                    self._check_id(schema_id)
-                except KeyguardError:  # the record by record path names the record
-                    schema_id = None
-            if schema_id is not None:
-                columns = json_columns(self, [CONFLUENT.body(d) for d in data])
-                if columns is not None:
-                    return columns
+        common = self.frame.common_id(data)
+        if common is not None and self._known_id(common[0]):
+            offset = common[1]
+            columns = json_columns(self, [d[offset:] for d in data])
+            if columns is not None:
+                return columns
         return Codec.decode_batch(self, data)
+
+    def _known_id(self, schema_id: SchemaId) -> bool:
+        """Whether `schema_id` is a JSON schema's id the registry holds (the record by record
+        path reports any other, naming the record)."""
+        if type(schema_id) is not int:
+            return False
+        try:
+            self._check_id(schema_id)
+        except KeyguardError:
+            return False
+        return True
 
     def _check_id(self, schema_id: int) -> None:
         # Ids are immutable in a registry, so an id found once stays known.
@@ -215,7 +219,8 @@ FACTORY = register_format(
         FORMAT,
         OPTIONS,
         _build,
-        schema_type=SCHEMA_TYPE, key_family="json", frame=CONFLUENT, uses_registry=True,
+        schema_type=SCHEMA_TYPE, key_family="json", frame=JsonRegistryCodec.frame,
+        uses_registry=True,
         summary="Confluent Schema Registry framing (magic byte, schema id) + Flink's json "
                 "text, registered as JSON Schema",
     )

@@ -432,6 +432,6 @@ def _row_type(doc: object, avro_only: bool) -> DataType:
     return from_json_schema(doc)
 
 
-#: Found by `keyguard.formats.schema_types.schema_type("JSON")` (this module's name is the
-#: convention).
+#: Found by `keyguard.formats.schema_types.schema_type("JSON")` (its line in
+#: `keyguard.formats.catalog.SCHEMA_TYPES`).
 SCHEMA_TYPE = register_schema_type(SchemaType("JSON", _parse, _row_type))

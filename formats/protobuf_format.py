@@ -43,7 +43,7 @@ from keyguard.formats.avro_confluent_format import (
 from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
 from keyguard.formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
 from keyguard.formats.flink_casts import truncate_datetime
-from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF, MAGIC_BYTE
+from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.protobuf_schema import (
     ProtoSchema,
@@ -572,6 +572,7 @@ class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
     `keyguard.formats.registry_framed.RegistryFramed`)."""
 
     format_name = "protobuf-registry"
+    frame = CONFLUENT_PROTOBUF
 
     def __init__(self, row_type: RowType, options: ResolvedOptions, context: CodecContext):
         self._registry: Registry | None = context.registry
@@ -593,33 +594,17 @@ class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
     def record_name(self) -> str | None:
         return str(self.message.full_name)
 
-    def header(self) -> bytes:
-        """Magic byte, schema id and message index: what precedes every body."""
-        if self._header is None:
-            self._header = CONFLUENT_PROTOBUF.header_bytes(self.schema_id, self.message_index)
-        return self._header
+    def frame_index(self) -> tuple[int, ...]:
+        """The message index the frame writes after the schema id: the message's own."""
+        return self.message_index
 
     def encode(self, row: Mapping[str, Any]) -> bytes:
         body = super().encode(row)  # the row's own errors first, then a missing id
         return self.header() + body
 
     def decode(self, data: bytes) -> dict[str, Any] | None:
-        schema_id = CONFLUENT_PROTOBUF.schema_id(data)
-        if schema_id is None:
-            raise DecodeError(
-                f"{self.describe()}: not Confluent-framed Protobuf: "
-                + (f"shorter than the {CONFLUENT_PROTOBUF.header}-byte header"
-                   if len(data) < CONFLUENT_PROTOBUF.header
-                   else f"magic byte is {data[0]}, not {MAGIC_BYTE}"),
-                hint="the record was not written by a schema-registry serializer")
-        try:
-            index = CONFLUENT_PROTOBUF.message_index(data)
-            body = CONFLUENT_PROTOBUF.body(data)
-        except ValueError as exc:
-            raise DecodeError(f"{self.describe()}: schema id {schema_id}: {exc}",
-                              hint="the record was not written by a Protobuf serializer") \
-                from None
-        return self._writer(schema_id, index).decode(self.row_type, body)
+        schema_id, index, body = self.unwrap(data)
+        return self._writer(schema_id, index or (0,)).decode(self.row_type, body)
 
     def _writer(self, schema_id: int, index: tuple[int, ...]) -> Message:
         """The writer's message: this codec's own when the id and index are its, else the
@@ -673,7 +658,7 @@ PROTOBUF_FORMAT = register_format(FormatFactory(
 ))
 PROTOBUF_REGISTRY_FORMAT = register_format(FormatFactory(
     name="protobuf-registry", options=PROTOBUF_REGISTRY_OPTIONS, build=ProtobufRegistryCodec,
-    schema_type="PROTOBUF", key_family="protobuf", frame=CONFLUENT_PROTOBUF,
+    schema_type="PROTOBUF", key_family="protobuf", frame=ProtobufRegistryCodec.frame,
     uses_registry=True,
     summary="Confluent Schema Registry framing (magic byte, schema id, message index) + "
             "Protobuf binary",

@@ -601,8 +601,8 @@ def _row_type(data: object, avro_only: bool) -> DataType:
     return message_row_type(data)
 
 
-#: Found by `keyguard.formats.schema_types.schema_type("PROTOBUF")` (this module's name is the
-#: convention).
+#: Found by `keyguard.formats.schema_types.schema_type("PROTOBUF")` (its line in
+#: `keyguard.formats.catalog.SCHEMA_TYPES`).
 SCHEMA_TYPE = register_schema_type(SchemaType("PROTOBUF", _parse, _row_type))
 
 

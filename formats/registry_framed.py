@@ -5,15 +5,16 @@ The body is the format's own; this mixin holds the frame's side of the codec: th
 the `subject`, `subject.name.strategy` and `schema-context` options, the registry the caller
 handed in (`CodecContext.registry`, never opened here), and the id bound once by the
 registration step (`keyguard.formats.registry.registration.bind_schema_id`), whose header
-(`keyguard.formats.framing.CONFLUENT`) starts every record. Encoding never asks a registry.
+(the codec's `frame`, `keyguard.formats.framing.CONFLUENT` unless the format gives another) starts
+every record; the frame unwraps what it reads (`unwrap`). Encoding never asks a registry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from keyguard.formats.errors import EXIT_INTERNAL, InvalidOptionError, KeyguardError
-from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.framing import CONFLUENT, Frame, FrameError, Headers, Wrapping
 from keyguard.formats.secrets import redact_url
 from keyguard.formats.subjects import qualified, subject_name
 
@@ -46,6 +47,9 @@ class RegistryFramed:
     format_name: str
     options: ResolvedOptions
     context: CodecContext
+    #: Where the schema id goes and how records are read back (the format's factory names the
+    #: same frame: `FormatFactory.frame`).
+    frame: ClassVar[Frame] = CONFLUENT
 
     def describe(self) -> str:
         topic = f" of topic '{self.context.topic}'" if self.context.topic else ""
@@ -58,7 +62,7 @@ class RegistryFramed:
                 hint="set url to the schema registry, e.g. http://localhost:8081")
         self._registry: Registry | None = self.context.registry
         self._schema_id: int | None = None
-        self._header: bytes | None = None
+        self._wrapping: Wrapping | None = None
 
     def record_name(self) -> str | None:
         """The schema's record name, for RecordNameStrategy and TopicRecordNameStrategy."""
@@ -120,14 +124,38 @@ class RegistryFramed:
                 f"id {self._schema_id}",
                 hint="this is a keyguard bug: a codec writes one schema id; report it")
         self._schema_id = int(schema_id)
-        self._header = None  # `header()` builds it: the frame's, or a format's own
+        self._wrapping = None  # built once, on the first record (`wrapping`)
         return self
 
+    def frame_index(self) -> tuple[int, ...]:
+        """The message index the frame writes (Protobuf's codec answers its message's)."""
+        return (0,)
+
+    def wrapping(self) -> Wrapping:
+        """What the frame adds to every record: the bytes before the body, the headers."""
+        if self._wrapping is None:
+            self._wrapping = self.frame.wrapping(self.schema_id, self.frame_index())
+        return self._wrapping
+
     def header(self) -> bytes:
-        """Magic byte and schema id: the first five bytes of every record."""
-        if self._header is None:
-            self._header = CONFLUENT.header_bytes(self.schema_id)
-        return self._header
+        """The bytes before every body (magic byte and schema id in Confluent's frame)."""
+        wrapping = self._wrapping
+        return (wrapping or self.wrapping()).prefix
+
+    def record_headers(self) -> tuple[tuple[str, bytes], ...]:
+        """The headers the frame adds to every record (none when the id is in the bytes)."""
+        return self.wrapping().headers
+
+    def unwrap(self, data: bytes, headers: Headers = None, *,
+               hint: str | None = None) -> tuple[int, tuple[int, ...] | None, bytes]:
+        """The record out of its frame: the registry id, the message index and the body
+        (`FrameError` when the record is not in the frame)."""
+        unwrapped = self.frame.unwrap(data, headers, where=self.describe, hint=hint)
+        if type(unwrapped[0]) is not int:
+            raise FrameError(f"{self.describe()}: the record carries schema {unwrapped[0]}, "
+                             "not a registry id this codec looks up", hint=hint or
+                             "read the topic with a format whose registry holds schema GUIDs")
+        return unwrapped  # type: ignore[return-value]  # its id is an int: checked above
 
     def _ask(self, call: Any, what: str) -> Any:
         try:

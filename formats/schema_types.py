@@ -1,24 +1,21 @@
-"""Schema types (AVRO, JSON, ...) and how each parses its schema text, found by convention.
+"""Schema types (AVRO, JSON, PROTOBUF) and how each parses its schema text.
 
-A schema type `NAME` is declared by the module `formats/<name>_schema.py` (lower case), which
-calls `register_schema_type` when imported; `schema_type("NAME")` imports that module on first
-use only, so reading an Avro schema never loads the JSON Schema validator.
-`keyguard.formats.schemafile` dispatches through it without a switch: adding a schema type
-(PROTOBUF) adds its module, and no table changes. A type no module declares (a registry's PROTOBUF
-today) is kept as text.
+A schema type is declared by its module (`keyguard.formats.catalog.SCHEMA_TYPES` names it),
+which calls `register_schema_type` when imported; `schema_type("NAME")` imports that module on
+first use only, so reading an Avro schema never loads the JSON Schema validator.
+`keyguard.formats.schemafile` dispatches through it without a switch: adding a schema type adds
+its module and its line in the catalog. A type the catalog does not list (a registry's XML) is
+kept as text.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from keyguard.formats.catalog import SCHEMA_TYPES
 from keyguard.formats.types import DataType
-
-#: What a registry's or a file's schema type may be called: upper case, as Confluent spells it.
-_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +40,16 @@ def register_schema_type(declared: SchemaType) -> SchemaType:
     return declared
 
 
-def schema_module(name: str) -> str:
-    """The module that declares schema type `name` by convention."""
-    return f"keyguard.formats.{name.lower()}_schema"
+def schema_module(name: str) -> str | None:
+    """The module that declares schema type `name` (the catalog's), or None."""
+    return SCHEMA_TYPES.get(name) if isinstance(name, str) else None
 
 
 def schema_type(name: str) -> SchemaType | None:
-    """Schema type `name`, importing its module on first use; None when no module declares it."""
-    if name not in _TYPES and isinstance(name, str) and _NAME.match(name):
+    """Schema type `name`, importing its module on first use; None when the catalog lists no
+    module for it (a registry's other schema types are kept as text)."""
+    if name not in _TYPES:
         module = schema_module(name)
-        try:
+        if module is not None:
             importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
     return _TYPES.get(name)

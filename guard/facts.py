@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
+from keyguard.formats.framing import Frame
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
 from keyguard.formats.schemafile import SchemaText, standalone_versions, version_text
 from keyguard.guard.keys.known import WriterSchema
@@ -88,7 +89,8 @@ def gather(
     registry or the brokers raise; an unknown writer schema id is kept as a fact instead.
     """
     prove(registry)
-    topic = inspector.facts(plan.topic, scan_limit=scan_limit) if inspector else None
+    topic = inspector.facts(plan.topic, scan_limit=scan_limit,
+                            key_frame=_key_frame(plan)) if inspector else None
     key = _key_facts(plan, registry)
     value = _value_facts(plan, registry) \
         if plan.value_format and plan.candidate_value is not None else None
@@ -152,6 +154,11 @@ def _topic_names(inspector: TopicInspector) -> tuple[str, ...]:
         return ()
 
 
+def _key_frame(plan: TopicPlan) -> Frame:
+    """The frame of the keys already in the topic: where the scan reads their schema ids."""
+    return format_factory(plan.existing_key_format).frame
+
+
 def _writer_schemas(plan: TopicPlan, registry: Registry,
                     topic: TopicFacts | None) -> dict[int, WriterSchema]:
     """The writer schema of every id the sampled keys carry, for decoding them."""
@@ -161,7 +168,7 @@ def _writer_schemas(plan: TopicPlan, registry: Registry,
                           format_factory(plan.existing_key_format).frame}
               if f.carries_schema_id]
     ids = {i for key, _ in topic.sample_keys for frame in frames
-           if (i := frame.schema_id(key)) is not None}
+           if (i := frame.registry_id(key)) is not None}
     return {i: writer_schema(registry, i) for i in sorted(ids)}
 
 

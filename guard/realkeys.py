@@ -101,7 +101,7 @@ def _round_trip(new: KeySide, decode: Any, key: bytes, topic: str) -> Witness | 
     schema_id = None
     if new.carries_schema_id:
         # The id is judged by KG501 from the scan; here only the payload counts.
-        schema_id = format_factory(new.format).frame.schema_id(key)
+        schema_id = format_factory(new.format).frame.registry_id(key)
     try:
         again = encoder(new, topic, schema_id)(row)
     except KeyguardError as exc:

@@ -36,7 +36,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from keyguard.formats.errors import BrokerUnavailableError, InvalidOptionError
-from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.framing import CONFLUENT, Frame
 from keyguard.formats.secrets import is_secret_key, redact, redacting_logger, register_secrets
 
 #: Distinct keys kept from a scan for re-encoding under the candidate.
@@ -92,8 +92,9 @@ class TopicInspector(Protocol):
     """Where topic facts come from: a broker, or a fixed table in tests and dry runs."""
 
     def facts(self, topic: str, *, scan_limit: int = 10_000,
-              scan_schema_ids: bool = True) -> TopicFacts | None:
-        """The facts of `topic`, or None when it does not exist."""
+              scan_schema_ids: bool = True, key_frame: Frame = CONFLUENT) -> TopicFacts | None:
+        """The facts of `topic`, or None when it does not exist; the scanned keys' schema ids
+        as `key_frame` (the frame of the format the keys were written with) reads them."""
         ...
 
 
@@ -104,13 +105,13 @@ class StaticTopicInspector:
     known: Mapping[str, TopicFacts]
 
     def facts(self, topic: str, *, scan_limit: int = 10_000,
-              scan_schema_ids: bool = True) -> TopicFacts | None:
+              scan_schema_ids: bool = True, key_frame: Frame = CONFLUENT) -> TopicFacts | None:
         return self.known.get(topic)
 
 
 def confluent_schema_id(key: bytes | None) -> int | None:
     """The schema id framed into a Confluent wire-format key, or None for any other key."""
-    return CONFLUENT.schema_id(key)
+    return CONFLUENT.registry_id(key)
 
 
 @dataclass
@@ -124,12 +125,14 @@ class KeyTally:
     sample_limit: int = SAMPLE_KEYS
     #: Schema id -> (partition, offset) of its first key.
     examples: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: The frame the keys were written in: where their schema ids are read.
+    frame: Frame = CONFLUENT
 
     def add(self, key: bytes | None, partition: int = -1, offset: int = -1) -> None:
         self.seen += 1
         if key is not None and len(self.samples) < self.sample_limit:
             self.samples.setdefault(bytes(key), partition)
-        sid = confluent_schema_id(key)
+        sid = self.frame.registry_id(key)
         if sid is None:
             self.other += 1
         else:
@@ -179,7 +182,7 @@ class KafkaTopicInspector:
     # -- the interface ---------------------------------------------------------------------
 
     def facts(self, topic: str, *, scan_limit: int = 10_000,
-              scan_schema_ids: bool = True) -> TopicFacts | None:
+              scan_schema_ids: bool = True, key_frame: Frame = CONFLUENT) -> TopicFacts | None:
         self.errors.clear()
         admin = self._client(AdminClient, self.client_config({}))
         if not scan_schema_ids or scan_limit <= 0:
@@ -199,7 +202,7 @@ class KafkaTopicInspector:
             if partitions is None:
                 return None
             policy, notes = self._cleanup_policy(config, topic)
-            scan = self._scan(topic, partitions, scan_limit, scanner)
+            scan = self._scan(topic, partitions, scan_limit, scanner, key_frame=key_frame)
             consumer = None  # closed by the scan
         finally:
             if consumer is not None:
@@ -259,7 +262,7 @@ class KafkaTopicInspector:
         return str(entry.value), ()
 
     def _scan(self, topic: str, partitions: int, scan_limit: int,
-              consumer: Consumer | None = None) -> _Scan:
+              consumer: Consumer | None = None, *, key_frame: Frame = CONFLUENT) -> _Scan:
         """The newest keys of every partition, at most `scan_limit` in all, spread fairly.
 
         A compacted topic keeps its live keys at the end, so each partition is read from
@@ -273,7 +276,8 @@ class KafkaTopicInspector:
         too early (the last batch's base offset + 1), so a partition is read to
         PARTITION_EOF, and a start estimated from a stale end is corrected by the high
         watermark of the first fetch response. `consumer`: one made beforehand with
-        `_consumer` (already connecting), closed here like one made here.
+        `_consumer` (already connecting), closed here like one made here. `key_frame` reads
+        the keys' schema ids.
         """
         leaders_known = consumer is not None  # it read the metadata (`partitions`)
         consumer = consumer or self._consumer()
@@ -289,7 +293,7 @@ class KafkaTopicInspector:
             raise self.unavailable(
                 f"no records and no end of partition from topic {topic!r} within "
                 f"{self.scan_timeout_s:g}s", None)
-        tally = KeyTally()
+        tally = KeyTally(frame=key_frame)
         for partition, offset, key in interleaved(reads.values()):
             tally.add(key, partition, offset)
         unfinished = sorted(p for p, r in reads.items() if not r.complete)

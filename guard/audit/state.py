@@ -329,7 +329,7 @@ class Folder:
             return set(), {}
         prior = {i for (role, i, _) in self.state.ids if role == "key"}
         first: dict[int, int] = {}
-        schema_id = self.key_frame.schema_id
+        schema_id = self.key_frame.registry_id
         for i, k in enumerate(keys):
             sid = schema_id(k)
             if sid is not None and sid not in first:
@@ -344,7 +344,7 @@ class Folder:
         s = self._count(cols, present)
         if self.value_frame.carries_schema_id:
             for i in present:
-                self._span("value", self.value_frame.schema_id(cols.values[i]),  # type: ignore[arg-type]
+                self._span("value", self.value_frame.registry_id(cols.values[i]),  # type: ignore[arg-type]
                            cols.partition, cols.offsets[i])
         if self.decode_values and present:
             self._values(cols, present, s)
@@ -395,7 +395,7 @@ class Folder:
         s.key_bytes += sum(map(len, kk))
         ids: list[int | None] = [None] * len(kk)
         if self.key_frame.carries_schema_id:
-            ids = [self.key_frame.schema_id(k) for k in kk]
+            ids = [self.key_frame.registry_id(k) for k in kk]
             for sid, offset in zip(ids, offsets, strict=True):
                 self._span("key", sid, cols.partition, offset)
         fps = [blake2b(k, digest_size=FINGERPRINT_BYTES).digest() for k in kk]
@@ -511,11 +511,11 @@ class Folder:
         """A framed format's key written without its frame: the row its bare body holds
         under a key schema id the topic carried before it (the latest first), or None."""
         frame = self.key_frame
-        if not frame.carries_schema_id or frame.schema_id(key) is not None:
+        if not frame.carries_schema_id or frame.registry_id(key) is not None:
             return None
         for schema_id in sorted(seen, reverse=True):
             try:
-                row = self.plan.key_codec.decode(frame.wrap(schema_id, key))
+                row = self.plan.key_codec.decode(frame.wrap(schema_id, key)[0])
             except Exception:  # not this schema: the next is tried
                 continue
             if row is not None:

@@ -19,6 +19,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from keyguard import __version__
 from keyguard.formats.errors import EXIT_CODES
+from keyguard.guard.catalog import COMMANDS as GUARD_COMMANDS
 from keyguard.guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
@@ -144,15 +145,9 @@ def _global(
         DEBUG["on"] = True
 
 
-# Each command's module is imported when the command is invoked or help lists it.
-add_command("encode", "keyguard.guard.cli.bytes_cmd:encode")
-add_command("decode", "keyguard.guard.cli.bytes_cmd:decode")
-add_command("formats", "keyguard.guard.cli.bytes_cmd:formats_cmd")
-add_command("check", "keyguard.guard.cli.check_cmd:check_cmd")
-add_command("diff", "keyguard.guard.cli.diff_cmd:diff_cmd")
-add_command("schema", "keyguard.guard.cli.schema_cmd:schema_cmd")
-add_command("rules", "keyguard.guard.cli.rules_cmd:rules_cmd")
-add_command("audit", "keyguard.guard.cli.audit_cmd:audit_cmd")
+# Each command's module (the catalog's) is imported when the command is invoked or help lists it.
+for _name, _function in GUARD_COMMANDS.items():
+    add_command(_name, _function)
 
 
 def main() -> None:

@@ -9,12 +9,11 @@ schema reads new data). Pure functions, no registry access.
 
 from __future__ import annotations
 
-import importlib
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.catalog import CHECKERS, module_of
 from keyguard.guard.compat.levels import (
     CompatibilityResult,
     Incompatibility,
@@ -33,40 +32,23 @@ __all__ = [
     "rules_of",
 ]
 
-#: Modules of this package that are not a schema type's checker.
-_NOT_CHECKERS = frozenset({"levels", "registry_rules"})
-
-
-def checker_module(schema_type: str) -> str:
-    """By convention, schema type NAME is checked by `guard/compat/<name>.py` (its `CHECKER`)."""
-    return f"{__name__}.{schema_type.lower()}"
-
 
 def checked_types() -> list[str]:
-    """The schema types that have a checker module here (for messages)."""
-    import pkgutil  # lazy: only an error message needs it
-
-    return sorted(m.name.upper() for m in pkgutil.iter_modules(__path__)
-                  if not m.ispkg and m.name not in _NOT_CHECKERS)
+    """The schema types that have a checker (the catalog's, `keyguard.guard.catalog.CHECKERS`)."""
+    return sorted(CHECKERS)
 
 
 def _checker(schema_type: str) -> PairChecker[Any]:
     """The checker of `schema_type`, imported on first use: the JSON Schema one pulls in
     jsonschema and referencing (0.2 s), which an Avro-only check never needs."""
-    name = schema_type if isinstance(schema_type, str) else ""
-    checker: PairChecker[Any] | None = None
-    if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) and name.lower() not in _NOT_CHECKERS:
-        module = checker_module(name)
-        try:
-            checker = importlib.import_module(module).CHECKER
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    if checker is None:
+    name = schema_type.upper() if isinstance(schema_type, str) else ""
+    module = module_of(CHECKERS, name)
+    if module is None:
         raise InvalidOptionError(
             f"no compatibility checker for schema type {schema_type!r}",
             hint=f"use one of {', '.join(checked_types())}",
         )
+    checker: PairChecker[Any] = module.CHECKER
     return checker
 
 

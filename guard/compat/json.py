@@ -1,5 +1,5 @@
-"""Schema type JSON's value compatibility, found by convention
-(`keyguard.guard.compat.checker_module`).
+"""Schema type JSON's value compatibility, listed in the guard's catalog
+(`keyguard.guard.catalog.CHECKERS`).
 
 The checker itself is the `guard/compat/jsonschema/` package.
 """

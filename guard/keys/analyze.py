@@ -9,9 +9,7 @@ silently wrong.
 
 from __future__ import annotations
 
-import importlib
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -20,6 +18,7 @@ from keyguard.formats.avro_format import AvroWriter
 from keyguard.formats.codec import Codec, CodecContext, create_codec
 from keyguard.formats.errors import EXIT_INTERNAL, KeyguardError
 from keyguard.formats.types import avro_only_parts
+from keyguard.guard.catalog import KEY_FAMILIES, module_of
 from keyguard.guard.keys.avro import battery_hints, side_schema
 from keyguard.guard.keys.confluent import (
     confluent_changes,
@@ -121,13 +120,14 @@ class UnknownKeyFamilyError(KeyguardError):
 
 
 def family_rules(family: str) -> FamilyRules:
-    """The key-byte rules of a key family, by convention `guard/keys/<family>.py`'s
-    `family_changes`, imported on first use; UnknownKeyFamilyError when none declares it."""
-    rules: FamilyRules | None = getattr(_family_module(family), "family_changes", None)
+    """The key-byte rules of a key family, its catalog module's `family_changes`
+    (`keyguard.guard.catalog.KEY_FAMILIES`), imported on first use; UnknownKeyFamilyError
+    when the catalog lists none."""
+    rules: FamilyRules | None = getattr(module_of(KEY_FAMILIES, family), "family_changes", None)
     if rules is None:
         raise UnknownKeyFamilyError(
-            f"no key rules for key family {family!r}: guard/keys/{family or '<family>'}.py "
-            "does not declare family_changes, so no key change of this format can be judged",
+            f"no key rules for key family {family!r}, so no key change of this format can be "
+            f"judged (the key families: {', '.join(sorted(KEY_FAMILIES))})",
             hint="this is a bug in keyguard (a format without its key rules): report it")
     return rules
 
@@ -142,24 +142,13 @@ def family_encoders(old: KeySide, new: KeySide,
 
 
 def _family_hook(old: KeySide, new: KeySide, name: str) -> Callable[..., Any] | None:
-    """A function the sides' one key family declares in its module (by convention), else None:
-    `family_encoders(old, new, topic)`, `family_carry(old, new)`."""
+    """A function the sides' one key family declares in its module (the catalog's), else
+    None: `family_encoders(old, new, topic)`, `family_carry(old, new)`."""
     if old.key_family != new.key_family:
         return None
-    hook: Callable[..., Any] | None = getattr(_family_module(new.key_family), name, None)
+    hook: Callable[..., Any] | None = getattr(module_of(KEY_FAMILIES, new.key_family), name,
+                                              None)
     return hook
-
-
-def _family_module(family: str) -> object:
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", family):
-        return None
-    module = f"{__package__}.{family}"
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:

@@ -472,8 +472,8 @@ def _quiet_options(side: KeySide) -> frozenset[str] | None:
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The avro key family's rules (found by convention:
-    `keyguard.guard.keys.analyze.family_rules`)."""
+    """The avro key family's rules (its line in
+    `keyguard.guard.catalog.KEY_FAMILIES`)."""
     encodings = {effective_options(s).get("encoding", "binary") for s in (old, new)}
     if "json" in encodings:
         # Avro's JSON encoding writes names and symbols, not indexes: judged by example.

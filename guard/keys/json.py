@@ -1,4 +1,4 @@
-"""The json key family's rules, found by convention (`keyguard.guard.keys.analyze.family_rules`).
+"""The json key family's rules, listed in the guard's catalog (`keyguard.guard.catalog`).
 
 They are shared with the other text family, in `guard/keys/text.py`.
 """

@@ -548,8 +548,8 @@ def message_changes(old: Encoding, new: Encoding) -> Iterator[Change]:
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The protobuf key family's rules (found by convention:
-    `keyguard.guard.keys.analyze.family_rules`)."""
+    """The protobuf key family's rules (its line in
+    `keyguard.guard.catalog.KEY_FAMILIES`)."""
     o, n, _ = _encodings(old, new)
     yield from message_changes(o, n)
     # The schema id (KG501, KG502, KG911): guard/keys/confluent.py, as for every framed format.

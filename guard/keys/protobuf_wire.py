@@ -19,7 +19,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import EncodeError, Message
 
 from keyguard.formats.errors import SchemaError
-from keyguard.formats.framing import CONFLUENT, message_index_bytes
+from keyguard.formats.framing import CONFLUENT_PROTOBUF
+from keyguard.formats.framing import message_index_bytes as message_index_bytes  # importers
 from keyguard.formats.protobuf_format import message_name
 from keyguard.formats.protobuf_schema import (
     ProtoSchema,
@@ -152,8 +153,9 @@ class Encoding:
     def frame(self, body: bytes) -> bytes:
         if not self.side.carries_schema_id:
             return body
-        return CONFLUENT.wrap(self.schema_id if self.schema_id is not None else 1,
-                              message_index_bytes(self.message.indexes) + body)
+        prefix = CONFLUENT_PROTOBUF.header_bytes(
+            self.schema_id if self.schema_id is not None else 1, self.message.indexes)
+        return prefix + body
 
     def place(self, data: bytes | None) -> int | None:
         if data is None:

@@ -115,6 +115,6 @@ def _option_change(key: str, a: object, b: object, ot: DataType,
 
 
 def family_changes(old: KeySide, new: KeySide, ctx: FamilyContext) -> Iterator[Change]:
-    """The raw key family's rules (found by convention:
-    `keyguard.guard.keys.analyze.family_rules`)."""
+    """The raw key family's rules (its line in
+    `keyguard.guard.catalog.KEY_FAMILIES`)."""
     yield from raw_changes(old, new)

@@ -18,11 +18,12 @@ a pipeline that parses the report never mistakes a failure for an empty, passing
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.guard.catalog import RENDERERS, module_of
 
 if TYPE_CHECKING:
     from keyguard.guard.report import Report, Rule
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
 Renderer = Callable[..., str]
 ErrorRenderer = Callable[[str, str, int], str]
 
-#: Every report format; each is the module `guard/render/<name>.py`, imported when it is asked
-#: for (a text report never loads the XML of junit).
-FORMATS = ("text", "json", "junit", "sarif", "github", "gitlab")
+#: Every report format; each is its module in the catalog (`keyguard.guard.catalog.RENDERERS`),
+#: imported when it is asked for (a text report never loads the XML of junit).
+FORMATS = tuple(RENDERERS)
 #: The `files` entry for findings that name no subject and no topic (`keyguard diff --key`'s,
 #: all about its candidate): SARIF, GitHub and GitLab point them at it.
 UNSCOPED = ""
@@ -40,16 +41,17 @@ UNSCOPED = ""
 MACHINE_FORMATS = ("json", "junit", "sarif", "github", "gitlab")
 
 
-def _module(fmt: str):  # type: ignore[no-untyped-def]
-    # lazy: CLI start-up (only the renderer asked for)
-    return importlib.import_module(f"keyguard.guard.render.{fmt}")
+def _module(fmt: str) -> ModuleType:
+    """The renderer of `fmt`, imported when first asked for (InvalidOptionError when unknown)."""
+    module = module_of(RENDERERS, fmt)
+    if module is None:
+        raise InvalidOptionError(f"unknown report format {fmt!r}",
+                                 hint=f"use one of {', '.join(FORMATS)}")
+    return module
 
 
 def renderer(fmt: str) -> Renderer:
     """The `render` function of report format `fmt` (InvalidOptionError when unknown)."""
-    if fmt not in FORMATS:
-        raise InvalidOptionError(f"unknown report format {fmt!r}",
-                                 hint=f"use one of {', '.join(FORMATS)}")
     return _module(fmt).render  # type: ignore[no-any-return]
 
 

@@ -158,7 +158,7 @@ def test_the_file_registry_registers_and_reads_protobuf_subjects(tmp_path):
 def test_message_index_bytes_as_confluent_writes_them(index, encoded):
     assert message_index_bytes(index) == encoded
     assert read_message_index(b"x" + encoded + b"body", 1) == (index, 1 + len(encoded))
-    framed = CONFLUENT_PROTOBUF.wrap(7, b"body", index)
+    framed, _ = CONFLUENT_PROTOBUF.wrap(7, b"body", index)
     assert framed == b"\x00\x00\x00\x00\x07" + encoded + b"body"
     assert CONFLUENT_PROTOBUF.schema_id(framed) == 7
     assert CONFLUENT_PROTOBUF.message_index(framed) == index

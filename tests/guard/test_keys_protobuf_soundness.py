@@ -229,7 +229,7 @@ def _no_option_battery(*_: Any) -> Any:
 def _frame(side: KeySide, body: bytes) -> bytes:
     if not side.carries_schema_id:
         return body
-    return CONFLUENT.wrap(7, message_index_bytes(key_message(side).indexes) + body)
+    return CONFLUENT.wrap(7, message_index_bytes(key_message(side).indexes) + body)[0]
 
 
 @pytest.mark.parametrize("fmt", ["protobuf", "protobuf-registry"])

@@ -111,7 +111,7 @@ class OneByOne:
             for schema_id in sorted({i for (role, i, _) in self.ids if role == "key"},
                                     reverse=True):
                 try:
-                    row = self.plan.key_codec.decode(self.key_frame.wrap(schema_id, r.key))
+                    row = self.plan.key_codec.decode(self.key_frame.wrap(schema_id, r.key)[0])
                 except Exception:
                     continue
                 if row is not None:
