@@ -172,6 +172,9 @@ ALLOW_BREAKING: Option[bool] = Option(
     "logged at WARNING. For deliberate migrations only.")
 SCAN_LIMIT: Option[int] = Option(
     "guard.scan-limit", int, guard_options.SCAN_LIMIT.default, guard_options.SCAN_LIMIT.description)
+GUARD_RULES_OF: Option[str] = Option(
+    "guard.rules-of", str, guard_options.RULES_OF.default, guard_options.RULES_OF.description,
+    choices=guard_options.RULES_OF.choices)
 REQUIRE_SUBJECT: Option[bool] = Option(
     "guard.require-subject", bool, guard_options.REQUIRE_SUBJECT.default,
     "Block the write when the key (or value) subject has no versions (KG015) "
@@ -243,6 +246,7 @@ CONNECTOR_OPTIONS = OptionSet(
         SCAN_MODE, CHANGELOG_UPDATE_BEFORE, SCAN_FOLD, CHECK_PARTITIONING, INCLUDE_HEADERS,
         CAPTURE_TIMEOUT,
         STALL_TIMEOUT, GUARD_REGISTRY, ALLOW_BREAKING, SCAN_LIMIT, REQUIRE_SUBJECT, GUARD_IGNORE,
+        GUARD_RULES_OF,
         VALIDATE_PARTITION,
         *PRODUCER_TIMEOUTS,
     ),
