@@ -11,7 +11,7 @@ same canonical schema gets the same id, any other schema a new one (`derived_sch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.codec import format_factory
@@ -19,6 +19,8 @@ from keyguard.formats.errors import InvalidOptionError, SchemaError
 from keyguard.formats.registry.options import is_registry_option
 from keyguard.formats.schema_identity import derived_schema_id
 from keyguard.formats.schemafile import SchemaText
+from keyguard.formats.spark_schema import with_declared
+from keyguard.formats.types import RowType
 from keyguard.guard.keys.analyze import analyze_key_change
 from keyguard.guard.keys.side import KeySide
 from keyguard.guard.options import KEY_FORMAT, PARTITIONER
@@ -45,6 +47,9 @@ class KeyWriting:
     fields_prefix: str = ""
     partitioner: str = PARTITIONER.default_value
     partitions: int | None = None
+    #: The columns a Flink DDL declares (their CHAR/VARCHAR/BINARY/VARBINARY lengths, which no
+    #: key schema text carries); None for a side given by a schema file.
+    declared: RowType | None = None
 
     @classmethod
     def of_flink(cls, table: FlinkTable, partitions: int | None = None) -> KeyWriting:
@@ -52,8 +57,11 @@ class KeyWriting:
         bytes, and diff reads no registry: they are left out."""
         options = {k: v for k, v in table.format_options("key").items()
                    if not _registry_option(table.key_format, k)}
-        return cls(table.key_format, options, table.key_fields_prefix,
-                   table.producer_partitioner, partitions)
+        prefix = table.key_fields_prefix
+        declared = RowType(fields=tuple(  # the key format's names are without the prefix
+            replace(f, name=f.name.removeprefix(prefix)) for f in table.columns.fields))
+        return cls(table.key_format, options, prefix, table.producer_partitioner, partitions,
+                   declared)
 
     def side(self, text: SchemaText, *, existing: bool,
              key_schema_ids: tuple[int, ...] = ()) -> KeySide:
@@ -64,7 +72,7 @@ class KeyWriting:
                          key_fields_prefix=self.fields_prefix, partitioner=self.partitioner,
                          old_partitioner=self.partitioner)
         try:
-            return plan.key_side(text, existing=existing, schema_id=schema_id,
+            side = plan.key_side(text, existing=existing, schema_id=schema_id,
                                  key_schema_ids=(key_schema_ids or (schema_id,)) if existing
                                  else (), partitions=self.partitions)
         except SchemaError as exc:
@@ -72,6 +80,9 @@ class KeyWriting:
             if exc.message.startswith(prefix):
                 raise
             raise type(exc)(prefix + exc.message, hint=exc.hint) from None
+        if self.declared is None:
+            return side
+        return replace(side, row_type=with_declared(side.row_type, self.declared))
 
 
 def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],
@@ -95,6 +106,10 @@ def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWr
     ids = tuple(dict.fromkeys(derived_schema_id(t.text, t.schema_type) for t in old_texts)) \
         if all_old_ids else ()
     last = old_texts[-1]
+    # Lengths are declared in DDLs only: a side given by a schema file is taken to keep the
+    # other side's, so only two DDLs compare them.
+    old, new = replace(old, declared=old.declared or new.declared), \
+        replace(new, declared=new.declared or old.declared)
     old_side = old.side(last, existing=True, key_schema_ids=ids)
     new_side = new.side(new_text, existing=False)
     findings = analyze_key_change(old_side, new_side)

@@ -176,6 +176,17 @@ TIME_PRECISION_CHANGED = Rule(
     checks=_checks("keys.text._within_kind", "keys.avro.row_narrowing"),
 )
 
+KEY_LENGTH_CHANGED = Rule(
+    "KG207", "key-length-changed", _BYTES, _B,
+    "A key CHAR, VARCHAR, BINARY or VARBINARY length changed (or a length was declared or"
+    " dropped).",
+    "Flink casts every value to the declared type before the format writes it: longer values"
+    " are cut to the length, CHAR and BINARY values padded to it (spaces, zero bytes). Keys"
+    " written under one length are written with other bytes under another." + _ORPHAN,
+    "code CHAR(3)", "code CHAR(4)", families=_TEXT,
+    checks=_checks("keys.text._within_kind"),
+)
+
 FLOAT_DOUBLE_CHANGED = Rule(
     "KG206", "float-double-changed", _BYTES, _B,
     "A key FLOAT became DOUBLE or the reverse.",
@@ -685,7 +696,7 @@ PROTOBUF_MESSAGE_RENAMED = Rule(
 KEY_RULES: tuple[Rule, ...] = (
     KEY_BYTES_DIFFER, KEY_FIELD_ADDED, KEY_FIELD_REMOVED, KEY_FIELDS_REORDERED,
     KEY_FIELD_RENAMED, KEY_FIELD_NOT_NULL, KEY_TYPE_CHANGED, KEY_TYPE_NARROWED,
-    DECIMAL_SCALE_CHANGED, DECIMAL_PRECISION_NARROWED, TIME_PRECISION_CHANGED,
+    DECIMAL_SCALE_CHANGED, DECIMAL_PRECISION_NARROWED, TIME_PRECISION_CHANGED, KEY_LENGTH_CHANGED,
     FLOAT_DOUBLE_CHANGED, JSON_TIMESTAMP_STANDARD_CHANGED, JSON_DECIMAL_PLAIN_NUMBER_CHANGED,
     JSON_IGNORE_NULL_FIELDS_CHANGED, CSV_FIELD_DELIMITER_CHANGED, CSV_QUOTING_CHANGED,
     CSV_NULL_LITERAL_CHANGED, RAW_ENDIANNESS_CHANGED, RAW_CHARSET_CHANGED,

@@ -17,6 +17,7 @@ from typing import Any
 from keyguard.formats.avro_format import AvroWriter
 from keyguard.formats.codec import Codec, CodecContext, create_codec
 from keyguard.formats.errors import EXIT_INTERNAL, KeyguardError
+from keyguard.formats.lengths import fit_row, has_lengths
 from keyguard.formats.types import avro_only_parts
 from keyguard.guard.catalog import KEY_FAMILIES, module_of
 from keyguard.guard.keys.avro import battery_hints, side_schema
@@ -241,7 +242,16 @@ def _side_id(old: KeySide, new: KeySide, which: str) -> int | None:
 
 
 def encoder(side: KeySide, topic: str | None = None, schema_id: int | None = None) -> Encoder:
-    """The side's key encoder: its format's real codec (Avro with the side's exact schema)."""
+    """The side's key encoder: its format's real codec (Avro with the side's exact schema),
+    after the cast of declared CHAR/VARCHAR/BINARY/VARBINARY lengths a writer applies."""
+    encode = _encoder(side, topic, schema_id)
+    if not has_lengths(side.row_type):
+        return encode
+    row_type = side.row_type
+    return lambda row: encode(fit_row(row_type, row))
+
+
+def _encoder(side: KeySide, topic: str | None, schema_id: int | None) -> Encoder:
     f = factory(side.format)
     if f.writes_avro and not side.carries_schema_id and side.avro_schema is not None and \
             effective_options(side).get("encoding", "binary") == "binary":

@@ -59,6 +59,7 @@ from keyguard.guard.rules import (
     KEY_FIELD_RENAMED,
     KEY_FIELDS_PREFIX_CHANGED,
     KEY_FIELDS_REORDERED,
+    KEY_LENGTH_CHANGED,
     KEY_TYPE_CHANGED,
     KEY_TYPE_NARROWED,
     NULLABLE_FIELD_ADDED_IGNORED,
@@ -191,6 +192,11 @@ def _within_kind(fmt: str, o: DataType, n: DataType, path: str, what: str) -> Ch
                           "differ below the new precision change bytes")
         return Change(TIME_PRECISION_WIDENED, path,
                       f"{what}: {fmt} trims trailing fractional zeros")
+    if type(o) is type(n) and isinstance(o, (StringType, BytesType)):
+        return Change(KEY_LENGTH_CHANGED, path,
+                      f"{what}: Flink casts each value to the declared length before {fmt} "
+                      "writes it (cut when longer, CHAR and BINARY padded), so keys change "
+                      "bytes")
     return None
 
 

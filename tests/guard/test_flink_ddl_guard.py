@@ -173,6 +173,48 @@ def test_diff_a_schema_file_against_a_ddl_defaults_the_old_side_to_the_ddl(
     assert {f["rule"]["id"] for f in findings(moved.stdout)} == {"KG603", "KG911"}
 
 
+JSON_KEY = """CREATE TABLE orders (
+  code {code},
+  amount DOUBLE,
+  PRIMARY KEY (code) NOT ENFORCED
+) WITH ('connector' = 'upsert-kafka', 'topic' = 'orders', 'key.format' = 'json',
+        'value.format' = 'json');
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "breaking"), [
+    ("STRING", "CHAR(3)", True),          # short codes padded: 'D' -> 'D  '
+    ("VARCHAR(10)", "VARCHAR(5)", True),  # long codes cut
+    ("CHAR(3)", "STRING", True),          # the padding no longer written
+    ("CHAR(3)", "CHAR(3)", False),
+])
+def test_diff_of_two_ddls_sees_a_key_length_change(workdir: Path, old: str, new: str,
+                                                   breaking: bool) -> None:
+    """Flink casts each value to the declared length before the format writes it, so a key
+    column's CHAR/VARCHAR length is part of the key's bytes; no key schema text carries it."""
+    (workdir / "old.sql").write_text(JSON_KEY.format(code=old))
+    (workdir / "new.sql").write_text(JSON_KEY.format(code=new))
+    r = run("diff", "--key", "--old-flink-ddl", "old.sql", "--flink-ddl", "new.sql", "-f", "json")
+    got = findings(r.stdout)
+    if not breaking:
+        assert r.exit_code == 0 and got == [], r.output
+        return
+    assert r.exit_code == 1, r.output
+    (f,) = got
+    assert (f["rule"]["id"], f["path"]) == ("KG207", "code")
+    assert f["witness"]["old_hex"] != f["witness"]["new_hex"]
+
+
+def test_a_schema_file_side_keeps_the_ddl_sides_lengths(workdir: Path) -> None:
+    """A key schema file says nothing of lengths: against a DDL it is taken to keep the DDL's,
+    so a CHAR key declared the same way as before is no change."""
+    (workdir / "new.sql").write_text(JSON_KEY.format(code="CHAR(3)"))
+    key, _ = read_flink_ddl(JSON_KEY.format(code="CHAR(3)")).written_schemas()
+    (workdir / "key.json").write_text(key.text)
+    r = run("diff", "--key", "key.json", "--flink-ddl", "new.sql", "-f", "json")
+    assert r.exit_code == 0 and findings(r.stdout) == [], r.output
+
+
 def test_diff_flags_cannot_say_what_the_ddl_says(workdir: Path) -> None:
     (workdir / "pv.sql").write_text(ddl())
     old = REPO / "schemas/subjects/pageviews_per_region-key/v1.avsc"
