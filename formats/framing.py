@@ -28,18 +28,21 @@ the id all of a batch's records carry (`Frame.common_id`) and slices the bodies 
 from __future__ import annotations
 
 import struct
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from keyguard.formats.errors import DecodeError
+
+if TYPE_CHECKING:
+    from uuid import UUID
 
 MAGIC_BYTE = 0
 _CONFLUENT = struct.Struct(">bI")
 
-#: A registry's schema id: an int (Confluent, Apicurio) or a schema GUID (`uuid.UUID`).
-SchemaId = int | uuid.UUID
+#: A registry's schema id: an int (Confluent, Apicurio) or a schema GUID (`uuid.UUID`; named
+#: for type checkers only, so that start-up does not import uuid).
+SchemaId: TypeAlias = "int | UUID"
 #: A Kafka record's headers as confluent-kafka gives them: (name, value) pairs, or None.
 Headers = Sequence[tuple[str, bytes | None]] | None
 
@@ -62,7 +65,7 @@ class FrameError(DecodeError):
 #: A record taken out of its frame: (the schema id it carries, None in a frame that carries
 #: none; the message index of Confluent's Protobuf framing, else None; the body). A plain tuple:
 #: a NamedTuple would cost every record unwrapped one by one 0.3 µs.
-Unwrapped = tuple[SchemaId | None, tuple[int, ...] | None, bytes]
+Unwrapped: TypeAlias = "tuple[SchemaId | None, tuple[int, ...] | None, bytes]"
 
 
 class Wrapping(NamedTuple):
