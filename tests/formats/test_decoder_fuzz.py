@@ -260,6 +260,10 @@ def test_valid_encodings_decode(name: str, data: st.DataObject) -> None:
         encoded = codec.encode(value)
     except KeyguardError:
         return
+    # A NUL byte makes Flink's csv reader (Jackson's encoding detection) read the record as
+    # UTF-16 or UTF-32 (the captured reads show it), and keyguard's reads it as Flink does:
+    # not a valid encoding to test.
+    assume(not (name == "csv" and b"\x00" in encoded))
     decoded = codec.decode(encoded)
     assert isinstance(decoded, dict)
     assert_fits(row, decoded, "")
