@@ -181,12 +181,11 @@ class PrefixFrame(Frame):
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:
-        _check_id(self.name, schema_id, 8 * self.id_bytes)
-        assert isinstance(schema_id, int)  # for type checkers: _check_id refused the rest
+        registry_id = _integer_id(self.name, schema_id, 8 * self.id_bytes)
         if self.id_bytes == 4:
-            head = _CONFLUENT.pack(self.magic, schema_id)
+            head = _CONFLUENT.pack(self.magic, registry_id)
         else:
-            head = bytes([self.magic]) + schema_id.to_bytes(self.id_bytes, "big")
+            head = bytes([self.magic]) + registry_id.to_bytes(self.id_bytes, "big")
         return Wrapping(head + message_index_bytes(message_index) if self.with_index else head)
 
     def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
@@ -243,13 +242,14 @@ class PrefixFrame(Frame):
         return None if schema_id is None else (schema_id, n)
 
 
-def _check_id(frame: str, schema_id: SchemaId | None, bits: int) -> None:
-    """ValueError unless `schema_id` is an integer id that fits `bits` unsigned bits."""
+def _integer_id(frame: str, schema_id: SchemaId | None, bits: int) -> int:
+    """`schema_id`, an integer id that fits `bits` unsigned bits; ValueError otherwise."""
     if not isinstance(schema_id, int) or isinstance(schema_id, bool):
         raise ValueError(f"{frame} framing needs an integer schema id, not {schema_id!r}")
     if not 0 <= schema_id < 1 << bits:
         raise ValueError(f"{frame} framing holds a schema id of 0 to {(1 << bits) - 1}, "
                          f"not {schema_id}")
+    return schema_id
 
 
 #: Apicurio's header id: a Java long, written by `ByteBuffer.putLong` (big-endian, signed).
@@ -281,9 +281,8 @@ class HeaderFrame(Frame):
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:
-        _check_id(self.name, schema_id, 63)  # a Java long's non-negative ids
-        assert isinstance(schema_id, int)  # for type checkers: _check_id refused the rest
-        return Wrapping(b"", ((self.header_name, _LONG.pack(schema_id)),))
+        registry_id = _integer_id(self.name, schema_id, 63)  # a Java long's non-negative ids
+        return Wrapping(b"", ((self.header_name, _LONG.pack(registry_id)),))
 
     def _header(self, headers: Headers) -> bytes | None:
         """The value of the record's last `header_name` header (Kafka's `lastHeader`), b"" for
