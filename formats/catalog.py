@@ -63,6 +63,12 @@ FRAMES = {
     "bare": "keyguard.formats.framing:BARE",
     "confluent": "keyguard.formats.framing:CONFLUENT",
     "confluent-protobuf": "keyguard.formats.framing:CONFLUENT_PROTOBUF",
+    "apicurio": "keyguard.formats.framing:APICURIO",
+    "apicurio-legacy": "keyguard.formats.framing:APICURIO_LEGACY",
+    "apicurio-key-global-id": "keyguard.formats.framing:APICURIO_KEY_GLOBAL_ID",
+    "apicurio-value-global-id": "keyguard.formats.framing:APICURIO_VALUE_GLOBAL_ID",
+    "apicurio-key-content-id": "keyguard.formats.framing:APICURIO_KEY_CONTENT_ID",
+    "apicurio-value-content-id": "keyguard.formats.framing:APICURIO_VALUE_CONTENT_ID",
 }
 
 

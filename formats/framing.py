@@ -20,6 +20,16 @@ of the second), written as a zigzag varint count and zigzag varint positions, wi
 shortened to the single byte 0 (confluent-kafka's `SchemaId._encode_varints`, Java's
 `MessageIndexes.toByteArray`).
 
+Apicurio Registry's serdes frame a record one of two ways (`apicurio.registry.headers.enabled`).
+In the bytes: the magic byte 0 and the id big-endian, 4 bytes (`Default4ByteIdHandler`, Apicurio
+3.x's default, the content id; 2.x's `Legacy4ByteIdHandler`) or 8 bytes (2.x's default
+`DefaultIdHandler`, the global id; 3.x's `Legacy8ByteIdHandler`): APICURIO, APICURIO_LEGACY. In
+a record header (`HeaderFrame`): the id as an 8-byte big-endian long under `apicurio.key.globalId`,
+`apicurio.value.contentId`, ... (`DefaultHeadersHandler`, `KafkaSerdeHeaders`), the record's
+bytes the bare body; their deserializers read that header first and the bytes' frame when the
+header is absent. Which id the bytes hold (global or content id, `apicurio.registry.use-id`) the
+bytes do not say.
+
 The hot paths never unwrap record by record: a writer asks once for the `Wrapping` of its id
 (the bytes before every body, the headers of every record), and a batch reader asks once for
 the id all of a batch's records carry (`Frame.common_id`) and slices the bodies at its offset.
@@ -171,12 +181,11 @@ class PrefixFrame(Frame):
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:
-        if not isinstance(schema_id, int) or isinstance(schema_id, bool):
-            raise ValueError(f"{self.name} framing needs an integer schema id, not {schema_id!r}")
+        registry_id = _integer_id(self.name, schema_id, 8 * self.id_bytes)
         if self.id_bytes == 4:
-            head = _CONFLUENT.pack(self.magic, schema_id)
+            head = _CONFLUENT.pack(self.magic, registry_id)
         else:
-            head = bytes([self.magic]) + schema_id.to_bytes(self.id_bytes, "big")
+            head = bytes([self.magic]) + registry_id.to_bytes(self.id_bytes, "big")
         return Wrapping(head + message_index_bytes(message_index) if self.with_index else head)
 
     def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
@@ -196,7 +205,9 @@ class PrefixFrame(Frame):
 
     def _not_framed(self, data: bytes) -> str:
         n = 1 + self.id_bytes
-        what = f"the {n}-byte header (magic byte {self.magic}, a {self.id_bytes}-byte schema id)"
+        article = "an" if self.id_bytes == 8 else "a"
+        what = (f"the {n}-byte header (magic byte {self.magic}, {article} {self.id_bytes}-byte "
+                f"schema id)")
         if len(data) < n:
             return f"not {self.title}-framed: {len(data)} bytes, shorter than {what}"
         return f"not {self.title}-framed: magic byte is {data[0]}, not {self.magic}"
@@ -229,6 +240,111 @@ class PrefixFrame(Frame):
             return None
         schema_id = self.schema_id(next(iter(heads)))
         return None if schema_id is None else (schema_id, n)
+
+
+def _integer_id(frame: str, schema_id: SchemaId | None, bits: int) -> int:
+    """`schema_id`, an integer id that fits `bits` unsigned bits; ValueError otherwise."""
+    if not isinstance(schema_id, int) or isinstance(schema_id, bool):
+        raise ValueError(f"{frame} framing needs an integer schema id, not {schema_id!r}")
+    if not 0 <= schema_id < 1 << bits:
+        raise ValueError(f"{frame} framing holds a schema id of 0 to {(1 << bits) - 1}, "
+                         f"not {schema_id}")
+    return schema_id
+
+
+#: Apicurio's header id: a Java long, written by `ByteBuffer.putLong` (big-endian, signed).
+_LONG = struct.Struct(">q")
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderFrame(Frame):
+    """The schema id in a record header, `header_name`, as an 8-byte big-endian long; the
+    record's bytes are the bare body. A record without that header is read in the `payload`
+    frame (when given), as Apicurio's deserializers do.
+
+    Apicurio Registry 3.x: serdes/kafka/serde-kafka-common/.../serde/kafka/headers/
+    DefaultHeadersHandler.java (`writeHeaders`: `ByteBuffer.allocate(8).putLong(id)` under the
+    global id's or the content id's header name; `readHeaders`: `headers.lastHeader(name)`),
+    KafkaSerdeHeaders.java (the names), kafka/KafkaSerializer.java (with a headers handler the
+    bytes are the body alone) and kafka/KafkaDeserializer.java (the header first, else the bytes
+    when they start with the magic byte); 2.x: serdes/serde-common/.../serde/headers/
+    DefaultHeadersHandler.java, SerdeHeaders.java, AbstractKafkaSerializer.java, the same bytes.
+    """
+
+    title: str = "Apicurio"
+    header_name: str = ""
+    payload: PrefixFrame | None = None
+
+    @property
+    def carries_schema_id(self) -> bool:
+        return True
+
+    def wrapping(self, schema_id: SchemaId | None,
+                 message_index: tuple[int, ...] = (0,)) -> Wrapping:
+        registry_id = _integer_id(self.name, schema_id, 63)  # a Java long's non-negative ids
+        return Wrapping(b"", ((self.header_name, _LONG.pack(registry_id)),))
+
+    def _header(self, headers: Headers) -> bytes | None:
+        """The value of the record's last `header_name` header (Kafka's `lastHeader`), b"" for
+        a null value; None when the record has none."""
+        found = None
+        for name, value in headers or ():
+            if name == self.header_name:
+                found = value or b""
+        return found
+
+    def _read(self, value: bytes) -> int:
+        """The id in a header value; ValueError saying why it is none."""
+        if len(value) != _LONG.size:
+            raise ValueError(f"header {self.header_name!r} holds {len(value)} bytes, not the "
+                             f"{_LONG.size}-byte id")
+        schema_id: int = _LONG.unpack(value)[0]
+        if schema_id < 0:
+            raise ValueError(f"header {self.header_name!r} holds a negative id {schema_id}")
+        return schema_id
+
+    def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
+               hint: str | None = None) -> Unwrapped:
+        value = self._header(headers)
+        if value is None and self.payload is not None and data[:1] == bytes([self.payload.magic]):
+            return self.payload.unwrap(data, headers, where=where, hint=hint)
+        if value is None:
+            also = (f", nor starts with magic byte {self.payload.magic}"
+                    if self.payload is not None else "")
+            raise FrameError(f"{_named(where)}: not {self.title}-framed: no header "
+                             f"{self.header_name!r}{also}", hint=hint or _HINT)
+        try:
+            return self._read(value), None, data
+        except ValueError as exc:
+            raise FrameError(f"{_named(where)}: not {self.title}-framed: {exc}",
+                             hint=hint or _HINT) from None
+
+    def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
+        value = self._header(headers)
+        if value is None:
+            return None if self.payload is None else self.payload.schema_id(data)
+        try:
+            return self._read(value)
+        except ValueError:
+            return None
+
+    def body(self, data: bytes) -> bytes:
+        """The record's bytes, the body of a record that has the header: its headers alone say
+        whether it does (an Avro body may start with byte 0), so `unwrap` reads the rest."""
+        return data
+
+    def common_id(self, data: Sequence[bytes], headers: Sequence[Headers] | None = None,
+                  ) -> tuple[SchemaId, int] | None:
+        values = {None} if headers is None else {self._header(h) for h in headers}
+        if (headers is not None and len(headers) != len(data)) or len(values) != 1:
+            return None
+        value = next(iter(values))
+        if value is None:
+            return None if self.payload is None else self.payload.common_id(data)
+        try:
+            return self._read(value), 0
+        except ValueError:
+            return None
 
 
 def _zigzag(value: int) -> bytes:
@@ -285,3 +401,28 @@ BARE = Frame("bare")
 CONFLUENT = PrefixFrame("confluent")
 #: Confluent's Protobuf wire format: the CONFLUENT header, then the message index, then the body.
 CONFLUENT_PROTOBUF = PrefixFrame("confluent-protobuf", with_index=True)
+
+# Apicurio Registry's framings. Its prefix is Confluent's layout with its own ids (the
+# magic byte: BaseSerde.MAGIC_BYTE, 3.x; AbstractKafkaSerDe.MAGIC_BYTE, 2.x; both 0).
+#: Apicurio 3.x's default: magic byte 0, the content id as 4 bytes big-endian, the body
+#: (serdes/generic/serde-common/.../serde/Default4ByteIdHandler.java; SerdeConfig's
+#: ID_HANDLER_DEFAULT and USE_ID_DEFAULT = contentId). 2.x writes it under
+#: `apicurio.registry.as-confluent` (Legacy4ByteIdHandler, the global id).
+APICURIO = PrefixFrame("apicurio", title="Apicurio")
+#: Apicurio 2.x's default in the bytes: magic byte 0, the global id as 8 bytes big-endian, the
+#: body (serdes/serde-common/.../serde/DefaultIdHandler.java, `putLong`; 3.x:
+#: serdes/generic/serde-common/.../serde/Legacy8ByteIdHandler.java).
+APICURIO_LEGACY = PrefixFrame("apicurio-legacy", title="Apicurio", id_bytes=8)
+#: Apicurio's header ids (`apicurio.registry.headers.enabled`, 2.x's default): the global id
+#: (2.x's default `use-id`) or the content id (3.x's) as an 8-byte long in the key's or the
+#: value's header; a record without it is read as the deserializer's id handler reads it
+#: (2.x's default DefaultIdHandler, 8 bytes; 3.x's Default4ByteIdHandler, 4 bytes).
+APICURIO_KEY_GLOBAL_ID = HeaderFrame("apicurio-key-global-id", header_name="apicurio.key.globalId",
+                                     payload=APICURIO_LEGACY)
+APICURIO_VALUE_GLOBAL_ID = HeaderFrame("apicurio-value-global-id",
+                                       header_name="apicurio.value.globalId",
+                                       payload=APICURIO_LEGACY)
+APICURIO_KEY_CONTENT_ID = HeaderFrame("apicurio-key-content-id",
+                                      header_name="apicurio.key.contentId", payload=APICURIO)
+APICURIO_VALUE_CONTENT_ID = HeaderFrame("apicurio-value-content-id",
+                                        header_name="apicurio.value.contentId", payload=APICURIO)

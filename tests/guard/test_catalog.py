@@ -149,10 +149,12 @@ def test_unknown_names_are_errors_that_list_the_known_ones():
     with pytest.raises(InvalidOptionError, match="unknown format 'thrift'") as fmt:
         format_factory("thrift")
     assert fmt.value.exit_code == 2 and "avro-confluent" in (fmt.value.hint or "")
-    with pytest.raises(InvalidOptionError, match="unknown framing 'apicurio'") as frame:
-        catalog.frame("apicurio")
+    with pytest.raises(InvalidOptionError, match="unknown framing 'glue'") as frame:
+        catalog.frame("glue")
     assert frame.value.exit_code == 2
-    assert frame.value.hint == "use one of bare, confluent, confluent-protobuf"
+    assert frame.value.hint == (
+        "use one of apicurio, apicurio-key-content-id, apicurio-key-global-id, apicurio-legacy, "
+        "apicurio-value-content-id, apicurio-value-global-id, bare, confluent, confluent-protobuf")
     with pytest.raises(InvalidOptionError, match="unknown report format 'html'") as rendered:
         renderer("html")
     assert rendered.value.hint == "use one of text, json, junit, sarif, github, gitlab"
