@@ -13,50 +13,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from http_registry_cases import KEY_V1, KEY_V2, PASSWORD, SUBJECT, fails, open_http
 
 from keyguard.formats.avro_confluent_format import AVRO_CONFLUENT_FORMAT
 from keyguard.formats.codec import CodecContext
 from keyguard.formats.errors import (
     EXIT_INVALID,
     EXIT_UNREACHABLE,
-    KeyguardError,
     RegistryError,
     RegistryUnavailableError,
 )
 from keyguard.formats.registry import EmptyRegistry, Registration, parse_guid
-from keyguard.formats.registry.connect import ENV_USER_INFO, open_registry
+from keyguard.formats.registry.connect import ENV_USER_INFO
 from keyguard.formats.registry.file import FileRegistry
-from keyguard.formats.registry.http import HttpRegistry
 from keyguard.formats.registry.mock import MockRegistry
 from keyguard.formats.registry.registration import resolve_registration, resolve_schema_id
 from keyguard.formats.schema_identity import derived_guid
 from keyguard.formats.types import BigIntType, StringType, row
 
-KEY_V1 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
-          '"fields":[{"name":"user_region","type":"string"}]}')
-KEY_V2 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
-          '"fields":[{"name":"user_region","type":"string"},'
-          '{"name":"shard","type":["null","int"],"default":null}]}')
-SUBJECT = "pageviews_per_region-key"
-FAST = {"retries": "0", "timeout": "2s"}
-PASSWORD = "s3cr3t-PASSWORD"
 UNKNOWN = "0b5c2d7e-1f3a-4c6b-8d9e-0a1b2c3d4e5f"
-
-
-def _open(url: str, config: dict[str, Any] | None = None, **env: str) -> HttpRegistry:
-    reg = open_registry(url, {**FAST, **(config or {})}, environ=env)
-    assert isinstance(reg, HttpRegistry)
-    return reg
-
-
-def _fails(exc_type: type[KeyguardError], call: Any, *secrets: str) -> KeyguardError:
-    with pytest.raises(exc_type) as info:
-        call()
-    err = info.value
-    for text in (str(err), repr(err), err.message, err.hint or ""):
-        for secret in secrets:
-            assert secret not in text
-    return err
 
 
 # --- the GUID's text -------------------------------------------------------------------------
@@ -71,7 +46,7 @@ def test_a_guid_is_read_in_its_canonical_form_from_text_or_bytes() -> None:
 
 @pytest.mark.parametrize("bad", ["", "42", "../subjects", "not-a-guid", b"\x01" * 15, None])
 def test_anything_else_is_refused_with_an_example(bad: object) -> None:
-    err = _fails(RegistryError, lambda: parse_guid(bad, "the key's schema id header"))
+    err = fails(RegistryError, lambda: parse_guid(bad, "the key's schema id header"))
     assert err.exit_code == EXIT_INVALID
     assert err.message.startswith("the key's schema id header: ") and "is not a GUID" in err.message
     assert err.hint and "UUID" in err.hint
@@ -107,13 +82,13 @@ def test_file_registry_guid_keeps_the_schema_type_and_references(tmp_path: Path)
 def test_file_registry_unknown_or_malformed_guid_is_invalid_input(tmp_path: Path) -> None:
     reg = FileRegistry(tmp_path)
     reg.register(SUBJECT, KEY_V1)
-    err = _fails(RegistryError, lambda: reg.get_by_guid(UNKNOWN))
+    err = fails(RegistryError, lambda: reg.get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_INVALID and f"no schema with GUID {UNKNOWN}" in err.message
-    assert _fails(RegistryError, lambda: reg.get_by_guid("v1")).exit_code == EXIT_INVALID
+    assert fails(RegistryError, lambda: reg.get_by_guid("v1")).exit_code == EXIT_INVALID
 
 
 def test_a_missing_file_registry_is_unreachable_for_a_guid_too(tmp_path: Path) -> None:
-    err = _fails(RegistryUnavailableError,
+    err = fails(RegistryUnavailableError,
                  lambda: FileRegistry(tmp_path / "missing").get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_UNREACHABLE
 
@@ -128,7 +103,7 @@ def test_a_git_ref_registry_answers_guids_and_refuses_registration(tmp_path: Pat
     subprocess.run([*git, "commit", "-qm", "v1"], check=True)
     at_head = FileRegistry.at_git_ref(tmp_path, "HEAD")
     assert at_head.get_by_guid(derived_guid(KEY_V1)) == ("AVRO", KEY_V1)
-    assert "read-only" in _fails(RegistryError,
+    assert "read-only" in fails(RegistryError,
                                  lambda: at_head.register_guid(SUBJECT, KEY_V2)).message
 
 
@@ -170,14 +145,14 @@ def test_mock_registration_guid_is_what_confluents_serializer_writes(mock: MockR
     done = mock.register_guid(SUBJECT, KEY_V2)
     assert mock.register(SUBJECT, KEY_V2) == done.schema_id
     assert _header_guid(mock, KEY_V2, {"user_region": "eu", "shard": None}) == done.guid
-    err = _fails(RegistryError, lambda: mock.get_by_guid(UNKNOWN))
+    err = fails(RegistryError, lambda: mock.get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_INVALID and f"schema GUID {UNKNOWN}" in err.message
 
 
 def test_the_empty_registry_has_no_guids_and_takes_nothing() -> None:
     empty = EmptyRegistry()
-    assert "not found" in _fails(RegistryError, lambda: empty.get_by_guid(UNKNOWN)).message
-    assert "no registry was named" in _fails(
+    assert "not found" in fails(RegistryError, lambda: empty.get_by_guid(UNKNOWN)).message
+    assert "no registry was named" in fails(
         RegistryError, lambda: empty.register_guid(SUBJECT, KEY_V1)).message
 
 
@@ -186,7 +161,7 @@ def test_the_empty_registry_has_no_guids_and_takes_nothing() -> None:
 
 def test_http_registration_returns_the_registrys_guid(registry_server) -> None:
     registry_server.state.guids = True
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     done = reg.register_guid(SUBJECT, KEY_V1)
     assert done == Registration(reg.register(SUBJECT, KEY_V1),
                                 registry_server.state.guid_of(done.schema_id))
@@ -197,7 +172,7 @@ def test_http_registration_returns_the_registrys_guid(registry_server) -> None:
 
 def test_http_resolves_a_guid_fresh_through_its_route(registry_server) -> None:
     registry_server.state.guids = True
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     schema_id, _ = registry_server.state.add(SUBJECT, KEY_V2)
     guid = registry_server.state.guid_of(schema_id)
     assert reg.get_by_guid(guid.upper()) == ("AVRO", KEY_V2)
@@ -208,13 +183,13 @@ def test_http_resolves_a_guid_fresh_through_its_route(registry_server) -> None:
 
 def test_http_unknown_guid_is_the_registrys_answer(registry_server) -> None:
     registry_server.state.guids = True
-    err = _fails(RegistryError, lambda: _open(registry_server.url).get_by_guid(UNKNOWN))
+    err = fails(RegistryError, lambda: open_http(registry_server.url).get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_INVALID and not isinstance(err, RegistryUnavailableError)
     assert "40403" in err.message and f"schema GUID {UNKNOWN}" in err.message
 
 
 def test_http_malformed_guid_is_refused_before_any_request(registry_server) -> None:
-    err = _fails(RegistryError, lambda: _open(registry_server.url).get_by_guid("../../config"))
+    err = fails(RegistryError, lambda: open_http(registry_server.url).get_by_guid("../../config"))
     assert err.exit_code == EXIT_INVALID and registry_server.state.requests == []
 
 
@@ -222,24 +197,24 @@ def test_http_malformed_guid_is_refused_before_any_request(registry_server) -> N
 
 
 def test_a_registry_without_guids_says_so_when_resolving(registry_server) -> None:
-    reg = _open(registry_server.url)
-    err = _fails(RegistryError, lambda: reg.get_by_guid(UNKNOWN))
+    reg = open_http(registry_server.url)
+    err = fails(RegistryError, lambda: reg.get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_INVALID and not isinstance(err, RegistryUnavailableError)
     assert "has no schema GUIDs" in err.message and "Karapace" in err.message
     assert err.hint and "prefix" in err.hint
 
 
 def test_a_registry_without_guids_says_so_when_registering(registry_server) -> None:
-    reg = _open(registry_server.url)
-    err = _fails(RegistryError, lambda: reg.register_guid(SUBJECT, KEY_V1))
+    reg = open_http(registry_server.url)
+    err = fails(RegistryError, lambda: reg.register_guid(SUBJECT, KEY_V1))
     assert err.exit_code == EXIT_INVALID and "has no schema GUIDs" in err.message
     assert "answered no guid" in err.message
     assert reg.get_version(SUBJECT).guid is None  # registered all the same, without a GUID
 
 
 def test_a_url_that_is_no_registry_stays_unreachable(registry_server) -> None:
-    err = _fails(RegistryUnavailableError,
-                 lambda: _open(f"{registry_server.url}/nope").get_by_guid(UNKNOWN))
+    err = fails(RegistryUnavailableError,
+                 lambda: open_http(f"{registry_server.url}/nope").get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_UNREACHABLE and "GUID" not in err.message
 
 
@@ -250,32 +225,32 @@ def test_guid_requests_are_retried(registry_server) -> None:
     registry_server.state.guids = True
     schema_id, _ = registry_server.state.add(SUBJECT, KEY_V1)
     registry_server.state.fail_next = [503]
-    reg = _open(registry_server.url, {"retries": "2", "retry-backoff": "5ms"})
+    reg = open_http(registry_server.url, {"retries": "2", "retry-backoff": "5ms"})
     assert reg.get_by_guid(registry_server.state.guid_of(schema_id)) == ("AVRO", KEY_V1)
     assert len(registry_server.state.requests) == 2
 
 
 def test_a_slow_registry_is_unreachable_within_the_deadline(registry_server) -> None:
     registry_server.state.delay = 1.5
-    reg = _open(registry_server.url, {"timeout": "200ms", "retries": "0"})
-    err = _fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN))
+    reg = open_http(registry_server.url, {"timeout": "200ms", "retries": "0"})
+    err = fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN))
     assert err.exit_code == EXIT_UNREACHABLE and f"schema GUID {UNKNOWN}" in err.message
 
 
 def test_refused_credentials_are_never_shown(registry_server) -> None:
     registry_server.state.basic = ("alice", "right-one")
-    reg = _open(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"})
+    reg = open_http(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"})
     for call in (lambda: reg.get_by_guid(UNKNOWN), lambda: reg.register_guid(SUBJECT, KEY_V1)):
-        err = _fails(RegistryUnavailableError, call, PASSWORD)
+        err = fails(RegistryUnavailableError, call, PASSWORD)
         assert "401" in err.message and err.exit_code == EXIT_UNREACHABLE
     registry_server.state.basic = None
     registry_server.state.echo_status = 500
-    _fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN), PASSWORD)
+    fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN), PASSWORD)
 
 
 def test_connection_refused_is_unreachable(free_port) -> None:
-    reg = _open(f"http://bob:{PASSWORD}@127.0.0.1:{free_port}")
-    err = _fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN), PASSWORD)
+    reg = open_http(f"http://bob:{PASSWORD}@127.0.0.1:{free_port}")
+    err = fails(RegistryUnavailableError, lambda: reg.get_by_guid(UNKNOWN), PASSWORD)
     assert err.exit_code == EXIT_UNREACHABLE
 
 
@@ -300,11 +275,11 @@ def test_registration_resolves_id_and_guid(tmp_path: Path) -> None:
 
 
 def test_registration_through_a_registry_without_guids_fails_clearly(registry_server) -> None:
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     looked_up = _codec(reg, **{"auto.register.schemas": "false"})
     reg.register("orders-key", looked_up.schema_text)
-    err = _fails(RegistryError, lambda: resolve_registration(looked_up))
+    err = fails(RegistryError, lambda: resolve_registration(looked_up))
     assert err.exit_code == EXIT_INVALID and "has no schema GUIDs" in err.message
     assert "subject 'orders-key'" in err.message
-    err = _fails(RegistryError, lambda: resolve_registration(_codec(reg)))
+    err = fails(RegistryError, lambda: resolve_registration(_codec(reg)))
     assert err.message.startswith("avro-confluent key format of topic 'orders': registering")

@@ -3,52 +3,26 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
 
 import pytest
+from http_registry_cases import KEY_V1, KEY_V2, PASSWORD, SUBJECT, fails, open_http
 
 from keyguard.formats.errors import (
     EXIT_INVALID,
     EXIT_UNREACHABLE,
     InvalidOptionError,
-    KeyguardError,
     RegistryError,
     RegistryUnavailableError,
 )
 from keyguard.formats.registry import Registry
 from keyguard.formats.registry.connect import ENV_BEARER_TOKEN, ENV_USER_INFO, open_registry
-from keyguard.formats.registry.http import HttpRegistry
 
-KEY_V1 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
-          '"fields":[{"name":"user_region","type":"string"}]}')
-KEY_V2 = ('{"type":"record","name":"record","namespace":"org.apache.flink.avro.generated",'
-          '"fields":[{"name":"user_region","type":"string"},'
-          '{"name":"shard","type":["null","int"],"default":null}]}')
 BAD = '{"type":"record","name":"INCOMPATIBLE","fields":[]}'
-SUBJECT = "pageviews_per_region-key"
-FAST = {"retries": "0", "timeout": "2s"}
-PASSWORD = "s3cr3t-PASSWORD"
 TOKEN = "tok-SECRET-123"
 
 
-def _open(url: str, config: dict[str, Any] | None = None, **env: str) -> HttpRegistry:
-    reg = open_registry(url, {**FAST, **(config or {})}, environ=env)
-    assert isinstance(reg, HttpRegistry)
-    return reg
-
-
-def _fails(exc_type: type[KeyguardError], call: Any, *secrets: str) -> KeyguardError:
-    with pytest.raises(exc_type) as info:
-        call()
-    err = info.value
-    for text in (str(err), repr(err), err.message, err.hint or ""):
-        for secret in secrets:
-            assert secret not in text
-    return err
-
-
 def test_round_trip(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     assert isinstance(reg, Registry)
     assert reg.subjects() == [] and reg.versions(SUBJECT) == []
     assert reg.lookup(SUBJECT, KEY_V1) is None
@@ -71,7 +45,7 @@ def test_round_trip(registry_server):
 
 
 def test_latest_is_never_stale(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     reg.register(SUBJECT, KEY_V1)
     assert reg.client.get_latest_version(SUBJECT).version == 1  # primes the client's cache
     registry_server.state.add(SUBJECT, KEY_V2)  # behind the client's back
@@ -83,22 +57,22 @@ def test_latest_is_never_stale(registry_server):
 
 
 def test_missing_version_and_id_are_caller_errors(registry_server):
-    reg = _open(registry_server.url)
-    err = _fails(RegistryError, lambda: reg.get_version(SUBJECT))
+    reg = open_http(registry_server.url)
+    err = fails(RegistryError, lambda: reg.get_version(SUBJECT))
     assert err.exit_code == EXIT_INVALID and not isinstance(err, RegistryUnavailableError)
     reg.register(SUBJECT, KEY_V1)
-    assert "40402" in _fails(RegistryError, lambda: reg.get_version(SUBJECT, 7)).message
-    _fails(RegistryError, lambda: reg.get_by_id(999))
+    assert "40402" in fails(RegistryError, lambda: reg.get_version(SUBJECT, 7)).message
+    fails(RegistryError, lambda: reg.get_by_id(999))
 
 
 def test_rejected_registration_is_a_registry_error(registry_server):
-    reg = _open(registry_server.url)
-    err = _fails(RegistryError, lambda: reg.register(SUBJECT, BAD))
+    reg = open_http(registry_server.url)
+    err = fails(RegistryError, lambda: reg.register(SUBJECT, BAD))
     assert err.exit_code == EXIT_INVALID and "409" in err.message and "incompatible" in err.message
 
 
 def test_compatibility_subject_level_else_global(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     registry_server.state.global_level = "FULL"
     assert reg.compatibility(SUBJECT) == "FULL"
     registry_server.state.subject_levels[SUBJECT] = "NONE"
@@ -106,7 +80,7 @@ def test_compatibility_subject_level_else_global(registry_server):
 
 
 def test_check_compatibility_uses_latest_with_verbose(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     answer = reg.check_compatibility(SUBJECT, KEY_V1)
     assert answer is not None and answer.compatible  # no subject yet: anything goes
     reg.register(SUBJECT, KEY_V1)
@@ -121,7 +95,7 @@ def test_check_compatibility_uses_latest_with_verbose(registry_server):
 
 
 def test_check_compatibility_transitive_asks_every_version(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     reg.register(SUBJECT, KEY_V1)
     reg.register(SUBJECT, KEY_V2)
     registry_server.state.subject_levels[SUBJECT] = "BACKWARD_TRANSITIVE"
@@ -140,15 +114,15 @@ def test_basic_auth_from_option_url_and_env(registry_server):
     registry_server.state.basic = ("alice", PASSWORD)
     host = registry_server.url.removeprefix("http://")
     for reg in (
-        _open(registry_server.url, {"basic-auth.credentials-source": "USER_INFO",
+        open_http(registry_server.url, {"basic-auth.credentials-source": "USER_INFO",
                                     "basic-auth.user-info": f"alice:{PASSWORD}"}),
-        _open(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
-        _open(f"http://alice:{PASSWORD}@{host}"),
-        _open(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
+        open_http(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
+        open_http(f"http://alice:{PASSWORD}@{host}"),
+        open_http(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
     ):
         assert reg.subjects() == []
         assert PASSWORD not in repr(reg) and PASSWORD not in reg.name
-    reg = _open(registry_server.url, {"properties.basic.auth.credentials.source": "USER_INFO",
+    reg = open_http(registry_server.url, {"properties.basic.auth.credentials.source": "USER_INFO",
                                       "properties.basic.auth.user.info": f"alice:{PASSWORD}"})
     assert reg.subjects() == []
 
@@ -157,32 +131,32 @@ def test_wrong_or_missing_credentials_are_unavailable_and_never_shown(registry_s
     registry_server.state.basic = ("alice", "right-one")
     host = registry_server.url.removeprefix("http://")
     for reg in (
-        _open(registry_server.url),
-        _open(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
-        _open(f"http://alice:{PASSWORD}@{host}"),
-        _open(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
+        open_http(registry_server.url),
+        open_http(registry_server.url, {"basic-auth.user-info": f"alice:{PASSWORD}"}),
+        open_http(f"http://alice:{PASSWORD}@{host}"),
+        open_http(registry_server.url, **{ENV_USER_INFO: f"alice:{PASSWORD}"}),
     ):
-        err = _fails(RegistryUnavailableError, reg.subjects, PASSWORD)
+        err = fails(RegistryUnavailableError, reg.subjects, PASSWORD)
         assert err.exit_code == EXIT_UNREACHABLE and "401" in err.message
         assert registry_server.url in err.message
 
 
 def test_bearer_token_from_option_and_env(registry_server):
     registry_server.state.bearer = TOKEN
-    for reg in (_open(registry_server.url, {"bearer-auth.credentials-source": "STATIC_TOKEN",
+    for reg in (open_http(registry_server.url, {"bearer-auth.credentials-source": "STATIC_TOKEN",
                                             "bearer-auth.token": TOKEN}),
-                _open(registry_server.url, {"bearer-auth.token": TOKEN}),
-                _open(registry_server.url, **{ENV_BEARER_TOKEN: TOKEN})):
+                open_http(registry_server.url, {"bearer-auth.token": TOKEN}),
+                open_http(registry_server.url, **{ENV_BEARER_TOKEN: TOKEN})):
         assert reg.subjects() == []
     headers = registry_server.state.requests[-1][3]
     assert headers["Authorization"] == f"Bearer {TOKEN}"
-    wrong = _open(registry_server.url, {"bearer-auth.token": "tok-WRONG-456"})
-    _fails(RegistryUnavailableError, wrong.subjects, "tok-WRONG-456", TOKEN)
+    wrong = open_http(registry_server.url, {"bearer-auth.token": "tok-WRONG-456"})
+    fails(RegistryUnavailableError, wrong.subjects, "tok-WRONG-456", TOKEN)
 
 
 def test_forbidden_is_unavailable(registry_server):
     registry_server.state.forbidden = True
-    err = _fails(RegistryUnavailableError, _open(registry_server.url).subjects)
+    err = fails(RegistryUnavailableError, open_http(registry_server.url).subjects)
     assert "403" in err.message
 
 
@@ -191,36 +165,36 @@ def test_forbidden_is_unavailable(registry_server):
 
 def test_retries_then_success(registry_server):
     registry_server.state.fail_next = [503, 503]
-    reg = _open(registry_server.url, {"retries": "3", "retry-backoff": "5ms"})
+    reg = open_http(registry_server.url, {"retries": "3", "retry-backoff": "5ms"})
     assert reg.subjects() == []
     assert len(registry_server.state.requests) == 3
 
 
 def test_retries_exhausted_is_unavailable(registry_server):
     registry_server.state.fail_next = [503] * 5
-    reg = _open(registry_server.url, {"retries": "2", "retry-backoff": "5ms"},
+    reg = open_http(registry_server.url, {"retries": "2", "retry-backoff": "5ms"},
                 **{ENV_USER_INFO: f"bob:{PASSWORD}"})
-    err = _fails(RegistryUnavailableError, reg.subjects, PASSWORD)
+    err = fails(RegistryUnavailableError, reg.subjects, PASSWORD)
     assert "503" in err.message and err.exit_code == EXIT_UNREACHABLE
     assert len(registry_server.state.requests) == 3
 
 
 def test_timeout_is_unavailable(registry_server):
     registry_server.state.delay = 1.5
-    reg = _open(registry_server.url, {"timeout": "200ms", "retries": "0"})
-    err = _fails(RegistryUnavailableError, reg.subjects)
+    reg = open_http(registry_server.url, {"timeout": "200ms", "retries": "0"})
+    err = fails(RegistryUnavailableError, reg.subjects)
     assert "0.2s" in err.message and "timeout" in (err.hint or "")
 
 
 def test_connection_refused_is_unavailable(free_port):
-    reg = _open(f"http://bob:{PASSWORD}@127.0.0.1:{free_port}")
-    err = _fails(RegistryUnavailableError, lambda: reg.versions(SUBJECT), PASSWORD)
+    reg = open_http(f"http://bob:{PASSWORD}@127.0.0.1:{free_port}")
+    err = fails(RegistryUnavailableError, lambda: reg.versions(SUBJECT), PASSWORD)
     assert f"http://127.0.0.1:{free_port}" in err.message
     assert "running" in (err.hint or "")
 
 
 def test_failover_to_the_second_url(registry_server, free_port):
-    reg = _open(f"http://127.0.0.1:{free_port},{registry_server.url}")
+    reg = open_http(f"http://127.0.0.1:{free_port},{registry_server.url}")
     assert reg.subjects() == []
 
 
@@ -232,13 +206,13 @@ def test_https_with_pem_or_pkcs12_truststore(tls_server, tls_files):
                    {"ssl.truststore.location": str(tls_files.trust_p12),
                     "ssl.truststore.password": "truststore-pw"},
                    {"properties.ssl.ca.location": str(tls_files.ca_pem)}):
-        reg = _open(tls_server.url, config)
+        reg = open_http(tls_server.url, config)
         reg.register(SUBJECT, KEY_V1)
         assert reg.versions(SUBJECT) == [1]
 
 
 def test_https_untrusted_certificate_is_unavailable_with_a_hint(tls_server):
-    err = _fails(RegistryUnavailableError, _open(tls_server.url).subjects)
+    err = fails(RegistryUnavailableError, open_http(tls_server.url).subjects)
     assert "ssl.truststore.location" in (err.hint or "")
 
 
@@ -247,12 +221,12 @@ def test_mutual_tls_with_pkcs12_or_pem_keystore(mtls_server, tls_files):
     for keystore in ({"ssl.keystore.location": str(tls_files.client_p12),
                       "ssl.keystore.password": "keystore-pw"},
                      {"ssl.keystore.location": str(tls_files.client_pem_bundle)}):
-        assert _open(mtls_server.url, {**trust, **keystore}).subjects() == []
-    _fails(RegistryUnavailableError, _open(mtls_server.url, trust).subjects)
+        assert open_http(mtls_server.url, {**trust, **keystore}).subjects() == []
+    fails(RegistryUnavailableError, open_http(mtls_server.url, trust).subjects)
 
 
 def test_wrong_keystore_password_is_an_option_error(tls_files):
-    err = _fails(InvalidOptionError, lambda: open_registry(
+    err = fails(InvalidOptionError, lambda: open_registry(
         "https://127.0.0.1:1", {"ssl.keystore.location": str(tls_files.client_p12),
                                 "ssl.keystore.password": "not-" + PASSWORD}), PASSWORD)
     assert "client.p12" in err.message
@@ -263,9 +237,9 @@ def test_credentials_never_logged(registry_server, caplog):
     registry_server.state.fail_next = [503]
     host = registry_server.url.removeprefix("http://")
     with caplog.at_level(1):  # every logger, every level (httpx, httpcore, the client)
-        for reg in (_open(f"http://alice:{PASSWORD}@{host}", {"retries": "1",
+        for reg in (open_http(f"http://alice:{PASSWORD}@{host}", {"retries": "1",
                                                               "retry-backoff": "1ms"}),
-                    _open(registry_server.url, {"bearer-auth.token": TOKEN})):
+                    open_http(registry_server.url, {"bearer-auth.token": TOKEN})):
             with pytest.raises(RegistryUnavailableError):
                 reg.versions(SUBJECT)
     assert caplog.records  # the HTTP libraries did log
@@ -279,24 +253,24 @@ def test_credentials_never_logged(registry_server, caplog):
 
 @pytest.mark.parametrize("path", ["/nope", "/html"])
 def test_a_url_that_is_not_the_registry_api_is_unavailable(registry_server, path):
-    reg = _open(registry_server.url + path)
+    reg = open_http(registry_server.url + path)
     for call in (reg.prove, lambda: reg.versions(SUBJECT), lambda: reg.get_by_id(1),
                  lambda: reg.lookup(SUBJECT, KEY_V1)):
-        err = _fails(RegistryUnavailableError, call)
+        err = fails(RegistryUnavailableError, call)
         assert err.exit_code == EXIT_UNREACHABLE
         assert registry_server.url + path in err.message
 
 
 def test_a_bare_404_is_not_a_missing_subject_but_40401_is(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     assert reg.versions("no-such-subject") == []  # error_code 40401: the registry said so
-    wrong = _open(registry_server.url + "/nope")
+    wrong = open_http(registry_server.url + "/nope")
     with pytest.raises(RegistryUnavailableError, match="without a schema registry error code"):
         wrong.versions("no-such-subject")
 
 
 def test_the_proof_is_asked_once_and_cached(registry_server):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     reg.prove()
     reg.prove()
     asked = [r for r in registry_server.state.requests if r[1] == "/subjects"]
@@ -304,7 +278,7 @@ def test_the_proof_is_asked_once_and_cached(registry_server):
 
 
 def test_a_subjects_answer_that_is_not_a_list_is_unavailable(registry_server, monkeypatch):
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     monkeypatch.setattr(reg.client, "get_subjects", lambda: {"not": "a list"})
     with pytest.raises(RegistryUnavailableError, match="not a list of subjects"):
         reg.prove()
@@ -312,7 +286,7 @@ def test_a_subjects_answer_that_is_not_a_list_is_unavailable(registry_server, mo
 
 def test_explicit_bearer_token_wins_over_env_user_info(registry_server):
     registry_server.state.bearer = TOKEN
-    reg = _open(registry_server.url, {"bearer-auth.token": TOKEN + "\n"},
+    reg = open_http(registry_server.url, {"bearer-auth.token": TOKEN + "\n"},
                 **{ENV_USER_INFO: f"carol:{PASSWORD}"})
     assert reg.subjects() == []
     sent = registry_server.state.requests[-1][3]
@@ -322,7 +296,7 @@ def test_explicit_bearer_token_wins_over_env_user_info(registry_server):
 @pytest.mark.parametrize("token", [TOKEN + "\n", f"  {TOKEN}\r\n", f"\t{TOKEN}"])
 def test_a_token_read_from_a_file_is_stripped(registry_server, token):
     registry_server.state.bearer = TOKEN
-    reg = _open(registry_server.url, **{ENV_BEARER_TOKEN: token})
+    reg = open_http(registry_server.url, **{ENV_BEARER_TOKEN: token})
     assert reg.subjects() == []
 
 
@@ -331,7 +305,7 @@ def test_a_token_read_from_a_file_is_stripped(registry_server, token):
 def test_a_token_with_a_control_or_non_ascii_character_is_invalid_and_not_echoed(token):
     for config, env in (({"bearer-auth.token": token}, {}), ({}, {ENV_BEARER_TOKEN: token}),
                         ({"basic-auth.user-info": f"u:{token}"}, {})):
-        err = _fails(InvalidOptionError,
+        err = fails(InvalidOptionError,
                      lambda c=config, e=env: open_registry("http://127.0.0.1:1", c, environ=e),
                      TOKEN)
         assert err.exit_code == EXIT_INVALID and "not a valid credential" in err.message
@@ -341,7 +315,7 @@ def test_credentials_that_may_not_list_subjects_prove_the_registry_by_its_config
         registry_server):
     registry_server.state.forbidden_paths = {"/subjects"}
     registry_server.state.add(SUBJECT, KEY_V1)
-    reg = _open(registry_server.url)
+    reg = open_http(registry_server.url)
     reg.prove()
     assert reg.versions(SUBJECT) == [1]
     assert ("GET", "/config") in {(r[0], r[1]) for r in registry_server.state.requests}
