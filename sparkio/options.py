@@ -211,14 +211,10 @@ FLINK_DDL: Option[str | None] = Option(
     ".schema(...) takes its physical columns.")
 
 
-def with_flink_ddl(options: Mapping[str, Any]) -> dict[str, Any]:
+def with_flink_ddl(options: Mapping[str, Any]) -> tuple[dict[str, Any], RowType | None]:
     """The options with `flink.ddl` expanded into the options its statement gives (the
-    explicit ones on top), so every later step sees plain options."""
-    return _expand_flink_ddl(options)[0]
-
-
-def _expand_flink_ddl(options: Mapping[str, Any]) -> tuple[dict[str, Any], RowType | None]:
-    """`with_flink_ddl`, and the physical columns the DDL declares (None: no DDL)."""
+    explicit ones on top), so every later step sees plain options; and the physical columns
+    the DDL declares (None: no DDL), with their lengths and TIME/TIMESTAMP precisions."""
     raw = {str(k): v for k, v in options.items()}
     ddl = raw.pop(FLINK_DDL.key, None)
     if ddl is None:
@@ -230,12 +226,6 @@ def _expand_flink_ddl(options: Mapping[str, Any]) -> tuple[dict[str, Any], RowTy
             "the connector's producer (murmur2 of the key bytes) would not",
             hint="drop sink.partitioner from the DDL, or set it to 'default'")
     return {**table.connector_settings(), **raw}, table.columns
-
-
-def declared_columns(options: Mapping[str, Any]) -> RowType | None:
-    """The physical columns `flink.ddl` declares, or None without one."""
-    ddl = {str(k): v for k, v in options.items()}.get(FLINK_DDL.key)
-    return None if ddl is None else read_flink_ddl(str(ddl), FLINK_DDL.key).columns
 
 
 CONNECTOR_OPTIONS = OptionSet(
@@ -343,7 +333,7 @@ def normalize(options: Mapping[str, Any]) -> dict[str, str]:
 def resolve_connector(options: Mapping[str, Any], *, require_bootstrap: bool = True
                       ) -> ConnectorOptions:
     """Validate table, format and connector options together, once; reject conflicts by name."""
-    expanded, declared = _expand_flink_ddl(options)
+    expanded, declared = with_flink_ddl(options)
     raw = normalize(expanded)
     resolved = resolve_options(raw, extra=CONNECTOR_OPTIONS)
     table = resolved.table

@@ -99,7 +99,6 @@ from keyguard.sparkio.options import (
     STALL_TIMEOUT,
     ScanFold,
     ScanMode,
-    declared_columns,
     with_flink_ddl,
 )
 from keyguard.sparkio.schema_ids import (
@@ -147,10 +146,12 @@ class ReadSettings:
     plan_options: PlanOptions
     #: scan.include-headers: a `headers` column (`keyguard.sparkio.headers`).
     include_headers: bool = False
+    #: The physical columns a `flink.ddl` declares (None without one): their precisions.
+    declared: RowType | None = None
 
     @staticmethod
     def of(options: Mapping[str, Any]) -> ReadSettings:
-        raw = with_flink_ddl(options)
+        raw, declared = with_flink_ddl(options)
         plan_options = resolve_options(raw, extra=connector_options())
         resolved = plan_options.table
         props = {k[len(PROPERTIES):]: v for k, v in raw.items() if k.startswith(PROPERTIES)}
@@ -174,6 +175,7 @@ class ReadSettings:
             stall_timeout_s=resolved[STALL_TIMEOUT] / 1000,
             plan_options=plan_options,
             include_headers=resolved[INCLUDE_HEADERS],
+            declared=declared,
         )
 
     def kafka(self) -> KafkaRanges:
@@ -577,7 +579,7 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         self.table_schema, self.op_index = self._split_schema(schema)
         # Every option and the schema are checked here, once, before any task.
         self.spec: PlanSpec = self.settings.plan_options.project(with_declared(
-            from_spark_schema(self.table_schema), declared_columns(options)))
+            from_spark_schema(self.table_schema), self.settings.declared))
         # The registry is opened and asked here, on the driver, once: the tasks decode with
         # these ids.
         plan = self.spec.build(registries=open_plan_registries(self.settings.plan_options))

@@ -41,7 +41,7 @@ def ddl(topic: str = "orders", bootstrap: str = "127.0.0.1:9", more: str = "") -
 
 
 def test_the_ddl_resolves_to_its_options() -> None:
-    assert with_flink_ddl({FLINK_DDL.key: ddl()}) == OPTIONS
+    assert with_flink_ddl({FLINK_DDL.key: ddl()})[0] == OPTIONS
     by_ddl = resolve_connector({FLINK_DDL.key: ddl()})
     by_options = resolve_connector(OPTIONS)
     assert by_ddl.resolved == by_options.resolved
