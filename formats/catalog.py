@@ -63,13 +63,22 @@ FRAMES = {
     "bare": "keyguard.formats.framing:BARE",
     "confluent": "keyguard.formats.framing:CONFLUENT",
     "confluent-protobuf": "keyguard.formats.framing:CONFLUENT_PROTOBUF",
+    "confluent-header": "keyguard.formats.framing:CONFLUENT_HEADER",
+    "confluent-protobuf-header": "keyguard.formats.framing:CONFLUENT_PROTOBUF_HEADER",
     "apicurio": "keyguard.formats.framing:APICURIO",
     "apicurio-legacy": "keyguard.formats.framing:APICURIO_LEGACY",
     "apicurio-key-global-id": "keyguard.formats.framing:APICURIO_KEY_GLOBAL_ID",
     "apicurio-value-global-id": "keyguard.formats.framing:APICURIO_VALUE_GLOBAL_ID",
     "apicurio-key-content-id": "keyguard.formats.framing:APICURIO_KEY_CONTENT_ID",
     "apicurio-value-content-id": "keyguard.formats.framing:APICURIO_VALUE_CONTENT_ID",
+    "apicurio-header-global-id": "keyguard.formats.framing:APICURIO_HEADER_GLOBAL_ID",
+    "apicurio-header-content-id": "keyguard.formats.framing:APICURIO_HEADER_CONTENT_ID",
 }
+
+#: The framings a registry format's `framing` option may name, for either side: Confluent's
+#: (the id in the bytes, or the GUID in a header) and Apicurio's.
+SIDE_FRAMINGS = ("confluent", "confluent-header", "apicurio", "apicurio-legacy",
+                 "apicurio-header-global-id", "apicurio-header-content-id")
 
 
 def known(names: Iterable[str]) -> str:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from keyguard.formats.errors import DecodeError
@@ -107,6 +107,28 @@ class Frame:
     def header(self) -> int:
         """The bytes before every body (0 when the id is not in the bytes)."""
         return 0
+
+    @property
+    def id_in_header(self) -> bool:
+        """The writer puts the schema id in a record header, the bytes are the bare body."""
+        return False
+
+    @property
+    def needs_guid(self) -> bool:
+        """The writer writes the schema's GUID (not its integer registry id)."""
+        return False
+
+    def for_role(self, role: str) -> Frame:
+        """The frame of a key or a value: a frame whose header is named by side (Confluent's
+        `__key_schema_id`, Apicurio's `apicurio.key.globalId`) names its side's."""
+        return self
+
+    def with_message_index(self) -> Frame:
+        """The same framing with Confluent's Protobuf message index after the id; ValueError
+        for a framing that has none (Apicurio's)."""
+        if self.indexed:
+            return self
+        raise ValueError(f"{self.name} framing carries no Protobuf message index")
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:
@@ -218,7 +240,8 @@ class PrefixFrame(Frame):
             return None
         return int.from_bytes(data[1:n], "big")
 
-    schema_id = registry_id  # the id in the bytes is always a registry's integer id
+    def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
+        return self.registry_id(data)  # the id in these bytes is always an integer id
 
     def body(self, data: bytes) -> bytes:
         if self.with_index:
@@ -278,6 +301,13 @@ class HeaderFrame(Frame):
     @property
     def carries_schema_id(self) -> bool:
         return True
+
+    @property
+    def id_in_header(self) -> bool:
+        return True
+
+    def for_role(self, role: str) -> Frame:
+        return _sided(self, role)
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:
@@ -347,6 +377,183 @@ class HeaderFrame(Frame):
             return None
 
 
+def _sided(frame: HeaderFrame | ConfluentFrame, role: str) -> Frame:
+    """`frame` with its header named for `role`, when its name is a `{role}` template."""
+    if "{role}" not in frame.header_name:
+        return frame
+    return replace(frame, header_name=frame.header_name.format(role=role))
+
+
+#: Confluent's magic bytes: 0 before a 4-byte integer id, 1 before a 16-byte GUID.
+_GUID_MAGIC = 1
+_ID_SIZES = {MAGIC_BYTE: 4, _GUID_MAGIC: 16}
+
+
+def _read_confluent_id(data: bytes) -> tuple[SchemaId, int]:
+    """The id at the start of `data` (a record's bytes or a header's value) and where what
+    follows starts: magic byte 0 and a 4-byte id, or magic byte 1 and a 16-byte GUID
+    (confluent-kafka's `SchemaId.from_bytes`, Java's `SchemaId.fromBytes`); ValueError."""
+    if not data:
+        return _cut(data)
+    size = _ID_SIZES.get(data[0])
+    if size is None:
+        raise ValueError(f"magic byte is {data[0]}, not {MAGIC_BYTE} (a schema id) or "
+                         f"{_GUID_MAGIC} (a schema GUID)")
+    if len(data) < 1 + size:
+        return _cut(data)
+    if size == 4:
+        return int.from_bytes(data[1:5], "big"), 5
+    from uuid import UUID  # lazy: CLI start-up (a GUID is only read from a record)
+
+    return UUID(bytes=bytes(data[1:17])), 17
+
+
+def _cut(data: bytes) -> tuple[SchemaId, int]:
+    what = ("the 5-byte header (magic byte 0, a 4-byte schema id)" if data[:1] != b"\x01" else
+            "the 17-byte header (magic byte 1, a 16-byte schema GUID)")
+    raise ValueError(f"{len(data)} bytes, shorter than {what}")
+
+
+def _guid(frame: str, schema_id: SchemaId | None) -> bytes:
+    """The 16 bytes of `schema_id`, a schema GUID; ValueError otherwise."""
+    from uuid import UUID  # lazy: CLI start-up (a GUID is only written by a header framing)
+
+    if not isinstance(schema_id, UUID):
+        raise ValueError(f"{frame} framing needs the schema's GUID, not {schema_id!r}")
+    return schema_id.bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ConfluentFrame(PrefixFrame):
+    """Confluent's framings, as its clients write and read them.
+
+    Written: the id in the bytes (`prefix_schema_id_serializer`, Java's
+    `PrefixSchemaIdSerializer`: magic byte 0, the 4-byte id) or, `in_header`, the schema's GUID
+    in the record header `__key_schema_id` / `__value_schema_id` (`header_schema_id_serializer`,
+    Java's `HeaderSchemaIdSerializer`: magic byte 1 and the 16 GUID bytes, then Protobuf's
+    message index), the bytes the bare body. Read either way, as `dual_schema_id_deserializer`
+    (Java's `DualSchemaIdDeserializer`) reads: the side's header first, then the bytes, each
+    with magic byte 0 (an id) or 1 (a GUID). confluent-kafka-python 2.16:
+    schema_registry/__init__.py (the two serializers, the dual deserializer: the first header
+    of the name wins, a header with a null value is absent), schema_registry/common/serde.py
+    (`SchemaId`: `from_bytes`, `id_to_bytes`, `guid_to_bytes`).
+    """
+
+    #: The header of the side's id; `{role}` is "key" or "value" (`for_role`).
+    header_name: str = "__{role}_schema_id"
+    in_header: bool = False
+
+    @property
+    def id_in_header(self) -> bool:
+        return self.in_header
+
+    @property
+    def needs_guid(self) -> bool:
+        return self.in_header
+
+    @property
+    def header(self) -> int:
+        return 0 if self.in_header else 1 + self.id_bytes
+
+    def for_role(self, role: str) -> Frame:
+        return _sided(self, role)
+
+    def with_message_index(self) -> Frame:
+        if self.with_index:
+            return self
+        return replace(self, name=self.name.replace("confluent", "confluent-protobuf", 1),
+                       with_index=True)
+
+    def wrapping(self, schema_id: SchemaId | None,
+                 message_index: tuple[int, ...] = (0,)) -> Wrapping:
+        if not self.in_header:
+            return PrefixFrame.wrapping(self, schema_id, message_index)
+        value = bytes([_GUID_MAGIC]) + _guid(self.name, schema_id)
+        if self.with_index:
+            value += message_index_bytes(message_index)
+        return Wrapping(b"", ((self.header_name, value),))
+
+    def _header_value(self, headers: Headers) -> bytes | None:
+        """The side's header value: the first header of the name (confluent-kafka's
+        `dual_schema_id_deserializer`); None when there is none or its value is null."""
+        for name, value in headers or ():
+            if name == self.header_name:
+                return value
+        return None
+
+    def _read(self, data: bytes) -> tuple[SchemaId, tuple[int, ...] | None, int]:
+        """Id, message index and where the rest starts, of bytes that begin with an id."""
+        schema_id, pos = _read_confluent_id(data)
+        if not self.with_index:
+            return schema_id, None, pos
+        try:
+            index, pos = read_message_index(data, pos)
+        except ValueError as exc:
+            raise ValueError(f"schema id {schema_id}: {exc}") from None
+        return schema_id, index, pos
+
+    def unwrap(self, data: bytes, headers: Headers = None, *, where: Where,
+               hint: str | None = None) -> Unwrapped:
+        value = self._header_value(headers) if headers else None
+        if value is None and not self.with_index and data[:1] == b"\x00" and len(data) >= 5:
+            return int.from_bytes(data[1:5], "big"), None, data[5:]  # the common case, fast
+        try:
+            if value is not None:
+                schema_id, index, _ = self._read(value)
+                return schema_id, index, data
+            schema_id, index, start = self._read(data)
+        except ValueError as exc:
+            inside = f"header {self.header_name!r}: " if value is not None else ""
+            raise FrameError(f"{_named(where)}: not {self.title}-framed: {inside}{exc}",
+                             hint=hint or _HINT) from None
+        return schema_id, index, data[start:]
+
+    def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
+        value = self._header_value(headers) if headers else None
+        try:
+            return _read_confluent_id(value if value is not None else data or b"")[0]
+        except ValueError:
+            return None
+
+    def registry_id(self, data: bytes | None, headers: Headers = None) -> int | None:
+        schema_id = self.schema_id(data, headers)
+        return schema_id if type(schema_id) is int else None
+
+    def body(self, data: bytes) -> bytes:
+        """The body after the frame in the bytes (ValueError when the bytes hold none)."""
+        return data[self._read(data)[2]:]
+
+    def message_index(self, data: bytes) -> tuple[int, ...]:
+        if not self.with_index:
+            raise ValueError(f"{self.name} framing carries no message index")
+        index = self._read(data)[1]
+        assert index is not None
+        return index
+
+    def common_id(self, data: Sequence[bytes], headers: Sequence[Headers] | None = None,
+                  ) -> tuple[SchemaId, int] | None:
+        if self.with_index or not data:
+            return None
+        if headers is not None and any(headers):
+            if len(headers) != len(data):
+                return None
+            values = {self._header_value(h) for h in headers}
+            if len(values) != 1:
+                return None
+            value = next(iter(values))
+            if value is not None:
+                found = self.schema_id(b"", ((self.header_name, value),))
+                return None if found is None else (found, 0)
+        size = _ID_SIZES.get(data[0][0]) if data[0] else None
+        if size is None:
+            return None
+        heads = {d[:1 + size] for d in data}
+        if len(heads) != 1:
+            return None
+        found = self.schema_id(next(iter(heads)))
+        return None if found is None else (found, 1 + size)
+
+
 def _zigzag(value: int) -> bytes:
     value = (value << 1) ^ (value >> 63)
     out = bytearray()
@@ -397,10 +604,16 @@ def read_message_index(data: bytes, pos: int) -> tuple[tuple[int, ...], int]:
 
 #: No framing: the record is the body (json, csv, raw, avro, protobuf).
 BARE = Frame("bare")
-#: Confluent's wire format: magic byte 0, the schema id as 4 bytes big-endian, then the body.
-CONFLUENT = PrefixFrame("confluent")
+#: Confluent's wire format: magic byte 0, the schema id as 4 bytes big-endian, then the body;
+#: read as Confluent's dual deserializer reads (the side's header first, magic byte 0 or 1).
+CONFLUENT = ConfluentFrame("confluent")
 #: Confluent's Protobuf wire format: the CONFLUENT header, then the message index, then the body.
-CONFLUENT_PROTOBUF = PrefixFrame("confluent-protobuf", with_index=True)
+CONFLUENT_PROTOBUF = CONFLUENT.with_message_index()
+#: Confluent's header framing: the schema's GUID (magic byte 1) in `__key_schema_id` or
+#: `__value_schema_id`, the record's bytes the bare body (`header_schema_id_serializer`).
+CONFLUENT_HEADER = ConfluentFrame("confluent-header", in_header=True)
+#: The same for Protobuf: the header holds the message index after the GUID.
+CONFLUENT_PROTOBUF_HEADER = CONFLUENT_HEADER.with_message_index()
 
 # Apicurio Registry's framings. Its prefix is Confluent's layout with its own ids (the
 # magic byte: BaseSerde.MAGIC_BYTE, 3.x; AbstractKafkaSerDe.MAGIC_BYTE, 2.x; both 0).
@@ -426,3 +639,10 @@ APICURIO_KEY_CONTENT_ID = HeaderFrame("apicurio-key-content-id",
                                       header_name="apicurio.key.contentId", payload=APICURIO)
 APICURIO_VALUE_CONTENT_ID = HeaderFrame("apicurio-value-content-id",
                                         header_name="apicurio.value.contentId", payload=APICURIO)
+#: The two header framings as a format's `framing` option names them, for either side
+#: (`Frame.for_role` names the side's header).
+APICURIO_HEADER_GLOBAL_ID = HeaderFrame("apicurio-header-global-id",
+                                        header_name="apicurio.{role}.globalId",
+                                        payload=APICURIO_LEGACY)
+APICURIO_HEADER_CONTENT_ID = HeaderFrame("apicurio-header-content-id",
+                                         header_name="apicurio.{role}.contentId", payload=APICURIO)

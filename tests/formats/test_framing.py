@@ -64,7 +64,10 @@ def test_confluent_protobuf_frame_golden_bytes(schema_id: int, index: tuple[int,
                      "(magic byte 0, a 4-byte schema id)"),
     (CONFLUENT, b"\x00\x00\x01", "codec X: not Confluent-framed: 3 bytes, shorter than"),
     (CONFLUENT, b"{\"id\":1}", "codec X: not Confluent-framed: magic byte is 123, not 0"),
-    (CONFLUENT, b"\x01" + bytes(16), "codec X: not Confluent-framed: magic byte is 1, not 0"),
+    (CONFLUENT, b"\x02" + bytes(16), "codec X: not Confluent-framed: magic byte is 2, not 0 "
+                                      "(a schema id) or 1 (a schema GUID)"),
+    (CONFLUENT, b"\x01" + bytes(15), "codec X: not Confluent-framed: 16 bytes, shorter than "
+                                      "the 17-byte header (magic byte 1, a 16-byte schema GUID)"),
     (CONFLUENT_PROTOBUF, b"\x00\x00\x00", "codec X: not Confluent-framed: 3 bytes"),
     (CONFLUENT_PROTOBUF, b"\x00\x00\x00\x00\x09",
      "codec X: not Confluent-framed: schema id 9: the message index is cut off"),

@@ -153,8 +153,10 @@ def test_unknown_names_are_errors_that_list_the_known_ones():
         catalog.frame("glue")
     assert frame.value.exit_code == 2
     assert frame.value.hint == (
-        "use one of apicurio, apicurio-key-content-id, apicurio-key-global-id, apicurio-legacy, "
-        "apicurio-value-content-id, apicurio-value-global-id, bare, confluent, confluent-protobuf")
+        "use one of apicurio, apicurio-header-content-id, apicurio-header-global-id, "
+        "apicurio-key-content-id, apicurio-key-global-id, apicurio-legacy, "
+        "apicurio-value-content-id, apicurio-value-global-id, bare, confluent, confluent-header, "
+        "confluent-protobuf, confluent-protobuf-header")
     with pytest.raises(InvalidOptionError, match="unknown report format 'html'") as rendered:
         renderer("html")
     assert rendered.value.hint == "use one of text, json, junit, sarif, github, gitlab"
