@@ -290,7 +290,7 @@ def test_explicit_schema() -> None:
 
 @pytest.mark.parametrize(
     ("data", "message"),
-    [(b"", "shorter than the 5-byte header"), (b"\x01\x00\x00\x00\x01\x02", "magic byte is 1"),
+    [(b"", "shorter than the 5-byte header"), (b"\x02\x00\x00\x00\x01\x02", "magic byte is 2"),
      (b"\x00\x00\x00\x00\x09\x02", "schema id 9 not found")],
 )
 def test_bad_records(data: bytes, message: str) -> None:
