@@ -36,9 +36,10 @@ from keyguard.formats.codec import (
     register_format,
 )
 from keyguard.formats.errors import DecodeError, InvalidOptionError, KeyguardError
+from keyguard.formats.framing import Headers, SchemaId, named_id
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.registry.options import REGISTRY_OPTIONS
-from keyguard.formats.registry_framed import RegistryFramed
+from keyguard.formats.registry_framed import FRAMING, RegistryFramed
 
 # Declared with the frame every registry format shares; re-exported for older importers.
 from keyguard.formats.registry_framed import RegistryNotGiven as RegistryNotGiven
@@ -102,8 +103,8 @@ SCHEMA_CONTEXT: Option[str] = Option(
 )
 AVRO_CONFLUENT_OPTIONS = OptionSet(
     "avro-confluent",
-    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT),
-          REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, REFERENCES, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT,
+           FRAMING), REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
@@ -143,7 +144,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         self.schema_text: str = given if given else to_avro_json(schema)
         self.avro_schema = schema
         self.writer = AvroWriter(row_type, schema, where=self.describe())
-        self._writer_schemas: dict[int, Any] = {}
+        self._writer_schemas: dict[SchemaId, Any] = {}
 
     def _parse_references(self, text: str) -> tuple[Reference, ...]:
         # lazy: CLI start-up (schema references, only with the references option)
@@ -188,17 +189,21 @@ class AvroConfluentCodec(RegistryFramed, Codec):
     # -- decoding ------------------------------------------------------------------------
 
     def decode(self, data: bytes) -> dict[str, Any]:
-        schema_id, _, body = self.unwrap(data)
+        return self.decode_record(data)
+
+    def decode_record(self, data: bytes, headers: Headers = None) -> dict[str, Any]:
+        schema_id, _, body = self.unwrap(data, headers)
         return self.writer.decode(body, self._writer_schema(schema_id))
 
-    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,
+                     headers: Sequence[Headers] | None = None) -> DecodedColumns:
         """`decode` of every record; records of one schema id whose writer schema is the
         reader's, of flat rows of numbers and strings, column-wise (numpy)."""
         # lazy: CLI start-up (a check never decodes a batch)
         from keyguard.formats.avro_column_decoder import decoded_batch
 
-        schema_id, offset = self.frame.common_id(data) or (None, 0)
-        if isinstance(schema_id, int):
+        schema_id, offset = self.frame.common_id(data, headers) or (None, 0)
+        if schema_id is not None:
             try:
                 writer = self._writer_schema(schema_id)
             except Exception:  # the record by record path reports it, naming the record
@@ -208,7 +213,7 @@ class AvroConfluentCodec(RegistryFramed, Codec):
                                         offset, arrow=arrow)
                 if columns is not None:
                     return columns
-        return super().decode_batch(data, arrow=arrow)
+        return super().decode_batch(data, arrow=arrow, headers=headers)
 
     def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
         """The writer schema's top-level fields (by the id in the frame) that the row type
@@ -222,15 +227,15 @@ class AvroConfluentCodec(RegistryFramed, Codec):
         return tuple(f["name"] for f in fields or () if isinstance(f, dict)
                      and f.get("name") not in declared)
 
-    def _writer_schema(self, schema_id: int) -> Any:
-        # Ids are immutable in a registry, so caching by id is safe.
+    def _writer_schema(self, schema_id: SchemaId) -> Any:
+        # Ids and GUIDs are immutable in a registry, so caching by them is safe.
         if schema_id not in self._writer_schemas:
-            schema_type, text = self._ask(lambda: self.registry.get_by_id(schema_id),
-                                          f"fetching writer schema id {schema_id}")
+            schema_type, text = self._ask(lambda: self.lookup(schema_id),
+                                          f"fetching writer schema {named_id(schema_id)}")
             if schema_type.upper() != "AVRO":
                 raise DecodeError(
-                    f"{self.describe()}: schema id {schema_id} is a {schema_type} schema, "
-                    "not Avro")
+                    f"{self.describe()}: schema {named_id(schema_id)} is a {schema_type} "
+                    "schema, not Avro")
             writer = parse_avro(self._standalone_writer(schema_id, text))
             # lazy: CLI start-up (name resolution, for decoding only)
             from keyguard.formats.avro_resolution import as_reader_names
@@ -238,9 +243,11 @@ class AvroConfluentCodec(RegistryFramed, Codec):
             self._writer_schemas[schema_id] = as_reader_names(writer, self.avro_schema)
         return self._writer_schemas[schema_id]
 
-    def _standalone_writer(self, schema_id: int, text: str) -> str:
+    def _standalone_writer(self, schema_id: SchemaId, text: str) -> str:
         """The writer schema with its references (if the registry tells them) resolved."""
         refs_of = getattr(self.registry, "references_of_id", None)
+        if not isinstance(schema_id, int):
+            refs_of = None  # a registry tells the references of an integer id only
         raw = self._ask(lambda: refs_of(schema_id), f"fetching references of schema id "
                         f"{schema_id}") if callable(refs_of) else ()
         if not raw:

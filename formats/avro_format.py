@@ -41,6 +41,7 @@ from keyguard.formats.codec import (
 )
 from keyguard.formats.errors import DecodeError, EncodeError, SchemaError
 from keyguard.formats.flink_casts import truncate_micros
+from keyguard.formats.framing import Headers
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import (
@@ -717,8 +718,10 @@ class AvroCodec(Codec):
     def decode(self, data: bytes) -> dict[str, Any]:
         return self.writer.decode_json(data) if self.json else self.writer.decode(data)
 
-    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
-        """`decode` of every record; flat rows of numbers and strings column-wise (numpy)."""
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,
+                     headers: Sequence[Headers] | None = None) -> DecodedColumns:
+        """`decode` of every record (the bytes alone: Avro has no frame); flat rows of numbers
+        and strings column-wise (numpy)."""
         if not self.json:
             # lazy: CLI start-up (a check never decodes a batch)
             from keyguard.formats.avro_column_decoder import decoded_batch

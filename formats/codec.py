@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
-from keyguard.formats.framing import BARE, Frame
+from keyguard.formats.framing import BARE, Frame, Headers, side_frame
 from keyguard.formats.options import OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import RowType
@@ -109,14 +109,27 @@ class Codec(ABC):
         None means the record was skipped (a format's `ignore-parse-errors`), as Flink skips it.
         """
 
+    def decode_record(self, data: bytes, headers: Headers = None) -> dict[str, Any] | None:
+        """`decode` of a record with its Kafka headers: a format whose frame may carry the
+        schema id in a header (Confluent's and Apicurio's header framings) reads it there;
+        the others read the bytes alone."""
+        return self.decode(data)
+
+    def record_headers(self) -> tuple[tuple[str, bytes], ...]:
+        """The headers the format's framing adds to every record (a header framing's schema
+        id); none for a format whose bytes are the whole record."""
+        return ()
+
     def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
         """Top-level fields the record in `data` carries that the row type does not declare:
         a row decoded from it and written again loses them. () when there are none, or when
         the format cannot carry any (its bytes hold exactly the row type's fields)."""
         return ()
 
-    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
-        """The rows in `data`, column-wise: exactly `decode` of each, in order.
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,
+                     headers: Sequence[Headers] | None = None) -> DecodedColumns:
+        """The rows in `data`, column-wise: exactly `decode` of each, in order (`decode_record`
+        of each with its headers, when `headers` are given: one per record).
 
         A record `decode` skips (None) is listed in `skipped` and holds None in every column;
         a record `decode` rejects raises `BatchDecodeError` with its index and that error.
@@ -127,8 +140,12 @@ class Codec(ABC):
         rows: list[dict[str, Any] | None] = []
         decode = self.decode
         try:
-            for d in data:
-                rows.append(decode(d))
+            if headers is None:
+                for d in data:
+                    rows.append(decode(d))
+            else:
+                for d, h in zip(data, headers, strict=True):
+                    rows.append(self.decode_record(d, h))
         except Exception as exc:
             raise BatchDecodeError(len(rows), exc) from None
         return DecodedColumns.of_rows(self.row_type.names, rows)
@@ -189,6 +206,13 @@ class FormatFactory:
     #: "json", "csv", "raw" or "protobuf", whose rules the guard's catalog names
     #: (`keyguard.guard.catalog.KEY_FAMILIES`). Formats of one family encode a key body alike.
     key_family: str = ""
+
+    def frame_of(self, options: Mapping[str, Any] | None, role: str) -> Frame:
+        """The frame one side of a table writes and reads: its `framing` option's, given as
+        the format's options (without the `key.<format>.` prefix), else the format's own."""
+        chosen = (options or {}).get("framing") if self.frame.carries_schema_id else None
+        return side_frame(self.frame, str(chosen) if chosen else None, role,
+                          where=f"{role} format '{self.name}'")
 
     @property
     def writes_avro(self) -> bool:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import calendar
 import datetime as dt
 import math
 import re
@@ -768,7 +769,7 @@ def _smart_timestamp(m: re.Match[str]) -> dt.datetime:
     nanos = int((m[7] or "0").ljust(9, "0"))
     if not (1 <= month <= 12 and 1 <= day <= 31 and minute < 60 and second < 60):
         raise ValueError("a field is out of range")
-    day = min(day, (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)).day)
+    day = min(day, calendar.monthrange(year, month)[1])  # 9999-12 has no next month
     if hour == 24 and minute == second == nanos == 0:
         return dt.datetime(year, month, day) + dt.timedelta(days=1)
     if hour > 23:

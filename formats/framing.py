@@ -42,7 +42,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
-from keyguard.formats.errors import DecodeError
+from keyguard.formats.catalog import frame as named_frame
+from keyguard.formats.errors import DecodeError, InvalidOptionError
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -263,6 +264,11 @@ class PrefixFrame(Frame):
             return None
         schema_id = self.schema_id(next(iter(heads)))
         return None if schema_id is None else (schema_id, n)
+
+
+def named_id(schema_id: SchemaId) -> str:
+    """A schema id for a message: "id 7", or "GUID 0f1e...": what a record names."""
+    return f"id {schema_id}" if isinstance(schema_id, int) else f"GUID {schema_id}"
 
 
 def _integer_id(frame: str, schema_id: SchemaId | None, bits: int) -> int:
@@ -552,6 +558,20 @@ class ConfluentFrame(PrefixFrame):
             return None
         found = self.schema_id(next(iter(heads)))
         return None if found is None else (found, 1 + size)
+
+
+def side_frame(default: Frame, chosen: str | None, role: str, *, where: str) -> Frame:
+    """The frame of one side: its `framing` option's (else the format's `default`), with the
+    message index when the format's default has one, its header named for `role`."""
+    frame = named_frame(chosen) if chosen else default
+    if default.indexed:
+        try:
+            frame = frame.with_message_index()
+        except ValueError:
+            raise InvalidOptionError(
+                f"{where}: option 'framing' is {chosen!r}, which carries no Protobuf message "
+                "index", hint="use framing 'confluent' or 'confluent-header'") from None
+    return frame.for_role(role)
 
 
 def _zigzag(value: int) -> bytes:

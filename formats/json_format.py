@@ -42,6 +42,7 @@ from keyguard.formats.errors import (
     InvalidOptionError,
     UnsupportedTypeError,
 )
+from keyguard.formats.framing import Headers
 from keyguard.formats.json_decode import PARSER, decoder, json_columns
 from keyguard.formats.json_text import SURROGATE, json_string
 from keyguard.formats.json_vector import encode_rows
@@ -407,10 +408,12 @@ class JsonCodec(Codec):
         declared = set(self.row_type.names)
         return tuple(name for name in value if name not in declared)
 
-    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
-        """`decode` of every record: each parsed, then converted column by column (Python
-        lists, whatever `arrow` asks); a batch with any record that is not a plain object of
-        this row's fields goes record by record, so its skips and errors are `decode`'s."""
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,
+                     headers: Sequence[Headers] | None = None) -> DecodedColumns:
+        """`decode` of every record (its bytes alone: json has no frame): each parsed, then
+        converted column by column (Python lists, whatever `arrow` asks); a batch with any
+        record that is not a plain object of this row's fields goes record by record, so its
+        skips and errors are `decode`'s."""
         columns = json_columns(self, data)
         return super().decode_batch(data) if columns is None else columns
 

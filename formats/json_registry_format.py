@@ -44,7 +44,7 @@ from keyguard.formats.errors import (
     KeyguardError,
     RegistryUnavailableError,
 )
-from keyguard.formats.framing import FrameError, SchemaId
+from keyguard.formats.framing import FrameError, Headers, SchemaId, named_id
 from keyguard.formats.json_format import (
     IGNORE_PARSE_ERRORS,
     TIMESTAMP_FORMAT,
@@ -56,7 +56,7 @@ from keyguard.formats.json_schema import from_json_schema, to_json_schema
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.registry.options import REGISTRY_OPTIONS
 from keyguard.formats.registry.references import ResolvedReference
-from keyguard.formats.registry_framed import RegistryFramed
+from keyguard.formats.registry_framed import FRAMING, RegistryFramed
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.schemajson import loads_schema
 from keyguard.formats.types import RowType
@@ -78,8 +78,8 @@ SCHEMA: Option[str] = Option(
 
 OPTIONS = OptionSet(
     FORMAT,
-    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT), JSON_OPTIONS,
-          REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, AUTO_REGISTER, SUBJECT_STRATEGY, SCHEMA_CONTEXT, FRAMING),
+          JSON_OPTIONS, REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
@@ -101,7 +101,7 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
         #: Schema references, as registered and resolved (none: the schema is standalone).
         self.references: tuple[dict[str, object], ...] = ()
         self.resolved_references: tuple[ResolvedReference, ...] = ()
-        self._known_ids: set[int] = set()
+        self._known_ids: set[SchemaId] = set()
 
     def _given_schema(self, text: str) -> Any:
         where = f"{self.describe()}: option 'schema'"
@@ -145,10 +145,13 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
     # -- decoding ------------------------------------------------------------------------
 
     def decode(self, data: bytes) -> dict[str, Any] | None:
+        return self.decode_record(data)
+
+    def decode_record(self, data: bytes, headers: Headers = None) -> dict[str, Any] | None:
         """The row in a framed record: the frame checked (magic byte, a JSON schema id the
         registry holds), then the JSON body as the json format reads it."""
         try:
-            schema_id, _, body = self.unwrap(data, hint=_NOT_FRAMED_HINT)
+            schema_id, _, body = self.unwrap(data, headers, hint=_NOT_FRAMED_HINT)
         except FrameError:
             if self.options[IGNORE_PARSE_ERRORS]:
                 return None  # as Flink skips a record it cannot parse
@@ -163,46 +166,46 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
             return ()
         return super().undeclared_fields(body)
 
-    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True) -> DecodedColumns:
+    def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,
+                     headers: Sequence[Headers] | None = None) -> DecodedColumns:
         """`decode` of every record: records of one known JSON schema id column-wise, as the
         json format reads their bodies; any other batch record by record."""
-        common = self.frame.common_id(data)
+        common = self.frame.common_id(data, headers)
         if common is not None and self._known_id(common[0]):
             offset = common[1]
             columns = json_columns(self, [d[offset:] for d in data])
             if columns is not None:
                 return columns
-        return Codec.decode_batch(self, data)
+        return Codec.decode_batch(self, data, headers=headers)
 
     def _known_id(self, schema_id: SchemaId) -> bool:
         """Whether `schema_id` is a JSON schema's id the registry holds (the record by record
         path reports any other, naming the record)."""
-        if type(schema_id) is not int:
-            return False
         try:
             self._check_id(schema_id)
         except KeyguardError:
             return False
         return True
 
-    def _check_id(self, schema_id: int) -> None:
-        # Ids are immutable in a registry, so an id found once stays known.
+    def _check_id(self, schema_id: SchemaId) -> None:
+        # Ids and GUIDs are immutable in a registry, so one found once stays known.
         if schema_id in self._known_ids:
             return
         try:
-            schema_type, _ = self.registry.get_by_id(schema_id)
+            schema_type, _ = self.lookup(schema_id)
         except RegistryUnavailableError as exc:  # the registry, not the record: exit 3
-            raise type(exc)(f"{self.describe()}: fetching schema id {schema_id}: "
+            raise type(exc)(f"{self.describe()}: fetching schema {named_id(schema_id)}: "
                             f"{exc.message}", hint=exc.hint) from None
         except KeyguardError as exc:
             raise DecodeError(
-                f"{self.describe()}: the record carries schema id {schema_id}, which "
+                f"{self.describe()}: the record carries schema {named_id(schema_id)}, which "
                 f"{self.registry.name} does not hold ({exc.message})",
                 hint="the record was written against another schema registry: point url at "
                      "the registry the writer used") from None
         if str(schema_type).upper() != SCHEMA_TYPE:
             raise DecodeError(
-                f"{self.describe()}: the record carries schema id {schema_id}, whose schema "
+                f"{self.describe()}: the record carries schema {named_id(schema_id)}, whose "
+                "schema "
                 f"type is {schema_type}, not JSON",
                 hint="read the topic with the format its writer used (avro-confluent for "
                      "Avro)")

@@ -25,6 +25,7 @@ from keyguard.formats.codec import (
     format_factory,
 )
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.framing import Headers
 from keyguard.formats.lengths import fit_row
 from keyguard.formats.options import OptionSet, ResolvedOptions, strip_prefix
 from keyguard.formats.projection import UpsertLayout, project
@@ -157,17 +158,26 @@ class UpsertPlan:
         key = self.key_codec.encode(self.layout.key_row(table_row, where=where))
         return key, self.value_codec.encode(self.layout.value_row(table_row))
 
-    def decode(self, key: bytes, value: bytes | None) -> dict[str, Any] | None:
-        """The table row of a record (value None: a tombstone, value columns None).
+    def record_headers(self, *, tombstone: bool = False) -> tuple[tuple[str, bytes], ...]:
+        """The headers the key's and the value's framings add to a record (a header framing's
+        schema id; none in Confluent's wire format); a tombstone has no value, so no value
+        header, as Confluent's serializers write it."""
+        key = self.key_codec.record_headers()
+        return key if tombstone else key + self.value_codec.record_headers()
+
+    def decode(self, key: bytes, value: bytes | None, headers: Headers = None,
+               ) -> dict[str, Any] | None:
+        """The table row of a record (value None: a tombstone, value columns None), its
+        headers read where a side's framing may carry the schema id there.
 
         None when a format skipped the key or the value (`ignore-parse-errors`).
         """
-        key_row = self.key_codec.decode(key)
+        key_row = self.key_codec.decode_record(key, headers)
         if key_row is None:
             return None
         if value is None:
             return self.layout.table_row(key_row, None)
-        value_row = self.value_codec.decode(value)
+        value_row = self.value_codec.decode_record(value, headers)
         if value_row is None:
             return None
         return self.layout.table_row(key_row, value_row)

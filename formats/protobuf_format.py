@@ -43,7 +43,7 @@ from keyguard.formats.avro_confluent_format import (
 from keyguard.formats.codec import Codec, CodecContext, FormatFactory, register_format
 from keyguard.formats.errors import DecodeError, EncodeError, KeyguardError, SchemaError
 from keyguard.formats.flink_casts import truncate_datetime
-from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF
+from keyguard.formats.framing import BARE, CONFLUENT_PROTOBUF, Headers, SchemaId, named_id
 from keyguard.formats.options import Option, OptionSet, ResolvedOptions, merge
 from keyguard.formats.protobuf_schema import (
     ProtoSchema,
@@ -55,7 +55,7 @@ from keyguard.formats.protobuf_schema import (
     to_proto,
 )
 from keyguard.formats.registry.options import REGISTRY_OPTIONS
-from keyguard.formats.registry_framed import RegistryFramed
+from keyguard.formats.registry_framed import FRAMING, RegistryFramed
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import (
     ArrayType,
@@ -107,7 +107,8 @@ PROTOBUF_OPTIONS = OptionSet(
     "protobuf", (SCHEMA, MESSAGE, IGNORE_PARSE_ERRORS, WRITE_NULL_STRING_LITERAL))
 PROTOBUF_REGISTRY_OPTIONS = OptionSet(
     "protobuf-registry",
-    merge((URL, SUBJECT, SCHEMA, MESSAGE, AUTO_REGISTER, SUBJECT_STRATEGY), REGISTRY_OPTIONS),
+    merge((URL, SUBJECT, SCHEMA, MESSAGE, AUTO_REGISTER, SUBJECT_STRATEGY, FRAMING),
+          REGISTRY_OPTIONS),
     passthrough_prefixes=("properties.",),
 )
 
@@ -581,7 +582,7 @@ class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
         #: Registered without references (imports of the registry's built-in files only).
         self.references: tuple[dict[str, object], ...] = ()
         self.resolved_references: tuple[Any, ...] = ()
-        self._writers: dict[tuple[int, tuple[int, ...]], Message] = {}
+        self._writers: dict[tuple[SchemaId, tuple[int, ...]], Message] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -603,25 +604,28 @@ class ProtobufRegistryCodec(RegistryFramed, ProtobufCodec):
         return self.header() + body
 
     def decode(self, data: bytes) -> dict[str, Any] | None:
-        schema_id, index, body = self.unwrap(data)
+        return self.decode_record(data)
+
+    def decode_record(self, data: bytes, headers: Headers = None) -> dict[str, Any] | None:
+        schema_id, index, body = self.unwrap(data, headers)
         return self._writer(schema_id, index or (0,)).decode(self.row_type, body)
 
-    def _writer(self, schema_id: int, index: tuple[int, ...]) -> Message:
+    def _writer(self, schema_id: SchemaId, index: tuple[int, ...]) -> Message:
         """The writer's message: this codec's own when the id and index are its, else the
         one the registry holds under the id (ids are immutable: cached by id and index)."""
-        if self._schema_id == schema_id and index == self.message_index:
+        if schema_id in (self._schema_id, self._guid) and index == self.message_index:
             return self.message
         key = (schema_id, index)
         if key not in self._writers:
             try:
-                schema_type, text = self.registry.get_by_id(schema_id)
+                schema_type, text = self.lookup(schema_id)
             except KeyguardError as exc:
-                raise type(exc)(f"{self.describe()}: fetching writer schema id {schema_id}: "
-                                f"{exc.message}", hint=exc.hint) from None
+                raise type(exc)(f"{self.describe()}: fetching writer schema "
+                                f"{named_id(schema_id)}: {exc.message}", hint=exc.hint) from None
             if schema_type.upper() != "PROTOBUF":
-                raise DecodeError(f"{self.describe()}: schema id {schema_id} is a "
+                raise DecodeError(f"{self.describe()}: schema {named_id(schema_id)} is a "
                                   f"{schema_type} schema, not Protobuf")
-            where = f"{self.describe()}: writer schema id {schema_id}"
+            where = f"{self.describe()}: writer schema {named_id(schema_id)}"
             schema = registered_proto(text, where)
             try:
                 name = _dotted_at(schema, index)

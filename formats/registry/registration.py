@@ -24,7 +24,10 @@ from keyguard.formats.registry import Registration, Registry, no_guids
 from keyguard.formats.registry.connect import open_for
 
 if TYPE_CHECKING:
+    from uuid import UUID
+
     from keyguard.formats.codec import Codec
+    from keyguard.formats.framing import Frame
     from keyguard.formats.options import ResolvedOptions
     from keyguard.formats.types import RowType
 
@@ -55,7 +58,13 @@ class FramedCodec(Protocol):
     @property
     def has_schema_id(self) -> bool: ...
 
-    def bind_schema_id(self, schema_id: int) -> Any: ...
+    @property
+    def guid(self) -> UUID | None: ...
+
+    #: The side's framing: whether it writes the GUID (`Frame.needs_guid`).
+    frame: Frame
+
+    def bind_schema_id(self, schema_id: int, guid: str | UUID | None = None) -> Any: ...
 
     def describe(self) -> str: ...
 
@@ -132,6 +141,16 @@ def resolve_registration(codec: FramedCodec, registry: Registry | None = None, *
     return Registration(schema_id, guid)
 
 
+def resolve_binding(codec: FramedCodec, registry: Registry | None = None, *,
+                    register: bool | None = None) -> tuple[int, str | None]:
+    """What `codec` must be bound to write (`bind_schema_id`): its schema id, and its GUID
+    when its framing writes the GUID (a header framing), else None."""
+    if codec.frame.needs_guid:
+        done = resolve_registration(codec, registry, register=register)
+        return done.schema_id, done.guid
+    return resolve_schema_id(codec, registry, register=register), None
+
+
 def _registry_for(codec: FramedCodec, registry: Registry | None) -> Registry:
     if registry is not None:
         return registry
@@ -183,8 +202,18 @@ def bind_schema_id(codec: C, registry: Registry | None = None, *,
 
 def _bind(codec: FramedCodec, registry: Registry | None, register: bool | None) -> int:
     if not codec.has_schema_id:
-        codec.bind_schema_id(resolve_schema_id(codec, registry, register=register))
+        codec.bind_schema_id(*resolve_binding(codec, registry, register=register))
     return codec.schema_id
+
+
+def plan_guids(plan: UpsertPlan) -> tuple[str | None, str | None]:
+    """The key's and the value's bound schema GUIDs, where their framing writes one (None
+    otherwise): what a driver hands its tasks beside the ids."""
+    def guid(codec: Codec) -> str | None:
+        found = getattr(codec, "guid", None) if needs_schema_id(codec) else None
+        return None if found is None else str(found)
+
+    return guid(plan.key_codec), guid(plan.value_codec)
 
 
 def bind_plan_schema_ids(plan: UpsertPlan, registry: Registry | None = None

@@ -526,3 +526,17 @@ def test_unescape_java():
     assert unescape_java("\\t") == "\t"
     assert unescape_java("\\u0001") == "\x01"
     assert unescape_java(";") == ";"
+
+
+def test_the_last_month_of_year_9999_reads_back() -> None:
+    """December 9999 has no next month: the reader clamps a day by the month's own length."""
+    from keyguard.formats.codec import create_codec
+    from keyguard.formats.sqltypes import parse_type
+
+    codec = create_codec("csv", parse_type("ROW<ltz TIMESTAMP_LTZ(6), t TIMESTAMP(3)>")
+                         .not_null(), {}, CodecContext())
+    row = {"ltz": dt.datetime(9999, 12, 1, tzinfo=dt.timezone.utc),
+           "t": dt.datetime(9999, 12, 31, 23, 59, 59)}
+    assert codec.decode(codec.encode(row)) == row
+    assert codec.decode(b'"2023-02-31 00:00:00Z","2024-02-30 00:00:00"') == {
+        "ltz": dt.datetime(2023, 2, 28, tzinfo=dt.timezone.utc), "t": dt.datetime(2024, 2, 29)}

@@ -105,13 +105,17 @@ def test_common_id_of_a_batch() -> None:
 
 
 def test_the_codecs_unwrap_with_their_frame() -> None:
-    """A codec's frame is its factory's, and a record outside it is the frame's error."""
+    """A codec's frame is its factory's, its header named for its side, and a record outside
+    it is the frame's error."""
     row = parse_type("ROW<id BIGINT NOT NULL>").not_null()
     registry = MockRegistry("framing-codecs")
     for name in ("avro-confluent", "json-registry"):
         codec = create_codec(name, row, {"url": "mock://framing-codecs"},
                              CodecContext(role="key", topic="t", registry=registry))
-        assert codec.frame is format_factory(name).frame is CONFLUENT  # type: ignore[attr-defined]
+        assert format_factory(name).frame is CONFLUENT
+        assert codec.frame == CONFLUENT.for_role("key") == \
+            format_factory(name).frame_of({}, "key")  # type: ignore[attr-defined]
+        assert codec.frame.header_name == "__key_schema_id"  # type: ignore[attr-defined]
         with pytest.raises(FrameError, match=f"^{name} key format of topic 't': not "
                                              "Confluent-framed: magic byte is 7, not 0"):
             codec.decode(b"\x07\x00\x00\x00\x01\x02")
