@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, cast
 
 from keyguard.formats.arrow_schema import to_arrow_type
@@ -107,6 +108,25 @@ def _with_declared_columns(batch: pa.RecordBatch, table: RowType) -> pa.RecordBa
         names=[*batch.schema.names, *(f.name for f in missing)])
 
 
+def framed_headers(plan: UpsertPlan, own: list[list[tuple[str, bytes | None]] | None] | None,
+                   deletes: np.ndarray | None, n: int,
+                   ) -> list[list[tuple[str, bytes | None]] | None] | None:
+    """Each record's headers: the row's own, then those a header framing adds, the key's and
+    the value's, as confluent-kafka's SerializingProducer gives them (the headers passed to
+    produce, then the key serializer's, then the value serializer's); a tombstone only the
+    key's (a serializer writes nothing for a null value). Every record of a kind shares one
+    list. `own` unchanged when the framings add none (the prefix framings)."""
+    upsert: list[tuple[str, bytes | None]] = list(plan.record_headers())
+    if not upsert:
+        return own
+    tombstone: list[tuple[str, bytes | None]] = list(plan.record_headers(tombstone=True))
+    if own is None and (deletes is None or not deletes.any()):
+        return [upsert] * n
+    kinds = deletes.tolist() if deletes is not None else repeat(False)
+    return [(h + (tombstone if d else upsert)) if h else (tombstone if d else upsert) or None
+            for h, d in zip(own if own is not None else repeat(None), kinds, strict=False)]
+
+
 @dataclass
 class ChangeEncoder:
     """Serializes Arrow batches of table rows with a plan: kinds, keys, values, partitions."""
@@ -163,6 +183,7 @@ class ChangeEncoder:
                 for i, v in zip(live.tolist(), encoded, strict=False):
                     values[i] = v
         headers = from_arrow(batch.column(self.headers_column)) if self.headers_column else None
+        headers = framed_headers(self.plan, headers, deletes, batch.num_rows)
         return EncodedBatch(keys, values, parts, rows, dropped, nbytes, headers)
 
     def check(self, batch: pa.RecordBatch, *, scope: str = "", outcome: str = "") -> None:

@@ -365,13 +365,10 @@ class UpsertProducer:
     def _send(self, keys: Sequence[bytes], values: Sequence[bytes | None],
               partitions: Sequence[int] | np.ndarray, nbytes: int | None = None,
               headers: Sequence[RecordHeaders] | None = None) -> None:
-        if self._buffer is None and headers is None:
-            self._produce_all(keys, values, partitions, nbytes)
+        if self._buffer is None:
+            self._produce_all(keys, values, partitions, nbytes, _as_lists(headers))
             return
         parts = partitions.tolist() if hasattr(partitions, "tolist") else list(partitions)
-        if self._buffer is None:
-            self._produce_with_headers(keys, values, parts, headers or ())
-            return
         buf = self._buffer
         if self._buffer_since is None and len(keys):
             self._buffer_since = self.clock()
@@ -396,26 +393,8 @@ class UpsertProducer:
     def _produce_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
                               partitions: Sequence[int],
                               headers: Sequence[RecordHeaders]) -> None:
-        """One produce() per record, each with its headers, in order."""
-        produce, topic = self._producer.produce, self.topic
-        for i, (k, v, p, h) in enumerate(zip(keys, values, partitions, headers, strict=True)):
-            while True:
-                try:
-                    produce(topic, v, k, p, headers=list(h) if h else None)
-                    break
-                except BufferError:  # librdkafka's queue is full: let deliveries drain it
-                    self._producer.poll(ROOM_WAIT_S)
-                    self._check_failures()
-            self._produced += 1
-            if i % POLL_EVERY == POLL_EVERY - 1:
-                self._producer.poll(0)
-                self._check_failures()
-        s = self.stats
-        tombstones = sum(v is None for v in values)
-        s.tombstones += tombstones
-        s.upserts += len(keys) - tombstones
-        self._bytes += sum(map(len, keys)) + sum(len(v) for v in values if v is not None)
-        self._parts.update(partitions)
+        """Records in order, each with its headers."""
+        self._produce_all(keys, values, partitions, headers=_as_lists(headers))
 
     def flush_buffer(self) -> None:
         """Hand every buffered change to the producer (no wait for acknowledgements)."""
@@ -425,29 +404,30 @@ class UpsertProducer:
     def _flush_buffer(self) -> None:
         if self._buffer is not None and len(self._buffer):
             keys, values, parts, heads = zip(*self._buffer.drain_with_headers(), strict=True)
-            if any(h is not None for h in heads):
-                self._produce_with_headers(keys, values, parts, heads)
-            else:
-                self._produce_all(keys, values, parts)
+            self._produce_all(keys, values, parts, headers=_as_lists(heads))
             self.stats.folded = self._buffer.folded
         self._buffer_since = None
 
     def _produce_all(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-                     parts: Sequence[int] | np.ndarray, nbytes: int | None = None) -> None:
-        """Hand records to librdkafka, each to its explicit partition, and count them.
+                     parts: Sequence[int] | np.ndarray, nbytes: int | None = None,
+                     headers: Sequence[list[tuple[str, bytes | None]] | None] | None = None,
+                     ) -> None:
+        """Hand records to librdkafka, each to its explicit partition (and with its headers,
+        when given: lists, as confluent-kafka's produce takes them), and count them.
 
         `batched` and a producer with `produce_batch` (confluent-kafka >= 2.12): one call per
-        partition and chunk; otherwise one produce() per record. poll(0) runs every
-        POLL_EVERY records to serve error callbacks (successes have none:
-        delivery.report.only.error).
+        partition and chunk; otherwise (and for records with headers) one produce() per
+        record. poll(0) runs every POLL_EVERY records to serve error callbacks (successes
+        have none: delivery.report.only.error).
         """
         n = len(keys)
         if not n:
             return
-        batch = getattr(self._producer, "produce_batch", None) if self.batched else None
+        batch = getattr(self._producer, "produce_batch", None) \
+            if self.batched and headers is None else None
         if batch is None:
             self._produce_each(keys, values, parts.tolist() if hasattr(parts, "tolist")
-                               else list(parts))
+                               else list(parts), headers)
         else:
             self._produce_by_partition(batch, keys, values, parts)
         s = self.stats
@@ -463,26 +443,36 @@ class UpsertProducer:
         self._parts.update(_distinct(parts))
 
     def _produce_each(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-                      parts: Sequence[int]) -> None:
+                      parts: Sequence[int],
+                      headers: Sequence[list[tuple[str, bytes | None]] | None] | None = None,
+                      ) -> None:
         """One produce() per record (a producer without produce_batch), called from C: `map`
         over the chunk's records, drained by a zero-length deque, so no Python bytecode runs
-        per record. A full queue raises BufferError out of `map` after it took the refused
-        record from each iterator: that record is the one before what the key iterator still
-        holds (`length_hint`); it waits for room, and the rest of the chunk goes on as before.
+        per record; headers go positionally (produce's eighth argument, after on_delivery,
+        callback and timestamp, whose None, None, 0 are its defaults). A full queue raises
+        BufferError out of `map` after it took the refused record from each iterator: that
+        record is the one before what the key iterator still holds (`length_hint`); it waits
+        for room, and the rest of the chunk goes on as before.
         """
         n = len(keys)
         produce, topic, done = self._producer.produce, self.topic, self._produced
         for start in range(0, n, POLL_EVERY):
             end = min(start + POLL_EVERY, n)
             ks, vs, ps = iter(keys[start:end]), iter(values[start:end]), iter(parts[start:end])
+            hs = None if headers is None else iter(headers[start:end])
             while True:
                 try:
-                    _drain(map(produce, repeat(topic), vs, ks, ps))
+                    if hs is None:
+                        _drain(map(produce, repeat(topic), vs, ks, ps))
+                    else:
+                        _drain(map(produce, repeat(topic), vs, ks, ps, repeat(None),
+                                   repeat(None), repeat(0), hs))
                     break
                 except BufferError:
                     i = end - length_hint(ks) - 1  # the refused record
                     self._produced = done + i  # for the counts, should the wait fail
-                    self._produce_when_room(keys[i], values[i], parts[i])
+                    self._produce_when_room(keys[i], values[i], parts[i],
+                                            None if headers is None else headers[i])
             self._produced = done + end
             self._producer.poll(0)
             self._check_failures()
@@ -550,13 +540,15 @@ class UpsertProducer:
             self._producer.poll(ROOM_WAIT_S)
             self._check_failures()
 
-    def _produce_when_room(self, key: bytes, value: bytes | None, partition: int) -> None:
+    def _produce_when_room(self, key: bytes, value: bytes | None, partition: int,
+                           headers: list[tuple[str, bytes | None]] | None = None) -> None:
         """librdkafka's queue is full: let deliveries drain it, then send the record."""
+        extra = {} if headers is None else {"headers": headers}
         while True:
             self._producer.poll(ROOM_WAIT_S)
             self._check_failures()
             try:
-                self._producer.produce(self.topic, value, key, partition)
+                self._producer.produce(self.topic, value, key, partition, **extra)
                 return
             except BufferError:
                 continue
@@ -661,6 +653,16 @@ class UpsertProducer:
                 "from the executors and the security settings (properties.*); if the brokers "
                 "are up but slow to acknowledge, raise the delivery timeout"
                 f"{now}: properties.message.timeout.ms={longer}")
+
+
+def _as_lists(headers: Sequence[RecordHeaders] | None,
+              ) -> list[list[tuple[str, bytes | None]] | None] | None:
+    """Each record's headers as the list confluent-kafka's produce takes (None: none); None
+    when no record has any, so the records go the way of records without headers."""
+    if headers is None:
+        return None
+    out = [h if type(h) is list else list(h) if h else None for h in headers]
+    return out if any(out) else None
 
 
 def check_properties(properties: Mapping[str, Any], guarantee: str, *, topic: str,

@@ -104,6 +104,7 @@ from keyguard.sparkio.options import (
 from keyguard.sparkio.schema_ids import (
     PinnedRegistry,
     pinned_references,
+    reads_headers,
     registry_factories,
     resolve_read_schemas,
 )
@@ -317,9 +318,10 @@ def decode_events(plan: UpsertPlan, records: Iterable[Record]) -> Iterator[Event
     for rec in records:
         if rec.key is None:
             continue
-        try:
-            key_row = plan.key_codec.decode(rec.key)
-            value_row = None if rec.value is None else plan.value_codec.decode(rec.value)
+        try:  # the headers: where a header framing carries the schema id
+            key_row = plan.key_codec.decode_record(rec.key, rec.headers)
+            value_row = None if rec.value is None else \
+                plan.value_codec.decode_record(rec.value, rec.headers)
         except Exception as exc:
             raise _located(plan, rec.partition, rec.offset, exc) from None
         if key_row is None or (rec.value is not None and value_row is None):
@@ -338,22 +340,28 @@ def _located(plan: UpsertPlan, partition: int, offset: int, exc: BaseException) 
 
 
 def last_per_key_bytes(batches: Iterable[RecordColumns],
-                       ) -> tuple[list[int], list[bytes], list[bytes | None]]:
-    """The last record of every key's exact bytes, in offset order: (offsets, keys, values).
+                       ) -> tuple[list[int], list[bytes], list[bytes | None], list[Headers] | None]:
+    """The last record of every key's exact bytes, in offset order: (offsets, keys, values,
+    headers; None when the batches carry none).
 
     Equal key bytes are an equal key, so this cheap fold (a dict of bytes, filled in C) loses
     nothing a fold by decoded key keeps; what it holds is the live table (and the tombstones
     of the partition, which may still delete a key written with other bytes).
     """
-    live: dict[bytes | None, tuple[int, bytes | None]] = {}
+    live: dict[bytes | None, tuple[Any, ...]] = {}
+    with_headers = False
     for b in batches:
-        live.update(zip(b.keys, zip(b.offsets, b.values, strict=True), strict=True))
+        with_headers = b.headers is not None
+        records = zip(b.offsets, b.values, b.headers, strict=True) if b.headers is not None \
+            else zip(b.offsets, b.values, strict=True)
+        live.update(zip(b.keys, records, strict=True))
     live.pop(None, None)  # no key: dropped, as Flink's source does
     keys: list[bytes] = list(live)  # type: ignore[arg-type]
     kept = list(live.values())
     del live
-    offsets = [o for o, _ in kept]
-    values = [v for _, v in kept]
+    offsets = [r[0] for r in kept]
+    values = [r[1] for r in kept]
+    headers = [r[2] for r in kept] if with_headers else None
     import numpy as np  # lazy: numpy inside a task only
 
     at = np.array(offsets, dtype=np.int64)
@@ -362,7 +370,8 @@ def last_per_key_bytes(batches: Iterable[RecordColumns],
         offsets = [offsets[i] for i in order]
         keys = [keys[i] for i in order]
         values = [values[i] for i in order]
-    return offsets, keys, values
+        headers = None if headers is None else [headers[i] for i in order]
+    return offsets, keys, values, headers
 
 
 def fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumns],
@@ -392,10 +401,10 @@ def _fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumn
     then count, so the caller folds the partition record by record instead. A record the fold
     by bytes drops is never decoded: a bad record later rewritten does not fail the read.
     """
-    offsets, keys, values = last_per_key_bytes(batches)
+    offsets, keys, values, headers = last_per_key_bytes(batches)
     layout = plan.layout
     try:
-        key_cols = plan.key_codec.decode_batch(keys)
+        key_cols = plan.key_codec.decode_batch(keys, headers=headers)
     except BatchDecodeError as exc:
         raise _located(plan, partition, offsets[exc.index], exc.error) from None
     if key_cols.skipped:
@@ -411,8 +420,11 @@ def _fold_table(plan: UpsertPlan, partition: int, batches: Iterable[RecordColumn
         winners = [i for i in winners if values[i] is not None]
     # Every record is a survivor with a value (no tombstone, no phantom): all of them.
     bodies = values if isinstance(winners, range) else [values[i] for i in winners]
+    if headers is not None and not isinstance(winners, range):
+        headers = [headers[i] for i in winners]
     try:
-        value_cols = plan.value_codec.decode_batch(bodies)  # type: ignore[arg-type]
+        value_cols = plan.value_codec.decode_batch(bodies,  # type: ignore[arg-type]
+                                                   headers=headers)
     except BatchDecodeError as exc:
         raise _located(plan, partition, offsets[winners[exc.index]], exc.error) from None
     if value_cols.skipped:
@@ -584,6 +596,9 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         # these ids.
         plan = self.spec.build(registries=open_plan_registries(self.settings.plan_options))
         self.schemas = resolve_read_schemas(plan)
+        #: A registry format reads its records' headers, scan.include-headers or not: a
+        #: header framing carries the schema id there.
+        self.reads_headers = reads_headers(plan)
         self.references = pinned_references(plan)
         self.fallbacks = registry_factories(plan)
 
@@ -647,9 +662,10 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
         plan = self.task_plan()
         kafka = s.kafka()
         check = s.check_partitioning and s.fold == PARTITION
+        with_headers = s.include_headers or self.reads_headers
 
         def records(r: OffsetRange) -> Iterator[Record]:
-            for batch in kafka.read(r, headers=s.include_headers):
+            for batch in kafka.read(r, headers=with_headers):
                 if check:
                     check_partitioning(batch, partition.num_partitions, r.topic)
                 yield from batch
@@ -659,7 +675,7 @@ class UpsertKafkaReader(DataSourceReader):  # type: ignore[misc]
             (r,) = partition.ranges
 
             def columns() -> Iterator[RecordColumns]:
-                for batch in kafka.read_columns(r):
+                for batch in kafka.read_columns(r, headers=self.reads_headers):
                     if check:
                         check_key_partitions(batch, partition.num_partitions, r.topic)
                     yield batch

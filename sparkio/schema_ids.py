@@ -9,7 +9,10 @@ resolve) is opened, or created empty, on every executor, which then writes ids o
 So the driver resolves the ids (the writer after the guard passed, the reader every version
 of its subjects), every task's codecs are bound to the writer's ids and get a
 `PinnedRegistry`, which answers from those ids and opens nothing: a codec built in a task can
-no longer reach a registry at all.
+no longer reach a registry at all. Schema GUIDs travel the same way: a header framing writes
+the GUID the driver resolved beside the id (`plan_guids`), and a reader resolves the GUIDs a
+record's `__key_schema_id` / `__value_schema_id` header (or magic byte 1) names from the
+versions the driver pinned.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PinnedSchema:
-    """One schema the driver resolved: its subject, registry id and text (plain values)."""
+    """One schema the driver resolved: its subject, registry id, text and GUID (where the
+    registry has GUIDs), plain values."""
 
     subject: str
     schema_id: int
     schema: str
     schema_type: str = "AVRO"
+    guid: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class PinnedRegistry:
                  fallbacks: Sequence[Callable[[], Registry]] = ()) -> None:
         self._by_subject: dict[tuple[str, str], PinnedSchema] = {}
         self._by_id: dict[int, PinnedSchema] = {}
+        self._by_guid: dict[str, PinnedSchema] = {}
         self._clashing: set[int] = set()
         #: Versions the codecs' references name, in standalone form (references resolved in).
         self._referenced = {(r.subject, r.version): r for r in references}
@@ -83,6 +89,8 @@ class PinnedRegistry:
 
     def add(self, p: PinnedSchema) -> None:
         self._by_subject[(p.subject, p.schema)] = p
+        if p.guid is not None:  # a GUID names one schema in every registry that has it
+            self._by_guid[str(p.guid).lower()] = p
         seen = self._by_id.get(p.schema_id)
         if p.schema_id in self._clashing or (seen is not None and seen.schema != p.schema):
             # Two registries gave one id two schemas: only their own registry can tell.
@@ -91,17 +99,20 @@ class PinnedRegistry:
             return
         self._by_id[p.schema_id] = p
 
-    def pin_plan(self, plan: UpsertPlan, key_id: int | None, value_id: int | None) -> None:
-        """Bind the ids the driver resolved to `plan`'s framed codecs (a task's plan), and pin
-        each under its codec's subject and schema text (a task decodes its own records)."""
-        for codec, schema_id in ((plan.key_codec, key_id), (plan.value_codec, value_id)):
+    def pin_plan(self, plan: UpsertPlan, key_id: int | None, value_id: int | None,
+                 key_guid: str | None = None, value_guid: str | None = None) -> None:
+        """Bind the ids (and, for a framing that writes one, the GUIDs) the driver resolved to
+        `plan`'s framed codecs (a task's plan), and pin each under its codec's subject and
+        schema text (a task decodes its own records)."""
+        for codec, schema_id, guid in ((plan.key_codec, key_id, key_guid),
+                                       (plan.value_codec, value_id, value_guid)):
             if not needs_schema_id(codec):
                 continue
             if schema_id is None:  # pinned by other means, else the task fails here
                 schema_id = self._pinned(codec.subject, codec.schema_text).schema_id
-            codec.bind_schema_id(schema_id)
+            codec.bind_schema_id(schema_id, guid)
             self.add(PinnedSchema(codec.subject, schema_id, codec.schema_text,
-                                  format_factory(codec.format_name).schema_type))
+                                  format_factory(codec.format_name).schema_type, guid))
 
     # -- what a task's codec asks ------------------------------------------------------------
 
@@ -120,23 +131,33 @@ class PinnedRegistry:
         p = self._by_id.get(schema_id)
         if p is not None:
             return p.schema_type, p.schema
+        return self._fetched(f"schema id {schema_id}",
+                             lambda registry: registry.get_by_id(schema_id))
+
+    def get_by_guid(self, guid: str) -> tuple[str, str]:
+        p = self._by_guid.get(str(guid).lower())
+        if p is not None:
+            return p.schema_type, p.schema
+        return self._fetched(f"schema GUID {guid}",
+                             lambda registry: registry.get_by_guid(guid))
+
+    def _fetched(self, what: str, ask: Callable[[Registry], tuple[str, str]]
+                 ) -> tuple[str, str]:
+        """A schema the driver could not know (a record written under another subject), from
+        the fallback registries: the one case where a task fetches."""
         registries = self._open()
         errors = list(self._open_errors)
         for registry in registries:
             try:
-                return registry.get_by_id(schema_id)
+                return ask(registry)
             except KeyguardError as exc:
                 errors.append(f"{registry.name}: {exc.message}")
         raise NotResolvedOnDriver(
-            f"schema id {schema_id} is not a version of the subjects the driver resolved "
+            f"{what} is not a version of the subjects the driver resolved "
             f"({self._ids()})" + (f", and fetching it from the task failed: "
                                   f"{'; '.join(errors)}" if errors else ""),
             hint="a record written under another subject (another producer, another naming "
                  "strategy): check key/value.avro-confluent.subject and the registry URL")
-
-    def get_by_guid(self, guid: str) -> tuple[str, str]:
-        # Schema GUIDs are not pinned yet: a task never needs one today.
-        return self._driver_only(f"schema GUID {guid}")  # type: ignore[no-any-return]
 
     def _pinned(self, subject: str, schema: str) -> PinnedSchema:
         p = self._by_subject.get((subject, schema))
@@ -207,9 +228,17 @@ def _confluent_codecs(plan: UpsertPlan) -> list[Any]:
 
 def resolve_write_ids(plan: UpsertPlan) -> tuple[int | None, int | None]:
     """After the guard passed, on the driver: the key and value schema ids, registered
-    (auto.register.schemas) or looked up once, and bound to the driver's codecs; a registry
-    error stops the write before any task starts. None for a format without a registry."""
+    (auto.register.schemas) or looked up once, and bound to the driver's codecs with their
+    GUIDs where a side's framing writes one (`plan_guids` gives those); a registry error
+    stops the write before any task starts. None for a format without a registry."""
     return bind_plan_schema_ids(plan)
+
+
+def reads_headers(plan: UpsertPlan) -> bool:
+    """Whether a side's format may carry its schema id in a record header (the registry
+    formats, which read Confluent's and Apicurio's header framings whatever they write):
+    its records are read with their headers."""
+    return bool(_confluent_codecs(plan))
 
 
 def pinned_references(plan: UpsertPlan) -> tuple[PinnedVersion, ...]:
@@ -235,7 +264,7 @@ def resolve_read_schemas(plan: UpsertPlan) -> tuple[PinnedSchema, ...]:
         except KeyguardError as exc:
             raise type(exc)(f"{codec.describe()}: the versions of subject '{subject}': "
                             f"{exc.message}", hint=exc.hint) from None
-        out += [PinnedSchema(v.subject, v.schema_id, v.schema, v.schema_type)
+        out += [PinnedSchema(v.subject, v.schema_id, v.schema, v.schema_type, v.guid)
                 for v in versions]
     return tuple(out)
 

@@ -46,7 +46,7 @@ from pyspark.sql.datasource import (
 
 from keyguard.formats.errors import InvalidOptionError, KeyguardError, SchemaError
 from keyguard.formats.plan import PlanSpec, UpsertPlan
-from keyguard.formats.registry.registration import open_plan_registries
+from keyguard.formats.registry.registration import open_plan_registries, plan_guids
 from keyguard.formats.secrets import redacting_logger
 from keyguard.formats.spark_schema import from_spark_schema, with_declared
 from keyguard.formats.types import RowType
@@ -270,6 +270,9 @@ class WriteJob:
     references: tuple[PinnedVersion, ...] = ()
     #: The column holding each record's headers (`keyguard.sparkio.headers`), if any.
     headers_column: str | None = None
+    #: The schema GUIDs a header framing writes (`plan_guids`), resolved with the ids.
+    key_guid: str | None = None
+    value_guid: str | None = None
 
     @property
     def table(self) -> RowType:
@@ -281,7 +284,8 @@ class WriteJob:
         self.conn.register_secrets()
         pinned = PinnedRegistry(references=self.references)
         plan = self.spec.build(pinned)
-        pinned.pin_plan(plan, self.key_schema_id, self.value_schema_id)
+        pinned.pin_plan(plan, self.key_schema_id, self.value_schema_id, self.key_guid,
+                        self.value_guid)
         return plan
 
     def encoder(self) -> ChangeEncoder:
@@ -347,7 +351,7 @@ class WriteJob:
                 enc = encoder.encode(batch)
                 columns = [pa.array(enc.keys, pa.binary()), pa.array(enc.values, pa.binary()),
                            pa.array(enc.partitions, pa.int32())]
-                if enc.headers is not None:  # as given: Spark's Kafka sink sends them
+                if enc.headers is not None:  # the row's, the framing's: Spark's sink sends them
                     columns.append(pa.array([to_rows(h or ()) for h in enc.headers],
                                             arrow_type()))
                 yield pa.record_batch(columns, names=SERIALIZED[:len(columns)])
@@ -457,7 +461,7 @@ def resolve_and_guard(schema: StructType, options: Mapping[str, Any], *,
     guarding.register_written_schemas(plan, conn)
     guard_s = time.perf_counter() - clock
     job = WriteJob(plan.spec, conn, outcome.partitions, guard_s, key_id, value_id,
-                   pinned_references(plan), headers_column(schema))
+                   pinned_references(plan), headers_column(schema), *plan_guids(plan))
     return Prepared(conn, plan, job, started, outcome)
 
 
@@ -740,8 +744,8 @@ def write_upsert(df: DataFrame, **options: Any) -> WriteSummary:
 
 
 def serialize(df: DataFrame, **options: Any) -> DataFrame:
-    """`df` as Kafka records (key, value, partition, and headers when `df` has them) for
-    Spark's own Kafka sink.
+    """`df` as Kafka records (key, value, partition, and headers when `df` has them or a
+    header framing adds them) for Spark's own Kafka sink.
 
     The guard (once, here: no data source is involved) and the null-key count run now; rows
     are encoded when the result is computed. -U rows are dropped, -D rows have a null value.
@@ -750,6 +754,6 @@ def serialize(df: DataFrame, **options: Any) -> DataFrame:
     prep = resolve_and_guard(df.schema, options)
     check_rows(df, prep.plan, prep.conn[CHANGELOG_COLUMN])
     schema = "key binary, value binary, partition int"
-    if prep.job.headers_column:
+    if prep.job.headers_column or prep.plan.record_headers():
         schema += f", {HEADERS_COLUMN} array<struct<key:string,value:binary>>"
     return keyed(df, prep.conn).mapInArrow(prep.job.serialize_task, schema)

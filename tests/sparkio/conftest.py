@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -113,6 +113,33 @@ class TopicReader:
 
     def table(self, topic: str) -> dict[bytes, bytes]:
         return fold(self.records(topic))
+
+
+def _start_fake_registry() -> Any:
+    """The suite's fake HTTP registry (tests/formats/registry/conftest.py), started here."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "formats" / "registry" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("keyguard_fake_registry", path)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return module._start()
+
+
+@pytest.fixture
+def fake_registry() -> Iterator[Any]:
+    """A Confluent-REST registry on 127.0.0.1 that the driver, the Spark workers and
+    confluent-kafka's SchemaRegistryClient all reach (`.url`, `.state`)."""
+    fake = _start_fake_registry()
+    try:
+        yield fake
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
 
 
 @pytest.fixture(scope="session")

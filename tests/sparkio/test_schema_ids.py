@@ -11,6 +11,7 @@ import pytest
 
 from keyguard.formats.errors import RegistryUnavailableError
 from keyguard.formats.registry.mock import MockRegistry
+from keyguard.sparkio.change_encoder import ChangeEncoder
 from keyguard.sparkio.schema_ids import NotResolvedOnDriver, PinnedRegistry, PinnedSchema
 
 DUMMY = '{"type":"record","name":"dummy%d","fields":[{"name":"x","type":"int"}]}'
@@ -54,12 +55,15 @@ def _schema() -> Any:
 
 
 def _driver_job(options: dict[str, str]) -> Any:
+    from keyguard.formats.registry.registration import plan_guids
     from keyguard.sparkio.schema_ids import resolve_write_ids
     from keyguard.sparkio.writer import WriteJob, resolve_plan_only
 
     conn, plan = resolve_plan_only(_schema(), options)
     key_id, value_id = resolve_write_ids(plan)
-    return WriteJob(plan.spec, conn, 3, 0.0, key_id, value_id)
+    key_guid, value_guid = plan_guids(plan)
+    return WriteJob(plan.spec, conn, 3, 0.0, key_id, value_id, key_guid=key_guid,
+                    value_guid=value_guid)
 
 
 def _ids(encoded: list[bytes]) -> set[int]:
@@ -171,43 +175,23 @@ def test_spark_tasks_write_the_ids_only_the_driver_knows(spark: Any, kafka_boots
     assert _ids([r["value"] for r in out]) == {value_id}
 
 
-def _fake_registry() -> Any:
-    """The suite's fake HTTP registry (tests/formats/registry/conftest.py), started here."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "formats" / "registry" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("keyguard_fake_registry", path)
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # its dataclasses look their module up
-        spec.loader.exec_module(module)
-    return module._start()
-
-
 def test_a_data_source_write_registers_once_not_once_per_task(
-        spark: Any, kafka_bootstrap: str, reader: Any) -> None:
+        spark: Any, kafka_bootstrap: str, reader: Any, fake_registry: Any) -> None:
     from broker import new_topic
 
     from keyguard import sparkio
-    fake = _fake_registry()
-    try:
-        topic = new_topic(kafka_bootstrap, 3)
-        options = {"topic": topic, "primary-key": "id", "key.format": "avro-confluent",
-                   "value.format": "json", "key.avro-confluent.url": fake.url,
-                   "properties.bootstrap.servers": kafka_bootstrap}
-        df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
-        sparkio.prepare(df, **{**options, "sink.parallelism": "4"}).write \
-            .format("upsert-kafka").options(**options).mode("append").save()
-        registers = [path for method, path, *_ in fake.state.requests
-                     if method == "POST" and path.endswith(f"/subjects/{topic}-key/versions")]
-        assert registers == [f"/subjects/{topic}-key/versions"]  # the driver's, in writer()
-        assert len(reader.records(topic)) == 40
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
+    fake = fake_registry
+    topic = new_topic(kafka_bootstrap, 3)
+    options = {"topic": topic, "primary-key": "id", "key.format": "avro-confluent",
+               "value.format": "json", "key.avro-confluent.url": fake.url,
+               "properties.bootstrap.servers": kafka_bootstrap}
+    df = spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id int, v string")
+    sparkio.prepare(df, **{**options, "sink.parallelism": "4"}).write \
+        .format("upsert-kafka").options(**options).mode("append").save()
+    registers = [path for method, path, *_ in fake.state.requests
+                 if method == "POST" and path.endswith(f"/subjects/{topic}-key/versions")]
+    assert registers == [f"/subjects/{topic}-key/versions"]  # the driver's, in writer()
+    assert len(reader.records(topic)) == 40
 
 
 def test_a_value_schema_with_references_is_written_and_read_back(
@@ -276,3 +260,37 @@ def test_a_write_the_executors_cannot_run_registers_nothing(
     with pytest.raises(WorkerSetupError):
         sparkio.write_upsert(df, **options)
     assert [s for s in MockRegistry(scope).subjects() if s.startswith(topic)] == []
+
+
+def test_pinned_guids_answer_in_the_task_and_an_unknown_one_is_fetched(scope: str) -> None:
+    registry = MockRegistry(scope)
+    elsewhere = registry.register_guid("elsewhere-value", DUMMY % 7)
+    pinned = PinnedRegistry([PinnedSchema("t-value", 1, DUMMY % 1, "AVRO", guid=str(GUID))],
+                            fallbacks=[lambda: MockRegistry(scope)])
+    assert pinned.get_by_guid(str(GUID).upper()) == ("AVRO", DUMMY % 1)
+    assert pinned.get_by_guid(elsewhere.guid)[1] == DUMMY % 7  # from the registry, in the task
+    with pytest.raises(NotResolvedOnDriver, match=f"schema GUID {uuid.UUID(int=9)}"):
+        PinnedRegistry([]).get_by_guid(str(uuid.UUID(int=9)))
+
+
+GUID = uuid.UUID("3f2b5c8e-0d1a-4e7b-9c6f-2a4d8e1b7c90")
+
+
+def test_a_header_framing_writes_the_driver_guids_in_every_records_headers(
+        scope: str) -> None:
+    job = _driver_job(_options(scope, **{"key.avro-confluent.framing": "confluent-header",
+                                         "value.avro-confluent.framing": "confluent-header"}))
+    registry = MockRegistry(scope)
+    key, value = (registry.get_version(f"orders-{role}") for role in ("key", "value"))
+    assert (job.key_guid, job.value_guid) == (key.guid, value.guid)
+    batch = pa.record_batch({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", None, "c"],
+                             "op": ["+I", "-D", "+U"]})
+    enc = ChangeEncoder(job.plan(), 3, "op").encode(batch)  # what a task does
+    upsert = [("__key_schema_id", b"\x01" + uuid.UUID(key.guid).bytes),
+              ("__value_schema_id", b"\x01" + uuid.UUID(value.guid).bytes)]
+    assert enc.headers == [upsert, upsert[:1], upsert]  # a tombstone: the key's only
+    assert enc.headers[0] is enc.headers[2]  # one list for every record of a kind
+    assert enc.values[1] is None and not enc.keys[0].startswith(b"\x00")  # bare bodies
+    # The prefix framing adds no header: the records carry none.
+    assert _driver_job(_options(scope)).encoder().encode(batch.drop_columns(["op"])) \
+        .headers is None
