@@ -151,7 +151,9 @@ INCLUDE_HEADERS: Option[bool] = Option(
     "Reading: add a column `headers` array<struct<key string, value binary>> with the Kafka "
     "headers of the record each row comes from (the one that won the fold; in changelog mode "
     "the record of each change), null for none: Spark's Kafka source's includeHeaders. "
-    "Headers are no part of the key. Writing takes such a column from the DataFrame.")
+    "Headers are no part of the key. Writing takes such a column from the DataFrame (a header "
+    "framing's schema-id headers follow the row's). The registry formats read each record's "
+    "headers either way (the schema id may be there): this option only adds the column.")
 CAPTURE_TIMEOUT: Option[int] = duration_option(
     "scan.capture-timeout", 30_000,
     "Reading: how long the driver waits for each partition's end offset.")

@@ -297,3 +297,65 @@ def test_the_spark_reader_reads_every_confluent_framing_on_one_topic(
     asked = {path.rsplit("/", 1)[1] for _, path, *_ in registry.state.requests
              if path.startswith("/schemas/guids/")}
     assert asked == {client.get_latest_version("elsewhere-value").guid}
+
+
+def test_protobuf_registry_writes_what_protobuf_serializer_writes(
+        spark: Any, kafka_bootstrap: str, registry: Any) -> None:
+    """The header carries the GUID and the message index, the bytes the bare message."""
+    from confluent_kafka.schema_registry import header_schema_id_serializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from google.protobuf import message_factory
+
+    from keyguard.formats.protobuf_schema import descriptor_pool, parse_proto
+
+    topic = new_topic(kafka_bootstrap, 1)
+    options = {"topic": topic, "properties.bootstrap.servers": kafka_bootstrap,
+               "primary-key": "id", "key.format": "protobuf-registry",
+               "value.format": "protobuf-registry", **{
+                   f"{role}.protobuf-registry.{name}": value for role in ("key", "value")
+                   for name, value in (("url", registry.url), ("framing", "confluent-header"))}}
+    rows = [(K1, "a"), (K2, "b"), (K1, "a2")]
+    (spark.createDataFrame(rows, "id string not null, name string").coalesce(1).write
+     .format("upsert-kafka").options(**options).mode("append").save())
+
+    client = _client(registry.url)
+    conf = {"use.deprecated.format": False, "auto.register.schemas": False,
+            "use.latest.version": True, "schema.id.serializer": header_schema_id_serializer}
+    classes = {}
+    for role in ("key", "value"):
+        schema = parse_proto(client.get_latest_version(f"{topic}-{role}").schema.schema_str)
+        name = f"{schema.file.package}.{schema.file.message_type[0].name}"  # type: ignore[attr-defined]
+        pool: Any = descriptor_pool(schema)
+        classes[role] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+    key_ser, value_ser = (ProtobufSerializer(classes[role], client, conf)
+                          for role in ("key", "value"))
+    expected = [_serialized(key_ser, value_ser, topic, classes["key"](id=i),
+                            classes["value"](id=i, name=n), []) for i, n in rows]
+    got = [(r.key, r.value, list(r.headers)) for r in _records(kafka_bootstrap, topic)]
+    assert got == expected
+    assert [n for n, _ in got[0][2]] == [KEY_HEADER, VALUE_HEADER]
+    assert got[0][2][1][1][-1:] == b"\x00"  # the message index [0], after the GUID
+    back = ProtobufDeserializer(classes["value"], {"use.deprecated.format": False})(
+        got[-1][1], SerializationContext(topic, MessageField.VALUE, got[-1][2]))
+    assert (back.id, back.name) == (K1, "a2")
+    rows_back = spark.read.format("upsert-kafka").options(**options).load().collect()
+    assert {r["id"]: r["name"] for r in rows_back} == {K1: "a2", K2: "b"}
+
+
+def test_apicurios_header_framing_writes_the_global_id_in_each_sides_header(
+        spark: Any, kafka_bootstrap: str, registry: Any) -> None:
+    topic = new_topic(kafka_bootstrap, 1)
+    options = _options(kafka_bootstrap, topic, registry.url,
+                       **{f"{role}.avro-confluent.framing": "apicurio-header-global-id"
+                          for role in ("key", "value")})
+    df = spark.createDataFrame(CHANGES, "id string not null, name string, op string")
+    (df.coalesce(1).write.format("upsert-kafka").options(**options, **{"changelog.column": "op"})
+     .mode("append").save())
+    client = _client(registry.url)
+    ids = [client.get_latest_version(f"{topic}-{role}").schema_id for role in ("key", "value")]
+    heads = [("apicurio.key.globalId", ids[0].to_bytes(8, "big")),
+             ("apicurio.value.globalId", ids[1].to_bytes(8, "big"))]
+    recs = _records(kafka_bootstrap, topic)
+    assert [list(r.headers) for r in recs] == [heads, heads, heads, heads, heads[:1]]
+    assert _spark_table(spark, options) == _expected_table(CHANGES)
