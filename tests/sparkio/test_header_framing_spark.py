@@ -3,7 +3,8 @@
 confluent-kafka's AvroSerializer with `header_schema_id_serializer` (the schema's GUID in
 `__key_schema_id` / `__value_schema_id`, the bytes the bare body) is the oracle for what the
 Spark writer puts in a record; its AvroDeserializer (dual by default) reads the topic back; the
-Spark reader reads what confluent-kafka's producers write, in any of Confluent's framings. All
+Spark reader reads what confluent-kafka's producers write, in any of Confluent's framings (for
+Protobuf the oracle is `header_schema_id_serializer` over the Protobuf runtime's bytes). All
 of them talk to one registry over HTTP (the suite's fake, with schema GUIDs as Confluent 8.0
 has them), on the broker the suite starts.
 """
@@ -299,11 +300,14 @@ def test_the_spark_reader_reads_every_confluent_framing_on_one_topic(
     assert asked == {client.get_latest_version("elsewhere-value").guid}
 
 
-def test_protobuf_registry_writes_what_protobuf_serializer_writes(
+def test_protobuf_registry_writes_what_header_schema_id_serializer_writes(
         spark: Any, kafka_bootstrap: str, registry: Any) -> None:
-    """The header carries the GUID and the message index, the bytes the bare message."""
+    """The bytes are the message as the Protobuf runtime serializes it, the header what
+    confluent-kafka's `header_schema_id_serializer` makes of the registered GUID and the
+    message index; confluent-kafka's ProtobufDeserializer reads the record back."""
     from confluent_kafka.schema_registry import header_schema_id_serializer
-    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+    from confluent_kafka.schema_registry.common.serde import SchemaId
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
     from confluent_kafka.serialization import MessageField, SerializationContext
     from google.protobuf import message_factory
 
@@ -320,20 +324,28 @@ def test_protobuf_registry_writes_what_protobuf_serializer_writes(
      .format("upsert-kafka").options(**options).mode("append").save())
 
     client = _client(registry.url)
-    conf = {"use.deprecated.format": False, "auto.register.schemas": False,
-            "use.latest.version": True, "schema.id.serializer": header_schema_id_serializer}
-    classes = {}
-    for role in ("key", "value"):
-        schema = parse_proto(client.get_latest_version(f"{topic}-{role}").schema.schema_str)
+    classes, ids = {}, {}
+    for role, field in (("key", MessageField.KEY), ("value", MessageField.VALUE)):
+        latest = client.get_latest_version(f"{topic}-{role}")
+        schema = parse_proto(latest.schema.schema_str)
         name = f"{schema.file.package}.{schema.file.message_type[0].name}"  # type: ignore[attr-defined]
         pool: Any = descriptor_pool(schema)
         classes[role] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
-    key_ser, value_ser = (ProtobufSerializer(classes[role], client, conf)
-                          for role in ("key", "value"))
-    expected = [_serialized(key_ser, value_ser, topic, classes["key"](id=i),
-                            classes["value"](id=i, name=n), []) for i, n in rows]
+        ids[role] = (field, SchemaId("PROTOBUF", latest.schema_id, latest.guid, [0]))
+
+    def expected(i: str, name: str) -> tuple[bytes, bytes, list[tuple[str, bytes | None]]]:
+        headers: list[tuple[str, bytes | None]] = []
+        out = []
+        for role, message in (("key", classes["key"](id=i)),
+                              ("value", classes["value"](id=i, name=name))):
+            field, schema_id = ids[role]
+            out.append(header_schema_id_serializer(
+                message.SerializeToString(), SerializationContext(topic, field, headers),
+                schema_id))
+        return out[0], out[1], headers
+
     got = [(r.key, r.value, list(r.headers)) for r in _records(kafka_bootstrap, topic)]
-    assert got == expected
+    assert got == [expected(i, n) for i, n in rows]
     assert [n for n, _ in got[0][2]] == [KEY_HEADER, VALUE_HEADER]
     assert got[0][2][1][1][-1:] == b"\x00"  # the message index [0], after the GUID
     back = ProtobufDeserializer(classes["value"], {"use.deprecated.format": False})(
