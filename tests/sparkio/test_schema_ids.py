@@ -294,3 +294,21 @@ def test_a_header_framing_writes_the_driver_guids_in_every_records_headers(
     # The prefix framing adds no header: the records carry none.
     assert _driver_job(_options(scope)).encoder().encode(batch.drop_columns(["op"])) \
         .headers is None
+
+
+def test_serialize_returns_the_header_framings_headers(spark: Any, kafka_bootstrap: str,
+                                                       scope: str) -> None:
+    pytest.importorskip("pandas", reason="pyspark's mapInArrow needs pandas on the driver")
+    from broker import new_topic
+
+    from keyguard import sparkio
+    topic = new_topic(kafka_bootstrap, 2)
+    options = {**_options(scope, **{"value.avro-confluent.framing": "confluent-header"}),
+               "topic": topic, "properties.bootstrap.servers": kafka_bootstrap}
+    df = spark.createDataFrame([(i, f"v{i}") for i in range(6)], "id int, v string")
+    out = sparkio.serialize(df, **options).collect()
+    guid = MockRegistry(scope).get_version(f"{topic}-value").guid
+    assert {tuple((h["key"], bytes(h["value"])) for h in r["headers"]) for r in out} == \
+        {(("__value_schema_id", b"\x01" + uuid.UUID(guid).bytes),)}
+    assert _ids([r["key"] for r in out]) == {MockRegistry(scope).get_version(f"{topic}-key")
+                                             .schema_id}  # the key keeps its prefix
