@@ -187,6 +187,35 @@ def test_a_full_queue_delays_records_but_sends_each_once_in_order() -> None:
     assert made[0].polls.count(0) == 3 and len(made[0].polls) < n
 
 
+class FullQueueHeadersProducer(FullQueueProducer):
+    """FullQueueProducer that takes headers as confluent-kafka's produce does (positionally
+    after on_delivery, callback and timestamp, or by name), and records them."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self.headers: list[Any] = []
+
+    def produce(self, topic: str, value: bytes | None, key: bytes, partition: int,  # type: ignore[override]
+                on_delivery: Any = None, callback: Any = None, timestamp: int = 0,
+                headers: Any = None) -> None:
+        super().produce(topic, value, key, partition)
+        self.headers.append(headers)
+
+
+def test_a_full_queue_keeps_each_records_headers() -> None:
+    made: list[FullQueueHeadersProducer] = []
+    p = UpsertProducer(topic="t", config={},
+                       factory=lambda c: made.append(FullQueueHeadersProducer(c)) or made[0])
+    n = POLL_EVERY + 7
+    upsert, tombstone = [("k", b"1"), ("v", b"2")], [("k", b"1")]
+    values: list[bytes | None] = [b"v" if i % 4 else None for i in range(n)]
+    headers = [tombstone if v is None else upsert for v in values]
+    p.send([b"k%d" % i for i in range(n)], values, [0] * n, headers=headers)
+    stats = p.finish()
+    assert made[0].headers == headers and stats.records == n
+    assert [k for k, *_ in made[0].sent] == [b"k%d" % i for i in range(n)]
+
+
 def test_arrow_partitions_equal_murmur2_of_each_key() -> None:
     keys = [b"", b"a", b"ab", b"abc", b"abcd", b"\x00\x00\x00\x01" * 9, bytes(range(200))]
     arr = pa.array(keys * 3, pa.binary())
