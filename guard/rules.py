@@ -340,7 +340,8 @@ CONFLUENT_SCHEMA_ID_CHANGED = Rule(
     " or JSON body)."
     " Any change the registry sees as a new schema (a new optional field, a default, a doc,"
     " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
-    " changes bytes." + _ORPHAN,
+    " changes bytes." + _ORPHAN + " The way out for good: the header framing (framing ="
+    " confluent-header), which puts the id in a record header (KG913).",
     '{"name": "id", "type": "long"}',
     '{"name": "id", "type": "long", "doc": "user id"}',
     families=ANY_FAMILY, framing=Framing.SCHEMA_ID,

@@ -409,8 +409,7 @@ class KafkaTopicInspector:
                     if offset < r.position:
                         continue  # fetched before a seek
                     progress.progressed = True
-                    kept = cast(Headers, msg.headers()) if headers else None  # bytes values
-                    if r.take(offset, key, kept) and r.tail \
+                    if r.take(offset, key, _headers(msg, headers)) and r.tail \
                             and not r.corrected:
                         self._correct_start(consumer, topic, r)
                 if not r.open:
@@ -654,6 +653,11 @@ def interleaved(reads: Iterable[PartitionRead],
             if i < len(recs):
                 offset, key, headers = recs[i]
                 yield partition, offset, key, headers
+
+
+def _headers(msg: Any, kept: bool) -> Headers:
+    """A record's headers when the scan keeps them (a consumer's values are bytes)."""
+    return cast(Headers, msg.headers()) if kept else None
 
 
 @dataclass

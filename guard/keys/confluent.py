@@ -128,6 +128,9 @@ def resolve_ids(old: KeySide, new: KeySide) -> Ids:
     return Ids(key_ids or (old_id,), old_id, placeholder, False, same)
 
 
+_COUNTED = {5: "five", 9: "nine"}
+
+
 def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     """The schema-id rules: the candidate keeps the id the keys carry, or every key breaks."""
     ids = resolve_ids(old, new)
@@ -149,7 +152,8 @@ def confluent_changes(old: KeySide, new: KeySide) -> Iterator[Change]:
     detail = "" if not ids.same_schema else " (the same schema text, registered again)"
     yield Change(CONFLUENT_SCHEMA_ID_CHANGED,
                  "$", f"existing keys carry schema id {carried}, the candidate key "
-                 f"schema gets {new_id}{detail}: the id is in the first bytes of every key",
+                 f"schema gets {new_id}{detail}: the id is in the first "
+                 f"{_COUNTED.get(new.frame.header, new.frame.header)} bytes of every key",
                  advice=HEADER_FRAMING_ADVICE.format(format=new.format))
 
 

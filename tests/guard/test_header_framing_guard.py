@@ -303,3 +303,12 @@ def test_the_spark_writers_plan_carries_the_key_framing(mock: MockRegistry) -> N
     spec = TopicPlan.of_upsert(plan, 3)
     assert spec.key_frame(existing=False).id_in_header
     assert not spec.key_ids_in_bytes(existing=False) and spec.keys_carry_schema_ids()
+
+
+def test_keyguard_rules_lists_the_framing_rules() -> None:
+    r = runner.invoke(app, ["rules"], catch_exceptions=False)
+    assert r.exit_code == 0
+    for line in ("KG503  key-framing-changed  [breaking, key-bytes]",
+                 "KG804  value-framing-changed  [breaking, value-compatibility]",
+                 "KG913  key-schema-id-in-header  [info, key-bytes]"):
+        assert line in r.stdout
