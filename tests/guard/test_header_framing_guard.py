@@ -312,3 +312,25 @@ def test_keyguard_rules_lists_the_framing_rules() -> None:
                  "KG804  value-framing-changed  [breaking, value-compatibility]",
                  "KG913  key-schema-id-in-header  [info, key-bytes]"):
         assert line in r.stdout
+
+
+@pytest.mark.parametrize("how", ["option", "config"])
+def test_checks_option_and_config_file_give_the_key_framing(
+        tmp_path: Path, registry: FileRegistry, monkeypatch: pytest.MonkeyPatch,
+        how: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k2.avsc").write_text(KEY_DOC)
+    common = ["--registry", "file://schemas", "-f", "json"]
+    if how == "option":
+        args = ["check", "--topic", TOPIC, "--key-format", "avro-confluent", "--key-schema",
+                "k2.avsc", "--option", "key.avro-confluent.framing=confluent-header", *common]
+    else:
+        (tmp_path / "kg.toml").write_text(
+            f'[[topics]]\nname = "{TOPIC}"\nkey-format = "avro-confluent"\n'
+            'key-schema = "k2.avsc"\n[topics.options]\n'
+            '"key.avro-confluent.framing" = "confluent-header"\n')
+        args = ["check", "--config", "kg.toml", *common]
+    r = runner.invoke(app, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    ids = {f["rule"]["id"] for f in json.loads(r.stdout)["findings"]}
+    assert "KG913" in ids and not ids & {"KG501", "KG012"}
