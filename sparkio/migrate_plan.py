@@ -658,8 +658,9 @@ class Verification:
     misplaced: int
     examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
     #: `keyguard audit`'s counts on the target under the new declaration (phantom keys,
-    #: misplaced records, missed deletes), when the audit ran: the same rules as the command.
-    audit: tuple[int, int, int] | None = None
+    #: misplaced records, missed deletes, sides whose live records carry their schema ids in
+    #: two framings), when the audit ran: the same rules as the command.
+    audit: tuple[int, int, int, int] | None = None
     #: Records the model of the table would still write (a write that arrived and is not
     #: copied yet), and rows it cannot decide.
     pending: int = 0

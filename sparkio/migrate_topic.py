@@ -661,7 +661,7 @@ def audited(own: Verification, m: Migration, decl: Declarations,
     result = audit_topic(m.target, decl.new, bootstrap=m.bootstrap, properties=m.properties,
                          registry=registry)
     return replace(own, audit=(result.phantom_keys, result.misplaced_keys,
-                               result.missed_deletes))
+                               result.missed_deletes, result.mixed_framings))
 
 
 #: Records handed to the producer between two progress reports.

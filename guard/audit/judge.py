@@ -142,10 +142,13 @@ class AuditResult:
     data: Mapping[str, Any]
     #: Logical keys deleted under one encoding and still live under another.
     missed_deletes: int = 0
+    #: Sides (key, value) whose live records carry their schema id in two framings or more.
+    mixed_framings: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.phantom_keys == 0 and self.misplaced_keys == 0 and self.missed_deletes == 0
+        return self.phantom_keys == 0 and self.misplaced_keys == 0 and \
+            self.missed_deletes == 0 and self.mixed_framings == 0
 
 
 def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, Entry]]]:
@@ -437,10 +440,11 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
     """Findings and the numbers section of one topic's audit (`missed`: `missed_deletes` of
     the state, when the caller has it already)."""
     missed = missed if missed is not None else missed_deletes(state)
+    mixed = framing_findings(state, facts)
     findings = [*phantom_findings(facts, found, shown),
                 *missed_delete_findings(facts, missed, shown),
                 *misplaced_findings(state, facts, shown),
-                *framing_findings(state, facts), *record_findings(state, facts),
+                *mixed, *record_findings(state, facts),
                 *id_findings(state, facts), *config_findings(facts)]
     data = summary(state, facts, found, missed)
     read = (f"the first {facts.sample} records" if facts.sample is not None
@@ -456,7 +460,7 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
     totals = data["totals"]
     return AuditResult(report, facts.topic, found.keys, found.orphaned, totals["misplaced_live"],
                        totals["undecodable_keys"] + totals["undecodable_values"],
-                       totals["null_keys"], totals["records"], data, missed.keys)
+                       totals["null_keys"], totals["records"], data, missed.keys, len(mixed))
 
 
 #: The placements that are a framing (NOWHERE is an unframed record, KG953's and the

@@ -193,6 +193,7 @@ def test_prefix_to_header_and_back_keeps_the_table_a_dual_deserializer_reads(
     run = _migrate(kafka_bootstrap, topic, scope, tmp_path, "confluent", "confluent-header")
     assert run.exit_code == 0, run.output
     assert "wrote 11 rewrites and 11 tombstones" in run.output and "verified" in run.output
+    assert "0 missed deletes, 0 sides in two framings" in run.output
     assert _read_as_compacted(kafka_bootstrap, topic, scope) == before
     after = _audit(kafka_bootstrap, topic, scope, "confluent-header")
     assert after.clean and after.phantom_keys == 0

@@ -107,6 +107,7 @@ def test_producers_that_disagree_on_the_key_framing_leave_phantoms_and_a_finding
         log.write(header, f"order-{i:04d}", 2)  # the same logical keys, header-framed
     state, result = _judged(prefix, log)
     assert result.phantom_keys == 2 and result.report.verdict is Verdict.BREAKING
+    assert result.mixed_framings == 1 and not result.clean
     mixed = [f for f in result.report.findings if f.rule is MIXED_FRAMING]
     assert [f.path for f in mixed] == ["key framing"]
     message = mixed[0].message
