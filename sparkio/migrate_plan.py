@@ -430,14 +430,9 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     dropping: tuple[str, tuple[str, ...]] | None = None
     if winner.entry.live:
         keep = (partition_for(new_key, partitions), new_key)
-        there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
-        # In place only when the new slot's last record is one of the latest itself (the same
-        # rewrite twice, from a retried task, is two of them): an equal value there is not
-        # enough, since the other slots are retired next and what stays must be a record that
-        # is known to be the latest. And only under the new encoding: the same key bytes in
-        # another framing (a header framing's bare body, the value's id moved) are rewritten.
-        if there and there[0].encoding == NEW and any(there[0].entry is c.entry for c in top):
-            winner, in_place = there[0], True
+        kept = _kept_in_place(tails, keep, top)
+        if kept is not None:
+            winner, in_place = kept, True
         elif winner.lost:
             dropping = (f"partition {winner.entry.partition} offset {winner.entry.offset}",
                         winner.lost)
@@ -458,6 +453,21 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     return RowPlan(rewrite, tombstones, live=winner.entry.live,
                    deleted=not winner.entry.live and bool(tails), in_place=in_place,
                    encodings=encodings, phantom=phantom, dropping=dropping)
+
+
+def _kept_in_place(tails: Sequence[Classified], keep: tuple[int, bytes],
+                   top: Sequence[Classified]) -> Classified | None:
+    """The live record of the new slot `keep` that stays as it is, if any.
+
+    In place only when the new slot's last record is one of the latest itself (the same
+    rewrite twice, from a retried task, is two of them): an equal value there is not enough,
+    since the other slots are retired next and what stays must be a record that is known to
+    be the latest. And only under the new encoding: the same key bytes in another framing (a
+    header framing's bare body, the value's id moved) are rewritten."""
+    there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
+    if there and there[0].encoding == NEW and any(there[0].entry is c.entry for c in top):
+        return there[0]
+    return None
 
 
 @dataclass
