@@ -551,8 +551,14 @@ class ConfluentFrame(PrefixFrame):
         except ValueError as exc:
             inside = f"header {self.header_name!r}: " if value is not None else ""
             raise FrameError(f"{_named(where)}: not {self.title}-framed: {inside}{exc}",
-                             hint=hint or _HINT) from None
+                             hint=hint or self._hint(value is None)) from None
         return schema_id, index, data[start:]
+
+    def _hint(self, read_bytes: bool) -> str:
+        if not read_bytes or "{" in self.header_name:
+            return _HINT
+        return (f"{_HINT}; or it carries its schema id in the record header "
+                f"{self.header_name!r} (a header framing) and was read without its headers")
 
     def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
         value = self._header_value(headers) if headers else None

@@ -484,6 +484,9 @@ def _out(sub: Any, fd: Any, t: DataType, where: str) -> Any:
         if isinstance(t, DecimalType):
             d = d.quantize(decimal.Decimal(1).scaleb(-t.scale),
                            context=decimal.Context(prec=80))
+            if d and d.adjusted() >= t.precision - t.scale:
+                raise ValueError(f"{where or 'the value'}: {d} needs more than {t.precision} "
+                                 f"digits for {t.sql()}")
         return d
     return _plain(sub.DESCRIPTOR.fields_by_name["value"], sub.value, t)
 

@@ -39,7 +39,9 @@ FRAMING: Option[str] = Option(
     "HeaderSchemaIdSerializer), so a key schema change that leaves the body equal moves no "
     "key; 'apicurio', 'apicurio-legacy', 'apicurio-header-global-id' and "
     "'apicurio-header-content-id' are Apicurio Registry's serdes' framings (4-byte content "
-    "id, 8-byte global id, the id in an apicurio.key.* / apicurio.value.* header). Readers "
+    "id, 8-byte global id, the id in an apicurio.key.* / apicurio.value.* header; ids are "
+    "looked up over Apicurio's Confluent-compatible API, whose ids are content ids unless "
+    "apicurio.ccompat.legacy-id-mode.enabled). Readers "
     "read Confluent's framings either way (the header first, then magic byte 0 or 1), as "
     "dual_schema_id_deserializer does. Not a Flink option.",
     choices=SIDE_FRAMINGS,

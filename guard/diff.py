@@ -31,7 +31,7 @@ from keyguard.guard.plan import (
     key_columns,
     migration_command,
 )
-from keyguard.guard.report import Report, Severity
+from keyguard.guard.report import Finding, Report, Severity
 
 if TYPE_CHECKING:
     from keyguard.formats.flink_ddl import FlinkTable
@@ -117,7 +117,20 @@ def diff_sides(old_texts: Sequence[SchemaText], new_text: SchemaText, old: KeyWr
     notes = []
     if any(f.effective_severity is Severity.BREAKING for f in findings):
         notes.append(_migration(last, new_text, old, new, tables))
+    findings += _value_framing(*tables)  # readers, not keys: no migration for it
     return Report.of(findings, [f"key {fmt}: {last.origin} -> {new_text.origin}"], notes)
+
+
+def _value_framing(old: FlinkTable | None, new: FlinkTable | None) -> list[Finding]:
+    """KG804 when two DDLs give one value format two framings: no key changes, but readers
+    of the old framing may not read the new one."""
+    if old is None or new is None or not new.value_format or \
+            old.value_format != new.value_format:
+        return []
+    from keyguard.guard.values import framing_findings  # lazy: CLI start-up (two DDLs only)
+
+    return framing_findings(new.value_format, old.format_options("value"),
+                            new.format_options("value"), topic=new.topic)
 
 
 def _migration(old_text: SchemaText, new_text: SchemaText, old: KeyWriting, new: KeyWriting,

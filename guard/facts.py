@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.framing import Frame
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
@@ -59,8 +58,8 @@ class Registered:
     value: SubjectFacts | None = None
     #: Every subject of the registry, read only when a subject has no versions (near misses).
     subject_names: tuple[str, ...] = ()
-    #: The writer schemas of the ids the sampled keys carry, by id.
-    writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
+    #: The writer schemas of the ids the sampled keys carry, by id (a GUID by its text).
+    writer_schemas: Mapping[int | str, WriterSchema] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,25 +155,29 @@ def _topic_names(inspector: TopicInspector) -> tuple[str, ...]:
 
 def _key_frame(plan: TopicPlan) -> Frame:
     """The frame of the keys already in the topic: where the scan reads their schema ids."""
-    return format_factory(plan.existing_key_format).frame
+    return plan.key_frame()
 
 
 def _writer_schemas(plan: TopicPlan, registry: Registry,
-                    topic: TopicFacts | None) -> dict[int, WriterSchema]:
-    """The writer schema of every id the sampled keys carry, for decoding them."""
+                    topic: TopicFacts | None) -> dict[int | str, WriterSchema]:
+    """The writer schema of every id the sampled keys carry (in their bytes, or in a header:
+    an integer id or a GUID), for decoding them."""
     if topic is None or not topic.sample_keys:
         return {}
-    frames = [f for f in {format_factory(plan.key_format).frame,
-                          format_factory(plan.existing_key_format).frame}
+    frames = [f for f in {plan.key_frame(existing=False), plan.key_frame()}
               if f.carries_schema_id]
-    ids = {i for key, _ in topic.sample_keys for frame in frames
-           if (i := frame.registry_id(key)) is not None}
-    return {i: writer_schema(registry, i) for i in sorted(ids)}
+    headers = topic.sample_headers
+    ids = {i if isinstance(i, int) else str(i) for key, _ in topic.sample_keys
+           for frame in frames if (i := frame.schema_id(key, headers.get(key))) is not None}
+    return {i: writer_schema(registry, i) for i in sorted(ids, key=str)}
 
 
-def writer_schema(registry: Registry, schema_id: int) -> WriterSchema:
-    """The schema registered under `schema_id`, standalone; or the registry's error for it."""
+def writer_schema(registry: Registry, schema_id: int | str) -> WriterSchema:
+    """The schema registered under `schema_id` (an id, or a GUID's text), standalone; or the
+    registry's error for it."""
     try:
+        if isinstance(schema_id, str):
+            return WriterSchema(*registry.get_by_guid(schema_id))
         schema_type, text = registry.get_by_id(schema_id)
         refs_of = getattr(registry, "references_of_id", None)
         raw = refs_of(schema_id) if callable(refs_of) and schema_type.upper() == "AVRO" else ()

@@ -157,7 +157,7 @@ def _key_findings(plan: TopicPlan, registered: Registered, facts: Facts,
     assert new is not None, "key_sides builds the candidate's side whenever versions exist"
     findings: list[Finding] = []
     id_findings = _id_findings(plan, subject, history, topic, sides.carried, new.schema_id)
-    if topic is None and plan.keys_carry_schema_ids(existing=False):
+    if topic is None and plan.key_ids_in_bytes(existing=False):
         findings.append(Finding(
             KEYS_ASSUMED_LATEST, "$",
             f"assumed every key carries id {history[-1].schema_id} ({subject} "
@@ -187,7 +187,8 @@ def _examples(old: KeySide, topic: TopicFacts | None, registered: Registered,
         decoded_examples,  # lazy: CLI start-up (only with sampled keys)
     )
 
-    return decoded_examples(old, topic.sample_keys, registered.writer_schemas, name)
+    return decoded_examples(old, topic.sample_keys, registered.writer_schemas, name,
+                            headers=topic.sample_headers)
 
 
 def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | None,
@@ -201,7 +202,7 @@ def _topic_findings(plan: TopicPlan, new: KeySide | None, topic: TopicFacts | No
 
         out += real_key_findings(new, topic.sample_keys, topic.partitions,
                                  writer_schemas=registered.writer_schemas, topic=plan.topic,
-                                 subject=subject)
+                                 subject=subject, headers=topic.sample_headers)
     return out
 
 

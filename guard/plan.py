@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from keyguard.formats.avro_schema import record_full_name
@@ -31,6 +31,7 @@ from keyguard.guard.keys.side import KeySide
 from keyguard.guard.options import KEY_FORMAT, RULES_OF, VALUE_FORMAT
 
 if TYPE_CHECKING:
+    from keyguard.formats.framing import Frame
     from keyguard.formats.plan import UpsertPlan
     from keyguard.guard.config import TopicEntry
 
@@ -139,10 +140,23 @@ class TopicPlan:
         """The format the keys already in the topic were written with."""
         return self.old_key_format or self.key_format
 
+    def key_frame(self, *, existing: bool = True) -> Frame:
+        """The frame of the (existing) keys: the key format's `framing` option's, else the
+        format's own (`FormatFactory.frame_of`), named for the key side."""
+        fmt = self.existing_key_format if existing else self.key_format
+        options = self.old_key_options if existing and self.old_key_options is not None \
+            else self.key_options
+        frame: Frame = format_factory(fmt).frame_of(options, "key")
+        return frame
+
     def keys_carry_schema_ids(self, *, existing: bool = True) -> bool:
         """Whether the (existing) keys carry a registry schema id in their frame."""
-        fmt = self.existing_key_format if existing else self.key_format
-        return format_factory(fmt).frame.carries_schema_id
+        return bool(self.key_frame(existing=existing).carries_schema_id)
+
+    def key_ids_in_bytes(self, *, existing: bool = True) -> bool:
+        """Whether the (existing) keys carry their schema id in their bytes, not a header."""
+        frame = self.key_frame(existing=existing)
+        return bool(frame.carries_schema_id and not frame.id_in_header)
 
     def key_side(
         self,
@@ -236,6 +250,7 @@ def migration_command(topic: str | None, old: KeyEncoding, new: KeyEncoding, *,
     for a POSIX shell; a <placeholder> only for what they do not say."""
     from shlex import quote as q  # lazy: CLI start-up (only for a breaking key change)
 
+    old, new = _framings_named(old, new)
     args: list[str] = []
     if new.flink_ddl:
         args += ["--flink-ddl", q(new.flink_ddl)]
@@ -262,6 +277,23 @@ def migration_command(topic: str | None, old: KeyEncoding, new: KeyEncoding, *,
     return ("to make this key change without orphaning records, switch the producers to the "
             "new key, then re-key the topic (--dry-run first shows the plan): keyguard migrate "
             + " ".join(args))
+
+
+def _framings_named(old: KeyEncoding, new: KeyEncoding) -> tuple[KeyEncoding, KeyEncoding]:
+    """Both sides with their `framing` option written out when either names one: a framing
+    change is then explicit on both sides of the command, the default's side included."""
+    if "framing" not in old.options and "framing" not in new.options:
+        return old, new
+    return _framing_named(old), _framing_named(new)
+
+
+def _framing_named(side: KeyEncoding) -> KeyEncoding:
+    if "framing" in side.options:
+        return side
+    declared = next((o for o in format_factory(side.format).options if o.key == "framing"), None)
+    if declared is None:
+        return side
+    return replace(side, options={**side.options, "framing": declared.default})
 
 
 def _encoding_args(format_flag: str, option_flag: str, side: KeyEncoding,

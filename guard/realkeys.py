@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
+from keyguard.formats.framing import Headers
 from keyguard.formats.partitioner import partition_for
 from keyguard.guard.keys.analyze import encoder, side_codec
 from keyguard.guard.keys.known import WriterSchema
@@ -31,14 +31,16 @@ def real_key_findings(
     sample_keys: tuple[tuple[bytes, int], ...],
     partitions: int,
     *,
-    writer_schemas: Mapping[int, WriterSchema],
+    writer_schemas: Mapping[int | str, WriterSchema],
     topic: str,
     subject: str | None = None,
+    headers: Mapping[bytes, Headers] | None = None,
 ) -> list[Finding]:
     """KG013 for the first sampled key the candidate cannot reproduce, KG014 for placement.
 
     `writer_schemas` are the schemas (by id) the sampled keys were written with, as gathered
-    from the registry: decoding asks nothing.
+    from the registry: decoding asks nothing. `headers`: each sampled key's record headers,
+    where a header framing keeps its schema id.
     """
     if not sample_keys:
         return []
@@ -46,7 +48,7 @@ def real_key_findings(
     decode = side_decoder(new, writer_schemas, topic)
     changed, first = 0, None
     for key, _ in sample_keys:
-        w = _round_trip(new, decode, key, topic)
+        w = _round_trip(new, decode, key, topic, (headers or {}).get(key))
         if w is not None:
             changed += 1
             first = first or w
@@ -69,20 +71,24 @@ def real_key_findings(
     return findings
 
 
-def side_decoder(side: KeySide, writer_schemas: Mapping[int, WriterSchema], topic: str) -> Any:
-    """Decodes key bytes with a side's schema (framed keys: the writer schema by its id)."""
-    return side_codec(side, topic, writer_schemas=writer_schemas, exact_schema=True).decode
+def side_decoder(side: KeySide, writer_schemas: Mapping[int | str, WriterSchema],
+                 topic: str) -> Any:
+    """Decodes a key's bytes and headers with a side's schema (framed keys: the writer schema
+    by the id the bytes or, under a header framing, the headers carry)."""
+    return side_codec(side, topic, writer_schemas=writer_schemas,
+                      exact_schema=True).decode_record
 
 
 def decoded_examples(side: KeySide, sample_keys: tuple[tuple[bytes, int], ...],
-                     writer_schemas: Mapping[int, WriterSchema], topic: str,
-                     limit: int = 20) -> list[dict[str, Any]]:
+                     writer_schemas: Mapping[int | str, WriterSchema], topic: str,
+                     limit: int = 20, headers: Mapping[bytes, Headers] | None = None,
+                     ) -> list[dict[str, Any]]:
     """Real keys as rows of `side`, for witnesses; keys the side cannot decode are skipped."""
     decode = side_decoder(side, writer_schemas, topic)
     out = []
     for key, _ in sample_keys[:limit]:
         try:
-            row = decode(key)
+            row = decode(key, (headers or {}).get(key))
         except KeyguardError:
             continue
         if row is not None:
@@ -90,18 +96,20 @@ def decoded_examples(side: KeySide, sample_keys: tuple[tuple[bytes, int], ...],
     return out
 
 
-def _round_trip(new: KeySide, decode: Any, key: bytes, topic: str) -> Witness | None:
+def _round_trip(new: KeySide, decode: Any, key: bytes, topic: str,
+                headers: Headers) -> Witness | None:
     """None when the candidate reproduces `key`; else a witness (old = the real bytes)."""
     try:
-        row = decode(key)
+        row = decode(key, headers)
     except KeyguardError as exc:
         return Witness({"key_bytes": key.hex()}, key, None, f"cannot decode: {exc.message}")
     if row is None:
         return Witness({"key_bytes": key.hex()}, key, None, "the candidate skips this key")
     schema_id = None
-    if new.carries_schema_id:
-        # The id is judged by KG501 from the scan; here only the payload counts.
-        schema_id = format_factory(new.format).frame.registry_id(key)
+    if new.id_in_bytes:
+        # The id is judged by KG501 from the scan; here only the payload counts. (Under a
+        # header framing the key's bytes are the body alone: nothing to carry over.)
+        schema_id = new.frame.registry_id(key)
     try:
         again = encoder(new, topic, schema_id)(row)
     except KeyguardError as exc:

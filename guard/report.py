@@ -47,6 +47,9 @@ class Framing(str, Enum):
     SCHEMA_ID = "schema-id"
     #: Its Protobuf variant: the message index after the id (`Frame.indexed`).
     MESSAGE_INDEX = "message-index"
+    #: A framing the format's `framing` option can choose puts the id in a record header
+    #: (`Frame.id_in_header`).
+    ID_IN_HEADER = "id-in-header"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,10 @@ class Witness:
     new_error: str | None = None
     old_partition: int | None = None
     new_partition: int | None = None
+    #: The record headers each side's framing writes with the key (a header framing's schema
+    #: id): shown where the framing is the finding.
+    old_headers: tuple[tuple[str, bytes], ...] = ()
+    new_headers: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def differs(self) -> bool:
@@ -109,6 +116,8 @@ class Finding:
     topic: str | None = None
     subject: str | None = None
     severity: Severity | None = None
+    #: The durable way out of what was found, when there is one beyond this change's migration.
+    advice: str | None = None
 
     @property
     def effective_severity(self) -> Severity:

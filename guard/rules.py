@@ -36,6 +36,7 @@ from keyguard.guard.rules_beyond_keys import (
     SUBJECT_MISSING,
     UNDECODABLE_RECORD,
     VALUE_FIRST_VERSION,
+    VALUE_FRAMING_CHANGED,
     VALUE_INCOMPATIBLE,
 )
 
@@ -340,7 +341,8 @@ CONFLUENT_SCHEMA_ID_CHANGED = Rule(
     " or JSON body)."
     " Any change the registry sees as a new schema (a new optional field, a default, a doc,"
     " an alias, a namespace) registers a new id, even when it is FULL-compatible: every key"
-    " changes bytes." + _ORPHAN,
+    " changes bytes." + _ORPHAN + " The way out for good: the header framing (framing ="
+    " confluent-header), which puts the id in a record header (KG913).",
     '{"name": "id", "type": "long"}',
     '{"name": "id", "type": "long", "doc": "user id"}',
     families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
@@ -354,6 +356,19 @@ CONFLUENT_KEYS_CARRY_SEVERAL_IDS = Rule(
     " candidate writes: those records are orphans today; this change does not fix them.",
     families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
     checks=_checks("keys.confluent.confluent_changes", "judge._id_findings"),
+)
+
+KEY_FRAMING_CHANGED = Rule(
+    "KG503", "key-framing-changed", _BYTES, _B,
+    "The key's framing changed: where its schema id goes (the key bytes or a header), or how.",
+    "The framing decides every key's bytes: Confluent's prefix (00 + 4-byte id + body), the"
+    " id in a record header (the bytes are the body alone), Apicurio's 4- or 8-byte prefix of"
+    " its own ids. Switching between any two gives every existing key other bytes, whatever"
+    " the schema: a one-time re-key (keyguard migrate)." + _ORPHAN,
+    "'key.avro-confluent.framing' = 'confluent'",
+    "'key.avro-confluent.framing' = 'confluent-header'",
+    families=ANY_FAMILY, framing=Framing.SCHEMA_ID,
+    checks=_checks("keys.confluent.framing_changes"),
 )
 
 # --- KG6xx: key placement -----------------------------------------------------------
@@ -519,6 +534,19 @@ NULLABLE_FIELD_ADDED_IGNORED = Rule(
     " existing keys keep their bytes. (Setting it later changes them: KG101.)",
     "id BIGINT", "id BIGINT, region STRING", families=("json",),
     checks=_checks("keys.text.fields_changes"),
+)
+
+KEY_SCHEMA_ID_IN_HEADER = Rule(
+    "KG913", "key-schema-id-in-header", _BYTES, _I,
+    "The key's schema id is in a record header: a new key schema id changes no key bytes.",
+    "Under a header framing (Confluent's confluent-header, Apicurio's header ids) the key"
+    " bytes are the body alone, so the schema-id rule (KG501) does not apply: the key rules"
+    " judge the body, and a change that keeps it (a doc, a namespace, an alias) keeps every"
+    " key.",
+    "'key.avro-confluent.framing' = 'confluent-header'; {\"name\": \"id\", \"type\": \"long\"}",
+    "{\"name\": \"id\", \"type\": \"long\", \"doc\": \"user id\"}",
+    families=ANY_FAMILY, framing=Framing.ID_IN_HEADER,
+    checks=_checks("keys.confluent.framing_changes"),
 )
 
 # --- KG42x (and KG94x, safe): Protobuf wire encoding --------------------------------
@@ -703,12 +731,13 @@ KEY_RULES: tuple[Rule, ...] = (
     CSV_NULL_LITERAL_CHANGED, RAW_ENDIANNESS_CHANGED, RAW_CHARSET_CHANGED,
     KEY_FIELDS_PREFIX_CHANGED, FORMAT_OPTION_CHANGED, AVRO_ENUM_SYMBOLS_CHANGED,
     AVRO_UNION_BRANCHES_CHANGED, AVRO_FIXED_SIZE_CHANGED, AVRO_TIMESTAMP_UNIT_CHANGED,
-    CONFLUENT_SCHEMA_ID_CHANGED, CONFLUENT_KEYS_CARRY_SEVERAL_IDS, KEY_FORMAT_CHANGED,
+    CONFLUENT_SCHEMA_ID_CHANGED, CONFLUENT_KEYS_CARRY_SEVERAL_IDS, KEY_FRAMING_CHANGED,
+    KEY_FORMAT_CHANGED,
     PARTITION_COUNT_CHANGED, PARTITIONER_NOT_MURMUR2, TOPIC_NOT_COMPACTED, INTEGER_WIDENED,
     DECIMAL_SCALE_WIDENED_JSON, TIME_PRECISION_WIDENED, FIELD_RENAMED_POSITIONAL,
     FIELD_BECAME_NULLABLE, AVRO_METADATA_CHANGED, AVRO_ENUM_SYMBOLS_APPENDED,
     SAME_BYTES_TYPE_CHANGE, FORMAT_OPTION_NO_KEY_EFFECT, DECIMAL_PRECISION_WIDENED,
-    CONFLUENT_SAME_SCHEMA_ID, NULLABLE_FIELD_ADDED_IGNORED,
+    CONFLUENT_SAME_SCHEMA_ID, NULLABLE_FIELD_ADDED_IGNORED, KEY_SCHEMA_ID_IN_HEADER,
     PROTOBUF_FIELD_NUMBER_CHANGED, PROTOBUF_WIRE_ENCODING_CHANGED, PROTOBUF_TYPE_NARROWED,
     PROTOBUF_PRESENCE_CHANGED, PROTOBUF_PACKED_CHANGED, PROTOBUF_FIELD_REMOVED,
     PROTOBUF_FIELD_REQUIRED, PROTOBUF_ENUM_NUMBER_CHANGED, PROTOBUF_ONEOF_MERGED,
@@ -721,8 +750,10 @@ CHECK_RULES: tuple[Rule, ...] = (KEY_FIRST_VERSION, KEYS_ASSUMED_LATEST, SUBJECT
                                  KEYS_UNLISTED_ID)
 #: What keys sampled from the topic prove (guard/realkeys.py).
 REAL_KEY_RULES: tuple[Rule, ...] = (REAL_KEY_CHANGES, REAL_KEY_MISPLACED)
-#: Value schemas against the subject's compatibility level (guard/values.py).
-VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION)
+#: Value schemas against the subject's compatibility level, and the value's framing
+#: (guard/values.py).
+VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_FIRST_VERSION,
+                                 VALUE_FRAMING_CHANGED)
 #: What `keyguard audit` finds in a topic's bytes (guard/audit).
 AUDIT_RULES: tuple[Rule, ...] = (PHANTOM_KEY, MISPLACED_KEY, UNDECODABLE_RECORD, NULL_KEY,
                                  COMPACTION_DEFEATED, AUDIT_UNLISTED_ID, MISSED_DELETE,

@@ -139,6 +139,26 @@ VALUE_FIRST_VERSION = Rule(
     checks=("keyguard.guard.values.judge_value",),
 )
 
+VALUE_FRAMING_CHANGED = Rule(
+    id="KG804",
+    name="value-framing-changed",
+    category=Category.VALUE_COMPATIBILITY,
+    severity=Severity.BREAKING,
+    summary="The value's framing changed: readers of the old framing may not read the new one.",
+    why=(
+        "Values are not keys: no record is orphaned, compaction is untouched. But every reader "
+        "finds the schema id where its deserializer looks: a value whose id moves into a header "
+        "has the bare body as its bytes, which readers that read only the prefix (Flink's "
+        "avro-confluent and json-registry formats, serializers without header support) cannot "
+        "read; Apicurio's ids are not Confluent's. Header-aware readers (Confluent's dual "
+        "deserializers, Apicurio's) read a prefix as well, so a move back to the prefix only "
+        "warns."
+    ),
+    example_old="'value.avro-confluent.framing' = 'confluent'",
+    example_new="'value.avro-confluent.framing' = 'confluent-header'",
+    checks=("keyguard.guard.values.framing_findings",),
+)
+
 # --- KG95x: the audit (`keyguard audit`): what a topic's bytes show -------------------
 
 PHANTOM_KEY = Rule(

@@ -3,7 +3,10 @@ and the formats each applies to, derived from the format catalogue."""
 
 from __future__ import annotations
 
+from keyguard.formats.catalog import SIDE_FRAMINGS
 from keyguard.formats.codec import FormatFactory, format_factory, format_names
+from keyguard.formats.errors import KeyguardError
+from keyguard.formats.framing import Frame
 from keyguard.guard.report import ANY_FAMILY, Framing, Rule
 from keyguard.guard.rules import ALL_RULES
 
@@ -25,8 +28,24 @@ def formats_of(rule: Rule) -> tuple[str, ...]:
 def _applies(rule: Rule, factory: FormatFactory) -> bool:
     if rule.families != ANY_FAMILY and factory.key_family not in rule.families:
         return False
+    frame = factory.frame_of(None, "key")  # the key's frame when its options choose none
     if rule.framing is Framing.SCHEMA_ID:
-        return factory.frame.carries_schema_id
+        return frame.carries_schema_id
     if rule.framing is Framing.MESSAGE_INDEX:
-        return factory.frame.indexed
+        return frame.indexed
+    if rule.framing is Framing.ID_IN_HEADER:
+        return any(f.id_in_header for f in _framings(factory))
     return True
+
+
+def _framings(factory: FormatFactory) -> list[Frame]:
+    """The key frames the format's `framing` option can choose (none for a bare format)."""
+    if not factory.frame.carries_schema_id:
+        return []
+    out = []
+    for name in SIDE_FRAMINGS:
+        try:
+            out.append(factory.frame_of({"framing": name}, "key"))
+        except KeyguardError:  # a framing the format refuses (Protobuf's index, Apicurio)
+            continue
+    return out

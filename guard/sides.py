@@ -70,7 +70,7 @@ def key_sides(plan: TopicPlan, registered: Registered, facts: Facts) -> KeySides
 
 
 def _carried(plan: TopicPlan, topic: TopicFacts | None) -> tuple[int, ...]:
-    if not plan.keys_carry_schema_ids() or topic is None or not topic.key_schema_ids:
+    if not plan.key_ids_in_bytes() or topic is None or not topic.key_schema_ids:
         return ()
     return tuple(sorted(topic.key_schema_ids))
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from confluent_kafka import (
     Consumer,
@@ -36,7 +36,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from keyguard.formats.errors import BrokerUnavailableError, InvalidOptionError
-from keyguard.formats.framing import CONFLUENT, Frame
+from keyguard.formats.framing import CONFLUENT, Frame, Headers
 from keyguard.formats.secrets import is_secret_key, redact, redacting_logger, register_secrets
 
 #: Distinct keys kept from a scan for re-encoding under the candidate.
@@ -86,6 +86,9 @@ class TopicFacts:
     sample_keys: tuple[tuple[bytes, int], ...] = ()
     #: Schema id -> (partition, offset) of the first scanned key framed with it: where to look.
     key_id_examples: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: A sampled key -> the headers of its first record, kept when the keys' frame puts the
+    #: schema id in a header (the key's bytes are then the bare body): where its id is read.
+    sample_headers: Mapping[bytes, Headers] = field(default_factory=dict)
 
 
 class TopicInspector(Protocol):
@@ -127,12 +130,18 @@ class KeyTally:
     examples: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: The frame the keys were written in: where their schema ids are read.
     frame: Frame = CONFLUENT
+    #: Each sampled key's headers, when the frame reads the id from a header.
+    headers: dict[bytes, Headers] = field(default_factory=dict)
 
-    def add(self, key: bytes | None, partition: int = -1, offset: int = -1) -> None:
+    def add(self, key: bytes | None, partition: int = -1, offset: int = -1,
+            headers: Headers = None) -> None:
         self.seen += 1
-        if key is not None and len(self.samples) < self.sample_limit:
-            self.samples.setdefault(bytes(key), partition)
-        sid = self.frame.registry_id(key)
+        if key is not None and len(self.samples) < self.sample_limit \
+                and bytes(key) not in self.samples:
+            self.samples[bytes(key)] = partition
+            if headers:
+                self.headers[bytes(key)] = tuple(headers)
+        sid = self.frame.registry_id(key, headers)
         if sid is None:
             self.other += 1
         else:
@@ -210,7 +219,7 @@ class KafkaTopicInspector:
         t = scan.tally
         return TopicFacts(topic, partitions, policy, dict(t.ids), t.seen, scan.complete,
                           t.other, notes + scan.notes, tuple(t.samples.items()),
-                          dict(t.examples))
+                          dict(t.examples), dict(t.headers))
 
     # -- look-ups --------------------------------------------------------------------------
 
@@ -284,7 +293,8 @@ class KafkaTopicInspector:
         progress = _Progress()
         try:
             reads = self._read_tails(consumer, topic, partitions, scan_limit, progress,
-                                     leaders_known=leaders_known)
+                                     leaders_known=leaders_known,
+                                     headers=key_frame.id_in_header)
             consumer.unassign()
         finally:
             consumer.close()
@@ -294,16 +304,18 @@ class KafkaTopicInspector:
                 f"no records and no end of partition from topic {topic!r} within "
                 f"{self.scan_timeout_s:g}s", None)
         tally = KeyTally(frame=key_frame)
-        for partition, offset, key in interleaved(reads.values()):
-            tally.add(key, partition, offset)
+        for partition, offset, key, headers in interleaved(reads.values()):
+            tally.add(key, partition, offset, headers)
         unfinished = sorted(p for p, r in reads.items() if not r.complete)
         return _Scan(tally, not unfinished,
                      self._scan_notes(topic, unfinished, progress, scan_limit))
 
     def _read_tails(self, consumer: Consumer, topic: str, partitions: int, scan_limit: int,
-                    progress: _Progress, *, leaders_known: bool) -> dict[int, PartitionRead]:
+                    progress: _Progress, *, leaders_known: bool,
+                    headers: bool = False) -> dict[int, PartitionRead]:
         """Every partition read from its end back, in rounds, until `scan_limit` keys are
-        kept, every partition was read from its start, or the scan stopped (`progress`)."""
+        kept, every partition was read from its start, or the scan stopped (`progress`);
+        each record's headers kept too when the keys' schema ids are in them (`headers`)."""
         deadline = time.monotonic() + self.scan_timeout_s
         # Learn the leaders first: an offset query for a partition without a known leader
         # waits for a retry timer (~0.5 s per round); all topics, never one by name.
@@ -324,7 +336,7 @@ class KafkaTopicInspector:
             for r, share in zip(wanting, split_evenly(budget, len(wanting)), strict=True):
                 r.begin(share)
             self._read_round(consumer, topic, [r for r in wanting if r.open], progress,
-                             deadline)
+                             deadline, headers)
             budget = scan_limit - sum(r.kept for r in reads.values())
         return reads
 
@@ -362,7 +374,7 @@ class KafkaTopicInspector:
         return max(0, low), max(0, low, high)
 
     def _read_round(self, consumer: Consumer, topic: str, reads: list[PartitionRead],
-                    progress: _Progress, deadline: float) -> None:
+                    progress: _Progress, deadline: float, headers: bool = False) -> None:
         """Read each partition's window: paused once it has it, or at its end."""
         if not reads:
             return
@@ -397,7 +409,8 @@ class KafkaTopicInspector:
                     if offset < r.position:
                         continue  # fetched before a seek
                     progress.progressed = True
-                    if r.take(offset, key) and r.tail and not r.corrected:
+                    if r.take(offset, key, _headers(msg, headers)) and r.tail \
+                            and not r.corrected:
                         self._correct_start(consumer, topic, r)
                 if not r.open:
                     waiting.discard(p)
@@ -530,8 +543,9 @@ class PartitionRead:
     partition: int
     low: int
     high: int
-    #: (offset, key) per read, in the order of the reads (the newest records first read).
-    chunks: list[deque[tuple[int, bytes | None]]] = field(default_factory=list)
+    #: (offset, key, headers) per read, in the order of the reads (the newest records first
+    #: read); headers None unless the scan keeps them.
+    chunks: list[deque[tuple[int, bytes | None, Headers]]] = field(default_factory=list)
     #: The oldest offset of what was kept: None until the tail was read.
     frontier: int | None = None
     #: The current read: where it starts, where it stops (None: at the end), how far it got.
@@ -582,13 +596,13 @@ class PartitionRead:
         self.chunks.append(deque(maxlen=share))
         self.open = True
 
-    def take(self, offset: int, key: bytes | None) -> bool:
+    def take(self, offset: int, key: bytes | None, headers: Headers = None) -> bool:
         """Keep a record of the current read; True for the read's first record."""
         if self.stop is not None and offset >= self.stop:
             self._close()
             return False
         first = self.taken == 0
-        self.chunks[-1].append((offset, key))
+        self.chunks[-1].append((offset, key, headers))
         self.taken += 1
         self.position = offset + 1
         if self.stop is not None and self.position >= self.stop:
@@ -620,24 +634,30 @@ class PartitionRead:
         self.spanned += (self.stop if self.stop is not None else self.position) - self.start
         self.seen += self.taken
 
-    def records(self) -> list[tuple[int, bytes | None]]:
+    def records(self) -> list[tuple[int, bytes | None, Headers]]:
         """Oldest first: the windows further back were read later."""
-        out: list[tuple[int, bytes | None]] = []
+        out: list[tuple[int, bytes | None, Headers]] = []
         for chunk in reversed(self.chunks):
             out.extend(chunk)
         return out
 
 
-def interleaved(reads: Iterable[PartitionRead]) -> Iterator[tuple[int, int, bytes | None]]:
-    """(partition, offset, key) of every kept record, partitions taking turns (so a bounded
-    sample of keys comes from all of them), each partition oldest first."""
+def interleaved(reads: Iterable[PartitionRead],
+                ) -> Iterator[tuple[int, int, bytes | None, Headers]]:
+    """(partition, offset, key, headers) of every kept record, partitions taking turns (so a
+    bounded sample of keys comes from all of them), each partition oldest first."""
     lists = [(r.partition, r.records()) for r in reads]
     longest = max((len(recs) for _, recs in lists), default=0)
     for i in range(longest):
         for partition, recs in lists:
             if i < len(recs):
-                offset, key = recs[i]
-                yield partition, offset, key
+                offset, key, headers = recs[i]
+                yield partition, offset, key, headers
+
+
+def _headers(msg: Any, kept: bool) -> Headers:
+    """A record's headers when the scan keeps them (a consumer's values are bytes)."""
+    return cast(Headers, msg.headers()) if kept else None
 
 
 @dataclass

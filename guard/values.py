@@ -8,13 +8,19 @@ too, and a disagreement is reported rather than hidden.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from keyguard.formats.codec import format_factory
+from keyguard.formats.framing import Frame
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion
 from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.compat import check_compatibility, rules_of
-from keyguard.guard.report import Finding
+from keyguard.guard.report import Finding, Severity
 from keyguard.guard.rules import (  # noqa: F401  VALUE_RULES: re-exported
     REGISTRY_DISAGREES,
     VALUE_FIRST_VERSION,
+    VALUE_FRAMING_CHANGED,
     VALUE_INCOMPATIBLE,
     VALUE_RULES,
 )
@@ -113,3 +119,39 @@ def judge_value(
             topic=topic, subject=subject,
         ))
     return findings
+
+
+def framing_findings(value_format: str, old_options: Mapping[str, Any] | None,
+                     new_options: Mapping[str, Any] | None, *,
+                     topic: str | None = None) -> list[Finding]:
+    """KG804 when the value's framing differs between the old and the new options of one
+    value format (its `framing` option, `FormatFactory.frame_of`). No key changes: the finding
+    is about readers. Breaking when readers of the old framing cannot read the new one (the id
+    moved into a header: readers of the prefix only; another prefix); a warning when they can
+    (header-aware readers read the prefix when the header is absent)."""
+    factory = format_factory(value_format)
+    if not factory.frame.carries_schema_id:
+        return []
+    of, nf = factory.frame_of(old_options, "value"), factory.frame_of(new_options, "value")
+    if of == nf:
+        return []
+    read = _old_readers_read(of, nf)
+    why = ("readers that read the schema id from the prefix only (Flink's avro-confluent and "
+           "json-registry formats, deserializers without header support) cannot read the new "
+           "values" if nf.id_in_header else
+           "header-aware readers of the old framing read the prefix when the header is absent"
+           if read else "readers of the old framing look for another prefix")
+    return [Finding(VALUE_FRAMING_CHANGED, "framing",
+                    f"value framing {of.name} -> {nf.name}: {why}; no key changes",
+                    topic=topic, severity=Severity.WARNING if read else None)]
+
+
+def _old_readers_read(old: Frame, new: Frame) -> bool:
+    """Whether the readers of `old` read records written in `new`: a header framing's readers
+    fall back to the bytes' frame (Confluent's dual deserializer, Apicurio's id handler)."""
+    if new.id_in_header or not old.id_in_header:
+        return False
+    fallback = getattr(old, "payload", None)  # Apicurio's: the prefix it reads instead
+    if fallback is not None:
+        return bool(fallback.name == new.name)
+    return getattr(old, "title", "") == getattr(new, "title", "") and new.header == 5

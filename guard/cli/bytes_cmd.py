@@ -70,6 +70,10 @@ FlinkDdlOpt = Annotated[str | None, typer.Option(
     "-o options go on top. Its connection options count only with --flink-ddl-connections.")]
 EncodingOpt = Annotated[str, typer.Option("--encoding", help="hex or base64.",
                                           callback=one_of(("hex", "base64"), "--encoding"))]
+HeaderOpt = Annotated[list[str] | None, typer.Option(
+    "--header", help="A record header NAME=VALUE, the value in --encoding (a header framing's "
+    "schema id: __key_schema_id, __value_schema_id, apicurio.key.globalId, ...). Repeatable, "
+    "in the record's order.")]
 
 
 def _table_from_sources(
@@ -308,6 +312,14 @@ def _parse_bytes(text: str, encoding: str, what: str) -> bytes:
     raise InvalidOptionError(f"--encoding must be hex or base64, got {encoding!r}")
 
 
+def _parse_header(text: str, encoding: str) -> tuple[str, bytes]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise fail(f"--header {text!r} is not NAME=VALUE: write e.g. "
+                   "--header __value_schema_id=01 followed by the GUID's 32 hex digits")
+    return name.strip(), _parse_bytes(value, encoding, f"--header {name.strip()}")
+
+
 @handles_errors
 def encode(
     row: Annotated[str, typer.Option(
@@ -360,12 +372,15 @@ def encode(
     table_row = coerce_row(plan.layout.table, raw, where="--row")
     registered = _register(plan) if register else _look_up(plan)
     key, value = plan.encode(table_row, where="--row")
+    headers = plan.record_headers()
     result: dict[str, Any] = {
         "registered": registered,
         "topic": plan.topic,
         "key": {"format": plan.key_format, "bytes": len(key), encoding: _show(key, encoding)},
         "value": {"format": plan.value_format, "bytes": len(value),
                   encoding: _show(value, encoding)},
+        "headers": [{"name": n, "bytes": len(v), encoding: _show(v, encoding)}
+                    for n, v in headers],
     }
     if partitions is not None:
         if partitions < 1:
@@ -381,11 +396,14 @@ def encode(
         return
     for line in registered:
         sys.stderr.write(f"registered the {line['role']} schema under {line['subject']!r}: "
-                         f"id {line['id']}\n")
+                         f"id {line['id']}"
+                         + (f", GUID {line['guid']}" if line.get("guid") else "") + "\n")
     for role, fmt, data in (("key", plan.key_format, key), ("value", plan.value_format, value)):
         echo(f"{role:<6} {fmt:<15} {len(data):>5} B  {_show(data, encoding)}")
         if fmt in _TEXT_FORMATS:
             echo(f"{'':<6} {'text':<15} {'':>5}    {data.decode('utf-8', 'replace')}")
+    for name, data in headers:
+        echo(f"{'header':<6} {name:<15} {len(data):>5} B  {_show(data, encoding)}")
     if partitions is not None:
         echo(
             f"partition {result['partition']} of {partitions} "
@@ -405,11 +423,11 @@ def _framed(plan: Any) -> list[tuple[str, Any]]:
 def _look_up(plan: Any) -> list[dict[str, Any]]:
     """Each framed side's id, looked up under its subject; nothing is registered."""
     # lazy: CLI start-up (registration loads the registry backends)
-    from keyguard.formats.registry.registration import resolve_schema_id
+    from keyguard.formats.registry.registration import resolve_binding
 
     for role, codec in _framed(plan):
         try:
-            codec.bind_schema_id(resolve_schema_id(codec, register=False))
+            codec.bind_schema_id(*resolve_binding(codec, register=False))
         except RegistryError as exc:
             if exc.exit_code != EXIT_INVALID:  # unreachable, refused, timed out: as it is
                 raise
@@ -425,7 +443,7 @@ def _register(plan: Any) -> list[dict[str, Any]]:
     framed side registered; what was registered. A breaking change registers nothing."""
     # lazy: CLI start-up (the guard and the registry backends)
     from keyguard.formats.registry.connect import open_for
-    from keyguard.formats.registry.registration import registry_of, resolve_schema_id
+    from keyguard.formats.registry.registration import registry_of, resolve_binding
     from keyguard.guard.check import check
     from keyguard.guard.plan import TopicPlan
     from keyguard.guard.render import render
@@ -447,9 +465,10 @@ def _register(plan: Any) -> list[dict[str, Any]]:
             hint="fix the schema, or migrate deliberately (keyguard migrate)")
     out = []
     for role, c in framed:
-        schema_id = resolve_schema_id(c, registry_of(c), register=True)
-        c.bind_schema_id(schema_id)
-        out.append({"role": role, "subject": c.subject, "id": schema_id})
+        schema_id, guid = resolve_binding(c, registry_of(c), register=True)
+        c.bind_schema_id(schema_id, guid)
+        out.append({"role": role, "subject": c.subject, "id": schema_id,
+                    **({"guid": guid} if guid else {})})
     return out
 
 
@@ -478,10 +497,14 @@ def decode(
     schema_type: SchemaTypeOpt = None,
     reference: ReferenceOpt = None,
     encoding: EncodingOpt = "hex",
+    header: HeaderOpt = None,
     flink_ddl: FlinkDdlOpt = None,
     ddl_connections: DdlConnectionsOpt = False,
 ) -> None:
     """Print the table row that a key and value (or a tombstone) stand for, as JSON.
+
+    A registry format reads its schema id as Confluent's dual deserializer does: from the
+    side's --header first (a header framing), else from the bytes.
 
     Contacts: the schema registry (--registry; ./schemas by default) for a registry format, to
     read the schema the bytes name; never a broker. A Flink DDL's connection options are used
@@ -494,7 +517,8 @@ def decode(
     )
     key_bytes = _parse_bytes(key, encoding, "--key")
     value_bytes = None if value is None else _parse_bytes(value, encoding, "--value")
-    table_row = plan.decode(key_bytes, value_bytes)
+    headers = [_parse_header(h, encoding) for h in header or ()]
+    table_row = plan.decode(key_bytes, value_bytes, headers)
     if table_row is None:
         raise fail("the record is not valid in its format and was skipped (ignore-parse-errors)")
     out = {"op": "-D" if value_bytes is None else "+U", "row": to_jsonable(table_row)}

@@ -22,8 +22,9 @@ from keyguard.formats.types import avro_only_parts
 from keyguard.guard.catalog import KEY_FAMILIES, module_of
 from keyguard.guard.keys.avro import battery_hints, side_schema
 from keyguard.guard.keys.confluent import (
-    confluent_changes,
     derived_id,
+    frame_headers,
+    framing_changes,
     registered_schema,
     resolve_ids,
 )
@@ -45,6 +46,7 @@ from keyguard.guard.rules import (
     FORMAT_OPTION_NO_KEY_EFFECT,
     KEY_BYTES_DIFFER,
     KEY_FIELD_NOT_NULL,
+    KEY_FRAMING_CHANGED,
     KEY_TYPE_NARROWED,
     PARTITIONER_NOT_MURMUR2,
 )
@@ -74,7 +76,8 @@ def analyze_key_change(
     carry = _family_hook(old, new, "family_carry")
     search = WitnessSearch(old, new, old_enc, new_enc, hints, examples,
                            carry(old, new) if carry is not None else None)
-    findings = [_prove(c, search, topic) for c in _changes(old, new, topic)]
+    findings = [_advised(_prove(c, search, topic), c, old, new)
+                for c in _changes(old, new, topic)]
     if not any(f.effective_severity is Severity.BREAKING for f in findings):
         t = search.first_difference
         if t is not None:
@@ -106,10 +109,24 @@ def _changes(old: KeySide, new: KeySide, topic: str | None, *,
     if old.format != new.format:
         return
     rules = family_rules(new.key_family)
-    yield from rules(old, new, FamilyContext(
+    # The family's rules judge the body; a framing that differs is the frame's rules' (below).
+    o, n = (old, new) if old.frame == new.frame else (old.body_only(), new.body_only())
+    yield from rules(o, n, FamilyContext(
         topic, by_example, lambda side, key, a, b: _battery_option(side, key, a, b, topic)))
     if new.carries_schema_id:  # the frame's rules, whatever the body's family
-        yield from confluent_changes(old, new)
+        yield from framing_changes(old, new)
+
+
+def _advised(f: Finding, c: Change, old: KeySide, new: KeySide) -> Finding:
+    """The finding with its change's advice, and, for a framing change, the headers each
+    side's framing writes beside the witness's bytes."""
+    if c.advice:
+        f = replace(f, advice=c.advice)
+    if c.rule is KEY_FRAMING_CHANGED and f.witness is not None:
+        f = replace(f, witness=replace(
+            f.witness, old_headers=frame_headers(old, _side_id(old, new, "old") or 1),
+            new_headers=frame_headers(new, _side_id(old, new, "new") or 1)))
+    return f
 
 
 class UnknownKeyFamilyError(KeyguardError):
@@ -263,7 +280,7 @@ def _encoder(side: KeySide, topic: str | None, schema_id: int | None) -> Encoder
 
 
 def side_codec(side: KeySide, topic: str | None = None, *, schema_id: int | None = None,
-               writer_schemas: Mapping[int, WriterSchema] | None = None,
+               writer_schemas: Mapping[int | str, WriterSchema] | None = None,
                exact_schema: bool = False) -> Codec:
     """The side's codec, built through its format, with the side's exact schema.
 

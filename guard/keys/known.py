@@ -30,11 +30,11 @@ class KnownSchemas:
     """Answers a codec's registry questions from plain data.
 
     `written` maps a schema text to the id a codec writing it uses; `by_id` holds the writer
-    schemas of ids found in keys.
+    schemas of ids found in keys (a GUID, read from a key's header, by its text).
     """
 
     written: Mapping[str, int] = field(default_factory=dict)
-    by_id: Mapping[int, WriterSchema] = field(default_factory=dict)
+    by_id: Mapping[int | str, WriterSchema] = field(default_factory=dict)
     name: str = "keyguard analysis (no registry asked)"
 
     def _id_of(self, subject: str, schema: str) -> int:
@@ -64,7 +64,12 @@ class KnownSchemas:
         return known.schema_type, known.text
 
     def get_by_guid(self, guid: str) -> tuple[str, str]:
-        raise RegistryError(f"{self.name}: schema GUID {guid} is not known")
+        known = self.by_id.get(str(guid))
+        if known is None:
+            raise RegistryError(f"{self.name}: schema GUID {guid} is not known")
+        if known.error is not None:
+            raise known.error
+        return known.schema_type, known.text
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: Sequence[Mapping[str, object]] = ()) -> SchemaVersion:

@@ -530,7 +530,7 @@ def message_changes(old: Encoding, new: Encoding) -> Iterator[Change]:
     """The key message itself: its name and its place in the file (the message index)."""
     w = Witnesses(old, new)
     om, nm = old.message, new.message
-    framed = old.side.carries_schema_id and new.side.carries_schema_id
+    framed = old.side.id_in_bytes and new.side.id_in_bytes  # the index is in the key bytes
     if framed and om.indexes != nm.indexes:
         yield Change(PROTOBUF_MESSAGE_INDEX_CHANGED, "$",
                      f"the key message {nm.full_name} is at index {list(nm.indexes)} of its file, "

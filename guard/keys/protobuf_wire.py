@@ -151,7 +151,7 @@ class Encoding:
     partitions: int
 
     def frame(self, body: bytes) -> bytes:
-        if not self.side.carries_schema_id:
+        if not self.side.id_in_bytes:  # bare, or the id (and index) in a header
             return body
         prefix = CONFLUENT_PROTOBUF.header_bytes(
             self.schema_id if self.schema_id is not None else 1, self.message.indexes)

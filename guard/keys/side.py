@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
+from keyguard.formats.framing import Frame
 from keyguard.formats.types import Field, RowType, avro_only_parts
 from keyguard.guard.report import Rule, Witness
 from keyguard.guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
@@ -105,9 +106,30 @@ class KeySide:
         return bool(factory(self.format).writes_avro)
 
     @property
+    def frame(self) -> Frame:
+        """The side's key frame: its format's `framing` option's, else the format's own
+        (`FormatFactory.frame_of`), its header named for the key."""
+        frame: Frame = factory(self.format).frame_of(self.options, "key")
+        return frame
+
+    @property
     def carries_schema_id(self) -> bool:
-        """Each key carries a registry schema id in its frame (Confluent's wire format)."""
-        return bool(factory(self.format).frame.carries_schema_id)
+        """Each key is written with a registry schema id (in its bytes or in a header)."""
+        return bool(self.frame.carries_schema_id)
+
+    @property
+    def id_in_bytes(self) -> bool:
+        """The schema id is in every key's bytes (a prefix framing), not in a record header:
+        only then does a new schema id change the key's bytes."""
+        frame = self.frame
+        return bool(frame.carries_schema_id and not frame.id_in_header)
+
+    def body_only(self) -> KeySide:
+        """The side without its `framing` option: what the key family's rules compare (the
+        body), the frame being judged on its own (`keyguard.guard.keys.confluent`)."""
+        if "framing" not in self.options:
+            return self
+        return replace(self, options={k: v for k, v in self.options.items() if k != "framing"})
 
     @property
     def key_family(self) -> str:
@@ -203,6 +225,8 @@ class Change:
     safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT
     #: A witness the family built itself (a key encoded by both sides' schemas), used as is.
     witness: Witness | None = None
+    #: The durable way out, beyond this change's migration (the finding's `advice`).
+    advice: str | None = None
 
     @property
     def rule_id(self) -> str:

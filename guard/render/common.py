@@ -246,7 +246,20 @@ def witness_dict(w: Witness | None) -> dict[str, Any] | None:
         "old_partition": w.old_partition,
         "new_partition": w.new_partition,
         "first_difference": first_difference(w.old_bytes, w.new_bytes),
+        "old_headers": headers_list(w.old_headers),
+        "new_headers": headers_list(w.new_headers),
     }
+
+
+def headers_list(headers: Iterable[tuple[str, bytes]]) -> list[dict[str, str]]:
+    """A witness's record headers as the JSON and SARIF renderers show them: name and hex."""
+    return [{"name": safe(name), "hex": value.hex()} for name, value in headers]
+
+
+def headers_text(headers: Iterable[tuple[str, bytes]]) -> str:
+    """A witness's record headers in a line: `__key_schema_id=01 0f 1e ...`, or `(none)`."""
+    shown = [f"{safe(name)}={' '.join(f'{b:02x}' for b in value)}" for name, value in headers]
+    return "; ".join(shown) or "(none)"
 
 
 def where(finding: Finding) -> str:

@@ -19,8 +19,11 @@
           "old_hex": str | null, "new_hex": str | null,
           "new_error": str | null,       # why the new schema cannot encode the key
           "old_partition": int | null, "new_partition": int | null,
-          "first_difference": int | null # index of the first differing byte
-        }
+          "first_difference": int | null, # index of the first differing byte
+          "old_headers": [{"name": str, "hex": str}],  # the headers each side's framing
+          "new_headers": [{"name": str, "hex": str}]   # writes (a schema id in a header)
+        },
+        "advice": str | null             # the durable fix, where there is one (KG501)
       }],
       "ignored": [{                      # rules the user ignored; their findings do not count
         "selector": str,                 # a rule ID, a category, or "not selected (...)"
@@ -119,4 +122,5 @@ def finding_dict(f: Finding, file: str | None = None) -> dict[str, Any]:
         "subject": safe_opt(f.subject),
         "file": safe_opt(file),
         "witness": witness_dict(f.witness),
+        "advice": safe_opt(f.advice),
     }

@@ -28,6 +28,7 @@ from keyguard.guard.render.common import (
     Located,
     SchemaFiles,
     catalogue,
+    headers_text,
     ignored_dict,
     ignored_line,
     key_json,
@@ -161,6 +162,11 @@ def _result(f: Finding, rule_index: int, at: Located) -> dict[str, Any]:
         new = w.new_bytes.hex() if w.new_bytes is not None else f"cannot encode: {w.new_error}"
         old = w.old_bytes.hex() if w.old_bytes is not None else "none"
         text += f"\nkey {key_json(w.key)}: old {old}, new {safe(new)}"
+        if w.old_headers or w.new_headers:
+            text += (f"\nheaders: old {headers_text(w.old_headers)}, "
+                     f"new {headers_text(w.new_headers)}")
+    if f.advice:
+        text += f"\nfix: {safe(f.advice)}"
     scope = f.topic or f.subject or ""
     location: dict[str, Any] = {"logicalLocations": [{
         "name": safe(f.path),
@@ -191,6 +197,7 @@ def _result(f: Finding, rule_index: int, at: Located) -> dict[str, Any]:
             "topic": safe_opt(f.topic),
             "subject": safe_opt(f.subject),
             "witness": witness_dict(w),
+            "advice": safe_opt(f.advice),
             **where,
         },
     }

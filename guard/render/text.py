@@ -15,6 +15,7 @@ from keyguard.guard.render.common import (
     counts,
     file_for,
     first_difference,
+    headers_text,
     ignored_line,
     key_json,
     ordered,
@@ -65,6 +66,8 @@ def finding_lines(f: Finding, file: str | None = None) -> list[str]:
     lines.append(_LABEL.format("message:") + safe(f.message).replace("\n", "\n" + " " * _INDENT))
     if f.witness is not None:
         lines += _witness(f.witness)
+    if f.advice:
+        lines.append(_LABEL.format("fix:") + safe(f.advice))
     return lines
 
 
@@ -82,6 +85,9 @@ def _witness(w: Witness) -> list[str]:
         if diff is not None:
             col = _INDENT + lead + 3 * (diff - start)
             lines.append(" " * col + f"^^ first difference at byte {diff}")
+    if w.old_headers or w.new_headers:
+        lines.append(_LABEL.format("old header:") + headers_text(w.old_headers))
+        lines.append(_LABEL.format("new header:") + headers_text(w.new_headers))
     if w.old_partition != w.new_partition:
         lines.append(_LABEL.format("partition:") + f"{_part(w.old_partition)} -> "
                      f"{_part(w.new_partition)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import pickle
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -257,3 +258,16 @@ def test_a_timestamp_is_cut_to_its_declared_precision() -> None:
         "t": dt.datetime(2024, 2, 29, 12),
         "l": dt.datetime(2024, 2, 29, 12, 0, 0, 999000, tzinfo=dt.timezone.utc),
         "e": dt.datetime(1970, 1, 1)}
+
+
+def test_a_decimal_wider_than_its_column_is_a_decode_error() -> None:
+    """A confluent.type.Decimal whose value needs more digits than the column's precision
+    (100000000.00 in a DECIMAL(10, 2)) is no value of the row: DecodeError, as a json reader
+    refuses it, never a Decimal the column cannot hold."""
+    codec = create_codec("protobuf", parse_type("ROW<m DECIMAL(10, 2)>").not_null(), {},
+                         CodecContext())
+    assert codec.decode(codec.encode({"m": Decimal("99999999.99")})) == \
+        {"m": Decimal("99999999.99")}
+    with pytest.raises(DecodeError, match="needs more than 10 digits for DECIMAL"):
+        # m = confluent.type.Decimal{value: 10000000000 (unscaled), precision: 11, scale: 2}
+        codec.decode(b"\x0a\x0b\x0a\x05\x02\x54\x0b\xe4\x00\x10\x0b\x18\x02")

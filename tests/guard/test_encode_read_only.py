@@ -76,3 +76,36 @@ def test_register_on_formats_without_a_registry_is_a_usage_error() -> None:
     r = run("encode", *COLUMNS, "--key-format", "json", "--value-format", "json", "--row", ROW,
             "--register")
     assert r.exit_code == 2 and "drop --register" in r.output
+
+
+def test_header_framing_prints_the_guid_headers_and_decode_reads_them_back(tmp_path: Path,
+                                                                          ) -> None:
+    """Under framing=confluent-header the key and value are bare Avro bodies and each side's
+    schema GUID is a header; `decode --header` reads them back, and without the headers the
+    record is not readable (exit 2, saying the id may be in a header)."""
+    url = f"file://{tmp_path / 'schemas'}"
+    framing = ["-o", "key.avro-confluent.framing=confluent-header",
+               "-o", "value.avro-confluent.framing=confluent-header"]
+    r = run("encode", *COLUMNS, *AVRO, *framing, "--registry", url, "--row", ROW, "--json",
+            "--register")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    reg = FileRegistry(tmp_path / "schemas")
+    guids = {side: reg.get_version(f"orders-{side}").guid for side in ("key", "value")}
+    assert [x.get("guid") for x in out["registered"]] == [guids["key"], guids["value"]]
+    assert out["headers"] == [
+        {"name": f"__{side}_schema_id", "bytes": 17,
+         "hex": "01" + guids[side].replace("-", "")} for side in ("key", "value")]
+    prefixed = json.loads(run("encode", *COLUMNS, *AVRO, "--registry", url, "--row", ROW,
+                              "--json", "--register").output)
+    assert bytes.fromhex(prefixed["key"]["hex"])[5:] == bytes.fromhex(out["key"]["hex"])
+    assert prefixed["headers"] == []
+    args = [*COLUMNS, *AVRO, "--registry", url, "--key", out["key"]["hex"],
+            "--value", out["value"]["hex"]]
+    headers = [a for h in out["headers"] for a in ("--header", f"{h['name']}={h['hex']}")]
+    back = run("decode", *args, *headers)
+    assert back.exit_code == 0, back.output
+    assert json.loads(back.output)["row"] == json.loads(ROW)
+    bare = run("decode", *args)
+    assert bare.exit_code == 2 and "'__key_schema_id'" in bare.output
+    assert "read without its headers" in bare.output

@@ -133,6 +133,7 @@ def test_json_schema_and_round_trip() -> None:
         "key": {"id": 42, "amount": "10.50", "day": "2024-01-02"},
         "old_hex": "000000006554", "new_hex": "000000006654", "new_error": None,
         "old_partition": 3, "new_partition": 7, "first_difference": 4,
+        "old_headers": [], "new_headers": [],
     }
     third = doc["findings"][2]["witness"]
     assert (third["new_hex"], third["new_error"]) == (None, "field 'x' has no default")

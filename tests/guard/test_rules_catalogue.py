@@ -4,10 +4,12 @@ are derived from the format catalogue, so they follow every format of those fami
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from typer.testing import CliRunner
 
 from keyguard.formats.codec import format_factory, format_names
+from keyguard.formats.errors import KeyguardError
 from keyguard.guard.cli import app
 from keyguard.guard.render.sarif import document
 from keyguard.guard.report import ANY_FAMILY, Framing, Report
@@ -35,6 +37,8 @@ def _derived(families: tuple[str, ...], framing: Framing) -> list[str]:
             continue
         if framing is Framing.MESSAGE_INDEX and not f.frame.indexed:
             continue
+        if framing is Framing.ID_IN_HEADER and not _header_framing(f):
+            continue
         out.append(name)
     return out if families else []
 
@@ -44,6 +48,21 @@ def test_keyguard_rules_shows_the_formats_derived_from_each_rules_families() -> 
     assert [d["id"] for d in shown] == [r.id for r in catalogue()]
     for doc, r in zip(shown, catalogue(), strict=True):
         assert doc["formats"] == list(formats_of(r)) == _derived(r.families, r.framing), r.id
+
+
+def _header_framing(factory: Any) -> bool:
+    """Whether the format's `framing` option accepts a framing that puts the id in a header."""
+    if not factory.frame.carries_schema_id:
+        return False
+    try:
+        return bool(factory.frame_of({"framing": "confluent-header"}, "key").id_in_header)
+    except KeyguardError:
+        return False
+
+
+def test_header_rule_lists_the_formats_that_can_put_the_id_in_a_header() -> None:
+    assert formats_of(rule("KG913")) == ("avro-confluent", "json-registry", "protobuf-registry")
+    assert formats_of(rule("KG503")) == formats_of(rule("KG501"))
 
 
 def test_sarif_declares_the_same_formats_per_rule() -> None:

@@ -104,6 +104,32 @@ def test_facts_counts_schema_ids_tombstones_and_foreign_keys(each_broker: str) -
 
 
 @pytest.mark.broker
+def test_a_header_framed_topic_is_scanned_with_the_headers_that_hold_its_key_ids(
+        kafka_bootstrap: str) -> None:
+    from keyguard.formats.framing import APICURIO_HEADER_CONTENT_ID, CONFLUENT
+
+    topic = _create(kafka_bootstrap, 2, {"cleanup.policy": "compact"})
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    # Bare bodies that start like Confluent's prefix: only the header says the id.
+    keys = [confluent_key(9, bytes([i])) for i in range(6)]
+    for i, key in enumerate(keys):
+        producer.produce(topic, key=key, value=b"v", headers=[
+            ("apicurio.key.contentId", struct.pack(">q", 40 + i % 2)), ("trace", b"t")])
+    assert producer.flush(15) == 0
+    frame = APICURIO_HEADER_CONTENT_ID.for_role("key")
+    facts = KafkaTopicInspector(kafka_bootstrap, timeout_s=10).facts(topic, key_frame=frame)
+    assert facts is not None
+    assert facts.key_schema_ids == {40: 3, 41: 3}  # read from the header, not the bytes
+    assert set(facts.sample_headers) == set(keys)
+    for i, key in enumerate(keys):
+        assert ("apicurio.key.contentId", struct.pack(">q", 40 + i % 2)) in \
+            facts.sample_headers[key]
+    # The prefix framing's scan keeps no headers and reads the bytes' id.
+    prefix = KafkaTopicInspector(kafka_bootstrap, timeout_s=10).facts(topic, key_frame=CONFLUENT)
+    assert prefix is not None and prefix.key_schema_ids == {9: 6} and not prefix.sample_headers
+
+
+@pytest.mark.broker
 def test_scan_limit_is_spread_over_partitions(kafka_bootstrap: str) -> None:
     topic = _create(kafka_bootstrap, 4, {"cleanup.policy": "compact"})
     _produce(

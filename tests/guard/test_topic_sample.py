@@ -214,4 +214,4 @@ def test_partition_read_keeps_a_suffix_of_the_log() -> None:
         r.take(o, bytes([o]))
     assert not r.open
     assert (r.frontier, r.complete) == (0, True)
-    assert [o for o, _ in r.records()] == list(range(10))
+    assert [o for o, *_ in r.records()] == list(range(10))
