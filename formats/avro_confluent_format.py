@@ -215,10 +215,11 @@ class AvroConfluentCodec(RegistryFramed, Codec):
                     return columns
         return super().decode_batch(data, arrow=arrow, headers=headers)
 
-    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
-        """The writer schema's top-level fields (by the id in the frame) that the row type
-        does not declare: Avro resolution skips them when the record is read."""
-        schema_id = self.frame.registry_id(data)
+    def undeclared_fields(self, data: bytes, headers: Headers = None) -> tuple[str, ...]:
+        """The writer schema's top-level fields (by the id in the frame: an id or a GUID, in
+        the bytes or a header) that the row type does not declare: Avro resolution skips them
+        when the record is read."""
+        schema_id = self.frame.schema_id(data, headers)
         if schema_id is None:
             return ()
         writer = self._writer_schema(schema_id)

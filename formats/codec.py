@@ -120,10 +120,11 @@ class Codec(ABC):
         id); none for a format whose bytes are the whole record."""
         return ()
 
-    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
-        """Top-level fields the record in `data` carries that the row type does not declare:
-        a row decoded from it and written again loses them. () when there are none, or when
-        the format cannot carry any (its bytes hold exactly the row type's fields)."""
+    def undeclared_fields(self, data: bytes, headers: Headers = None) -> tuple[str, ...]:
+        """Top-level fields the record in `data` (with its `headers`, where a header may carry
+        its schema id) carries that the row type does not declare: a row decoded from it and
+        written again loses them. () when there are none, or when the format cannot carry any
+        (its bytes hold exactly the row type's fields)."""
         return ()
 
     def decode_batch(self, data: Sequence[bytes], *, arrow: bool = True,

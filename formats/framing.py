@@ -88,6 +88,13 @@ class Wrapping(NamedTuple):
 
 _NO_WRAPPING = Wrapping(b"")
 
+#: Where a record carries its schema id, as `Frame.locate` tells it: nowhere, in a record
+#: header, in the bytes as an integer id (magic byte 0), in the bytes as a GUID (magic byte 1),
+#: or the same id both in the header and in the bytes. Indices into `PLACEMENTS`.
+NOWHERE, IN_HEADER, IN_BYTES_ID, IN_BYTES_GUID, IN_BOTH = range(5)
+#: The placements' names, as reports show them.
+PLACEMENTS = ("none", "header", "id", "guid", "both")
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:
@@ -163,6 +170,19 @@ class Frame:
         what is looked up in a registry that numbers its schemas."""
         schema_id = self.schema_id(data, headers)
         return schema_id if type(schema_id) is int else None
+
+    def locate(self, data: bytes | None, headers: Headers = None
+               ) -> tuple[SchemaId | None, int]:
+        """The schema id a record carries (as `schema_id`) and where it carries it: one of
+        NOWHERE, IN_HEADER, IN_BYTES_ID, IN_BYTES_GUID, IN_BOTH (the same id in the side's
+        header and in the bytes: a reader that takes the header first reads the id's bytes as
+        the body). Never raises."""
+        return None, NOWHERE
+
+    def id_headers(self, headers: Headers) -> tuple[tuple[str, bytes | None], ...]:
+        """The record's headers this frame reads a schema id from (its side's), in order:
+        what tells a record written in a header framing from one written without."""
+        return ()
 
     def body(self, data: bytes) -> bytes:
         """The body after the frame (ValueError when a message index is cut)."""
@@ -243,6 +263,11 @@ class PrefixFrame(Frame):
 
     def schema_id(self, data: bytes | None, headers: Headers = None) -> SchemaId | None:
         return self.registry_id(data)  # the id in these bytes is always an integer id
+
+    def locate(self, data: bytes | None, headers: Headers = None
+               ) -> tuple[SchemaId | None, int]:
+        schema_id = self.registry_id(data)
+        return schema_id, NOWHERE if schema_id is None else IN_BYTES_ID
 
     def body(self, data: bytes) -> bytes:
         if self.with_index:
@@ -363,6 +388,21 @@ class HeaderFrame(Frame):
             return self._read(value)
         except ValueError:
             return None
+
+    def locate(self, data: bytes | None, headers: Headers = None
+               ) -> tuple[SchemaId | None, int]:
+        value = self._header(headers)
+        in_bytes = None if self.payload is None else self.payload.registry_id(data)
+        if value is None:
+            return in_bytes, NOWHERE if in_bytes is None else IN_BYTES_ID
+        try:
+            schema_id = self._read(value)
+        except ValueError:
+            return None, NOWHERE
+        return schema_id, IN_BOTH if in_bytes == schema_id else IN_HEADER
+
+    def id_headers(self, headers: Headers) -> tuple[tuple[str, bytes | None], ...]:
+        return tuple((n, v) for n, v in headers or () if n == self.header_name)
 
     def body(self, data: bytes) -> bytes:
         """The record's bytes, the body of a record that has the header: its headers alone say
@@ -530,6 +570,26 @@ class ConfluentFrame(PrefixFrame):
     def registry_id(self, data: bytes | None, headers: Headers = None) -> int | None:
         schema_id = self.schema_id(data, headers)
         return schema_id if type(schema_id) is int else None
+
+    def locate(self, data: bytes | None, headers: Headers = None
+               ) -> tuple[SchemaId | None, int]:
+        value = self._header_value(headers) if headers else None
+        try:
+            in_bytes: SchemaId | None = _read_confluent_id(data or b"")[0]
+        except ValueError:
+            in_bytes = None
+        if value is None:
+            if in_bytes is None:
+                return None, NOWHERE
+            return in_bytes, IN_BYTES_ID if type(in_bytes) is int else IN_BYTES_GUID
+        try:
+            schema_id = _read_confluent_id(value)[0]
+        except ValueError:
+            return None, NOWHERE
+        return schema_id, IN_BOTH if in_bytes == schema_id else IN_HEADER
+
+    def id_headers(self, headers: Headers) -> tuple[tuple[str, bytes | None], ...]:
+        return tuple((n, v) for n, v in headers or () if n == self.header_name)
 
     def body(self, data: bytes) -> bytes:
         """The body after the frame in the bytes (ValueError when the bytes hold none)."""

@@ -398,7 +398,7 @@ class JsonCodec(Codec):
                 "such fields into nulls",
             ) from None
 
-    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+    def undeclared_fields(self, data: bytes, headers: Headers = None) -> tuple[str, ...]:
         try:
             value = PARSER.decode(bytes(data).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):

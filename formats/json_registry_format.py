@@ -159,9 +159,9 @@ class JsonRegistryCodec(RegistryFramed, JsonCodec):
         self._check_id(schema_id)
         return super().decode(body)
 
-    def undeclared_fields(self, data: bytes) -> tuple[str, ...]:
+    def undeclared_fields(self, data: bytes, headers: Headers = None) -> tuple[str, ...]:
         try:
-            _, _, body = self.unwrap(data)
+            _, _, body = self.unwrap(data, headers)
         except FrameError:
             return ()
         return super().undeclared_fields(body)

@@ -27,6 +27,7 @@ from keyguard.guard.rules_beyond_keys import (
     KEYS_UNLISTED_ID,
     MISPLACED_KEY,
     MISSED_DELETE,
+    MIXED_FRAMING,
     NULL_KEY,
     PHANTOM_KEY,
     REAL_KEY_CHANGES,
@@ -755,7 +756,8 @@ VALUE_RULES: tuple[Rule, ...] = (VALUE_INCOMPATIBLE, REGISTRY_DISAGREES, VALUE_F
                                  VALUE_FRAMING_CHANGED)
 #: What `keyguard audit` finds in a topic's bytes (guard/audit).
 AUDIT_RULES: tuple[Rule, ...] = (PHANTOM_KEY, MISPLACED_KEY, UNDECODABLE_RECORD, NULL_KEY,
-                                 COMPACTION_DEFEATED, AUDIT_UNLISTED_ID, MISSED_DELETE)
+                                 COMPACTION_DEFEATED, AUDIT_UNLISTED_ID, MISSED_DELETE,
+                                 MIXED_FRAMING)
 
 #: Every rule, by ID, in ID order: what `keyguard rules` lists and SARIF declares.
 ALL_RULES: dict[str, Rule] = {r.id: r for r in sorted(

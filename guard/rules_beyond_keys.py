@@ -251,6 +251,26 @@ COMPACTION_DEFEATED = Rule(
     checks=("keyguard.guard.audit.judge.config_findings",),
 )
 
+MIXED_FRAMING = Rule(
+    id="KG958",
+    name="mixed-framing",
+    category=Category.AUDIT,
+    severity=Severity.BREAKING,
+    summary="Live keys or values carry their schema id in two framings: producers disagree.",
+    why="Confluent's serializers put the schema id in the bytes (magic byte 0 and the id; "
+    "magic byte 1 and a GUID) or, with header_schema_id_serializer, the schema GUID in the "
+    "record header __key_schema_id / __value_schema_id and the bare body in the bytes. When "
+    "producers of one topic disagree, a prefix-only reader (Flink's avro-confluent, a "
+    "deserializer without dual_schema_id_deserializer) cannot read the header-framed records, "
+    "and for keys a header-framed key and a prefix-framed key of one logical key are two keys "
+    "to compaction: phantom rows, updates and deletes under one framing miss the other. "
+    "`keyguard migrate` with --new-option key.<format>.framing=... rewrites the live rows "
+    "under one framing.",
+    example_old="key 00 00 00 00 07 02 (id 7 in the bytes)",
+    example_new="key 02, header __key_schema_id = 01 + the schema GUID",
+    checks=("keyguard.guard.audit.judge.framing_findings",),
+)
+
 AUDIT_UNLISTED_ID = Rule(
     id="KG956",
     name="audit-unlisted-schema-id",

@@ -90,12 +90,14 @@ def migrate(
         f"encoding (phantom topics hold several): {FORMAT_CHOICES}.")] = None,
     old_option: Annotated[list[str] | None, typer.Option(
         "--old-option", help="[N:]K=V for the old encodings (N: the Nth --old-key-format, "
-        "else all): primary-key, key.fields-prefix, key.<format>.*.")] = None,
+        "else all): primary-key, key.fields-prefix, key.<format>.*, "
+        "value.<format>.framing.")] = None,
     new_key_format: Annotated[str | None, typer.Option(
         "--new-key-format", help="The key format to write; default: the first old one.")] = None,
     new_option: Annotated[list[str] | None, typer.Option(
-        "--new-option", help="K=V for the new key: primary-key, key.fields-prefix, "
-        "key.<format>.*.")] = None,
+        "--new-option", help="K=V for the new encoding: primary-key, key.fields-prefix, "
+        "key.<format>.* (key.<format>.framing moves the key's schema id between the bytes "
+        "and a header), value.<format>.framing (the value's).")] = None,
     new_partitions: Annotated[int | None, typer.Option(
         "--new-partitions", help="Partition count of the target; default: its own.",
         callback=at_least(1, "--new-partitions"))] = None,

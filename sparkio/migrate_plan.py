@@ -18,6 +18,13 @@ writes what `plan_migration` says. The model (docs/concepts/table-model.md):
   offset moved; a record written there later stays a candidate (it is a write the migration
   has not copied yet). So a rerun, a round trip (A -> B -> A) or a chain of migrations killed
   anywhere never reads its own retirements as deletes.
+- A record's schema-id framing is part of its encoding: a key written with its id in the bytes
+  and the same key written with the id in a header (Confluent's header framing: the bytes the
+  bare body) are two key byte strings, and a record is under the new encoding only when its
+  ids sit where the new declaration writes them. So changing a side's `framing` is a
+  migration like any other: rewrites under the new framing (its headers written), the old
+  key byte strings retired (a retirement repeats the key's id header, so that a reader that
+  takes the header first reads its key).
 - A row whose latest record is a delete has nowhere to move to: its live slots get the delete
   carried over (a tombstone with the copy header), which supersedes what the plan saw and is
   never retired itself.
@@ -33,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from keyguard.formats.errors import DecodeError, KeyguardError
+from keyguard.formats.framing import BARE, Frame
 from keyguard.formats.lengths import fit_row
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan
@@ -55,6 +63,8 @@ class Entry:
     topic: str = ""
     #: Set on a rewrite a migration produced.
     copy: Copy | None = None
+    #: The record's headers (a header framing's schema ids, the migration's marker).
+    headers: tuple[tuple[str, bytes | None], ...] = ()
 
     @property
     def live(self) -> bool:
@@ -123,9 +133,10 @@ class Fold:
             if rec.key is None:
                 self.null_keys += 1  # no key: compaction drops it, no table row
                 continue
-            marker = read_marker(getattr(rec, "headers", None))
+            headers = tuple(getattr(rec, "headers", None) or ())
+            marker = read_marker(headers)
             entry = Entry(rec.partition, rec.offset, rec.timestamp, rec.key, rec.value,
-                          self.topic, marker if isinstance(marker, Copy) else None)
+                          self.topic, marker if isinstance(marker, Copy) else None, headers)
             #: A tombstone with a marker retires its key's records up to that offset.
             retired_upto = marker if isinstance(marker, int) and rec.value is None else None
             retirement = retired_upto is not None
@@ -209,6 +220,10 @@ class Classified:
     tail: bool = True
     #: Value fields it carries that the table does not declare: rewriting it would drop them.
     lost: tuple[str, ...] = ()
+    #: The record's own key schema-id headers (a header framing's), repeated on a tombstone
+    #: that retires its key; and the headers a rewrite under the new encoding carries.
+    key_headers: tuple[tuple[str, bytes | None], ...] = ()
+    new_headers: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def live_tail(self) -> bool:
@@ -219,17 +234,20 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
     """`entry` decoded under the declarations (see the module docstring)."""
     new = decl.new
     try:
-        key_row = new.key_codec.decode(entry.key)
+        key_row = new.key_codec.decode_record(entry.key, entry.headers)
         # already the new encoding: the bytes the new table writes for this key (a CHAR key
-        # Flink pads), not only bytes it reads
-        if key_row is not None and \
+        # Flink pads), not only bytes it reads, its schema ids where the new framing puts them
+        if key_row is not None and _framed_as(new, entry) and \
                 new.key_codec.encode(fit_row(new.key_codec.row_type, key_row)) == entry.key:
+            own = _key_id_headers(decl, entry)
             if entry.value is None:
-                return Classified(entry, NEW, entry.key, None)
+                return Classified(entry, NEW, entry.key, None, key_headers=own,
+                                  new_headers=new.record_headers(tombstone=True))
             if _decode(new, entry, strict=True) is not None:
                 # the key columns the value carries agree with the key; kept as written: a
                 # value another producer wrote in equivalent bytes is no reason to rewrite it
-                return Classified(entry, NEW, entry.key, entry.value)
+                return Classified(entry, NEW, entry.key, entry.value, key_headers=own,
+                                  new_headers=new.record_headers())
     except Exception:  # not this encoding; the old declarations are tried next
         pass
     reasons: list[str] = []
@@ -245,7 +263,8 @@ def classify(entry: Entry, decl: Declarations, topic: str) -> Classified:
                 continue
             if row is not None:
                 return replace(_under_new(entry, decl.label(i), row, new, topic),
-                               lost=_undeclared(old, entry))
+                               lost=_undeclared(old, entry),
+                               key_headers=_key_id_headers(decl, entry))
     raise DecodeError(
         f"topic {topic!r} {entry.where}: the {'key' if entry.value is None else 'record'} "
         "decodes under no declared encoding (" + "; ".join(reasons or ["none declared"]) + ")",
@@ -257,16 +276,21 @@ def _decode(plan: UpsertPlan, entry: Entry, *, strict: bool) -> dict[str, Any] |
     """The table row of `entry` under `plan`, or an error saying why it is not this encoding:
     a key that does not re-encode to itself (when `strict`), or key columns that the value
     carries (value.fields-include=ALL) with other values than the key."""
-    key_row = plan.key_codec.decode(entry.key)
+    key_row = plan.key_codec.decode_record(entry.key, entry.headers)
     if key_row is None:
         raise DecodeError("skipped by ignore-parse-errors")
     codec = plan.key_codec
-    if strict and not (needs_schema_id(codec) and not codec.has_schema_id) \
-            and codec.encode(key_row) != entry.key:  # type: ignore[attr-defined]
+    if strict and not _framed_like(plan, entry):
+        raise DecodeError("its schema ids are not where this framing puts them")
+    # A framing that writes the id in the bytes needs it to re-encode; a header framing's
+    # bytes are the bare body
+    if strict and not (needs_schema_id(codec) and not codec.has_schema_id
+                       and not _frame(codec).id_in_header) \
+            and codec.encode(key_row) != entry.key:
         raise DecodeError("the key does not re-encode to its bytes")
     if entry.value is None:
         return plan.layout.table_row(key_row, None)
-    value_row = plan.value_codec.decode(entry.value)
+    value_row = plan.value_codec.decode_record(entry.value, entry.headers)
     if value_row is None:
         raise DecodeError("skipped by ignore-parse-errors")
     layout = plan.layout
@@ -283,7 +307,45 @@ def _undeclared(plan: UpsertPlan, entry: Entry) -> tuple[str, ...]:
     if entry.value is None:
         return ()
     table = set(plan.layout.table.names)
-    return tuple(f for f in plan.value_codec.undeclared_fields(entry.value) if f not in table)
+    return tuple(f for f in plan.value_codec.undeclared_fields(entry.value, entry.headers)
+                 if f not in table)
+
+
+def _frame(codec: Any) -> Frame:
+    """A codec's frame for its side: a registry format's own (its `framing` option's), else
+    BARE (a format whose bytes carry no schema id)."""
+    frame = getattr(codec, "frame", BARE)
+    return frame if isinstance(frame, Frame) else BARE
+
+
+def _key_id_headers(decl: Declarations, entry: Entry) -> tuple[tuple[str, bytes | None], ...]:
+    """The record's key schema-id headers, as any declared key framing reads them (the
+    encoding that claims a record may be a bare one whose bytes are the same)."""
+    found: list[tuple[str, bytes | None]] = []
+    for plan in (decl.new, *decl.old):
+        found += [h for h in _frame(plan.key_codec).id_headers(entry.headers) if h not in found]
+    return tuple(found)
+
+
+def _sides(plan: UpsertPlan, entry: Entry) -> list[tuple[Any, Frame, bool]]:
+    """(codec, frame, present) of the key and the value: a tombstone has no value side."""
+    return [(plan.key_codec, _frame(plan.key_codec), True),
+            (plan.value_codec, _frame(plan.value_codec), entry.value is not None)]
+
+
+def _framed_as(plan: UpsertPlan, entry: Entry) -> bool:
+    """Whether the record carries exactly the schema-id headers `plan` writes (its bound ids:
+    none where the id goes in the bytes), side by side."""
+    return all(tuple(frame.id_headers(entry.headers)) == (codec.record_headers() if present
+                                                          else ())
+               for codec, frame, present in _sides(plan, entry))
+
+
+def _framed_like(plan: UpsertPlan, entry: Entry) -> bool:
+    """Whether the record carries its schema ids in headers exactly on the sides where
+    `plan`'s framing puts them there (whatever ids: an old declaration binds none)."""
+    return all(bool(frame.id_headers(entry.headers)) == (frame.id_in_header and present)
+               for _, frame, present in _sides(plan, entry))
 
 
 def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,
@@ -292,7 +354,8 @@ def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,
     if entry.value is None:
         try:
             key_row = new.layout.key_row(fit_row(new.layout.table, row))  # as encode() does
-            return Classified(entry, label, new.key_codec.encode(key_row), None)
+            return Classified(entry, label, new.key_codec.encode(key_row), None,
+                              new_headers=new.record_headers(tombstone=True))
         except KeyguardError:
             return Classified(entry, label, None, None)  # a tombstone of an unknown new key
     try:
@@ -300,7 +363,7 @@ def _under_new(entry: Entry, label: str, row: dict[str, Any], new: UpsertPlan,
     except KeyguardError as exc:
         raise type(exc)(f"{where}: the row cannot be written under the new key: "
                         f"{exc.message}", hint=exc.hint) from None
-    return Classified(entry, label, key, value)
+    return Classified(entry, label, key, value, new_headers=new.record_headers())
 
 
 def _reason(exc: BaseException) -> str:
@@ -316,6 +379,14 @@ class Write:
     value: bytes | None
     #: The header that marks it (`Copy.header()` or `retire_header`).
     header: tuple[str, bytes] | None = None
+    #: The schema-id headers of its framing: a rewrite's, the new encoding's (none where the
+    #: ids go in the bytes); a retirement's, the retired key's own.
+    framing: tuple[tuple[str, bytes | None], ...] = ()
+
+    @property
+    def headers(self) -> tuple[tuple[str, bytes | None], ...]:
+        """Every header the record is written with: its framing's, then its marker."""
+        return (*self.framing, self.header) if self.header is not None else self.framing
 
 
 #: Records of one row as reports show them: (encoding, partition, offset, key bytes).
@@ -359,19 +430,16 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     dropping: tuple[str, tuple[str, ...]] | None = None
     if winner.entry.live:
         keep = (partition_for(new_key, partitions), new_key)
-        there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
-        # In place only when the new slot's last record is one of the latest itself (the same
-        # rewrite twice, from a retried task, is two of them): an equal value there is not
-        # enough, since the other slots are retired next and what stays must be a record that
-        # is known to be the latest.
-        if there and any(there[0].entry is c.entry for c in top):
-            winner, in_place = there[0], True
+        kept = _kept_in_place(tails, keep, top)
+        if kept is not None:
+            winner, in_place = kept, True
         elif winner.lost:
             dropping = (f"partition {winner.entry.partition} offset {winner.entry.offset}",
                         winner.lost)
         elif winner.new_value is not None:
             copy = Copy(winner.entry.logical_timestamp, _seen(group))
-            rewrite = Write(keep[0], new_key, winner.new_value, copy.header())
+            rewrite = Write(keep[0], new_key, winner.new_value, copy.header(),
+                            winner.new_headers)
     # A live row's other slots are retired: their records moved to the rewrite (or to the
     # winner in place), which supersedes them. A deleted row has no record to move them to:
     # its live slots get the delete itself, carried over (a tombstone with the copy header:
@@ -380,11 +448,26 @@ def plan_row(new_key: bytes, group: Sequence[Classified], partitions: int,
     gone = None if winner.entry.live else \
         Copy(winner.entry.logical_timestamp, _seen(group)).header()
     tombstones = tuple(Write(c.entry.partition, c.entry.key, None,
-                             gone or retire_header(c.entry.offset))
+                             gone or retire_header(c.entry.offset), c.key_headers)
                        for c in tails if (c.entry.partition, c.entry.key) != keep)
     return RowPlan(rewrite, tombstones, live=winner.entry.live,
                    deleted=not winner.entry.live and bool(tails), in_place=in_place,
                    encodings=encodings, phantom=phantom, dropping=dropping)
+
+
+def _kept_in_place(tails: Sequence[Classified], keep: tuple[int, bytes],
+                   top: Sequence[Classified]) -> Classified | None:
+    """The live record of the new slot `keep` that stays as it is, if any.
+
+    In place only when the new slot's last record is one of the latest itself (the same
+    rewrite twice, from a retried task, is two of them): an equal value there is not enough,
+    since the other slots are retired next and what stays must be a record that is known to
+    be the latest. And only under the new encoding: the same key bytes in another framing (a
+    header framing's bare body, the value's id moved) are rewritten."""
+    there = [c for c in tails if (c.entry.partition, c.entry.key) == keep]
+    if there and there[0].encoding == NEW and any(there[0].entry is c.entry for c in top):
+        return there[0]
+    return None
 
 
 @dataclass
@@ -585,8 +668,9 @@ class Verification:
     misplaced: int
     examples: tuple[tuple[bytes, tuple[tuple[str, int, int, bytes], ...]], ...] = ()
     #: `keyguard audit`'s counts on the target under the new declaration (phantom keys,
-    #: misplaced records, missed deletes), when the audit ran: the same rules as the command.
-    audit: tuple[int, int, int] | None = None
+    #: misplaced records, missed deletes, sides whose live records carry their schema ids in
+    #: two framings), when the audit ran: the same rules as the command.
+    audit: tuple[int, int, int, int] | None = None
     #: Records the model of the table would still write (a write that arrived and is not
     #: copied yet), and rows it cannot decide.
     pending: int = 0

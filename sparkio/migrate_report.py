@@ -67,7 +67,8 @@ def as_json(report: MigrationReport) -> dict[str, Any]:
                                "misplaced": v.misplaced,
                                "audit": None if v.audit is None else {
                                    "phantom_keys": v.audit[0], "misplaced": v.audit[1],
-                                   "missed_deletes": v.audit[2]},
+                                   "missed_deletes": v.audit[2],
+                                   "mixed_framings": v.audit[3]},
                                "phantom_examples": [_example(k, g) for k, g in v.examples]}
     return out
 
@@ -121,7 +122,7 @@ def _verification_lines(v: Verification) -> list[str]:
     """The verification's verdict, with the audit's numbers when it ran."""
     audit = "" if v.audit is None else (
         f"; keyguard audit: {v.audit[0]} phantom keys, {v.audit[1]} misplaced records, "
-        f"{v.audit[2]} missed deletes")
+        f"{v.audit[2]} missed deletes, {v.audit[3]} sides in two framings")
     if v.clean:
         return [f"verified {v.topic}: {v.live_keys} rows, each live under the new key "
                 "only, on its murmur2 partition" + audit]

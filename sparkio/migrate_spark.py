@@ -43,7 +43,11 @@ from typing import TYPE_CHECKING, Any
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.plan import PlanSpec, UpsertPlan
 from keyguard.formats.registry import Registry
-from keyguard.formats.registry.registration import needs_schema_id, open_plan_registries
+from keyguard.formats.registry.registration import (
+    needs_schema_id,
+    open_plan_registries,
+    plan_guids,
+)
 from keyguard.formats.types import RowType
 from keyguard.guard.offsets import KafkaRanges, OffsetRange, Record
 from keyguard.sparkio.migrate_plan import (
@@ -94,23 +98,25 @@ class DeclarationSpecs:
     labels: tuple[str, ...]
     registry: Registry | None = None
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The new encoding's schema GUIDs, where a header framing writes them.
+    new_guids: tuple[str | None, str | None] = (None, None)
 
     @classmethod
     def of(cls, decl: Declarations, registry: Registry | None) -> DeclarationSpecs:
         ids = tuple(c.schema_id if needs_schema_id(c) and c.has_schema_id else None
                     for c in (decl.new.key_codec, decl.new.value_codec))
         return cls(decl.new.spec, (ids[0], ids[1]), tuple(p.spec for p in decl.old),
-                   decl.labels, registry)
+                   decl.labels, registry, new_guids=plan_guids(decl.new))
 
     def build(self) -> Declarations:
         """The declarations, built once per Python worker and run."""
         built = _BUILT.get(self.token)
         if built is None:
             new = self._plan(self.new)
-            for codec, schema_id in zip((new.key_codec, new.value_codec), self.new_ids,
-                                        strict=True):
+            for codec, schema_id, guid in zip((new.key_codec, new.value_codec), self.new_ids,
+                                              self.new_guids, strict=True):
                 if schema_id is not None and needs_schema_id(codec):
-                    codec.bind_schema_id(schema_id)
+                    codec.bind_schema_id(schema_id, guid)
             built = Declarations(new, tuple(self._plan(s) for s in self.old), self.labels)
             _BUILT.clear()  # one run's at a time: a long-lived worker keeps no old codecs
             _BUILT[self.token] = built

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from keyguard.formats.errors import EXIT_BREAKING, InvalidOptionError, KeyguardError, RegistryError
 from keyguard.formats.plan import TOPIC, UpsertPlan
@@ -53,7 +53,7 @@ from keyguard.formats.registry.registration import (
     bind_plan_schema_ids,
     needs_schema_id,
     open_plan,
-    resolve_schema_id,
+    resolve_binding,
 )
 from keyguard.formats.secrets import is_secret_key, register_options
 from keyguard.formats.types import RowType
@@ -78,6 +78,9 @@ from keyguard.sparkio.producer import (
     UpsertProducer,
     producer_config,
 )
+
+if TYPE_CHECKING:
+    from uuid import UUID
 
 #: The writer's librdkafka timeouts (`sparkio.options.PRODUCER_TIMEOUTS`), for migrate's
 #: producer too: a dead broker fails a run in well under a minute, not librdkafka's 300 s.
@@ -501,15 +504,19 @@ def bind_new_ids(decl: Declarations, m: Migration, registry: Registry | None,
     for codec in (new.key_codec, new.value_codec):
         if not needs_schema_id(codec):
             continue
+        guid: str | UUID | None
         try:
-            schema_id = resolve_schema_id(codec, registry, register=False)
+            schema_id, guid = resolve_binding(codec, registry, register=False)
         except RegistryError:
-            schema_id = 0  # a placeholder: a dry run registers nothing
+            from uuid import UUID  # lazy: only a dry run's placeholder GUID
+
+            # placeholders: a dry run registers nothing
+            schema_id, guid = 0, UUID(int=0) if codec.frame.needs_guid else None
             if report is not None:
                 report.notes.append(
                     f"the new {codec.context.role} schema is not registered yet: the run "
                     "registers it; the partitions shown assume a placeholder id")
-        codec.bind_schema_id(schema_id)
+        codec.bind_schema_id(schema_id, guid)
 
 
 def _label(options: Mapping[str, Any]) -> str:
@@ -654,7 +661,7 @@ def audited(own: Verification, m: Migration, decl: Declarations,
     result = audit_topic(m.target, decl.new, bootstrap=m.bootstrap, properties=m.properties,
                          registry=registry)
     return replace(own, audit=(result.phantom_keys, result.misplaced_keys,
-                               result.missed_deletes))
+                               result.missed_deletes, result.mixed_framings))
 
 
 #: Records handed to the producer between two progress reports.
@@ -683,7 +690,7 @@ def produce_writes(m: Migration, writes: Iterable[Write],
         while chunk := list(itertools.islice(stream, PROGRESS_CHUNK)):
             what = what or ("tombstones sent" if chunk[0].value is None else "rewrites sent")
             producer.send_with_headers([w.key for w in chunk], [w.value for w in chunk],
-                                       [w.partition for w in chunk], [w.header for w in chunk])
+                                       [w.partition for w in chunk], [w.headers for w in chunk])
             sent += len(chunk)
             if progress is not None:
                 progress(sent, total if total is not None else sent,

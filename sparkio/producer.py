@@ -382,13 +382,11 @@ class UpsertProducer:
             self.flush_buffer()
 
     def send_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
-                          partitions: Sequence[int],
-                          headers: Sequence[tuple[str, bytes] | None]) -> None:
-        """Records that carry a header each (a migration's markers), straight to the producer,
-        one produce() per record, in order."""
+                          partitions: Sequence[int], headers: Sequence[RecordHeaders]) -> None:
+        """Records that carry their own headers each (a migration's marker, a header framing's
+        schema ids), straight to the producer, one produce() per record, in order."""
         with self._refusals():
-            self._produce_with_headers(keys, values, partitions,
-                                       [[h] if h is not None else None for h in headers])
+            self._produce_with_headers(keys, values, partitions, headers)
 
     def _produce_with_headers(self, keys: Sequence[bytes], values: Sequence[bytes | None],
                               partitions: Sequence[int],

@@ -13,6 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from keyguard.formats.framing import (
+    IN_BOTH,
+    IN_BYTES_GUID,
+    IN_BYTES_ID,
+    IN_HEADER,
+    NOWHERE,
+    PLACEMENTS,
+    SchemaId,
+)
 from keyguard.guard.audit.slots import Entry, Slots, shared
 from keyguard.guard.audit.state import (
     SHOWN_BYTES,
@@ -27,6 +36,7 @@ from keyguard.guard.rules import (
     COMPACTION_DEFEATED,
     MISPLACED_KEY,
     MISSED_DELETE,
+    MIXED_FRAMING,
     NULL_KEY,
     PHANTOM_KEY,
     UNDECODABLE_RECORD,
@@ -72,9 +82,9 @@ class AuditFacts:
     value_format: str
     #: The topic's configs as the broker reported them (None: DescribeConfigs failed).
     configs: Mapping[str, str] | None = None
-    #: Per role of a framed format: (subject, {schema id: version} it lists); absent: no
-    #: registry to ask.
-    listed: Mapping[str, tuple[str, Mapping[int, int]]] = field(default_factory=dict)
+    #: Per role of a framed format: (subject, {schema id or GUID: version} it lists);
+    #: absent: no registry to ask.
+    listed: Mapping[str, tuple[str, Mapping[SchemaId, int]]] = field(default_factory=dict)
     #: Records each partition held when the read started (end - start offsets).
     captured: int = 0
     #: `--sample N`: at most N records were read, from the start of each partition.
@@ -91,6 +101,8 @@ class Encoding:
     partition: int
     offset: int
     schema_id: int | None
+    #: Where the key carries its schema id (`keyguard.formats.framing.PLACEMENTS`).
+    framing: int = NOWHERE
 
 
 @dataclass(frozen=True)
@@ -130,10 +142,13 @@ class AuditResult:
     data: Mapping[str, Any]
     #: Logical keys deleted under one encoding and still live under another.
     missed_deletes: int = 0
+    #: Sides (key, value) whose live records carry their schema id in two framings or more.
+    mixed_framings: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.phantom_keys == 0 and self.misplaced_keys == 0 and self.missed_deletes == 0
+        return self.phantom_keys == 0 and self.misplaced_keys == 0 and \
+            self.missed_deletes == 0 and self.mixed_framings == 0
 
 
 def grouped(state: AuditState, *, deleted: bool) -> list[list[tuple[bytes, int, Entry]]]:
@@ -180,7 +195,8 @@ def phantoms(state: AuditState, limit: int | None = None) -> Phantoms:
             continue  # one byte string (on one or more partitions: a misplaced key, not this)
         keys += 1
         orphaned += len(group) - 1
-        found.append(tuple(sorted((Encoding(p, e.offset, e.schema_id) for _, p, e in group),
+        found.append(tuple(sorted((Encoding(p, e.offset, e.schema_id, e.key_framing)
+                                   for _, p, e in group),
                                   key=lambda x: (x.partition, x.offset))))
     found.sort(key=lambda g: (g[0].partition, g[0].offset))
     n = state.limit if limit is None else limit
@@ -218,7 +234,8 @@ def missed_deletes(state: AuditState, limit: int | None = None) -> MissedDeletes
             continue
         keys += 1
         (dp, d), (lp, le) = pair
-        found.append((Encoding(dp, d.offset, d.schema_id), Encoding(lp, le.offset, le.schema_id)))
+        found.append((Encoding(dp, d.offset, d.schema_id, d.key_framing),
+                      Encoding(lp, le.offset, le.schema_id, le.key_framing)))
     found.sort(key=lambda g: (g[0].partition, g[0].offset))
     n = state.limit if limit is None else limit
     return MissedDeletes(keys, tuple(found[:n]))
@@ -407,10 +424,11 @@ def id_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
                 AUDIT_UNLISTED_ID, f"{role} schema id",
                 f"{sum(unlisted.values())} {role}{_s(sum(unlisted.values()))} carry schema id"
                 f"{_s(len(unlisted))} " + ", ".join(f"{i} ({n} records)" for i, n in
-                                                    sorted(unlisted.items()))
+                                                    sorted(unlisted.items(), key=_by_id))
                 + f", which subject {subject} does not list (it lists "
                 + (", ".join(f"v{v}={i}" for i, v in sorted(listed.items(),
-                                                            key=lambda x: x[1])) or "none")
+                                                            key=lambda x: x[1])
+                             if type(i) is int) or "none")
                 + ")",
                 subject=subject, topic=facts.topic))
     return out
@@ -422,11 +440,12 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
     """Findings and the numbers section of one topic's audit (`missed`: `missed_deletes` of
     the state, when the caller has it already)."""
     missed = missed if missed is not None else missed_deletes(state)
+    mixed = framing_findings(state, facts)
     findings = [*phantom_findings(facts, found, shown),
                 *missed_delete_findings(facts, missed, shown),
                 *misplaced_findings(state, facts, shown),
-                *record_findings(state, facts), *id_findings(state, facts),
-                *config_findings(facts)]
+                *mixed, *record_findings(state, facts),
+                *id_findings(state, facts), *config_findings(facts)]
     data = summary(state, facts, found, missed)
     read = (f"the first {facts.sample} records" if facts.sample is not None
             else "every record up to the end offsets captured at start")
@@ -441,7 +460,69 @@ def judge(state: AuditState, facts: AuditFacts, found: Phantoms,
     totals = data["totals"]
     return AuditResult(report, facts.topic, found.keys, found.orphaned, totals["misplaced_live"],
                        totals["undecodable_keys"] + totals["undecodable_values"],
-                       totals["null_keys"], totals["records"], data, missed.keys)
+                       totals["null_keys"], totals["records"], data, missed.keys, len(mixed))
+
+
+#: The placements that are a framing (NOWHERE is an unframed record, KG953's and the
+#: unframed count's), and how a finding names each.
+_FRAMED = {IN_HEADER: "in a record header (the bytes bare: a header framing)",
+           IN_BYTES_ID: "in the bytes (magic byte 0 and a 4-byte id)",
+           IN_BYTES_GUID: "in the bytes (magic byte 1 and a 16-byte GUID)",
+           IN_BOTH: "both in a header and in the bytes"}
+
+
+def framings(state: AuditState) -> dict[str, dict[str, dict[str, int]]]:
+    """Per side whose format carries a schema id: how many records carry it where
+    (`PLACEMENTS`), among every record read and among the live ones (each key's last record:
+    the table compaction keeps); a side that carries none is left out."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for role in ("key", "value"):
+        read = [0] * len(PLACEMENTS)
+        for stats in state.stats.values():
+            for i, n in enumerate(getattr(stats, f"{role}_framings")):
+                read[i] += n
+        if not any(read):
+            continue
+        live = np.zeros(len(PLACEMENTS), dtype=np.int64)
+        for slots in state.slots.values():
+            live += slots.live_framings(f"{role}_framing", len(PLACEMENTS))
+        out[role] = {"records": dict(zip(PLACEMENTS, read, strict=True)),
+                     "live": dict(zip(PLACEMENTS, live.tolist(), strict=True))}
+    return out
+
+
+def framing_findings(state: AuditState, facts: AuditFacts) -> list[Finding]:
+    """A side whose live records carry their schema id in two framings or more: producers
+    that disagree (the table compaction keeps is judged, not records already superseded)."""
+    out = []
+    for role, counts in framings(state).items():
+        live = counts["live"]
+        used = {p: live[PLACEMENTS[p]] for p in _FRAMED if live[PLACEMENTS[p]]}
+        if len(used) < 2:
+            continue
+        total = sum(used.values())
+        parts = "; ".join(f"{n} {_FRAMED[p]}" for p, n in sorted(used.items(),
+                                                                  key=lambda x: -x[1]))
+        breaks = ["a prefix-only reader (Flink's avro-confluent format, a deserializer "
+                  "without dual_schema_id_deserializer) cannot read the header-framed ones"
+                  ] if IN_HEADER in used else []
+        if IN_BOTH in used:
+            breaks.append("a reader that takes the header first (dual_schema_id_deserializer) "
+                          "reads the id in the bytes of the ones with both as their body")
+        if IN_BYTES_GUID in used:
+            breaks.append("a reader that knows only magic byte 0 (Flink's formats) cannot "
+                          "read the GUID-framed ones")
+        if role == "key":
+            breaks.append("a key written in one framing and the same logical key written in "
+                          "another are two keys to compaction: phantom rows, and updates and "
+                          "deletes under one framing miss the other")
+        out.append(Finding(
+            MIXED_FRAMING, f"{role} framing",
+            f"the {total} live {role}{_s(total)} of topic {facts.topic} carry their schema id "
+            f"in {len(used)} framings ({parts}): their producers disagree; "
+            + "; ".join(breaks),
+            topic=facts.topic))
+    return out
 
 
 # -- the numbers ---------------------------------------------------------------------------
@@ -470,6 +551,7 @@ def summary(state: AuditState, facts: AuditFacts, found: Phantoms,
         "per_partition": rows,
         "totals": totals,
         "schema_ids": _schema_id_spans(state, facts),
+        "framings": framings(state),
         "configs": dict(facts.configs) if facts.configs is not None else None,
         "consumers": None if facts.consumers is None else [
             {"group": x.group, "partition": x.partition, "committed": x.committed,
@@ -499,11 +581,13 @@ def _partition_row(p: int, s: PartitionStats | None, distinct: int, live: int
 def _schema_id_spans(state: AuditState, facts: AuditFacts) -> dict[str, list[dict[str, Any]]]:
     """Each role's schema ids per partition: records, offsets, listed by the subject."""
     ids: dict[str, list[dict[str, Any]]] = {}
-    for (role, schema_id, p), (n, first, last) in sorted(state.ids.items()):
+    spans = sorted(state.ids.items(), key=lambda x: (x[0][0], *_by_id((x[0][1],)), x[0][2]))
+    for (role, schema_id, p), (n, first, last) in spans:
         listed = facts.listed.get(role)
         ids.setdefault(role, []).append({
-            "schema_id": schema_id, "partition": p, "records": n, "first_offset": first,
-            "last_offset": last, "listed": None if listed is None else schema_id in listed[1]})
+            "schema_id": schema_id if type(schema_id) is int else str(schema_id),
+            "partition": p, "records": n, "first_offset": first, "last_offset": last,
+            "listed": None if listed is None else schema_id in listed[1]})
     return ids
 
 
@@ -547,6 +631,7 @@ def summary_lines(data: Mapping[str, Any]) -> list[str]:
                  f"record{_s(t['orphaned_records'])}); misplaced records: {t['misplaced']} "
                  f"({t['misplaced_live']} live); missed deletes: {t['missed_deletes']}")
     lines += _schema_id_lines(data["schema_ids"])
+    lines += _framing_lines(data.get("framings") or {})
     lines += _consumer_lines(data.get("consumers"))
     held = data["held"]
     lines.append(f"  held: {held['entries']} key fingerprint entries, ~{_size(held['bytes'])}")
@@ -569,11 +654,21 @@ def _schema_id_lines(schema_ids: Mapping[str, list[dict[str, Any]]]) -> list[str
         for schema_id, rows in per_id.items():
             listed = rows[0]["listed"]
             mark = "" if listed is None else (" (listed)" if listed else " (NOT listed)")
+            name = "schema id" if isinstance(schema_id, int) else "schema GUID"
             lines.append(
-                f"  {role} schema id {schema_id}{mark}: {sum(r['records'] for r in rows)} records"
+                f"  {role} {name} {schema_id}{mark}: {sum(r['records'] for r in rows)} records"
                 " (" + ", ".join(f"p{r['partition']} offsets {r['first_offset']}.."
                                  f"{r['last_offset']}" for r in rows) + ")")
     return lines
+
+
+def _framing_lines(found: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[str]:
+    """Where each side's records carry their schema id: live, and among every record read."""
+    def shown(counts: Mapping[str, int]) -> str:
+        return ", ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"
+
+    return [f"  {role} framings: live {shown(c['live'])}; all records {shown(c['records'])}"
+            for role, c in found.items()]
 
 
 def _consumer_lines(consumers: list[Mapping[str, Any]] | None) -> list[str]:
@@ -595,7 +690,10 @@ def _consumer_lines(consumers: list[Mapping[str, Any]] | None) -> list[str]:
 
 def _encoding(e: Encoding, facts: AuditFacts) -> str:
     wrote = facts.key_format
-    if e.schema_id is not None:
+    if e.framing in (IN_HEADER, IN_BYTES_GUID) and e.schema_id is None:
+        wrote = "schema GUID in a header" if e.framing == IN_HEADER else \
+            "schema GUID in the bytes"
+    elif e.schema_id is not None:
         subject, listed = facts.listed.get("key", ("", {}))
         version = listed.get(e.schema_id)
         wrote = f"schema id {e.schema_id}" + (f", {subject} v{version}" if version else
@@ -610,8 +708,16 @@ def _row_text(row: Mapping[str, Any] | None) -> str:
     return text if len(text) <= 2 * SHOWN_BYTES else text[:2 * SHOWN_BYTES] + "..."
 
 
-def _id_counts(state: AuditState, role: str) -> dict[int, int]:
-    out: dict[int, int] = {}
+def _by_id(item: tuple[Any, ...]) -> tuple[int, int, str]:
+    """A sort key of (schema id, ...) pairs: integer ids in order, then GUIDs by text."""
+    schema_id = item[0]
+    if type(schema_id) is int:
+        return 0, schema_id, ""
+    return 1, 0, str(schema_id)
+
+
+def _id_counts(state: AuditState, role: str) -> dict[SchemaId, int]:
+    out: dict[SchemaId, int] = {}
     for (r, schema_id, _), (n, _, _) in state.ids.items():
         if r == role:
             out[schema_id] = out.get(schema_id, 0) + n
@@ -649,4 +755,4 @@ def _s(n: int) -> str:
 
 
 __all__ = ["AuditFacts", "AuditResult", "Encoding", "Located", "MissedDeletes", "Phantoms",
-           "Shown", "judge", "missed_deletes", "phantoms"]
+           "Shown", "framing_findings", "framings", "judge", "missed_deletes", "phantoms"]

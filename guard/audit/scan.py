@@ -27,6 +27,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import ConfigResource, ResourceType
 
 from keyguard.formats.errors import InvalidOptionError, KeyguardError
+from keyguard.formats.framing import SchemaId
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.registry import Registry
 from keyguard.formats.registry.registration import needs_schema_id
@@ -181,10 +182,11 @@ def consumer_lags(inspector: KafkaTopicInspector, plan: UpsertPlan, topic: str,
 
 
 def listed_ids(plan: UpsertPlan, registry: Registry | None
-               ) -> tuple[dict[str, tuple[str, dict[int, int]]], list[str]]:
-    """Per role of a framed format, its subject and the ids it lists with their versions
-    (needs a registry)."""
-    out: dict[str, tuple[str, dict[int, int]]] = {}
+               ) -> tuple[dict[str, tuple[str, Mapping[SchemaId, int]]], list[str]]:
+    """Per role of a framed format, its subject and the ids (and the GUIDs, where the registry
+    has them: a header framing's records carry those) it lists with their versions (needs a
+    registry)."""
+    out: dict[str, tuple[str, Mapping[SchemaId, int]]] = {}
     notes: list[str] = []
     for role, codec in (("key", plan.key_codec), ("value", plan.value_codec)):
         if not needs_schema_id(codec):
@@ -202,8 +204,14 @@ def listed_ids(plan: UpsertPlan, registry: Registry | None
                 raise
             notes.append(f"the {role} subject's ids could not be listed: {exc.message}")
             continue
-        out[role] = (subject, {v.schema_id: v.version for v in versions})
+        ids: dict[SchemaId, int] = {v.schema_id: v.version for v in versions}
+        ids.update((_guid(v.guid), v.version) for v in versions if v.guid)
+        out[role] = (subject, ids)
     return out, notes
+
+
+def _guid(text: str) -> SchemaId:
+    return uuid.UUID(str(text))
 
 
 def _subject(codec: Any) -> str:
@@ -258,7 +266,7 @@ def _one(consumer: Consumer, inspector: KafkaTopicInspector, plan: UpsertPlan, t
         row = None
         if key is not None:
             try:
-                row = plan.key_codec.decode(key)
+                row = plan.key_codec.decode_record(key, msg.headers())  # type: ignore[arg-type]
             except Exception:  # shown without its decoded key
                 row = None
         kind, ts = msg.timestamp()

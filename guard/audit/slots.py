@@ -39,6 +39,11 @@ class Entry:
     retired: bool = False
     #: The last record's timestamp (ms), to order records of one row across partitions.
     timestamp: int = -1
+    #: Where the last record carries its key's and its value's schema id
+    #: (`keyguard.formats.framing.PLACEMENTS`: NOWHERE for a format that carries none, and for
+    #: a tombstone's value).
+    key_framing: int = 0
+    value_framing: int = 0
 
 
 @dataclass
@@ -56,6 +61,8 @@ class Slots:
     misplaced: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
     retired: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
     timestamp: array = field(default_factory=lambda: array("q"))  # type: ignore[type-arg]
+    key_framing: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
+    value_framing: array = field(default_factory=lambda: array("b"))  # type: ignore[type-arg]
 
     def __len__(self) -> int:
         return len(self.index)
@@ -66,13 +73,14 @@ class Slots:
         self.logical += _ZERO if logical is None else logical
         self.decoded.append(logical is not None)
         for column in (self.live, self.offset, self.schema_id, self.misplaced, self.retired,
-                       self.timestamp):
+                       self.timestamp, self.key_framing, self.value_framing):
             column.append(0)
         return row
 
     def extend(self, fps: list[bytes], logicals: list[bytes | None], live: list[bool],
                offset: list[int], schema_id: list[int | None], misplaced: list[bool],
-               retired: list[bool], timestamp: list[int]) -> None:
+               retired: list[bool], timestamp: list[int], key_framing: list[int],
+               value_framing: list[int]) -> None:
         """New keys, each with its last record (one batch's, column-wise)."""
         start = len(self.offset)
         self.index.update(zip(fps, range(start, start + len(fps)), strict=True))
@@ -84,15 +92,20 @@ class Slots:
         self.misplaced.extend(misplaced)
         self.retired.extend(retired)
         self.timestamp.extend(timestamp)
+        self.key_framing.extend(key_framing)
+        self.value_framing.extend(value_framing)
 
     def set(self, row: int, live: bool, offset: int, schema_id: int | None, misplaced: bool,
-            retired: bool, timestamp: int) -> None:
+            retired: bool, timestamp: int, key_framing: int = 0, value_framing: int = 0
+            ) -> None:
         self.live[row] = live
         self.offset[row] = offset
         self.schema_id[row] = NO_ID if schema_id is None else schema_id
         self.misplaced[row] = misplaced
         self.retired[row] = retired
         self.timestamp[row] = timestamp
+        self.key_framing[row] = key_framing
+        self.value_framing[row] = value_framing
 
     def logical_of(self, row: int) -> bytes | None:
         if not self.decoded[row]:
@@ -103,7 +116,8 @@ class Slots:
         schema_id = self.schema_id[row]
         return Entry(self.logical_of(row), bool(self.live[row]), self.offset[row],
                      None if schema_id == NO_ID else schema_id, bool(self.misplaced[row]),
-                     bool(self.retired[row]), self.timestamp[row])
+                     bool(self.retired[row]), self.timestamp[row], self.key_framing[row],
+                     self.value_framing[row])
 
     def put(self, fp: bytes, e: Entry) -> None:
         """`e` as the entry of key `fp` (a merge's)."""
@@ -114,7 +128,8 @@ class Slots:
             self.logical[row * FINGERPRINT_BYTES:(row + 1) * FINGERPRINT_BYTES] = \
                 _ZERO if e.logical is None else e.logical
             self.decoded[row] = e.logical is not None
-        self.set(row, e.live, e.offset, e.schema_id, e.misplaced, e.retired, e.timestamp)
+        self.set(row, e.live, e.offset, e.schema_id, e.misplaced, e.retired, e.timestamp,
+                 e.key_framing, e.value_framing)
 
     def items(self) -> Iterator[tuple[bytes, Entry]]:
         for fp, row in self.index.items():
@@ -124,7 +139,8 @@ class Slots:
         return Slots(dict(self.index), bytearray(self.logical), array("b", self.decoded),
                      array("b", self.live), array("q", self.offset), array("q", self.schema_id),
                      array("b", self.misplaced), array("b", self.retired),
-                     array("q", self.timestamp))
+                     array("q", self.timestamp), array("b", self.key_framing),
+                     array("b", self.value_framing))
 
     def nbytes(self) -> int:
         """The memory these entries take: the dict, its fingerprints and row numbers (as the
@@ -137,13 +153,22 @@ class Slots:
         columns = len(self.logical) + sum(
             c.itemsize * c.buffer_info()[1] for c in (
                 self.decoded, self.live, self.offset, self.schema_id, self.misplaced,
-                self.retired, self.timestamp))
+                self.retired, self.timestamp, self.key_framing, self.value_framing))
         return sys.getsizeof(self.index) + n * one + columns
 
     # -- whole columns, for the judge --------------------------------------------------------
 
     def flags(self, name: str) -> np.ndarray:
         return np.frombuffer(getattr(self, name), dtype=np.int8).astype(bool)
+
+    def live_framings(self, name: str, kinds: int) -> np.ndarray:
+        """How many live rows carry their schema id in each placement (`kinds` of them), by
+        column `name` ("key_framing" or "value_framing")."""
+        data = getattr(self, name)
+        if not len(data):
+            return np.zeros(kinds, dtype=np.int64)
+        column = np.frombuffer(data, dtype=np.int8)
+        return np.bincount(column[self.flags("live")], minlength=kinds)[:kinds]
 
     def logical_heads(self) -> np.ndarray:
         """The first 64 bits of each row's logical fingerprint (a view, no copy)."""

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
-from keyguard.formats.framing import Frame
+from keyguard.formats.framing import NOWHERE, PLACEMENTS, Frame, Headers, SchemaId
 from keyguard.formats.partitioner import partitions_for
 from keyguard.formats.plan import UpsertPlan
 from keyguard.formats.schemajson import paused_gc
@@ -119,10 +119,14 @@ class PartitionStats:
     #: Keys of a framed format written without the frame (a producer that forgot the
     #: serializer, a UI that writes raw tombstones), decoded by the ids the topic carries.
     unframed_keys: int = 0
+    #: Records (keys; values, tombstones aside) per place their schema id is carried
+    #: (`keyguard.formats.framing.PLACEMENTS`), counted for a side whose format carries one.
+    key_framings: list[int] = field(default_factory=lambda: [0] * len(PLACEMENTS))
+    value_framings: list[int] = field(default_factory=lambda: [0] * len(PLACEMENTS))
 
     def merge(self, other: PartitionStats) -> PartitionStats:
         firsts = [o for o in (self.first_offset, other.first_offset) if o >= 0]
-        return PartitionStats(
+        merged = PartitionStats(
             self.records + other.records, self.tombstones + other.tombstones,
             self.null_keys + other.null_keys, self.key_bytes + other.key_bytes,
             self.value_bytes + other.value_bytes, self.misplaced + other.misplaced,
@@ -130,6 +134,11 @@ class PartitionStats:
             self.undecodable_values + other.undecodable_values,
             min(firsts) if firsts else -1, max(self.last_offset, other.last_offset),
             self.unframed_keys + other.unframed_keys)
+        merged.key_framings = [a + b for a, b in zip(self.key_framings, other.key_framings,
+                                                     strict=True)]
+        merged.value_framings = [a + b for a, b in zip(self.value_framings,
+                                                       other.value_framings, strict=True)]
+        return merged
 
 
 @dataclass(frozen=True)
@@ -153,8 +162,9 @@ class AuditState:
     stats: dict[int, PartitionStats] = field(default_factory=dict)
     #: Per partition, each key byte string's last record there (column-wise).
     slots: dict[int, Slots] = field(default_factory=dict)
-    #: (role, schema id, partition) -> [records, first offset, last offset].
-    ids: dict[tuple[str, int, int], list[int]] = field(default_factory=dict)
+    #: (role, schema id, partition) -> [records, first offset, last offset]; the id an
+    #: integer or a schema GUID (a header framing's).
+    ids: dict[tuple[str, SchemaId, int], list[int]] = field(default_factory=dict)
     undecodable: list[Located] = field(default_factory=list)
     null_keys: list[Located] = field(default_factory=list)
     misplaced: list[Located] = field(default_factory=list)
@@ -257,7 +267,9 @@ class _Keyed:
     `last` maps each fingerprint to its latest record."""
 
     at: list[int]
-    ids: list[int | None]
+    ids: list[SchemaId | None]
+    #: Where each key carries its schema id (`PLACEMENTS`; NOWHERE for a bare format).
+    places: list[int]
     misplaced: list[bool]
     fps: list[bytes]
     offsets: list[int]
@@ -295,8 +307,10 @@ class Folder:
         self.plan = plan
         self.state = AuditState(partitions, limit)
         self.decode_values = decode_values
-        self.key_frame: Frame = format_factory(plan.key_format).frame
-        self.value_frame: Frame = format_factory(plan.value_format).frame
+        # Each side's own frame (its `framing` option's): where a record's id is read from.
+        self.key_frame: Frame = format_factory(plan.key_format).frame_of(plan.key_options, "key")
+        self.value_frame: Frame = format_factory(plan.value_format).frame_of(
+            plan.value_options, "value")
 
     def add(self, batch: Sequence[RecordLike]) -> None:
         """One batch of records of any partitions, each partition's in offset order."""
@@ -304,7 +318,8 @@ class Folder:
             self._add(batch)
 
     def _add(self, batch: Sequence[RecordLike]) -> None:
-        prior, first_id = self._key_ids([r.key for r in batch])
+        prior, first_id = self._key_ids([r.key for r in batch],
+                                        [getattr(r, "headers", None) for r in batch])
         where: dict[int, list[int]] = {}
         for i, r in enumerate(batch):
             where.setdefault(r.partition, []).append(i)
@@ -319,33 +334,32 @@ class Folder:
     def add_columns(self, cols: Columns) -> None:
         """Consecutive records of one partition, in offset order (`KafkaRanges.read_columns`)."""
         with paused_gc():  # a batch's parsed rows hold no cycles
-            prior, first_id = self._key_ids(cols.keys)
+            prior, first_id = self._key_ids(cols.keys, cols.headers)
             self._fold(cols, range(len(cols.offsets)), prior, first_id)
 
-    def _key_ids(self, keys: Sequence[bytes | None]) -> tuple[set[int], dict[int, int]]:
+    def _key_ids(self, keys: Sequence[bytes | None], headers: Sequence[Headers] | None,
+                 ) -> tuple[set[SchemaId], dict[SchemaId, int]]:
         """The key schema ids the state holds before a batch, and the batch's index of the
         first key carrying each id: what an unframed key is tried under (`_unframed`)."""
         if not self.key_frame.carries_schema_id:
             return set(), {}
         prior = {i for (role, i, _) in self.state.ids if role == "key"}
-        first: dict[int, int] = {}
-        schema_id = self.key_frame.registry_id
-        for i, k in enumerate(keys):
-            sid = schema_id(k)
+        first: dict[SchemaId, int] = {}
+        schema_id = self.key_frame.schema_id
+        heads = headers or [None] * len(keys)
+        for i, (k, h) in enumerate(zip(keys, heads, strict=True)):
+            sid = schema_id(k, h)
             if sid is not None and sid not in first:
                 first[sid] = i
         return prior, first
 
-    def _fold(self, cols: Columns, where: Sequence[int], prior: set[int],
-              first_id: dict[int, int]) -> None:
+    def _fold(self, cols: Columns, where: Sequence[int], prior: set[SchemaId],
+              first_id: dict[SchemaId, int]) -> None:
         if not cols.offsets:
             return
         present = [i for i, v in enumerate(cols.values) if v is not None]
         s = self._count(cols, present)
-        if self.value_frame.carries_schema_id:
-            for i in present:
-                self._span("value", self.value_frame.registry_id(cols.values[i]),  # type: ignore[arg-type]
-                           cols.partition, cols.offsets[i])
+        value_places = self._value_ids(cols, present, s)
         if self.decode_values and present:
             self._values(cols, present, s)
         keyed = self._with_keys(cols, s)
@@ -358,9 +372,25 @@ class Folder:
         start = len(slots)
         new = [fp for fp in batch.last if fp not in slots.index]
         if new:
-            self._add_new(slots, cols, s, batch, new, (where, prior, first_id))
+            self._add_new(slots, cols, s, batch, new, (where, prior, first_id), value_places)
         if len(new) < len(batch.last):
-            self._set_known(slots, cols, batch, start)
+            self._set_known(slots, cols, batch, start, value_places)
+
+    def _value_ids(self, cols: Columns, present: list[int], s: PartitionStats) -> list[int]:
+        """Where each record of the batch carries its value's schema id (`PLACEMENTS`), each
+        id's span and each placement counted; all NOWHERE for a format that carries none
+        (its headers are not read)."""
+        places = [NOWHERE] * len(cols.offsets)
+        frame = self.value_frame
+        if not frame.carries_schema_id:
+            return places
+        locate, heads, counts = frame.locate, cols.headers, s.value_framings
+        for i in present:
+            sid, place = locate(cols.values[i], heads[i] if heads is not None else None)
+            places[i] = place
+            counts[place] += 1
+            self._span("value", sid, cols.partition, cols.offsets[i])
+        return places
 
     def _count(self, cols: Columns, present: list[int]) -> PartitionStats:
         """The partition's stats, with the batch's records, offsets, tombstones and value
@@ -393,14 +423,18 @@ class Folder:
         kk: list[bytes] = [cols.keys[i] for i in at]  # type: ignore[misc]
         offsets = [cols.offsets[i] for i in at]
         s.key_bytes += sum(map(len, kk))
-        ids: list[int | None] = [None] * len(kk)
+        ids: list[SchemaId | None] = [None] * len(kk)
+        places = [NOWHERE] * len(kk)
         if self.key_frame.carries_schema_id:
-            ids = [self.key_frame.registry_id(k) for k in kk]
-            for sid, offset in zip(ids, offsets, strict=True):
-                self._span("key", sid, cols.partition, offset)
+            locate, heads, counts = self.key_frame.locate, cols.headers, s.key_framings
+            for j, (k, i) in enumerate(zip(kk, at, strict=True)):
+                ids[j], place = locate(k, heads[i] if heads is not None else None)
+                places[j] = place
+                counts[place] += 1
+                self._span("key", ids[j], cols.partition, offsets[j])
         fps = [blake2b(k, digest_size=FINGERPRINT_BYTES).digest() for k in kk]
-        return _Keyed(at, ids, self._misplaced(kk, offsets, cols.partition, s), fps, offsets,
-                      _latest(fps, offsets))
+        return _Keyed(at, ids, places, self._misplaced(kk, offsets, cols.partition, s), fps,
+                      offsets, _latest(fps, offsets))
 
     def _misplaced(self, keys: list[bytes], offsets: list[int], p: int,
                    s: PartitionStats) -> list[bool]:
@@ -419,8 +453,9 @@ class Folder:
         return out
 
     def _add_new(self, slots: Slots, cols: Columns, s: PartitionStats, batch: _Keyed,
-                 new: list[bytes], seen: tuple[Sequence[int], set[int], dict[int, int]],
-                 ) -> None:
+                 new: list[bytes],
+                 seen: tuple[Sequence[int], set[SchemaId], dict[SchemaId, int]],
+                 value_places: list[int]) -> None:
         """Slots for the key byte strings the partition had not seen: the logical key from
         each one's first record in the batch, the rest from its latest."""
         fps = batch.fps
@@ -432,11 +467,14 @@ class Folder:
         winners = [batch.last[fp] for fp in new]
         rows = [batch.at[j] for j in winners]
         slots.extend(new, logicals, [cols.values[i] is not None for i in rows],
-                     [batch.offsets[j] for j in winners], [batch.ids[j] for j in winners],
+                     [batch.offsets[j] for j in winners],
+                     [_integer(batch.ids[j]) for j in winners],
                      [batch.misplaced[j] for j in winners], [_retired(cols, i) for i in rows],
-                     [cols.timestamps[i] for i in rows])
+                     [cols.timestamps[i] for i in rows], [batch.places[j] for j in winners],
+                     [value_places[i] for i in rows])
 
-    def _set_known(self, slots: Slots, cols: Columns, batch: _Keyed, start: int) -> None:
+    def _set_known(self, slots: Slots, cols: Columns, batch: _Keyed, start: int,
+                   value_places: list[int]) -> None:
         """The slots of key byte strings seen before the batch, moved to their latest record
         (not back to an older one: a re-read folds records already folded)."""
         index, offset_of = slots.index, slots.offset
@@ -447,16 +485,19 @@ class Folder:
             i = batch.at[j]
             if offset_of[row] > cols.offsets[i]:
                 continue
-            slots.set(row, cols.values[i] is not None, cols.offsets[i], batch.ids[j],
-                      batch.misplaced[j], _retired(cols, i), cols.timestamps[i])
+            slots.set(row, cols.values[i] is not None, cols.offsets[i], _integer(batch.ids[j]),
+                      batch.misplaced[j], _retired(cols, i), cols.timestamps[i],
+                      batch.places[j], value_places[i])
 
     def _logicals(self, cols: Columns, s: PartitionStats, rows: list[int],
-                  ids: list[int | None], where: Sequence[int], prior: set[int],
-                  first_id: dict[int, int]) -> list[bytes | None]:
+                  ids: list[SchemaId | None], where: Sequence[int], prior: set[SchemaId],
+                  first_id: dict[SchemaId, int]) -> list[bytes | None]:
         """The logical key fingerprints of new keys (records `rows` of `cols`), decoded a
-        batch per schema id; a key the batch does not take goes record by record."""
+        batch per schema id, with their headers where the key's format may carry the id in
+        one; a key the batch does not take goes record by record."""
         out: list[bytes | None] = [None] * len(rows)
-        groups: dict[int | None, list[int]] = {}
+        heads = cols.headers if self.key_frame.carries_schema_id else None
+        groups: dict[SchemaId | None, list[int]] = {}
         for m, sid in enumerate(ids):
             groups.setdefault(sid, []).append(m)
         one_by_one: list[int] = []
@@ -468,7 +509,8 @@ class Folder:
             # `rows` are records with a key: none is left out
             batch = [key for m in members if (key := cols.keys[rows[m]]) is not None]
             try:
-                decoded = codec.decode_batch(batch, arrow=False)
+                decoded = codec.decode_batch(batch, arrow=False, headers=None if heads is None
+                                             else [heads[rows[m]] for m in members])
             except Exception:  # a record the codec rejects: each is told apart below
                 one_by_one += members
                 continue
@@ -484,20 +526,20 @@ class Folder:
             i = rows[m]
             before = where[i]
             seen = prior | {sid for sid, at in first_id.items() if at < before}
-            out[m] = self._logical(cols.keys[i], cols.partition, cols.offsets[i], s,  # type: ignore[arg-type]
-                                   seen)
+            out[m] = self._logical(cols.keys[i], None if heads is None else heads[i],  # type: ignore[arg-type]
+                                   cols.partition, cols.offsets[i], s, seen)
         return out
 
-    def _logical(self, key: bytes, partition: int, offset: int, s: PartitionStats,
-                 seen: set[int]) -> bytes | None:
+    def _logical(self, key: bytes, headers: Headers, partition: int, offset: int,
+                 s: PartitionStats, seen: set[SchemaId]) -> bytes | None:
         row = None
         why = "key skipped by the key format (ignore-parse-errors)"
         try:
-            row = self.plan.key_codec.decode(key)
+            row = self.plan.key_codec.decode_record(key, headers)
         except Exception as exc:  # a codec's failure on foreign bytes
             why = _reason(exc)
         if row is None:
-            row = self._unframed(key, seen)
+            row = self._unframed(key, headers, seen)
             if row is not None:
                 s.unframed_keys += 1
         if row is None:
@@ -507,15 +549,20 @@ class Folder:
             return None
         return fingerprint(logical_key(row).encode())
 
-    def _unframed(self, key: bytes, seen: set[int]) -> dict[str, Any] | None:
+    def _unframed(self, key: bytes, headers: Headers, seen: set[SchemaId]
+                  ) -> dict[str, Any] | None:
         """A framed format's key written without its frame: the row its bare body holds
-        under a key schema id the topic carried before it (the latest first), or None."""
+        under a key schema id the topic carried before it (the latest first; an id the side's
+        framing cannot write, a GUID in the bytes' frame, is not tried), or None."""
         frame = self.key_frame
-        if not frame.carries_schema_id or frame.registry_id(key) is not None:
+        if not frame.carries_schema_id or frame.schema_id(key, headers) is not None:
             return None
-        for schema_id in sorted(seen, reverse=True):
+        latest_first = sorted(seen, key=lambda i: (type(i) is int, i if type(i) is int else 0,
+                                                   str(i)), reverse=True)
+        for schema_id in latest_first:
             try:
-                row = self.plan.key_codec.decode(frame.wrap(schema_id, key)[0])
+                data, added = frame.wrap(schema_id, key)
+                row = self.plan.key_codec.decode_record(data, added)
             except Exception:  # not this schema: the next is tried
                 continue
             if row is not None:
@@ -526,16 +573,19 @@ class Folder:
         """Decode the batch's values; the undecodable ones are counted and shown."""
         values = cols.values
         codec = self.plan.value_codec
+        heads = cols.headers if self.value_frame.carries_schema_id else None
         bad: list[tuple[int, str]] = []
         try:
             decoded = codec.decode_batch([values[i] for i in present],  # type: ignore[misc]
-                                         arrow=False)
+                                         arrow=False, headers=None if heads is None
+                                         else [heads[i] for i in present])
             bad = [(present[k], "value skipped by the value format (ignore-parse-errors)")
                    for k in decoded.skipped]
         except Exception:  # a record the codec rejects: each is told apart
             for i in present:
                 try:
-                    if codec.decode(values[i]) is None:  # type: ignore[arg-type]
+                    if codec.decode_record(values[i],  # type: ignore[arg-type]
+                                           None if heads is None else heads[i]) is None:
                         bad.append((i, "value skipped by the value format "
                                        "(ignore-parse-errors)"))
                 except Exception as exc:  # a codec's failure on foreign bytes
@@ -547,7 +597,8 @@ class Folder:
                 cols.partition, cols.offsets[i], f"value: {why}",
                 None if key is None else key[:SHOWN_BYTES]))
 
-    def _span(self, role: str, schema_id: int | None, partition: int, offset: int) -> None:
+    def _span(self, role: str, schema_id: SchemaId | None, partition: int, offset: int
+              ) -> None:
         if schema_id is not None:
             span = self.state.ids.get((role, schema_id, partition))
             if span is None:
@@ -563,6 +614,11 @@ class Folder:
             into.append(what)
             into.sort(key=lambda x: (x.partition, x.offset))
             del into[self.state.limit:]
+
+
+def _integer(schema_id: SchemaId | None) -> int | None:
+    """The id a slot's column holds: an integer id; a GUID is told by the slot's framing."""
+    return schema_id if type(schema_id) is int else None
 
 
 def _reason(exc: Exception) -> str:

@@ -79,12 +79,14 @@ def audit_cmd(
 ) -> None:
     """Audit a compacted topic's bytes: phantom keys, misplaced keys, ids, compaction.
 
-    Records, tombstones, live keys, schema ids, phantom keys (one logical key live under
-    several byte encodings), misplaced keys (not where murmur2 puts them), undecodable records,
-    null keys and compaction settings against the consumer groups' lag.
+    Records, tombstones, live keys, schema ids and where records carry them (in the bytes, in
+    a record header), phantom keys (one logical key live under several byte encodings),
+    misplaced keys (not where murmur2 puts them), undecodable records, null keys and
+    compaction settings against the consumer groups' lag.
 
-    Exit 1 when phantom keys, missed deletes or misplaced keys exist, 0 when the topic is
-    clean.
+    Exit 1 when phantom keys, missed deletes or misplaced keys exist, or when live keys or
+    values carry their schema id in two framings (producers that disagree), 0 when the topic
+    is clean.
 
     Contacts: the broker (--bootstrap), read-only: the topic's records, offsets and settings
     and its consumer groups' lag; the schema registry for a registry format, read-only. A Flink
@@ -139,8 +141,8 @@ def run_audit(plan: UpsertPlan, bootstrap: str, properties: Mapping[str, Any], *
               sample: int | None, fmt: str, output: Path | None,
               selection: RuleSelection | None = None) -> None:
     """Audit the topic `plan` names, render the report and exit (1 phantom keys, missed
-    deletes or misplaced keys, else 0): what `keyguard audit` runs once it has a plan,
-    however the plan was declared."""
+    deletes, misplaced keys or mixed framings, else 0): what `keyguard audit` runs once it
+    has a plan, however the plan was declared."""
     from keyguard.guard.audit.scan import audit_topic  # lazy: CLI start-up (confluent_kafka)
 
     result = audit_topic(plan.topic, plan, bootstrap=bootstrap, properties=properties,

@@ -13,6 +13,12 @@ log cut into stretches folded apart, their parts combined in a shuffled order, t
 in shards). After every finished run, the logical table the topic holds must be the table the
 producers wrote (the reference: the last write of each row, in the order they happened), every
 row live once, under the last migration's key, on its murmur2 partition.
+
+Among the encodings are Confluent's framings of one Avro key and value: the schema id in the
+bytes, or the schema GUID in the record header (`__key_schema_id`, `__value_schema_id`) with
+the bytes the bare body, which is the plain `avro` key's bytes. A migration between them moves
+rows from one framing to the other: every live record must end with exactly the headers the
+last migration's framing writes.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from hypothesis import strategies as st
 
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan, resolve_plan
+from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
 from keyguard.formats.sqltypes import parse_columns
 from keyguard.guard.audit.markers import Copy
 from keyguard.guard.offsets import Record
@@ -68,6 +75,32 @@ ENCODINGS: dict[str, UpsertPlan] = {
     "avro": resolve_plan(TABLE, {**VALUE, "key.format": "avro"}),
 }
 TOPIC = "t"
+REGISTRY = "mock://migrate-model-framings"
+
+
+def _framed(key: str, value: str | None) -> UpsertPlan:
+    """An avro-confluent key in framing `key`; an avro-confluent value in framing `value`
+    (None: the json value of the other encodings). Ids (and GUIDs) bound, as a run binds the
+    new encoding's."""
+    options = {**VALUE, "key.format": "avro-confluent", "key.avro-confluent.url": REGISTRY,
+               "key.avro-confluent.framing": key}
+    if value is not None:
+        options.update({"value.format": "avro-confluent", "value.avro-confluent.url": REGISTRY,
+                        "value.avro-confluent.framing": value})
+    plan = open_plan(TABLE, options)
+    bind_plan_schema_ids(plan)
+    return plan
+
+
+#: Confluent's framings: the key's id in the bytes, or its GUID in a header (the bytes those
+#: of `avro`); and the value's id in the bytes or in a header, under one key.
+FRAMINGS: dict[str, UpsertPlan] = {
+    "prefix": _framed("confluent", None),
+    "header": _framed("confluent-header", None),
+    "prefix-values": _framed("confluent", "confluent"),
+    "header-values": _framed("confluent", "confluent-header"),
+}
+ENCODINGS.update(FRAMINGS)
 
 
 class Killed(Exception):
@@ -109,9 +142,11 @@ class MemoryTopic:
         a producer that still partitions by the count before the last growth."""
         row_id += 10
         row = {"id": row_id, "tenant": None, "name": name}
-        key, value = ENCODINGS[encoding].encode(row)
+        plan = ENCODINGS[encoding]
+        key, value = plan.encode(row)
         count = self.before_growth if stale and self.before_growth else self.partitions
-        self.append(partition_for(key, count), key, None if name is None else value)
+        self.append(partition_for(key, count), key, None if name is None else value,
+                    plan.record_headers(tombstone=name is None))
         if name is None:
             self.truth.pop(row_id - 10, None)
         else:
@@ -136,28 +171,36 @@ class MemoryTopic:
                 if self.budget == 0:
                     raise Killed
                 self.budget -= 1
-            self.append(w.partition, w.key, w.value, (w.header,) if w.header else ())
+            self.append(w.partition, w.key, w.value, w.headers)
         return len(writes)
 
     # -- what a consumer sees -----------------------------------------------------------------
 
-    def compacted(self) -> dict[tuple[int, bytes], bytes]:
-        """Every live (partition, key bytes) -> value, as compaction keeps them."""
-        out: dict[tuple[int, bytes], bytes | None] = {}
+    def compacted(self) -> dict[tuple[int, bytes], tuple[bytes, Any]]:
+        """Every live (partition, key bytes) -> (value, headers), as compaction keeps them."""
+        out: dict[tuple[int, bytes], Record] = {}
         for log in self.logs:
             for r in log:
-                out[(r.partition, r.key)] = r.value  # type: ignore[index]
-        return {k: v for k, v in out.items() if v is not None}
+                out[(r.partition, r.key)] = r  # type: ignore[index]
+        return {k: (r.value, r.headers) for k, r in out.items() if r.value is not None}
 
     def table(self, under: str) -> dict[int, str]:
-        """The table a consumer of the topic reads, checked to be under one key encoding."""
+        """The table a consumer of the topic reads, checked to be under one key encoding, in
+        its framing: a live record carries exactly the schema-id headers it writes (a bare
+        format's reader reads no header)."""
         plan = ENCODINGS[under]
         rows: dict[int, str] = {}
-        for (partition, key), value in self.compacted().items():
-            assert plan.key_codec.encode(plan.key_codec.decode(key)) == key, \
+        for (partition, key), (value, headers) in self.compacted().items():
+            assert plan.key_codec.encode(plan.key_codec.decode_record(key, headers)) == key, \
                 f"a live record under another key than {under}: {key!r}"
             assert partition == partition_for(key, self.partitions), "a misplaced record"
-            row = plan.decode(key, value)
+            for codec in (plan.key_codec, plan.value_codec):  # a registry format's side
+                frame = getattr(codec, "frame", None)
+                if frame is not None:
+                    framing = frame.id_headers(headers)
+                    assert framing == codec.record_headers(), \
+                        f"a live record in another framing than {under}'s: {framing!r}"
+            row = plan.decode(key, value, headers)
             assert row is not None and row["id"] not in rows, f"a phantom row: {row}"
             rows[row["id"]] = row["name"]
         return {i - 10: name for i, name in rows.items()}
@@ -565,3 +608,58 @@ def test_a_delete_that_wins_is_carried_over_not_retired(form: str) -> None:
     for _ in range(2):
         migrate(topic, "json", list(ENCODINGS), form)
         assert topic.table("json") == topic.truth == {1: "a"}
+
+
+# --- Confluent's framings: the schema id in the bytes or in a header ---------------------------
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("chain", [["prefix", "header", "prefix"],
+                                   ["prefix-values", "header-values", "prefix-values"],
+                                   ["avro", "header", "json"]])
+def test_a_framing_change_moves_every_row_there_and_back(chain: list[str], form: str) -> None:
+    topic = MemoryTopic(3)
+    for i in range(40):
+        topic.write(chain[0], i, f"n{i}")
+    topic.write(chain[0], 3, None)
+    for new in chain[1:]:
+        report = migrate(topic, new, list(ENCODINGS), form)
+        assert topic.table(new) == topic.truth
+        assert verified(topic, new, list(ENCODINGS))
+        assert report.plan is not None and report.plan.rewrite_count == 39
+    assert len(topic.truth) == 39
+    if chain[0] == "prefix":  # a retirement repeats its key's own framing
+        retired = [r for log in topic.logs for r in log
+                   if r.value is None and r.headers and r.headers[-1][1].startswith(b"retire")]
+        with_header = [any(h[0] == "__key_schema_id" for h in r.headers) for r in retired]
+        assert with_header.count(False) >= 39 and with_header.count(True) >= 39
+        assert all(h == (r.key[0] != 0) for h, r in zip(with_header, retired, strict=True))
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_framing_change_killed_with_writers_on_the_old_framing_then_rerun(form: str) -> None:
+    topic = MemoryTopic(2)
+    for i in range(30):
+        topic.write("prefix", i, "v1")
+    n = iter(range(10_000))
+
+    def old_writer() -> None:  # a producer still on the prefix framing, and one on the new
+        i = next(n)
+        if i < 40:
+            topic.write("prefix" if i % 2 else "header", i % 30, f"late-{i}" if i % 7 else None)
+
+    topic.between, topic.budget = old_writer, 45
+    with pytest.raises(Killed):
+        migrate(topic, "header", ["prefix"], form)
+    topic.budget = None
+    migrate(topic, "header", ["prefix"], form)
+    topic.between = lambda: None
+    migrate(topic, "header", ["prefix"], form)
+    assert topic.table("header") == topic.truth
+    assert verified(topic, "header", ["prefix"])
+    # the retirements repeat their key's framing: each old key's tombstone carries no header,
+    # a header-framed key's would carry its own
+    retired = [r for log in topic.logs for r in log if r.value is None and any(
+        h[0] == "keyguard.migrate" and (h[1] or b"").startswith(b"retire") for h in r.headers)]
+    assert retired and all(not any(h[0] == "__key_schema_id" for h in r.headers)
+                           for r in retired)

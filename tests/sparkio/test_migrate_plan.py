@@ -236,3 +236,31 @@ def test_a_new_char_key_is_padded_as_flink_writes_it_rows_and_tombstones_alike()
     gone = classify(entry(v1, {"region": "eu", "name": "a"}, delete=True), decl, "t")
     assert live.new_key == gone.new_key == b'{"region":"eu  "}'
     assert live.new_value == b'{"region":"eu  ","name":"a"}'
+
+
+def test_a_dry_run_to_an_unregistered_header_framing_binds_placeholders() -> None:
+    """A dry run registers nothing: a new header-framed key schema the registry does not
+    have yet is planned with a placeholder id and GUID, and the report says so."""
+    import uuid
+
+    from keyguard.formats.registry.mock import MockRegistry
+    from keyguard.sparkio.migrate_report import MigrationReport
+    from keyguard.sparkio.migrate_topic import Migration, bind_new_ids, declarations
+
+    scope = f"dry-framing-{uuid.uuid4().hex[:8]}"
+    url = {"key.avro-confluent.url": f"mock://{scope}", "value.format": "json",
+           "primary-key": "id"}
+    m = Migration(topic="t", bootstrap="127.0.0.1:1", table=parse_columns("id BIGINT, v STRING"),
+                  old=({**url, "key.format": "avro-confluent"},),
+                  new={**url, "key.format": "avro-confluent",
+                       "key.avro-confluent.framing": "confluent-header"}, dry_run=True)
+    try:
+        report = MigrationReport("t", "t", dry_run=True)
+        decl = declarations(m, None, report, bind=False)
+        bind_new_ids(decl, m, None, report)
+        assert decl.new.key_codec.record_headers() == (
+            ("__key_schema_id", b"\x01" + bytes(16)),)
+        assert any("not registered yet" in n for n in report.notes)
+        assert MockRegistry(scope).subjects() == []  # nothing registered
+    finally:
+        MockRegistry.drop_scope(scope)

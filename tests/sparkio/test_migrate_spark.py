@@ -174,3 +174,32 @@ def test_a_registry_format_on_spark_new_schema_ids_pinned_for_the_tasks(
     assert (after.phantom_keys, after.misplaced_keys, after.missed_deletes) == (0, 0, 0)
     ids = {s["schema_id"] for s in after.data["schema_ids"]["key"]}
     assert id2 in ids
+
+
+def test_a_framing_change_on_spark_binds_the_new_guids_in_the_tasks(
+        spark: Any, kafka_bootstrap: str, tmp_path: Path) -> None:
+    """Keys moved from Confluent's wire format to its header framing by Spark tasks: the
+    driver resolves the key schema's GUID once, the tasks write it in `__key_schema_id`, and
+    the audit ends with one framing."""
+    from test_registry_formats_repair import TABLE, _produce
+
+    from keyguard.formats.registry.registration import open_plan
+    from keyguard.guard.audit.scan import audit_topic
+
+    url = f"file://{tmp_path / 'registry'}"
+    prefix = {"primary-key": "id", "key.format": "avro-confluent",
+              "key.avro-confluent.url": url, "value.format": "json"}
+    header = {**prefix, "key.avro-confluent.framing": "confluent-header"}
+    topic = new_topic(kafka_bootstrap, 3, {"cleanup.policy": "compact"})
+    _produce(kafka_bootstrap, topic, prefix, [{"id": i, "name": "p"} for i in range(7)])
+    report = sparkio.migrate(spark, topic=topic, bootstrap=kafka_bootstrap, table=TABLE,
+                             old=[prefix], new=header, state_path=tmp_path / "framing.json",
+                             chunk_records=3)
+    assert report.plan is not None
+    assert (report.plan.rewrite_count, report.plan.tombstone_count) == (7, 7)
+    assert report.verification is not None and report.verification.clean, render_text(report)
+    plan = open_plan(TABLE, {**header, "topic": topic})
+    after = audit_topic(topic, plan, bootstrap=kafka_bootstrap)
+    assert after.clean and after.undecodable == 0
+    live = after.data["framings"]["key"]["live"]
+    assert {k: n for k, n in live.items() if n} == {"header": 7}

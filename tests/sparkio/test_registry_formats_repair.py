@@ -88,7 +88,7 @@ def test_audit_finds_and_migrate_repairs_phantoms_of_a_registry_format(
     assert report.plan is not None
     assert (len(report.plan.rewrites), len(report.plan.tombstones)) == (5, 8)
     assert report.verification is not None and report.verification.clean
-    assert report.verification.audit == (0, 0, 0)
+    assert report.verification.audit == (0, 0, 0, 0)
 
     after = audit_topic(topic, open_plan(TABLE, {**v2, "topic": topic}),
                         bootstrap=kafka_bootstrap, registry=MockRegistry(scope))

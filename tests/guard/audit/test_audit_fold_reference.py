@@ -1,6 +1,8 @@
 """The column-wise fold (`keyguard.guard.audit.state.Folder`) against a straightforward fold that
 takes one record at a time: the same state, phantoms, missed deletes and numbers for any
-records, batches and partition order (hypothesis), json and avro-confluent keys alike."""
+records, batches and partition order (hypothesis), json and avro-confluent keys alike, and
+avro-confluent keys and values whose producers disagree on the framing (the schema id in the
+bytes, in a record header, in both, or nowhere)."""
 
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keyguard.formats.codec import format_factory
-from keyguard.formats.framing import CONFLUENT
+from keyguard.formats.framing import CONFLUENT, NOWHERE, SchemaId
 from keyguard.formats.partitioner import partition_for
 from keyguard.formats.plan import UpsertPlan, resolve_plan
 from keyguard.formats.registry.mock import MockRegistry
 from keyguard.formats.registry.registration import bind_plan_schema_ids, open_plan
 from keyguard.formats.sqltypes import parse_columns
-from keyguard.guard.audit.judge import AuditFacts, judge, missed_deletes, phantoms
+from keyguard.guard.audit.judge import AuditFacts, framings, judge, missed_deletes, phantoms
 from keyguard.guard.audit.markers import read_marker, retire_header
 from keyguard.guard.audit.slots import Entry, Slots
 from keyguard.guard.audit.state import (
@@ -47,11 +49,12 @@ class OneByOne:
     def __init__(self, plan: UpsertPlan, partitions: int) -> None:
         self.plan = plan
         self.partitions = partitions
-        self.key_frame = format_factory(plan.key_format).frame
-        self.value_frame = format_factory(plan.value_format).frame
+        self.key_frame = format_factory(plan.key_format).frame_of(plan.key_options, "key")
+        self.value_frame = format_factory(plan.value_format).frame_of(plan.value_options,
+                                                                       "value")
         self.stats: dict[int, PartitionStats] = {}
         self.entries: dict[tuple[bytes, int], Entry] = {}
-        self.ids: dict[tuple[str, int, int], list[int]] = {}
+        self.ids: dict[tuple[str, SchemaId, int], list[int]] = {}
         self.undecodable: list[Located] = []
         self.null_keys: list[Located] = []
         self.misplaced: list[Located] = []
@@ -61,14 +64,18 @@ class OneByOne:
         s.records += 1
         s.first_offset = r.offset if s.first_offset < 0 else min(s.first_offset, r.offset)
         s.last_offset = max(s.last_offset, r.offset)
+        value_place = NOWHERE
         if r.value is None:
             s.tombstones += 1
         else:
             s.value_bytes += len(r.value)
-            self._id("value", self.value_frame.schema_id(r.value), r)
+            if self.value_frame.carries_schema_id:
+                value_id, value_place = self.value_frame.locate(r.value, r.headers)
+                s.value_framings[value_place] += 1
+                self._id("value", value_id, r)
             why = None
             try:
-                if self.plan.value_codec.decode(r.value) is None:
+                if self.plan.value_codec.decode_record(r.value, r.headers) is None:
                     why = "value skipped by the value format (ignore-parse-errors)"
             except Exception as exc:
                 why = _reason(exc)
@@ -82,7 +89,10 @@ class OneByOne:
             self._example(self.null_keys, Located(r.partition, r.offset, "null key"))
             return
         s.key_bytes += len(r.key)
-        key_id = self._id("key", self.key_frame.schema_id(r.key), r)
+        key_id, key_place = self.key_frame.locate(r.key, r.headers)
+        if self.key_frame.carries_schema_id:
+            s.key_framings[key_place] += 1
+        self._id("key", key_id, r)
         expected = partition_for(r.key, self.partitions)
         misplaced = expected != r.partition
         if misplaced:
@@ -96,22 +106,26 @@ class OneByOne:
             return
         logical = before.logical if before is not None else self._logical(r, s)
         retired = r.value is None and isinstance(read_marker(r.headers), int)
-        self.entries[slot] = Entry(logical, r.value is not None, r.offset, key_id, misplaced,
-                                   retired, r.timestamp)
+        self.entries[slot] = Entry(logical, r.value is not None, r.offset,
+                                   key_id if type(key_id) is int else None, misplaced,
+                                   retired, r.timestamp, key_place, value_place)
 
     def _logical(self, r: Rec, s: PartitionStats) -> bytes | None:
         assert r.key is not None
         row, why = None, "key skipped by the key format (ignore-parse-errors)"
         try:
-            row = self.plan.key_codec.decode(r.key)
+            row = self.plan.key_codec.decode_record(r.key, r.headers)
         except Exception as exc:
             why = _reason(exc)
         if row is None and self.key_frame.carries_schema_id \
-                and self.key_frame.schema_id(r.key) is None:
-            for schema_id in sorted({i for (role, i, _) in self.ids if role == "key"},
-                                    reverse=True):
+                and self.key_frame.schema_id(r.key, r.headers) is None:
+            seen = {i for (role, i, _) in self.ids if role == "key"}
+            ints = sorted((i for i in seen if isinstance(i, int)), reverse=True)
+            for schema_id in [*ints, *sorted((i for i in seen if not isinstance(i, int)),
+                                             key=str, reverse=True)]:
                 try:
-                    row = self.plan.key_codec.decode(self.key_frame.wrap(schema_id, r.key)[0])
+                    data, added = self.key_frame.wrap(schema_id, r.key)
+                    row = self.plan.key_codec.decode_record(data, added)
                 except Exception:
                     continue
                 if row is not None:
@@ -125,7 +139,7 @@ class OneByOne:
             return None
         return fingerprint(logical_key(row).encode())
 
-    def _id(self, role: str, schema_id: int | None, r: Rec) -> int | None:
+    def _id(self, role: str, schema_id: SchemaId | None, r: Rec) -> SchemaId | None:
         if schema_id is not None:
             span = self.ids.setdefault((role, schema_id, r.partition), [0, r.offset, r.offset])
             span[0] += 1
@@ -301,6 +315,77 @@ def test_the_column_wise_fold_is_the_fold_of_each_record_unframed_avro(avro_plan
         return CONFLUENT.body(framed) if unframed else framed
 
     _check(avro_plan, _records(spec, key_of), rnd)
+
+
+@pytest.fixture(scope="module")
+def framed_plans() -> Iterator[tuple[UpsertPlan, UpsertPlan]]:
+    """Keys and values in Confluent's wire format, and the same schemas in its header framing
+    (the schema GUID in `__key_schema_id` / `__value_schema_id`): one registry."""
+    scope = f"fold-framings-{uuid.uuid4().hex}"
+
+    def plan(framing: str) -> UpsertPlan:
+        built = open_plan(parse_columns(COLUMNS), {
+            "topic": "orders", "primary-key": "a,b", "key.format": "avro-confluent",
+            "value.format": "avro-confluent", "key.avro-confluent.url": f"mock://{scope}",
+            "value.avro-confluent.url": f"mock://{scope}",
+            "key.avro-confluent.framing": framing, "value.avro-confluent.framing": framing})
+        bind_plan_schema_ids(built)
+        return built
+
+    yield plan("confluent"), plan("confluent-header")
+    MockRegistry.drop_scope(scope)
+
+
+#: One change: (a, b, key framing, value framing or a tombstone, misplaced, timestamp).
+_framed_changes = st.lists(st.tuples(
+    st.integers(0, 6), st.sampled_from(["x", "y"]),
+    st.sampled_from(["id", "header", "both", "none"]),
+    st.sampled_from(["id", "header", "tombstone"]), st.booleans(), st.integers(-1, 5)),
+    max_size=50)
+
+
+def _framed_records(spec: list[tuple[Any, ...]], prefix: UpsertPlan, header: UpsertPlan
+                    ) -> list[Rec]:
+    """Records whose producers disagree: a key (value) in the bytes, in its header, the same
+    id in both, or (keys) the bare body without its header."""
+    key_id = prefix.key_codec.schema_id  # type: ignore[attr-defined]
+    next_offset = dict.fromkeys(range(PARTITIONS), 0)
+    out = []
+    for a, b, key_framing, value_framing, misplace, ts in spec:
+        row = {"a": a, "b": b, "v": "1"}
+        (pk, pv), (hk, hv) = prefix.encode(row), header.encode(row)
+        key, headers = {
+            "id": (pk, ()), "header": (hk, header.key_codec.record_headers()),
+            "both": (pk, (("__key_schema_id", b"\x00" + key_id.to_bytes(4, "big")),)),
+            "none": (hk, ())}[key_framing]
+        value = None if value_framing == "tombstone" else pv if value_framing == "id" else hv
+        if value_framing == "header":
+            headers += header.value_codec.record_headers()
+        p = (partition_for(key, PARTITIONS) + misplace) % PARTITIONS
+        out.append(Rec(p, next_offset[p], ts, key, value, headers))
+        next_offset[p] += 1
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(_framed_changes, st.randoms(use_true_random=False))
+def test_the_column_wise_fold_is_the_fold_of_each_record_in_mixed_framings(  # type: ignore[no-untyped-def]
+        framed_plans, spec, rnd) -> None:
+    prefix, header = framed_plans
+    records = _framed_records(spec, prefix, header)
+    _check(prefix, records, rnd)  # Confluent's readers read every framing
+    state = Folder(prefix, PARTITIONS)
+    for cols in _by_partition(records, 4):
+        state.add_columns(cols)
+    counts = framings(state.state)
+    wrote = {kind: sum(c[2] == kind for c in spec) for kind in ("none", "header", "id", "both")}
+    if spec:
+        assert {k: n for k, n in counts["key"]["records"].items() if n} == \
+            {k: n for k, n in wrote.items() if n}
+    values = {kind: sum(c[3] == kind for c in spec) for kind in ("header", "id")}
+    if any(values.values()):
+        assert {k: n for k, n in counts["value"]["records"].items() if n} == \
+            {k: n for k, n in values.items() if n}
 
 
 def test_a_plain_topic_folds_its_keys_column_wise() -> None:
