@@ -98,6 +98,15 @@ class _Commands(TyperGroup):
         finally:
             self._listing = False
 
+    def get_help_option(self, ctx):  # type: ignore[no-untyped-def]
+        # Absent, `keyguard`'s own --help is False rather than None: typer coerces a flag's
+        # None through pydantic, whose import (~40 ms) `keyguard check --help` would otherwise
+        # pay for the --help it was not given.
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False
+        return option
+
     def list_commands(self, ctx):  # type: ignore[no-untyped-def]
         return [*COMMANDS, *(n for n in super().list_commands(ctx) if n not in COMMANDS)]
 
