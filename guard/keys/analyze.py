@@ -203,7 +203,7 @@ def _shown(w: Witness | None, c: Change, search: WitnessSearch) -> Witness | Non
     """Partitions only where they are facts, or where placement is the finding."""
     if w is None or c.placement or not _illustrative(search):
         return w
-    return replace(w, old_partition=None, new_partition=None)
+    return w._replace(old_partition=None, new_partition=None)
 
 
 def _placement_note(msg: str, c: Change, search: WitnessSearch) -> str:
