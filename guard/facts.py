@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import KeyguardError
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts, TopicInspector
 
 
-@dataclass(frozen=True, slots=True)
-class SubjectFacts:
+class SubjectFacts(NamedTuple):
     """One subject as the registry holds it, and what it says about the candidate."""
 
     subject: str
@@ -63,8 +62,7 @@ class Registered:
     writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What the live topic says, if it was asked."""
 
     #: The topic's facts; None when no broker was asked, or the topic does not exist.

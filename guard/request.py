@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from keyguard.formats.errors import InvalidOptionError, UsageError
 from keyguard.guard.entry import GuardConfig, TopicEntry
@@ -75,8 +75,7 @@ class CheckRequest:
     rules_of: str | None = None
 
 
-@dataclass(frozen=True)
-class CheckRun:
+class CheckRun(NamedTuple):
     """What a check run covers: its topics, the rules ignored, its one registry, and whose
     compatibility rules judge its value schemas."""
 
