@@ -7,7 +7,6 @@ and the Spark writer raises with it. Nothing here may hold a credential.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -145,14 +144,13 @@ class Ignored(NamedTuple):
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
     """Numbers a command adds to its report beyond findings (`keyguard audit`'s): `lines` for
     the text report, `data` (JSON values only) for the json and sarif reports under `name`."""
 
     name: str
     lines: tuple[str, ...]
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any]
 
 
 class Report(NamedTuple):
