@@ -16,7 +16,6 @@ versions".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.codec import format_factory
@@ -48,8 +47,7 @@ class SubjectFacts(NamedTuple):
     answer: CompatibilityAnswer | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Registered:
+class Registered(NamedTuple):
     """What the registry holds for one topic's plan: plain data, no registry object."""
 
     #: The registry's display name (no credentials), for messages.
@@ -59,7 +57,7 @@ class Registered:
     #: Every subject of the registry, read only when a subject has no versions (near misses).
     subject_names: tuple[str, ...] = ()
     #: The writer schemas of the ids the sampled keys carry, by id.
-    writer_schemas: Mapping[int, WriterSchema] = field(default_factory=dict)
+    writer_schemas: Mapping[int, WriterSchema] = {}
 
 
 class Facts(NamedTuple):
