@@ -11,7 +11,7 @@ this module decides which pairs to ask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
@@ -57,13 +57,12 @@ class Incompatibility(NamedTuple):
         return f"{way}{where}{self.kind} at {self.path}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class CompatibilityResult:
+class CompatibilityResult(NamedTuple):
     """The verdict for one candidate, with every incompatibility found (not just the first)."""
 
     compatible: bool
-    incompatibilities: list[Incompatibility] = field(default_factory=list)
-    checked_against: list[int] = field(default_factory=list)
+    incompatibilities: list[Incompatibility]
+    checked_against: list[int]
 
 
 S = TypeVar("S")
