@@ -13,7 +13,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 Role = Literal["key", "value"]
 
 
-@dataclass(frozen=True, slots=True)
-class CodecContext:
+class CodecContext(NamedTuple):
     """What a format may need beyond its options: the topic, the role, a registry."""
 
     role: Role = "value"
@@ -52,8 +51,7 @@ class BatchDecodeError(Exception):
         self.error = error
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedColumns:
+class DecodedColumns(NamedTuple):
     """Decoded rows column-wise: `columns[name][i]` is row i's value (a list, or an Arrow
     array holding the same values); rows in `skipped` were skipped (all None)."""
 

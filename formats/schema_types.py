@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from keyguard.formats.catalog import SCHEMA_TYPES
 from keyguard.formats.types import DataType
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaType:
+class SchemaType(NamedTuple):
     """How schemas of one type are read.
 
     `parse(text, origin)`: the schema's data, checked against its specification (SchemaError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -206,5 +206,5 @@ def standalone_versions(registry: Registry | None,
     """`history` with each version's schema in standalone form (references resolved into it),
     for the analysis; ids and versions unchanged."""
     return [sv if not sv.references else
-            replace(sv, schema=version_text(registry, sv).standalone, references=())
+            sv._replace(schema=version_text(registry, sv).standalone, references=())
             for sv in history]

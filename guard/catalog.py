@@ -52,6 +52,24 @@ COMMANDS = {
     "audit": "keyguard.guard.cli.audit_cmd:audit_cmd",
 }
 
+#: What help lists for each command: the first paragraph of its function's docstring, on one
+#: line. Spelled out so that `keyguard --help` imports no command's module (kept equal by a test).
+SUMMARIES = {
+    "encode": "Print the key and value bytes of one row, exactly as Flink would write them.",
+    "decode": "Print the table row that a key and value (or a tombstone) stand for, as JSON.",
+    "formats": "List the formats and their options (Flink's names, without the key./value. "
+               "prefix).",
+    "check": "Check candidate key and value schemas of one topic, or of every topic in a config "
+             "file.",
+    "diff": "Compare schema files directly: --key for key stability, --level for value "
+            "compatibility.",
+    "schema": "Print the key or value schema a table writes (.avsc, JSON Schema or .proto), "
+              "exactly as keyguard registers it (encode --register, the Spark writer).",
+    "rules": "Every guard rule: ID, severity, category, why it matters, a minimal example, its "
+             "checks.",
+    "audit": "Audit a compacted topic's bytes: phantom keys, misplaced keys, ids, compaction.",
+}
+
 
 def module_of(catalog: dict[str, str], name: str) -> ModuleType | None:
     """The module `catalog` lists for `name`, imported on first use; None when not listed."""

@@ -14,7 +14,6 @@ yet". A breaking change is a finding, never an exception.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from keyguard.formats.registry import Registry
@@ -59,7 +58,7 @@ def check(
     `Report.ignored`. Raises RegistryUnavailableError when the registry cannot prove it is one.
     """
     if require_subject and not spec.require_subject:
-        spec = replace(spec, require_subject=True)
+        spec = spec._replace(require_subject=True)
     # What the candidate schemas accept in their own text (`keyguard: ignore`), whoever asked;
     # read first, so that a mistake in one stops the check before any registry call.
     accepted: tuple[Suppression, ...] = ()

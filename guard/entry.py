@@ -5,9 +5,8 @@ builds them without loading the TOML reader and its checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from keyguard.formats.options import strip_prefix
 from keyguard.guard.options import (
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
     from keyguard.guard.suppress import Suppression
 
 
-@dataclass(frozen=True, slots=True)
-class TopicEntry:
+class TopicEntry(NamedTuple):
     """A `[[topics]]` entry as written (or the command line's topic): what the TOML says, with
     schema sources still unread. `keyguard.guard.plan.TopicPlan.of_entry` turns it into the guard's
     plan once the candidates are read."""
@@ -39,7 +37,8 @@ class TopicEntry:
     partitions: int | None = None
     partitioner: str = PARTITIONER.default_value
     key_fields_prefix: str = KEY_FIELDS_PREFIX.default_value
-    options: Mapping[str, Any] = field(default_factory=dict)
+    #: (A default `{}` is one empty mapping all instances share: a Mapping, never written.)
+    options: Mapping[str, Any] = {}
     #: None: the config's (or the command line's) choice.
     require_subject: bool | None = None
     #: Rule IDs and categories ignored for this topic only (`keyguard.guard.selection`).
@@ -54,17 +53,16 @@ class TopicEntry:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
 
 
-@dataclass(frozen=True, slots=True)
-class GuardConfig:
+class GuardConfig(NamedTuple):
     """A config file's settings (`keyguard.guard.config.load_config`), or the defaults of a run
     without one: the registry, the broker, the topics."""
 
     registry: str | None = None
     #: Registry connection options from a [registry] table (REGISTRY_OPTIONS names).
-    registry_options: Mapping[str, Any] = field(default_factory=dict)
+    registry_options: Mapping[str, Any] = {}
     require_subject: bool = REQUIRE_SUBJECT.default_value
     bootstrap: str | None = None
-    kafka: Mapping[str, Any] = field(default_factory=dict)
+    kafka: Mapping[str, Any] = {}
     topics: tuple[TopicEntry, ...] = ()
     scan_limit: int = SCAN_LIMIT.default_value
     #: Whose compatibility rules judge the value schemas (`rules-of`).

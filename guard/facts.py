@@ -16,8 +16,7 @@ versions".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.framing import Frame
@@ -31,8 +30,7 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts, TopicInspector
 
 
-@dataclass(frozen=True, slots=True)
-class SubjectFacts:
+class SubjectFacts(NamedTuple):
     """One subject as the registry holds it, and what it says about the candidate."""
 
     subject: str
@@ -48,8 +46,7 @@ class SubjectFacts:
     answer: CompatibilityAnswer | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Registered:
+class Registered(NamedTuple):
     """What the registry holds for one topic's plan: plain data, no registry object."""
 
     #: The registry's display name (no credentials), for messages.
@@ -59,11 +56,10 @@ class Registered:
     #: Every subject of the registry, read only when a subject has no versions (near misses).
     subject_names: tuple[str, ...] = ()
     #: The writer schemas of the ids the sampled keys carry, by id (a GUID by its text).
-    writer_schemas: Mapping[int | str, WriterSchema] = field(default_factory=dict)
+    writer_schemas: Mapping[int | str, WriterSchema] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What the live topic says, if it was asked."""
 
     #: The topic's facts; None when no broker was asked, or the topic does not exist.

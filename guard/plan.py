@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from keyguard.formats.avro_schema import record_full_name
 from keyguard.formats.codec import format_factory
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
     from keyguard.guard.config import TopicEntry
 
 
-@dataclass(frozen=True, slots=True)
-class TopicPlan:
+class TopicPlan(NamedTuple):
     """One topic to judge: its key and value formats, and the candidate schemas.
 
     Options are the formats' own (Flink names without `key.<format>.`). A candidate left None
@@ -47,8 +45,9 @@ class TopicPlan:
     topic: str
     key_format: str = KEY_FORMAT.default_value
     value_format: str | None = VALUE_FORMAT.default_value
-    key_options: Mapping[str, Any] = field(default_factory=dict)
-    value_options: Mapping[str, Any] = field(default_factory=dict)
+    #: (A default `{}` is one empty mapping all instances share: a Mapping, never written.)
+    key_options: Mapping[str, Any] = {}
+    value_options: Mapping[str, Any] = {}
     candidate_key: SchemaText | None = None
     candidate_value: SchemaText | None = None
     key_fields_prefix: str = ""
@@ -216,15 +215,14 @@ def _record_name(schema: SchemaText) -> str | None:
 TopicCheck = TopicPlan
 
 
-@dataclass(frozen=True, slots=True)
-class KeyEncoding:
+class KeyEncoding(NamedTuple):
     """One side of a key change as `keyguard migrate` takes it; None where it is unknown."""
 
     format: str
     #: The table's key columns (key.fields-prefix included).
     key_columns: tuple[str, ...] | None = None
     #: The key format's own options (Flink names without `key.<format>.`).
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = {}
     fields_prefix: str = ""
     #: The Flink DDL file that declares this side whole (its columns, formats and options).
     flink_ddl: str | None = None
@@ -293,7 +291,7 @@ def _framing_named(side: KeyEncoding) -> KeyEncoding:
     declared = next((o for o in format_factory(side.format).options if o.key == "framing"), None)
     if declared is None:
         return side
-    return replace(side, options={**side.options, "framing": declared.default})
+    return side._replace(options={**side.options, "framing": declared.default})
 
 
 def _encoding_args(format_flag: str, option_flag: str, side: KeyEncoding,

@@ -7,9 +7,8 @@ and the Spark writer raises with it. Nothing here may hold a credential.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Severity(str, Enum):
@@ -52,8 +51,7 @@ class Framing(str, Enum):
     ID_IN_HEADER = "id-in-header"
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """A check with a stable ID, like a ruff rule or a buf breaking-change rule."""
 
     id: str
@@ -78,8 +76,7 @@ class Rule:
     checks: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Witness:
+class Witness(NamedTuple):
     """A concrete key that proves a finding: its bytes under the old and the new schema."""
 
     key: dict[str, Any]
@@ -103,8 +100,7 @@ class Witness:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """What one rule found at one place, with the key that proves it when there is one."""
 
     rule: Rule
@@ -124,8 +120,7 @@ class Finding:
         return self.severity or self.rule.severity
 
 
-@dataclass(frozen=True, slots=True)
-class Ignored:
+class Ignored(NamedTuple):
     """Rules the user ignored (or left out of a selection), and the findings they hid.
 
     Hidden findings do not count toward the verdict or the exit code; every renderer still says
@@ -158,24 +153,22 @@ class Ignored:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
     """Numbers a command adds to its report beyond findings (`keyguard audit`'s): `lines` for
     the text report, `data` (JSON values only) for the json and sarif reports under `name`."""
 
     name: str
     lines: tuple[str, ...]
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(NamedTuple):
     """Everything found for one check (one topic, or several from a config file)."""
 
     findings: tuple[Finding, ...] = ()
     #: What was compared, for the header of a rendered report (no credentials).
     checked: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
     #: Rules ignored by the user and the findings they hid (not in `findings`, never counted).
     ignored: tuple[Ignored, ...] = ()
     #: Extra sections (the audit's numbers); renderers show them after the findings.

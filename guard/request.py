@@ -14,8 +14,8 @@ path (`keyguard.formats.registry.settings`), which reads the environment.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from keyguard.formats.errors import InvalidOptionError, UsageError
 from keyguard.guard.entry import GuardConfig, TopicEntry
@@ -44,8 +44,7 @@ _WRITING_FLAGS = (("--key-format", "key_format", KEY_FORMAT.default_value),
                   ("--partitioner", "partitioner", PARTITIONER.default_value))
 
 
-@dataclass(frozen=True)
-class CheckRequest:
+class CheckRequest(NamedTuple):
     """`keyguard check`'s command line, parsed: None (or the option's default) where a flag
     was not given, so that the config file's setting stands."""
 
@@ -54,14 +53,15 @@ class CheckRequest:
     value_schema: str | None = None
     key_format: str = KEY_FORMAT.default_value
     value_format: str = VALUE_FORMAT.default_value
-    #: Table options (`-o`), Flink names.
-    options: Mapping[str, Any] = field(default_factory=dict)
+    #: Table options (`-o`), Flink names. (A default `{}` is one empty mapping all instances
+    #: share: a Mapping, never written.)
+    options: Mapping[str, Any] = {}
     partitions: int | None = None
     partitioner: str = PARTITIONER.default_value
     registry: str | None = None
     bootstrap: str | None = None
     #: librdkafka properties (`--kafka-config`).
-    kafka: Mapping[str, Any] = field(default_factory=dict)
+    kafka: Mapping[str, Any] = {}
     scan_limit: int = SCAN_LIMIT.default_value
     require_subject: bool = False
     ignore: Sequence[str] | None = None
@@ -75,8 +75,7 @@ class CheckRequest:
     rules_of: str | None = None
 
 
-@dataclass(frozen=True)
-class CheckRun:
+class CheckRun(NamedTuple):
     """What a check run covers: its topics, the rules ignored, its one registry, and whose
     compatibility rules judge its value schemas."""
 
@@ -158,8 +157,8 @@ def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: FlinkTable) -> To
     found = _named(cfg.topics, table.topic)
     if found is None:
         return entry
-    return replace(entry, ignore=found.ignore, suppressions=found.suppressions,
-                   require_subject=found.require_subject)
+    return entry._replace(ignore=found.ignore, suppressions=found.suppressions,
+                          require_subject=found.require_subject)
 
 
 def _named(entries: Sequence[TopicEntry], name: str) -> TopicEntry | None:
@@ -175,7 +174,7 @@ def overlay(entry: TopicEntry, cli: TopicEntry) -> TopicEntry:
     for _, name, default in _WRITING_FLAGS:
         if getattr(cli, name) != default:
             changes[name] = getattr(cli, name)
-    return replace(entry, **changes)
+    return entry._replace(**changes)
 
 
 def check_table_options(e: TopicEntry) -> None:
@@ -343,9 +342,9 @@ def topic_plans(request: CheckRequest, cfg: GuardConfig, entries: Sequence[Topic
             ddl_key, ddl_value = e.flink_table.written_schemas()
             ks = ks or ddl_key
             vs = vs or (ddl_value if e.value_format else None)
-        plan = replace(TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
-                                          require_subject=_require_subject(request, cfg, e)),
-                       rules_of=rules_of(request, cfg))
+        plan = TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
+                                  require_subject=_require_subject(request, cfg, e)
+                                  )._replace(rules_of=rules_of(request, cfg))
         plans.append(plan)
         origin = e.flink_table.origin if e.flink_table is not None else None
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
@@ -362,8 +361,7 @@ def _require_subject(request: CheckRequest, cfg: GuardConfig, e: TopicEntry) -> 
     return e.require_subject if e.require_subject is not None else cfg.require_subject
 
 
-@dataclass(frozen=True)
-class DiffRequest:
+class DiffRequest(NamedTuple):
     """`keyguard diff --key`'s command line, parsed: how each side writes its keys, None where
     a flag was not given (the new side then writes as the old one, the old one as the
     candidate's DDL)."""
@@ -371,8 +369,8 @@ class DiffRequest:
     key_format: str | None = None
     new_key_format: str | None = None
     #: Key format options (no prefix) of the old side, and of the new while the format stays.
-    options: Mapping[str, Any] = field(default_factory=dict)
-    new_options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = {}
+    new_options: Mapping[str, Any] = {}
     fields_prefix: str | None = None
     new_fields_prefix: str | None = None
     partitioner: str | None = None

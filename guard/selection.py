@@ -170,8 +170,8 @@ def suppress(report: Report, suppressions: Sequence[Suppression]) -> Report:
             hidden.setdefault(i, []).append(f)
     used = tuple(s.ignored(hidden[i]) for i, s in enumerate(suppressions) if i in hidden)
     unused = tuple(s.unused() for i, s in enumerate(suppressions) if i not in hidden)
-    return replace(report, findings=tuple(kept), ignored=report.ignored + used,
-                   notes=report.notes + unused)
+    return report._replace(findings=tuple(kept), ignored=report.ignored + used,
+                          notes=report.notes + unused)
 
 
 @dataclass(frozen=True)
@@ -240,5 +240,5 @@ class RuleSelection:
             outside = tuple(r for r in ALL_RULES.values() if not self.selected(r))
             ignored.append(Ignored(f"not selected ({names})", self.select_source, outside,
                                    tuple(unselected)))
-        return replace(report, findings=tuple(kept), ignored=report.ignored + tuple(ignored))
+        return report._replace(findings=tuple(kept), ignored=report.ignored + tuple(ignored))
 

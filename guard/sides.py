@@ -14,8 +14,8 @@ the existing keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.registry import SchemaVersion
 from keyguard.formats.schemafile import SchemaText
@@ -27,16 +27,14 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts
 
 
-@dataclass(frozen=True, slots=True)
-class OldSide:
+class OldSide(NamedTuple):
     """A registered version the candidate is judged against, and how its keys are written."""
 
     version: SchemaVersion
     side: KeySide
 
 
-@dataclass(frozen=True, slots=True)
-class KeySides:
+class KeySides(NamedTuple):
     """The candidate's side and the registered sides it is compared with."""
 
     #: The candidate key schema (the latest version, marked unchanged, when none was given);

@@ -18,11 +18,20 @@ COMMANDS = {"demo": "keyguard.sparkio.cli_commands:demo",
             "broker": "keyguard.sparkio.cli_commands:broker",
             "migrate": "keyguard.sparkio.cli_commands:migrate"}
 
+#: What `keyguard --help` lists for them (`keyguard.guard.catalog.SUMMARIES`): their docstrings'
+#: first paragraphs, so that the listing does not import their module.
+SUMMARIES = {
+    "demo": "Write a table with Spark, read it back, and watch the guard block a breaking key "
+            "change.",
+    "broker": "Run an embedded broker on loopback until Ctrl-C, to try audit and migrate locally.",
+    "migrate": "Re-key a compacted topic without orphaning records (the fix for a key change).",
+}
+
 
 def main() -> None:
     """The `keyguard` console script."""
     for name, command in COMMANDS.items():
-        guard_cli.add_command(name, command)
+        guard_cli.add_command(name, command, SUMMARIES[name])
     guard_cli.main()
 
 

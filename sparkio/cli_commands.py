@@ -10,9 +10,8 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
@@ -338,8 +337,7 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                        if old_key_formats else olds[0]["key.format"], new_options)
 
 
-@dataclass(frozen=True, slots=True)
-class DdlDeclarations:
+class DdlDeclarations(NamedTuple):
     """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
     options and the old encodings' (each without its topic: the migration names it)."""
 

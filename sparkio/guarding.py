@@ -11,7 +11,7 @@ the rendered report, unless `guard.allow-breaking=true`, which logs the report a
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from keyguard.formats.codec import Codec, format_factory
@@ -147,7 +147,7 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
                  "keeps for life (keys are placed by murmur2 modulo that count)")
     if registry is None:
         registry, _explicit = guard_registry(plan, conn)
-    spec = replace(topic_check(plan, facts.partitions), rules_of=conn[GUARD_RULES_OF])
+    spec = topic_check(plan, facts.partitions)._replace(rules_of=conn[GUARD_RULES_OF])
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
                    scan_limit=conn[SCAN_LIMIT],
                    require_subject=conn[REQUIRE_SUBJECT])

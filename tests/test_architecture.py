@@ -398,13 +398,18 @@ def test_function_local_project_imports_say_why():
                      + "\n".join(bad))
 
 
+#: Besides HEAVY, what help never needs: typer's pydantic-based coercion of option values (a
+#: command's --help must not coerce `keyguard`'s own options, ~40 ms).
+HELP_FREE = (*HEAVY, "pydantic")
+
+
 @pytest.mark.parametrize("args", [["--help"], ["check", "--help"], ["encode", "--help"]])
 def test_cli_help_imports_no_heavy_package(args):
     code = ("import runpy, sys\n"
             f"sys.argv = ['keyguard', *{args!r}]\n"
             "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
             "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
-            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))\n")
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HELP_FREE)!r}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
     assert out.returncode == 0, out.stderr
@@ -414,18 +419,41 @@ def test_cli_help_imports_no_heavy_package(args):
 def test_cli_help_loads_no_format():
     """`keyguard --help` lists the formats and report formats by name (`formats/catalog.py`,
     `guard/render/__init__.py`) without loading a codec, a renderer's file reader or the
-    compatibility checkers."""
+    compatibility checkers, and the commands by their summaries without importing any
+    command's module."""
+    from keyguard.guard import catalog as guard_catalog
+    from keyguard.sparkio import cli as sparkio_cli
+
+    commands = sorted({f.partition(":")[0] for f in [*guard_catalog.COMMANDS.values(),
+                                                      *sparkio_cli.COMMANDS.values()]})
     code = ("import runpy, sys\n"
             "sys.argv = ['keyguard', '--help']\n"
-            "try:\n    runpy.run_module('keyguard.guard.cli', run_name='__main__')\n"
+            "try:\n    runpy.run_module('keyguard.sparkio.cli', run_name='__main__')\n"
             "except SystemExit as e:\n    assert e.code in (0, None), e.code\n"
             "print(sorted(m for m in sys.modules if m in {'keyguard.formats.codec', "
             "'keyguard.formats.avro_column_decoder', 'keyguard.guard.render.locate', "
-            "'keyguard.guard.compat'}))\n")
+            f"'keyguard.guard.compat', *{commands!r}}}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_help_lists_each_command_by_its_docstrings_first_paragraph():
+    """The summaries `keyguard --help` lists without importing the commands are theirs."""
+    import importlib
+    import inspect
+
+    from keyguard.guard import catalog as guard_catalog
+    from keyguard.sparkio import cli as sparkio_cli
+
+    summaries = {**guard_catalog.SUMMARIES, **sparkio_cli.SUMMARIES}
+    commands = {**guard_catalog.COMMANDS, **sparkio_cli.COMMANDS}
+    assert summaries.keys() == commands.keys()
+    for name, where in commands.items():
+        module, _, function = where.partition(":")
+        doc = inspect.cleandoc(getattr(importlib.import_module(module), function).__doc__)
+        assert summaries[name] == " ".join(doc.split("\n\n")[0].split()), name
 
 
 #: What a Spark task runs imports for its job (a fresh Python worker imports it before its

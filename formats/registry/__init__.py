@@ -21,8 +21,7 @@ registration gets. A registry without GUIDs says so (RegistryError, exit 2).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from keyguard.formats.errors import RegistryError
 
@@ -40,8 +39,7 @@ COMPATIBILITY_LEVELS = (
 DEFAULT_COMPATIBILITY = "BACKWARD"
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaVersion:
+class SchemaVersion(NamedTuple):
     """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
     (see `keyguard.formats.registry.references`)."""
 
@@ -50,13 +48,12 @@ class SchemaVersion:
     schema_id: int
     schema: str
     schema_type: str = "AVRO"
-    references: tuple[dict[str, object], ...] = field(default=())
+    references: tuple[dict[str, object], ...] = ()
     #: The schema's GUID (canonical text form), None where the registry has no GUIDs.
     guid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Registration:
+class Registration(NamedTuple):
     """What registering a schema answers: its global id and its GUID."""
 
     schema_id: int
@@ -94,8 +91,7 @@ def no_guids(name: str, what: str) -> RegistryError:
              "registry with schema GUIDs")
 
 
-@dataclass(frozen=True, slots=True)
-class CompatibilityAnswer:
+class CompatibilityAnswer(NamedTuple):
     """A registry's own verdict on a candidate schema (HTTP registries only)."""
 
     compatible: bool

@@ -18,9 +18,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin
 
 from keyguard.formats.avro_vocab import NAMED as _NAMED
@@ -39,8 +38,7 @@ _BUNDLE = "$defs"
 _REF_LIMIT = 32
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     """One of a schema's references, as the registry stores it."""
 
     name: str
@@ -54,8 +52,7 @@ class Reference:
         return f"'{self.name}' (subject '{self.subject}' version {self.version})"
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedReference:
+class ResolvedReference(NamedTuple):
     """A reference with the referenced schema, itself in standalone form."""
 
     reference: Reference

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from keyguard.formats.errors import InvalidOptionError
 from keyguard.formats.registry import Registry
@@ -38,15 +37,14 @@ KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"
 REGISTRY_FORMAT = "avro-confluent"
 
 
-@dataclass(frozen=True, slots=True)
-class RegistrySettings:
+class RegistrySettings(NamedTuple):
     """Where the registry is and how to reach it, resolved; `open()` connects."""
 
     url: str
     #: REGISTRY_OPTIONS keys and properties.* (no `url`, no `subject`).
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any]
     #: Where each option came from ("-o key.avro-confluent.timeout", "keyguard.toml"), for errors.
-    sources: Mapping[str, str] = field(default_factory=dict)
+    sources: Mapping[str, str]
 
     def open(self, environ: Mapping[str, str] | None = None) -> Registry:
         return open_registry(self.url, self.options, environ=environ)

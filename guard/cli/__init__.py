@@ -20,6 +20,7 @@ from typer.core import TyperCommand, TyperGroup
 from keyguard import __version__
 from keyguard.formats.errors import EXIT_CODES
 from keyguard.guard.catalog import COMMANDS as GUARD_COMMANDS
+from keyguard.guard.catalog import SUMMARIES as GUARD_SUMMARIES
 from keyguard.guard.cli.common import DEBUG
 
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{c} {text}" for c, text in EXIT_CODES.items()) + "."
@@ -34,11 +35,18 @@ COMMANDS_GROUP = "keyguard.commands"
 #: every other command's signature (~15 ms with audit and migrate).
 COMMANDS: dict[str, Callable[..., Any] | str] = {}
 
+#: What help lists for a command, when it was given one (the first paragraph of its docstring):
+#: the listing then imports none of their modules (~15 ms).
+SUMMARIES: dict[str, str] = {}
 
-def add_command(name: str, function: Callable[..., Any] | str) -> None:
+
+def add_command(name: str, function: Callable[..., Any] | str, summary: str | None = None) -> None:
     """Make `function` (a typer command function, or "module:name" of one, imported when the
-    command is asked for) `keyguard <name>`."""
+    command is asked for) `keyguard <name>`, listed by help with `summary` (by default, its
+    docstring's first paragraph)."""
     COMMANDS[name] = function
+    if summary is not None:
+        SUMMARIES[name] = summary
 
 
 def _loaded(function: Callable[..., Any] | str) -> Callable[..., Any]:
@@ -91,12 +99,22 @@ class _Commands(TyperGroup):
 
     def format_help(self, ctx, formatter):  # type: ignore[no-untyped-def]
         # Help lists each command by its summary: it needs no command built (their parameters
-        # are what costs), so the listing gets a summary-only stand-in for those not built.
+        # are what costs) nor, given `SUMMARIES`, imported, so the listing gets a summary-only
+        # stand-in for those not built.
         self._listing = True
         try:
             return super().format_help(ctx, formatter)
         finally:
             self._listing = False
+
+    def get_help_option(self, ctx):  # type: ignore[no-untyped-def]
+        # Absent, `keyguard`'s own --help is False rather than None: typer coerces a flag's
+        # None through pydantic, whose import (~40 ms) `keyguard check --help` would otherwise
+        # pay for the --help it was not given.
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False
+        return option
 
     def list_commands(self, ctx):  # type: ignore[no-untyped-def]
         return [*COMMANDS, *(n for n in super().list_commands(ctx) if n not in COMMANDS)]
@@ -104,7 +122,8 @@ class _Commands(TyperGroup):
     def get_command(self, ctx, cmd_name):  # type: ignore[no-untyped-def]
         found = super().get_command(ctx, cmd_name)
         if found is None and cmd_name in COMMANDS and self._listing:
-            return TyperCommand(cmd_name, help=command_function(cmd_name).__doc__)
+            summary = SUMMARIES.get(cmd_name) or command_function(cmd_name).__doc__
+            return TyperCommand(cmd_name, help=summary)
         if found is None and cmd_name in COMMANDS:
             found = _built(cmd_name, command_function(cmd_name))
             self.add_command(found, cmd_name)
@@ -147,7 +166,7 @@ def _global(
 
 # Each command's module (the catalog's) is imported when the command is invoked or help lists it.
 for _name, _function in GUARD_COMMANDS.items():
-    add_command(_name, _function)
+    add_command(_name, _function, GUARD_SUMMARIES[_name])
 
 
 def main() -> None:

@@ -11,8 +11,7 @@ Logical types are ignored, as in Java: only the underlying type resolves.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
@@ -33,8 +32,7 @@ MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 # are the specification's: `keyguard.formats.avro_vocab`.
 
 
-@dataclass(frozen=True, slots=True)
-class AvroSchema:
+class AvroSchema(NamedTuple):
     """A parsed Avro schema: fastavro's canonical form plus its named types by full name."""
 
     root: Any

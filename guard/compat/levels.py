@@ -11,8 +11,8 @@ this module decides which pairs to ask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
 from keyguard.formats.registry import COMPATIBILITY_LEVELS
@@ -36,8 +36,7 @@ _DIRECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Incompatibility:
+class Incompatibility(NamedTuple):
     """One reason a reader cannot read what a writer wrote, located in the reader schema.
 
     `path` is a JSON-pointer-like location ("/fields/2/type", "/properties/a"), "/" for the root.
@@ -58,13 +57,12 @@ class Incompatibility:
         return f"{way}{where}{self.kind} at {self.path}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class CompatibilityResult:
+class CompatibilityResult(NamedTuple):
     """The verdict for one candidate, with every incompatibility found (not just the first)."""
 
     compatible: bool
-    incompatibilities: list[Incompatibility] = field(default_factory=list)
-    checked_against: list[int] = field(default_factory=list)
+    incompatibilities: list[Incompatibility]
+    checked_against: list[int]
 
 
 S = TypeVar("S")
@@ -149,11 +147,11 @@ def check_levels(
         for direction in directions(level):
             reader, writer = (new, old) if direction == BACKWARD else (old, new)
             found.extend(
-                replace(i, version=version, direction=direction)
+                i._replace(version=version, direction=direction)
                 for i in checker.check(reader, writer)
             )
         if checker.history is not None:
-            found.extend(replace(i, version=version, direction=level)
+            found.extend(i._replace(version=version, direction=level)
                          for i in checker.history(old, new))
     return CompatibilityResult(
         compatible=not found, incompatibilities=found, checked_against=checked

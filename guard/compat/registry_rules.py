@@ -9,13 +9,12 @@ conformance case, which choice makes it agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from keyguard.formats.errors import InvalidOptionError
 
 
-@dataclass(frozen=True, slots=True)
-class RegistryRules:
+class RegistryRules(NamedTuple):
     """One registry's answers where they differ from Confluent's (all off: Confluent)."""
 
     name: str

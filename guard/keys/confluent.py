@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from keyguard.formats.codec import CodecContext, create_codec
 from keyguard.formats.framing import Frame
@@ -97,8 +97,7 @@ def derived_id(side: KeySide) -> int:
     return derived_schema_id(text, schema_type)
 
 
-@dataclass(frozen=True, slots=True)
-class Ids:
+class Ids(NamedTuple):
     """The ids in play: what the existing keys carry, and what the candidate writes with."""
 
     key_ids: tuple[int, ...]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from keyguard.formats.errors import KeyguardError, RegistryError
 from keyguard.formats.registry import Registration, SchemaVersion
 
 
-@dataclass(frozen=True, slots=True)
-class WriterSchema:
+class WriterSchema(NamedTuple):
     """A schema by its global id, standalone (references resolved), as the registry gave it;
     or the error the registry answered for that id (an id it does not know)."""
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import descriptor_pb2
@@ -387,7 +387,7 @@ class ProtoWalk:
             return v if isinstance(v, Unwritable) else {k: v}
 
         for c in self._type(ov, nv, path, entry):
-            yield replace(c, path=f"{_show(path)}{{value}}")
+            yield c._replace(path=f"{_show(path)}{{value}}")
 
     def _enum(self, f: FieldDescriptor, g: FieldDescriptor, path: list[Step],
               put: Callable[[Any], Any]) -> Iterator[Change]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
@@ -152,8 +152,7 @@ class KeySide:
         return cls(format=format, row_type=rt.not_null(), avro_schema=parsed, **kw)
 
 
-@dataclass(frozen=True, slots=True)
-class FieldPair:
+class FieldPair(NamedTuple):
     """An old key field and what became of it; `old` or `new` is None when added/removed."""
 
     old: Field | None
@@ -210,8 +209,7 @@ def reordered(pairs: list[FieldPair]) -> bool:
     return olds != sorted(olds)  # type: ignore[type-var]
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """What a structural rule found, before the witness search proves it with a key."""
 
     rule: Rule
@@ -255,8 +253,7 @@ def factory(format_name: str) -> Any:
     return format_factory(format_name)
 
 
-@dataclass(frozen=True, slots=True)
-class FamilyContext:
+class FamilyContext(NamedTuple):
     """What a key family's rules get besides the two sides (see `FamilyRules`)."""
 
     topic: str | None

@@ -11,9 +11,8 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from keyguard.formats.secrets import redact
 from keyguard.guard.render import UNSCOPED
@@ -143,8 +142,7 @@ def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):
     """Where a finding points: its schema file, the line where its path is declared there (None
     when the path is not found in the file), and why not."""
 
