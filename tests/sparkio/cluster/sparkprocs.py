@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -99,6 +100,10 @@ class StandaloneCluster:
                 env, root / "master.log")
             self.procs.append(master)
             master.wait_for(lambda: _listening(self.port), "listening master port")
+            # The web UI's port as bound: Spark moves to the next port when the one asked for
+            # was taken meanwhile, and another process's page then answers on it.
+            master.wait_for(lambda: self._bound_ui(master) is not None, "master web UI")
+            self.ui_port = self._bound_ui(master) or self.ui_port
             for i in range(workers):
                 work = root / f"worker{i}"
                 work.mkdir(parents=True, exist_ok=True)
@@ -111,6 +116,11 @@ class StandaloneCluster:
         except BaseException:
             self.stop()
             raise
+
+    @staticmethod
+    def _bound_ui(master: SparkProcess) -> int | None:
+        found = re.search(r"started service 'MasterUI' on port (\d+)", master.tail(400))
+        return int(found[1]) if found else None
 
     def state(self) -> dict[str, object]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=5) as r:
