@@ -23,7 +23,7 @@ from google.protobuf import message_factory
 
 from keyguard.formats.codec import Codec, CodecContext, create_codec
 from keyguard.formats.errors import InvalidOptionError
-from keyguard.formats.framing import CONFLUENT, CONFLUENT_PROTOBUF
+from keyguard.formats.framing import CONFLUENT, CONFLUENT_PROTOBUF_HEADER
 from keyguard.formats.plan import resolve_plan
 from keyguard.formats.protobuf_schema import descriptor_pool, parse_proto
 from keyguard.formats.registry.mock import MockRegistry
@@ -111,9 +111,8 @@ def test_protobuf_registry_header_framing_puts_the_message_index_in_the_header(
     back = ProtobufDeserializer(cls, {"use.deprecated.format": False})(
         ours.encode(row), _context("value", theirs_headers))
     assert (back.id, back.name) == (5, "x")
-    assert ours.frame == CONFLUENT_PROTOBUF.for_role("value").__class__(
-        "confluent-protobuf-header", header_name="__value_schema_id", in_header=True,
-        with_index=True)
+    assert ours.frame == CONFLUENT_PROTOBUF_HEADER.for_role("value")
+    assert ours.frame.header_name == "__value_schema_id" and ours.frame.with_index
 
 
 def test_the_plan_adds_each_sides_header_and_a_tombstone_only_the_keys(
