@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias, TypeVar
 
 from keyguard.formats.catalog import frame as named_frame
 from keyguard.formats.errors import DecodeError, InvalidOptionError
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from uuid import UUID
 
 MAGIC_BYTE = 0
+F = TypeVar("F", bound="Frame")
 _CONFLUENT = struct.Struct(">bI")
 
 #: A registry's schema id: an int (Confluent, Apicurio) or a schema GUID (`uuid.UUID`; named
@@ -96,11 +96,42 @@ NOWHERE, IN_HEADER, IN_BYTES_ID, IN_BYTES_GUID, IN_BOTH = range(5)
 PLACEMENTS = ("none", "header", "id", "guid", "both")
 
 
-@dataclass(frozen=True, slots=True)
 class Frame:
-    """A record framing. This one is bare: the record is the body, and carries no schema id."""
+    """A record framing. This one is bare: the record is the body, and carries no schema id.
 
-    name: str
+    Frames are values: equal when of one class with equal `FIELDS`, hashable, picklable (a
+    Spark task gets its side's), and never changed (their fields are `Final`; `replace` makes
+    another frame). Plain classes, not frozen dataclasses: those generate their methods when
+    the module is imported, about 0.8 ms a class that every CLI start would pay.
+    """
+
+    __slots__ = ("name",)
+    #: The frame's fields, in the order its constructor takes them.
+    FIELDS: tuple[str, ...] = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name: Final = name
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f) for f in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Frame)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((self.__class__, self._values()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
+        return f"{self.__class__.__name__}({shown})"
+
+    def replace(self: F, **changes: object) -> F:
+        """This frame with the fields in `changes` changed."""
+        values: dict[str, Any] = {f: changes.get(f, getattr(self, f)) for f in self.FIELDS}
+        return self.__class__(**values)
 
     @property
     def carries_schema_id(self) -> bool:
@@ -199,16 +230,22 @@ class Frame:
         return None
 
 
-@dataclass(frozen=True, slots=True)
 class PrefixFrame(Frame):
     """The schema id in the record's first bytes: a magic byte, the id as `id_bytes` bytes
-    big-endian, then (when `indexed`) the message index, then the body."""
+    big-endian, then (when `indexed`) the message index, then the body. `title` is how
+    messages name the frame ("not Confluent-framed")."""
 
-    #: How messages name the frame ("not Confluent-framed").
-    title: str = "Confluent"
-    magic: int = MAGIC_BYTE
-    id_bytes: int = 4
-    with_index: bool = False
+    __slots__ = ("id_bytes", "magic", "title", "with_index")
+    FIELDS: tuple[str, ...] = ("name", "title", "magic", "id_bytes", "with_index")
+
+
+    def __init__(self, name: str, title: str = "Confluent", magic: int = MAGIC_BYTE,
+                 id_bytes: int = 4, with_index: bool = False) -> None:
+        super().__init__(name)
+        self.title: Final = title
+        self.magic: Final = magic
+        self.id_bytes: Final = id_bytes
+        self.with_index: Final = with_index
 
     @property
     def carries_schema_id(self) -> bool:
@@ -310,7 +347,6 @@ def _integer_id(frame: str, schema_id: SchemaId | None, bits: int) -> int:
 _LONG = struct.Struct(">q")
 
 
-@dataclass(frozen=True, slots=True)
 class HeaderFrame(Frame):
     """The schema id in a record header, `header_name`, as an 8-byte big-endian long; the
     record's bytes are the bare body. A record without that header is read in the `payload`
@@ -325,9 +361,16 @@ class HeaderFrame(Frame):
     DefaultHeadersHandler.java, SerdeHeaders.java, AbstractKafkaSerializer.java, the same bytes.
     """
 
-    title: str = "Apicurio"
-    header_name: str = ""
-    payload: PrefixFrame | None = None
+    __slots__ = ("header_name", "payload", "title")
+    FIELDS: tuple[str, ...] = ("name", "title", "header_name", "payload")
+
+
+    def __init__(self, name: str, title: str = "Apicurio", header_name: str = "",
+                 payload: PrefixFrame | None = None) -> None:
+        super().__init__(name)
+        self.title: Final = title
+        self.header_name: Final = header_name
+        self.payload: Final = payload
 
     @property
     def carries_schema_id(self) -> bool:
@@ -427,7 +470,7 @@ def _sided(frame: HeaderFrame | ConfluentFrame, role: str) -> Frame:
     """`frame` with its header named for `role`, when its name is a `{role}` template."""
     if "{role}" not in frame.header_name:
         return frame
-    return replace(frame, header_name=frame.header_name.format(role=role))
+    return frame.replace(header_name=frame.header_name.format(role=role))
 
 
 #: Confluent's magic bytes: 0 before a 4-byte integer id, 1 before a 16-byte GUID.
@@ -469,7 +512,6 @@ def _guid(frame: str, schema_id: SchemaId | None) -> bytes:
     return schema_id.bytes
 
 
-@dataclass(frozen=True, slots=True)
 class ConfluentFrame(PrefixFrame):
     """Confluent's framings, as its clients write and read them.
 
@@ -483,11 +525,18 @@ class ConfluentFrame(PrefixFrame):
     schema_registry/__init__.py (the two serializers, the dual deserializer: the first header
     of the name wins, a header with a null value is absent), schema_registry/common/serde.py
     (`SchemaId`: `from_bytes`, `id_to_bytes`, `guid_to_bytes`).
+    `header_name` is the header of the side's id; `{role}` is "key" or "value" (`for_role`).
     """
 
-    #: The header of the side's id; `{role}` is "key" or "value" (`for_role`).
-    header_name: str = "__{role}_schema_id"
-    in_header: bool = False
+    __slots__ = ("header_name", "in_header")
+    FIELDS: tuple[str, ...] = (*PrefixFrame.FIELDS, "header_name", "in_header")
+
+    def __init__(self, name: str, title: str = "Confluent", magic: int = MAGIC_BYTE,
+                 id_bytes: int = 4, with_index: bool = False,
+                 header_name: str = "__{role}_schema_id", in_header: bool = False) -> None:
+        super().__init__(name, title, magic, id_bytes, with_index)
+        self.header_name: Final = header_name
+        self.in_header: Final = in_header
 
     @property
     def id_in_header(self) -> bool:
@@ -507,8 +556,8 @@ class ConfluentFrame(PrefixFrame):
     def with_message_index(self) -> Frame:
         if self.with_index:
             return self
-        return replace(self, name=self.name.replace("confluent", "confluent-protobuf", 1),
-                       with_index=True)
+        return self.replace(name=self.name.replace("confluent", "confluent-protobuf", 1),
+                            with_index=True)
 
     def wrapping(self, schema_id: SchemaId | None,
                  message_index: tuple[int, ...] = (0,)) -> Wrapping:

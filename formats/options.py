@@ -4,15 +4,17 @@ Each format (and the Spark connector) declares its options as `Option` values: k
 default, description. `OptionSet.validate` turns user-supplied strings into typed values and
 rejects unknown keys, naming them and listing what is allowed. The same declarations render
 the docs' option tables and the CLI's help, so the three can never disagree.
+
+The three classes are plain classes whose fields are `Final`, not frozen dataclasses: those
+generate their methods when the module is imported, which every CLI start would pay for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from difflib import get_close_matches
 from enum import Enum
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Final, Generic, TypeVar, overload
 
 from keyguard.formats.errors import InvalidOptionError
 from keyguard.formats.secrets import REDACTED, is_secret_key, redact_options, register_options
@@ -66,22 +68,33 @@ def _format_duration(ms: int) -> str:
 PARSERS: dict[type, Callable[[str], Any]] = {bool: _parse_bool, int: _parse_int, str: str}
 
 
-@dataclass(frozen=True, slots=True)
 class Option(Generic[V]):
-    """One option: its key, the Python type of its value, its default and what it does."""
+    """One option: its key, the Python type of its value, its default and what it does.
 
-    key: str
-    type: type
-    default: V | None
-    description: str
-    choices: tuple[str, ...] | None = None
-    required: bool = False
-    #: Parses the raw string; defaults to the parser for `type`.
-    parser: Callable[[str], Any] | None = None
-    #: Older or alternative spellings accepted for the same option.
-    fallback_keys: tuple[str, ...] = ()
-    #: The least value of an int option (durations included): none is negative by default.
-    minimum: int | None = None
+    `parser` parses the raw string (default: the parser for `type`); `fallback_keys` are older
+    or alternative spellings accepted for the same option; `minimum` is the least value of an
+    int option (durations included): none is negative by default.
+    """
+
+    __slots__ = ("choices", "default", "description", "fallback_keys", "key", "minimum",
+                 "parser", "required", "type")
+
+    def __init__(self, key: str, type: type, default: V | None, description: str,
+                 choices: tuple[str, ...] | None = None, required: bool = False,
+                 parser: Callable[[str], Any] | None = None, fallback_keys: tuple[str, ...] = (),
+                 minimum: int | None = None) -> None:
+        self.key: Final = key
+        self.type: Final = type
+        self.default: Final = default
+        self.description: Final = description
+        self.choices: Final = choices
+        self.required: Final = required
+        self.parser: Final = parser
+        self.fallback_keys: Final = fallback_keys
+        self.minimum: Final = minimum
+
+    def __repr__(self) -> str:
+        return f"Option({self.key!r})"
 
     @property
     def default_value(self) -> V:
@@ -137,14 +150,21 @@ def enum_option(key: str, enum: type[E], default: E | None, description: str) ->
                   choices=tuple(str(m.value) for m in enum), parser=str)
 
 
-@dataclass(frozen=True, slots=True)
 class OptionSet:
-    """The declared options of one component (a format, the connector)."""
+    """The declared options of one component (a format, the connector); keys under one of
+    `passthrough_prefixes` are passed through untouched (e.g. `properties.` for the Kafka
+    producer)."""
 
-    owner: str
-    options: tuple[Option[Any], ...]
-    #: Key prefixes passed through untouched (e.g. `properties.` for the Kafka producer).
-    passthrough_prefixes: tuple[str, ...] = ()
+    __slots__ = ("options", "owner", "passthrough_prefixes")
+
+    def __init__(self, owner: str, options: tuple[Option[Any], ...],
+                 passthrough_prefixes: tuple[str, ...] = ()) -> None:
+        self.owner: Final = owner
+        self.options: Final = options
+        self.passthrough_prefixes: Final = passthrough_prefixes
+
+    def __repr__(self) -> str:
+        return f"OptionSet({self.owner!r}, {self.keys()!r})"
 
     def __iter__(self) -> Any:
         return iter(self.options)
@@ -221,13 +241,24 @@ class OptionSet:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
 class ResolvedOptions:
-    """Validated, typed option values; `extra` holds passthrough keys (e.g. `properties.*`)."""
+    """Validated, typed option values; `extra` holds passthrough keys (e.g. `properties.*`).
+    Equal when of one owner with equal values."""
 
-    owner: str
-    values: Mapping[str, Any]
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    __slots__ = ("extra", "owner", "values")
+
+    def __init__(self, owner: str, values: Mapping[str, Any],
+                 extra: Mapping[str, Any] | None = None) -> None:
+        self.owner: Final = owner
+        self.values: Final = values
+        self.extra: Final[Mapping[str, Any]] = {} if extra is None else extra
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResolvedOptions):
+            return NotImplemented
+        return (self.owner, self.values, self.extra) == (other.owner, other.values, other.extra)
+
+    __hash__ = None  # type: ignore[assignment]  # its values are mappings
 
     @overload
     def __getitem__(self, key: Option[V]) -> V: ...

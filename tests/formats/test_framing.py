@@ -1,6 +1,8 @@
 """Each format answers for itself: its schema type, its framing, its key family."""
 
+import copy
 import json
+import pickle
 import uuid
 
 import pytest
@@ -8,11 +10,16 @@ import pytest
 from keyguard.formats.codec import CodecContext, create_codec, format_factory
 from keyguard.formats.errors import DecodeError
 from keyguard.formats.framing import (
+    APICURIO_HEADER_GLOBAL_ID,
+    APICURIO_LEGACY,
     BARE,
     CONFLUENT,
+    CONFLUENT_HEADER,
     CONFLUENT_PROTOBUF,
+    CONFLUENT_PROTOBUF_HEADER,
     Frame,
     FrameError,
+    HeaderFrame,
 )
 from keyguard.formats.registry.mock import MockRegistry
 from keyguard.formats.sqltypes import parse_type
@@ -145,3 +152,23 @@ def test_written_schema_is_what_the_codec_writes(name: str) -> None:
         list(doc["properties"])
     assert names == ["id", "name"]
     assert codec.written_schema("here").origin == "here"
+
+
+@pytest.mark.parametrize("frame", [BARE, CONFLUENT, CONFLUENT_PROTOBUF_HEADER, APICURIO_LEGACY,
+                                   APICURIO_HEADER_GLOBAL_ID.for_role("value")],
+                         ids=lambda f: f.name)
+def test_a_frame_is_a_value_that_pickles(frame: Frame) -> None:
+    # A Spark task gets its side's frame pickled; equal frames are one frame to every reader.
+    for copied in (pickle.loads(pickle.dumps(frame)), copy.copy(frame), frame.replace()):
+        assert copied == frame and hash(copied) == hash(frame) and copied is not frame
+        assert repr(copied) == repr(frame)
+
+
+def test_frames_differ_by_any_field_and_by_class() -> None:
+    assert CONFLUENT != CONFLUENT_HEADER != CONFLUENT_PROTOBUF_HEADER
+    assert CONFLUENT.replace(in_header=True) == CONFLUENT_HEADER.replace(name="confluent")
+    assert CONFLUENT != Frame("confluent")  # same name, another class
+    sided = APICURIO_HEADER_GLOBAL_ID.for_role("key")
+    assert isinstance(sided, HeaderFrame) and sided.header_name == "apicurio.key.globalId"
+    assert sided.replace(header_name="apicurio.{role}.globalId") == APICURIO_HEADER_GLOBAL_ID
+    assert repr(CONFLUENT).startswith("ConfluentFrame(name='confluent', title='Confluent'")
