@@ -12,8 +12,7 @@ import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
@@ -21,6 +20,7 @@ from keyguard.formats.framing import BARE, Frame, Headers, side_frame
 from keyguard.formats.options import OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import RowType
+from keyguard.formats.value import Value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -184,27 +184,43 @@ class Codec(ABC):
                           origin or f"the {self.context.role} ({self.format_name})")
 
 
-@dataclass(frozen=True, slots=True)
-class FormatFactory:
-    """A format: its name, its declared options, and how to build its codec."""
+class FormatFactory(Value):
+    """A format: its name, its declared options, and how to build its codec.
 
-    name: str
-    options: OptionSet
-    build: Callable[[RowType, ResolvedOptions, CodecContext], Codec]
-    #: One line for `keyguard formats` and the README.
-    summary: str = ""
-    #: The type of the schema the format writes, as a registry names it: AVRO, JSON or
-    #: PROTOBUF. Its parser is the catalog's (`keyguard.formats.catalog.SCHEMA_TYPES`).
-    schema_type: str = "JSON"
-    #: How a record's body is framed: one of the catalog's frames
-    #: (`keyguard.formats.catalog.FRAMES`), the same value the format's codec unwraps with.
-    frame: Frame = BARE
-    #: The format registers its schema under a registry subject and writes the id it gets.
-    uses_registry: bool = False
-    #: Which key rules judge a change of this format's keys: the byte encoding family, "avro",
-    #: "json", "csv", "raw" or "protobuf", whose rules the guard's catalog names
-    #: (`keyguard.guard.catalog.KEY_FAMILIES`). Formats of one family encode a key body alike.
-    key_family: str = ""
+    - `summary`: one line for `keyguard formats` and the README.
+    - `schema_type`: the type of the schema the format writes, as a registry names it: AVRO,
+      JSON or PROTOBUF. Its parser is the catalog's (`keyguard.formats.catalog.SCHEMA_TYPES`).
+    - `frame`: how a record's body is framed: one of the catalog's frames
+      (`keyguard.formats.catalog.FRAMES`), the same value the format's codec unwraps with.
+    - `uses_registry`: the format registers its schema under a registry subject and writes the
+      id it gets.
+    - `key_family`: which key rules judge a change of this format's keys: the byte encoding
+      family, "avro", "json", "csv", "raw" or "protobuf", whose rules the guard's catalog names
+      (`keyguard.guard.catalog.KEY_FAMILIES`). Formats of one family encode a key body alike.
+
+    A value (`keyguard.formats.value`).
+    """
+
+    __slots__ = ("build", "frame", "key_family", "name", "options", "schema_type", "summary",
+                 "uses_registry")
+    FIELDS = ("name", "options", "build", "summary", "schema_type", "frame", "uses_registry",
+              "key_family")
+
+    def __init__(self, name: str, options: OptionSet,
+                 build: Callable[[RowType, ResolvedOptions, CodecContext], Codec], *,
+                 summary: str = "", schema_type: str = "JSON", frame: Frame = BARE,
+                 uses_registry: bool = False, key_family: str = "") -> None:
+        self.name: Final = name
+        self.options: Final = options
+        self.build: Final = build
+        self.summary: Final = summary
+        self.schema_type: Final = schema_type
+        self.frame: Final = frame
+        self.uses_registry: Final = uses_registry
+        self.key_family: Final = key_family
+
+    def __repr__(self) -> str:
+        return f"FormatFactory({self.name!r})"  # its options and builder say nothing more
 
     def frame_of(self, options: Mapping[str, Any] | None, role: str) -> Frame:
         """The frame one side of a table writes and reads: its `framing` option's, given as

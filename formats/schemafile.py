@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from keyguard.formats.errors import SchemaError
 from keyguard.formats.registry import Registry, SchemaVersion
-from keyguard.formats.schema_types import schema_type
+from keyguard.formats.schema_types import schema_type as declared_type
 from keyguard.formats.schemajson import loads_schema, paused_gc
 from keyguard.formats.types import DataType, RowType
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
     from keyguard.formats.registry.references import Reference, ResolvedReference
 
 
-@dataclass(frozen=True)  # no slots: the parsed schema is cached in its __dict__
 class SchemaText:
     """A schema as registered or written: its type (AVRO or JSON) and its exact text.
 
@@ -36,44 +34,70 @@ class SchemaText:
     `references` are the schema's resolved references (`keyguard.formats.registry.references`): the
     text stays as registered, and everything that reads the schema reads `standalone`, the text
     with the referenced definitions brought in.
+
+    A value: equal (and hashed alike) when type, text and origin are; its fields are `Final`.
+    A plain class, not a frozen dataclass, whose generated methods every CLI start would pay for
+    at import; the parsed schema is kept beside the fields.
     """
 
-    schema_type: str
-    text: str
-    origin: str
-    references: tuple[ResolvedReference, ...] = field(default=(), compare=False)
+    __slots__ = ("_data", "_standalone", "origin", "references", "schema_type", "text")
+
+    def __init__(self, schema_type: str, text: str, origin: str,
+                 references: tuple[ResolvedReference, ...] = (), *,
+                 _parsed: tuple[str | None, object] | None = None) -> None:
+        self.schema_type: Final = schema_type
+        self.text: Final = text
+        self.origin: Final = origin
+        self.references: Final = references
+        #: The standalone text and the parsed data (None: not parsed, as a PROTOBUF schema
+        #: is not; no schema parses to None), once known (`with_origin` passes them on).
+        self._standalone, self._data = _parsed or (None, None)
+        if _parsed is None and declared_type(schema_type) is not None:
+            with paused_gc():
+                self._data = self._validated()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SchemaText):
+            return NotImplemented
+        return ((self.schema_type, self.text, self.origin)
+                == (other.schema_type, other.text, other.origin))
+
+    def __hash__(self) -> int:
+        return hash((self.schema_type, self.text, self.origin))
+
+    def __repr__(self) -> str:
+        return f"SchemaText({self.schema_type!r}, {self.text!r}, {self.origin!r})"
+
+    def with_origin(self, origin: str) -> SchemaText:
+        """The same schema, said to come from `origin` (checked once: its parse is kept)."""
+        return SchemaText(self.schema_type, self.text, origin, self.references,
+                          _parsed=(self._standalone, self._data))
 
     @property
     def standalone(self) -> str:
         """The schema with its references resolved into it: what the analysis reads."""
-        if "_standalone" not in self.__dict__:
+        if self._standalone is None:
             if not self.references:  # standalone() answers the text itself
-                self.__dict__["_standalone"] = self.text
+                self._standalone = self.text
             else:
                 # lazy: CLI start-up (schema references, only for a schema that has some)
                 from keyguard.formats.registry.references import standalone
 
-                self.__dict__["_standalone"] = standalone(self.text, self.schema_type,
-                                                          self.references, origin=self.origin)
-        return str(self.__dict__["_standalone"])
+                self._standalone = standalone(self.text, self.schema_type, self.references,
+                                              origin=self.origin)
+        return self._standalone
 
     @property
     def reference_list(self) -> tuple[dict[str, object], ...]:
         """The references as the registry stores them, for registering and looking up."""
         return tuple(r.reference.as_dict() for r in self.references)
 
-    def __post_init__(self) -> None:
-        if schema_type(self.schema_type) is not None:
-            # Frozen: the parsed data is cached beside the fields, not as one of them.
-            with paused_gc():
-                self.__dict__["_data"] = self._validated()
-
     def _validated(self) -> object:
         if not self.text.strip():
             raise SchemaError(f"{self.origin}: the schema is empty",
                               hint="an Avro schema or a JSON Schema is JSON text")
-        declared = schema_type(self.schema_type)
-        assert declared is not None  # __post_init__ parses declared types only
+        declared = declared_type(self.schema_type)
+        assert declared is not None  # __init__ parses declared types only
         try:
             return declared.parse(self.standalone, self.origin)
         except SchemaError as exc:
@@ -81,8 +105,8 @@ class SchemaText:
 
     def parsed(self) -> object:
         """The schema as JSON data (an Avro type name stays a string)."""
-        if "_data" in self.__dict__:
-            return self.__dict__["_data"]
+        if self._data is not None:
+            return self._data
         return loads_schema(self.standalone, self.origin)
 
     def row_type(self, *, avro_only: bool = False) -> RowType:
@@ -103,7 +127,7 @@ class SchemaText:
         return t.not_null()
 
     def _row_type(self, avro_only: bool) -> DataType:
-        declared = schema_type(self.schema_type)
+        declared = declared_type(self.schema_type)
         if declared is not None:
             return declared.row_type(self.parsed(), avro_only)
         raise SchemaError(f"schema type {self.schema_type} is not supported",

@@ -82,7 +82,7 @@ class KeyWriting:
             raise type(exc)(prefix + exc.message, hint=exc.hint) from None
         if self.declared is None:
             return side
-        return replace(side, row_type=with_declared(side.row_type, self.declared))
+        return side.replace(row_type=with_declared(side.row_type, self.declared))
 
 
 def key_side(text: SchemaText, key_format: str, options: Mapping[str, Any],

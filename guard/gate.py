@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from keyguard.formats.codec import default_format
@@ -69,7 +68,7 @@ def _changed_latest(old: Registry, new: Registry, subject: str) -> SchemaText | 
     if not new.versions(subject):
         return None
     latest = new.get_version(subject)
-    text = replace(version_text(new, latest), origin=f"{new.name} {subject} v{latest.version}")
+    text = version_text(new, latest).with_origin(f"{new.name} {subject} v{latest.version}")
     if old.versions(subject):
         base = old.get_version(subject)
         if base.schema_type == latest.schema_type and canonical_form(

@@ -14,7 +14,6 @@ the existing keys.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.registry import SchemaVersion
@@ -58,8 +57,7 @@ def key_sides(plan: TopicPlan, registered: Registered, facts: Facts) -> KeySides
         return KeySides(candidate, _new_side(plan, candidate, key.candidate_id, topic))
     if candidate is None:
         assert key.latest is not None, "gather reads the latest version for an unchanged key"
-        candidate = replace(key.latest,
-                            origin=f"{key.subject} v{history[-1].version} (unchanged)")
+        candidate = key.latest.with_origin(f"{key.subject} v{history[-1].version} (unchanged)")
     new = _new_side(plan, candidate, key.candidate_id, topic)
     carried = _carried(plan, topic)
     olds = tuple(OldSide(v, _old_side(plan, v, ids, topic))

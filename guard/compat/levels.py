@@ -11,8 +11,7 @@ this module decides which pairs to ask.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
 from keyguard.formats.registry import COMPATIBILITY_LEVELS
@@ -68,18 +67,23 @@ class CompatibilityResult(NamedTuple):
 S = TypeVar("S")
 
 
-@dataclass(frozen=True, slots=True)
 class PairChecker(Generic[S]):
     """A format's two entry points: parse a schema once, then walk a (reader, writer) pair.
     `under` gives the checker that follows another registry where it differs from Confluent
-    (None: the format has no such difference)."""
+    (None: the format has no such difference). `history` checks rules about history rather
+    than reading (old version, candidate), once per version whatever the level's direction:
+    Apicurio's protolock rules are of this kind. A plain class with `Final` fields (a frozen
+    dataclass would generate its methods at every CLI start)."""
 
-    parse: Callable[[Any], S]
-    check: Callable[[S, S], list[Incompatibility]]
-    under: Callable[[RegistryRules], PairChecker[S]] | None = None
-    #: Rules about history rather than reading (old version, candidate), checked once per
-    #: version whatever the level's direction: Apicurio's protolock rules are of this kind.
-    history: Callable[[S, S], list[Incompatibility]] | None = None
+    __slots__ = ("check", "history", "parse", "under")
+
+    def __init__(self, parse: Callable[[Any], S], check: Callable[[S, S], list[Incompatibility]],
+                 under: Callable[[RegistryRules], PairChecker[S]] | None = None,
+                 history: Callable[[S, S], list[Incompatibility]] | None = None) -> None:
+        self.parse: Final = parse
+        self.check: Final = check
+        self.under: Final = under
+        self.history: Final = history
 
     def following(self, rules: RegistryRules) -> PairChecker[S]:
         """This checker, or its variant that follows `rules` where they differ."""

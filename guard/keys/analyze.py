@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from keyguard.formats.avro_format import AvroWriter
@@ -171,7 +170,7 @@ def _family_hook(old: KeySide, new: KeySide, name: str) -> Callable[..., Any] | 
 
 def _battery_option(old: KeySide, key: str, a: Any, b: Any, topic: str | None) -> Change:
     """An option without a specific rule, judged by encoding the battery with only it changed."""
-    probe = replace(old, options={**old.options, key: b})
+    probe = old.replace(options={**old.options, key: b})
     hints = battery_hints(old) if old.is_avro else None
     search = WitnessSearch(old, probe, encoder(old, topic), encoder(probe, topic), hints)
     what = f"option '{key}' {a!r} -> {b!r}"

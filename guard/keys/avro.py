@@ -11,7 +11,6 @@ format's, `guard/keys/confluent.py`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from keyguard.formats.avro_schema import parse_avro, to_avro_schema
@@ -91,7 +90,6 @@ def named_types(schema: Any, ns: str | None = None, out: dict[str, Any] | None =
     return out
 
 
-@dataclass
 class AvroWalk:
     """One comparison of an old and a new writer schema, by their binary encodings.
 
@@ -99,9 +97,12 @@ class AvroWalk:
     already being compared further up is not compared again (its changes are found there).
     """
 
-    old_named: dict[str, Any]
-    new_named: dict[str, Any]
-    in_progress: set[tuple[int, int]] = field(default_factory=set)
+    __slots__ = ("in_progress", "new_named", "old_named")
+
+    def __init__(self, old_named: dict[str, Any], new_named: dict[str, Any]) -> None:
+        self.old_named = old_named
+        self.new_named = new_named
+        self.in_progress: set[tuple[int, int]] = set()
 
     def resolve(self, s: Any, named: dict[str, Any]) -> Any:
         while True:

@@ -9,8 +9,7 @@ pure: nothing is opened, fetched or registered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from keyguard.formats.errors import KeyguardError, RegistryError
 from keyguard.formats.registry import Registration, SchemaVersion
@@ -25,7 +24,6 @@ class WriterSchema(NamedTuple):
     error: KeyguardError | None = None
 
 
-@dataclass
 class KnownSchemas:
     """Answers a codec's registry questions from plain data.
 
@@ -33,9 +31,14 @@ class KnownSchemas:
     schemas of ids found in keys (a GUID, read from a key's header, by its text).
     """
 
-    written: Mapping[str, int] = field(default_factory=dict)
-    by_id: Mapping[int | str, WriterSchema] = field(default_factory=dict)
-    name: str = "keyguard analysis (no registry asked)"
+    __slots__ = ("by_id", "name", "written")
+
+    def __init__(self, written: Mapping[str, int] | None = None,
+                 by_id: Mapping[int | str, WriterSchema] | None = None,
+                 name: str = "keyguard analysis (no registry asked)") -> None:
+        self.written: Final[Mapping[str, int]] = written or {}
+        self.by_id: Final[Mapping[int | str, WriterSchema]] = by_id or {}
+        self.name = name
 
     def _id_of(self, subject: str, schema: str) -> int:
         if schema not in self.written:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
 from keyguard.formats.framing import Frame
 from keyguard.formats.types import Field, RowType, avro_only_parts
+from keyguard.formats.value import Value
 from keyguard.guard.report import Rule, Witness
 from keyguard.guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
@@ -47,8 +47,7 @@ def partitioner_family(name: str) -> str:
     return fam
 
 
-@dataclass(frozen=True, slots=True)
-class KeySide:
+class KeySide(Value):
     """How keys are (or will be) written: format, options, key row type, schema, placement.
 
     `options` are the key format's own options, Flink names without the `key.<format>.`
@@ -56,42 +55,42 @@ class KeySide:
     written with (derived from `row_type` when None). For avro-confluent, `schema_id` is the id
     this side writes with (for the candidate: the id it has or would get, None if not yet
     registered), and `key_schema_ids` are the ids the keys already in the topic carry (from a
-    topic scan, or the subject's registered ids when there is no topic). For a framed format
-    of another schema type (json-registry, protobuf-registry), `schema` is the key schema as
-    written and registered under that id, when known (derived by the format otherwise).
-    `format` may be an alias (avro-registry): the side names the format itself.
+    topic scan, or the subject's registered ids when there is no topic). `fields_prefix` is the
+    table option key.fields-prefix (the row type already has the names without it). For a
+    framed format of another schema type (json-registry, protobuf-registry), `schema` is the
+    key schema as written and registered under that id, when known (derived by the format
+    otherwise): its text, or an object with `.text` (a `SchemaText`, a
+    `keyguard.formats.protobuf_schema.ProtoSchema`). `format` may be an alias (avro-registry):
+    the side names the format itself. A value (`keyguard.formats.value`).
     """
 
-    format: str
-    row_type: RowType
-    options: Mapping[str, Any] = field(default_factory=dict)
-    avro_schema: Any = None
-    schema_id: int | None = None
-    key_schema_ids: tuple[int, ...] = ()
-    #: The table option key.fields-prefix (the row type already has the names without it).
-    fields_prefix: str = ""
-    partitioner: str = "murmur2"
-    partitions: int | None = None
-    #: The key schema as written, for schema types other than Avro: its text, or an object
-    #: with `.text` (a `SchemaText`, a `keyguard.formats.protobuf_schema.ProtoSchema`), if known.
-    schema: Any = None
+    __slots__ = ("avro_schema", "fields_prefix", "format", "key_schema_ids", "options",
+                 "partitioner", "partitions", "row_type", "schema", "schema_id")
+    FIELDS = ("format", "row_type", "options", "avro_schema", "schema_id", "key_schema_ids",
+              "fields_prefix", "partitioner", "partitions", "schema")
 
-    @property
-    def schema_text(self) -> str | None:
-        """The text of `schema` (what a registry holds), when known."""
-        s = self.schema
-        text = s if isinstance(s, str) else getattr(s, "text", None)
-        return text if isinstance(text, str) else None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "format", canonical_format(self.format))
-        if isinstance(self.avro_schema, (str, bytes)):
+    def __init__(self, format: str, row_type: RowType, options: Mapping[str, Any] | None = None,
+                 avro_schema: Any = None, schema_id: int | None = None,
+                 key_schema_ids: tuple[int, ...] = (), fields_prefix: str = "",
+                 partitioner: str = "murmur2", partitions: int | None = None,
+                 schema: Any = None) -> None:
+        if isinstance(avro_schema, (str, bytes)):
             try:
-                object.__setattr__(self, "avro_schema", json.loads(self.avro_schema))
+                avro_schema = json.loads(avro_schema)
             except (ValueError, RecursionError):  # a type name; or too deep: parse_avro says so
-                object.__setattr__(self, "avro_schema", str(self.avro_schema).strip())
-        partitioner_family(self.partitioner)
-        parts = avro_only_parts(self.row_type)
+                avro_schema = str(avro_schema).strip()
+        self.format: Final = canonical_format(format)
+        self.row_type: Final = row_type
+        self.options: Final[Mapping[str, Any]] = {} if options is None else options
+        self.avro_schema: Final = avro_schema
+        self.schema_id: Final = schema_id
+        self.key_schema_ids: Final = key_schema_ids
+        self.fields_prefix: Final = fields_prefix
+        self.partitioner: Final = partitioner
+        self.partitions: Final = partitions
+        self.schema: Final = schema
+        partitioner_family(partitioner)
+        parts = avro_only_parts(row_type)
         if parts and not self.is_avro:
             path, t = parts[0]
             raise UnsupportedTypeError(
@@ -99,6 +98,13 @@ class KeySide:
                 "cannot write: no Flink column type holds it",
                 hint="only the avro and avro-confluent key formats write such keys",
             )
+
+    @property
+    def schema_text(self) -> str | None:
+        """The text of `schema` (what a registry holds), when known."""
+        s = self.schema
+        text = s if isinstance(s, str) else getattr(s, "text", None)
+        return text if isinstance(text, str) else None
 
     @property
     def is_avro(self) -> bool:
@@ -129,7 +135,7 @@ class KeySide:
         body), the frame being judged on its own (`keyguard.guard.keys.confluent`)."""
         if "framing" not in self.options:
             return self
-        return replace(self, options={k: v for k, v in self.options.items() if k != "framing"})
+        return self.replace(options={k: v for k, v in self.options.items() if k != "framing"})
 
     @property
     def key_family(self) -> str:

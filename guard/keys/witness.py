@@ -15,10 +15,9 @@ import itertools
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.partitioner import partition_for
@@ -358,16 +357,20 @@ def place(family: str, key: bytes, partitions: int) -> int | None:
     return None
 
 
-@dataclass
 class Trial:
-    """One candidate key, encoded by both sides."""
+    """One candidate key, encoded by both sides, and where each side places it."""
 
-    key: dict[str, Any]
-    old_bytes: bytes
-    new_bytes: bytes | None
-    new_error: str | None
-    old_partition: int | None = None
-    new_partition: int | None = None
+    __slots__ = ("key", "new_bytes", "new_error", "new_partition", "old_bytes", "old_partition")
+
+    def __init__(self, key: dict[str, Any], old_bytes: bytes, new_bytes: bytes | None,
+                 new_error: str | None, old_partition: int | None = None,
+                 new_partition: int | None = None) -> None:
+        self.key: Final = key
+        self.old_bytes: Final = old_bytes
+        self.new_bytes: Final = new_bytes
+        self.new_error: Final = new_error
+        self.old_partition: Final = old_partition
+        self.new_partition: Final = new_partition
 
     @property
     def bytes_differ(self) -> bool:
@@ -425,10 +428,10 @@ class WitnessSearch:
                 err = str(exc)
             except KeyguardError as exc:
                 err = exc.message
-            result = Trial(key, old_bytes, new_bytes, err)
-            result.old_partition = place(self.old.partitioner_family, old_bytes, self.n_old)
-            if new_bytes is not None:
-                result.new_partition = place(self.new.partitioner_family, new_bytes, self.n_new)
+            result = Trial(key, old_bytes, new_bytes, err,
+                           place(self.old.partitioner_family, old_bytes, self.n_old),
+                           None if new_bytes is None else
+                           place(self.new.partitioner_family, new_bytes, self.n_new))
         self._trials[ident] = result
         return result
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 
@@ -99,7 +98,7 @@ def test_every_format_in_the_catalog_has_key_rules():
 def test_a_format_without_key_rules_is_an_error_not_a_pass(monkeypatch):
     codec.format_names()
     monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
-    register_format(replace(format_factory("json"), name="norules-json", key_family="norules"))
+    register_format(format_factory("json").replace(name="norules-json", key_family="norules"))
     side = KeySide("norules-json", ROW)
     with pytest.raises(UnknownKeyFamilyError):
         analyze_key_change(side, side, topic="t")
@@ -118,7 +117,7 @@ def test_a_key_family_in_the_catalog_judges_its_keys(monkeypatch):
     monkeypatch.setitem(guard_catalog.KEY_FAMILIES, "kgtest", "kgtest_family")
     codec.format_names()  # every built-in registered first: the copy below is thrown away
     monkeypatch.setattr(codec, "_FACTORIES", dict(codec._FACTORIES))
-    register_format(replace(format_factory("json"), name="kgtest-json", key_family="kgtest"))
+    register_format(format_factory("json").replace(name="kgtest-json", key_family="kgtest"))
     side = KeySide("kgtest-json", ROW)
     findings = analyze_key_change(side, side, topic="t")
     assert calls == [("kgtest-json", "kgtest-json", "t", True)]

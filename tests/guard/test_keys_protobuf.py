@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +43,9 @@ def protobuf_formats(monkeypatch: pytest.MonkeyPatch) -> None:
         try:
             format_factory(name)
         except InvalidOptionError:
-            stand_in = replace(format_factory("raw"), name=name, schema_type="PROTOBUF",
+            stand_in = format_factory("raw").replace(name=name, schema_type="PROTOBUF",
                                key_family="protobuf", uses_registry=frame is not None)
-            register_format(replace(stand_in, frame=frame) if frame else stand_in)
+            register_format(stand_in.replace(frame=frame) if frame else stand_in)
 
 
 def side(fmt: str, columns: str, schema: Any, **kw: Any) -> KeySide:

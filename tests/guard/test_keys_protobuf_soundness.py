@@ -214,9 +214,9 @@ def protobuf_formats() -> Any:
         try:
             format_factory(name)
         except InvalidOptionError:
-            stand_in = replace(format_factory("raw"), name=name, schema_type="PROTOBUF",
+            stand_in = format_factory("raw").replace(name=name, schema_type="PROTOBUF",
                                key_family="protobuf", uses_registry=frame is not None)
-            register_format(replace(stand_in, frame=frame) if frame else stand_in)
+            register_format(stand_in.replace(frame=frame) if frame else stand_in)
     yield
     codec._FACTORIES.clear()
     codec._FACTORIES.update(saved)

@@ -1,0 +1,45 @@
+"""`Value`: the base of keyguard's small immutable value classes that carry behaviour.
+
+A value class lists its fields in `FIELDS`, in the order its constructor takes them (by those
+names), and sets each in its `__init__` as a `Final` attribute (type checkers reject any later
+assignment). `Value` gives it equality (same class, equal fields), a hash of the fields (a
+value with a mapping field is unhashable, as a frozen dataclass holding one is), a repr, and
+`replace`. Plain classes rather than frozen dataclasses: in the Python versions keyguard
+supports, a frozen dataclass generates and compiles its methods when its module is imported,
+about 0.8 ms a class that every CLI start pays; records without behaviour are NamedTuples.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+V = TypeVar("V", bound="Value")
+
+
+class Value:
+    __slots__ = ()
+    #: The fields, in the order the constructor takes them.
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self.FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Value)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash((self.__class__, self._values()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS)
+        return f"{self.__class__.__name__}({shown})"
+
+    def replace(self: V, **changes: Any) -> V:
+        """This value with the fields in `changes` changed (made anew: checked as any is)."""
+        unknown = set(changes) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"{self.__class__.__name__} has no field {', '.join(sorted(unknown))}")
+        return self.__class__(**{f: changes.get(f, getattr(self, f)) for f in self.FIELDS})
