@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
 from keyguard.formats.framing import BARE, Frame, Headers, side_frame
+from keyguard.formats.immutable import Value
 from keyguard.formats.options import OptionSet, ResolvedOptions
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.types import RowType
-from keyguard.formats.value import Value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -198,7 +198,7 @@ class FormatFactory(Value):
       family, "avro", "json", "csv", "raw" or "protobuf", whose rules the guard's catalog names
       (`keyguard.guard.catalog.KEY_FAMILIES`). Formats of one family encode a key body alike.
 
-    A value (`keyguard.formats.value`).
+    A value (`keyguard.formats.immutable`).
     """
 
     __slots__ = ("build", "frame", "key_family", "name", "options", "schema_type", "summary",

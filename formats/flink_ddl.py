@@ -565,7 +565,7 @@ class _Statement(TokenCursor):
             self.fail(f"key column {bad[0]!r} holds a comma, which keyguard's primary-key "
                       "option cannot list", pk_pos, error=InvalidOptionError)
         table[PRIMARY_KEY.key] = ",".join(key_cols)
-        rows = tuple(replace(f, type=f.type.not_null()) if pk is not None and f.name in key_cols
+        rows = tuple(f.replace(type=f.type.not_null()) if pk is not None and f.name in key_cols
                      else f for f, _ in fields)  # Flink: primary-key columns are NOT NULL
         row = RowType(fields=rows, nullable=False)
         self.resolves(table, row, with_pos)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, TypeAlias
 
 from keyguard.formats.catalog import frame as named_frame
 from keyguard.formats.errors import DecodeError, InvalidOptionError
-from keyguard.formats.value import Value
+from keyguard.formats.immutable import Value
 
 if TYPE_CHECKING:
     from uuid import UUID
@@ -99,7 +99,7 @@ PLACEMENTS = ("none", "header", "id", "guid", "both")
 class Frame(Value):
     """A record framing. This one is bare: the record is the body, and carries no schema id.
 
-    Frames are values (`keyguard.formats.value`): equal when of one class with equal fields,
+    Frames are values (`keyguard.formats.immutable`): equal when of one class with equal fields,
     hashable, picklable (a Spark task gets its side's), and never changed (`replace` makes
     another).
     """

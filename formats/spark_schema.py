@@ -11,7 +11,6 @@ pyspark is imported lazily: importing this module never needs it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
@@ -261,17 +260,17 @@ def with_declared(table: RowType, declared: RowType | None) -> RowType:
 
 def _declared(t: DataType, d: DataType) -> DataType:
     if isinstance(t, _TEMPORAL) and type(d) is type(t):
-        return replace(t, precision=d.precision)  # nullability stays the DataFrame's
+        return t.replace(precision=d.precision)  # nullability stays the DataFrame's
     if isinstance(t, (StringType, BytesType)) and type(d) is type(t):
         assert isinstance(d, (StringType, BytesType))
-        return replace(t, length=d.length, fixed=d.fixed)
+        return t.replace(length=d.length, fixed=d.fixed)
     if isinstance(t, RowType) and isinstance(d, RowType):
         by_name = {f.name: f.type for f in d.fields}
-        return replace(t, fields=tuple(
+        return t.replace(fields=tuple(
             Field(f.name, _declared(f.type, by_name[f.name]), f.description)
             if f.name in by_name else f for f in t.fields))
     if isinstance(t, ArrayType) and isinstance(d, ArrayType):
-        return replace(t, element=_declared(t.element, d.element))
+        return t.replace(element=_declared(t.element, d.element))
     if isinstance(t, MapType) and isinstance(d, MapType):
-        return replace(t, key=_declared(t.key, d.key), value=_declared(t.value, d.value))
+        return t.replace(key=_declared(t.key, d.key), value=_declared(t.value, d.value))
     return t

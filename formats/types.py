@@ -26,11 +26,12 @@ ROW<...>           dict of field name -> value
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import FrozenInstanceError, dataclass, fields, replace
+from dataclasses import FrozenInstanceError
 from functools import cached_property
 from typing import Any, ClassVar, TypeVar
 
 from keyguard.formats.errors import SchemaError
+from keyguard.formats.immutable import Value
 
 T = TypeVar("T", bound="DataType")
 C = TypeVar("C", bound=type)
@@ -39,27 +40,18 @@ C = TypeVar("C", bound=type)
 _set = object.__setattr__
 
 
-class _Value:
-    """A frozen dataclass's methods, without the cost of generating them.
+class _Value(Value):
+    """The logical types' base: an immutable `keyguard.formats.immutable.Value`.
 
-    `@dataclass(frozen=True)` compiles five or six methods per class when the module is
-    imported (an exec of generated source each: ~13 ms for this module's 22 classes, paid by
-    every CLI start). These classes are declared with `@_value()` instead: still dataclasses
-    (`fields`, `replace`, `asdict` work), with the repr and immutability below and, written in
-    each class that adds fields, the `__init__`, `__eq__` and `__hash__` the decorator would
-    generate: equal when of the same class with equal fields (in declaration order), hashed by
-    the fields, `Name(field=value, ...)`, FrozenInstanceError on assignment.
+    Each class that adds fields declares them as annotations and is decorated `@_value()`,
+    which lists them in `FIELDS` (the inherited first, in declaration order); it writes its own
+    `__init__` (keyword arguments, by field name), and its `__eq__` and `__hash__`: equal when of
+    the same class with equal fields, hashed by the fields, compared as a tuple at once (types
+    are compared and hashed on the codecs' paths). Assigning a field raises
+    FrozenInstanceError. `replace` makes a changed copy.
     """
 
     __slots__ = ()
-    #: The field names in declaration order (set by `_value`).
-    _names: ClassVar[tuple[str, ...]]
-    #: Set by `dataclass` (declared for type checkers: `dataclasses.replace` takes these).
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._names)
-        return f"{self.__class__.__qualname__}({shown})"
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -68,17 +60,18 @@ class _Value:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
-def _value(*, kw_only: bool = True) -> Callable[[C], C]:
-    """Declare a `_Value` class that adds fields as a dataclass that generates no method (see
-    `_Value`); its `__init__` is its own. A subclass that adds no field needs no decorator."""
+def _value() -> Callable[[C], C]:
+    """Declare a `_Value` class that adds fields (see `_Value`): its `FIELDS` are the inherited
+    ones, then its own annotations that are not ClassVars. A subclass that adds no field needs
+    no decorator."""
 
     def declare(cls: C) -> C:
-        inherited = getattr(cls, "_names", ())
-        dataclass(init=False, repr=False, eq=False, kw_only=kw_only)(cls)  # in place
-        names = tuple(f.name for f in fields(cls))
-        cls._names = names  # type: ignore[attr-defined]
+        inherited: tuple[str, ...] = getattr(cls, "FIELDS", ())
+        own = tuple(n for n, a in vars(cls).get("__annotations__", {}).items()
+                    if not str(a).startswith("ClassVar") and n not in inherited)
+        cls.FIELDS = (*inherited, *own)  # type: ignore[attr-defined]
         missing = [m for m in ("__init__", "__eq__", "__hash__") if m not in vars(cls)]
-        if names != inherited and missing:  # inherited ones would miss the new fields
+        if own and missing:  # inherited ones would miss the new fields
             raise TypeError(f"{cls.__name__} adds fields: write its {', '.join(missing)}")
         return cls
 
@@ -106,7 +99,7 @@ class DataType(_Value):
     sql_name = "?"
 
     def with_nullable(self: T, nullable: bool) -> T:
-        return self if self.nullable == nullable else replace(self, nullable=nullable)
+        return self if self.nullable == nullable else self.replace(nullable=nullable)
 
     def not_null(self: T) -> T:
         return self.with_nullable(False)
@@ -411,7 +404,7 @@ def avro_only_parts(t: DataType) -> list[tuple[str, AvroOnlyType]]:
     return [(path, sub) for path, sub in walk(t) if isinstance(sub, AvroOnlyType)]
 
 
-@_value(kw_only=False)
+@_value()
 class Field(_Value):
     """A named column of a ROW."""
 

@@ -59,7 +59,7 @@ class KeyWriting:
                    if not _registry_option(table.key_format, k)}
         prefix = table.key_fields_prefix
         declared = RowType(fields=tuple(  # the key format's names are without the prefix
-            replace(f, name=f.name.removeprefix(prefix)) for f in table.columns.fields))
+            f.replace(name=f.name.removeprefix(prefix)) for f in table.columns.fields))
         return cls(table.key_format, options, prefix, table.producer_partitioner, partitions,
                    declared)
 

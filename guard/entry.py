@@ -2,8 +2,6 @@
 as written; `keyguard.guard.config` reads them from TOML. Light on purpose: `keyguard check --topic`
 builds them without loading the TOML reader and its checks."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,10 +42,10 @@ class TopicEntry(NamedTuple):
     #: Rule IDs and categories ignored for this topic only (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
     #: Its `ignore` tables: a rule accepted with a reason (`keyguard.guard.suppress`).
-    suppressions: tuple[Suppression, ...] = ()
+    suppressions: "tuple[Suppression, ...]" = ()
     #: The Flink table the entry was read from (`flink-ddl`, `--flink-ddl`): its key and value
     #: schemas are the candidates unless key-schema / value-schema name others.
-    flink_table: FlinkTable | None = None
+    flink_table: "FlinkTable | None" = None
 
     def format_options(self, role: str, fmt: str | None) -> dict[str, Any]:
         return strip_prefix(self.options, f"{role}.{fmt}.") if fmt else {}
@@ -70,6 +68,6 @@ class GuardConfig(NamedTuple):
     #: Rule IDs and categories ignored for every topic (`keyguard.guard.selection`).
     ignore: tuple[str, ...] = ()
     #: Its `ignore` tables: a rule accepted with a reason (`keyguard.guard.suppress`).
-    suppressions: tuple[Suppression, ...] = ()
+    suppressions: "tuple[Suppression, ...]" = ()
     #: Directory the file was read from: relative schema paths resolve against it.
     base: Path = Path(".")

@@ -13,8 +13,6 @@ Fail closed: before any registry answer counts, the registry must prove it is on
 versions".
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -63,7 +61,7 @@ class Facts(NamedTuple):
     """What the live topic says, if it was asked."""
 
     #: The topic's facts; None when no broker was asked, or the topic does not exist.
-    topic: TopicFacts | None = None
+    topic: "TopicFacts | None" = None
     #: A broker was asked: `topic` None then means the topic does not exist.
     inspected: bool = False
     #: The cluster's topic names, read only when a near miss may explain something.
@@ -73,7 +71,7 @@ class Facts(NamedTuple):
 def gather(
     plan: TopicPlan,
     registry: Registry,
-    inspector: TopicInspector | None = None,
+    inspector: "TopicInspector | None" = None,
     *,
     scan_limit: int = 10_000,
 ) -> tuple[Registered, Facts]:
@@ -139,7 +137,7 @@ def _subject_names(registry: Registry) -> tuple[str, ...]:
         return ()
 
 
-def _topic_names(inspector: TopicInspector) -> tuple[str, ...]:
+def _topic_names(inspector: "TopicInspector") -> tuple[str, ...]:
     names = getattr(inspector, "topic_names", None)
     if not callable(names):
         return ()
@@ -155,7 +153,7 @@ def _key_frame(plan: TopicPlan) -> Frame:
 
 
 def _writer_schemas(plan: TopicPlan, registry: Registry,
-                    topic: TopicFacts | None) -> dict[int | str, WriterSchema]:
+                    topic: "TopicFacts | None") -> dict[int | str, WriterSchema]:
     """The writer schema of every id the sampled keys carry (in their bytes, or in a header:
     an integer id or a GUID), for decoding them."""
     if topic is None or not topic.sample_keys:

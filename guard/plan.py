@@ -7,8 +7,6 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 `KeySide` the key analysis compares: the one place that says how a key is written.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -72,12 +70,12 @@ class TopicPlan(NamedTuple):
     @classmethod
     def of_entry(
         cls,
-        entry: TopicEntry,
+        entry: "TopicEntry",
         *,
         candidate_key: SchemaText | None = None,
         candidate_value: SchemaText | None = None,
         require_subject: bool = False,
-    ) -> TopicPlan:
+    ) -> "TopicPlan":
         """The plan of a config file's `[[topics]]` entry (or the command line's topic)."""
         table = entry.flink_table
         return cls(
@@ -97,8 +95,8 @@ class TopicPlan(NamedTuple):
         )
 
     @classmethod
-    def of_upsert(cls, plan: UpsertPlan, partitions: int | None = None, *,
-                  origin: str = "the Spark DataFrame's") -> TopicPlan:
+    def of_upsert(cls, plan: "UpsertPlan", partitions: int | None = None, *,
+                  origin: str = "the Spark DataFrame's") -> "TopicPlan":
         """The plan of a resolved upsert write: the candidates are what its codecs write."""
         return cls(
             topic=plan.topic,
@@ -139,7 +137,7 @@ class TopicPlan(NamedTuple):
         """The format the keys already in the topic were written with."""
         return self.old_key_format or self.key_format
 
-    def key_frame(self, *, existing: bool = True) -> Frame:
+    def key_frame(self, *, existing: bool = True) -> "Frame":
         """The frame of the (existing) keys: the key format's `framing` option's, else the
         format's own (`FormatFactory.frame_of`), named for the key side."""
         fmt = self.existing_key_format if existing else self.key_format

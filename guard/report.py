@@ -4,8 +4,6 @@ Pure data. The analysis produces it, the CLI renders it (text, json, junit, sari
 and the Spark writer raises with it. Nothing here may hold a credential.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any, NamedTuple
@@ -192,12 +190,12 @@ class Report(NamedTuple):
     def breaking(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.effective_severity is Severity.BREAKING)
 
-    def merged(self, other: Report) -> Report:
+    def merged(self, other: "Report") -> "Report":
         return Report(self.findings + other.findings, self.checked + other.checked,
                       self.notes + other.notes, self.ignored + other.ignored,
                       self.sections + other.sections)
 
     @staticmethod
     def of(findings: Iterable[Finding], checked: Iterable[str] = (),
-           notes: Iterable[str] = ()) -> Report:
+           notes: Iterable[str] = ()) -> "Report":
         return Report(tuple(findings), tuple(checked), tuple(notes))

@@ -11,8 +11,6 @@ An edge module: the registry and Kafka settings are resolved here, through the o
 path (`keyguard.formats.registry.settings`), which reads the environment.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -80,12 +78,12 @@ class CheckRun(NamedTuple):
     compatibility rules judge its value schemas."""
 
     entries: tuple[TopicEntry, ...]
-    selection: RuleSelection | None
-    registry: RegistrySettings
+    selection: "RuleSelection | None"
+    registry: "RegistrySettings"
     rules_of: str = RULES_OF.default_value
 
 
-def plan_check(request: CheckRequest, cfg: GuardConfig, table: FlinkTable | None = None, *,
+def plan_check(request: CheckRequest, cfg: GuardConfig, table: "FlinkTable | None" = None, *,
                default_registry: str | None = None) -> CheckRun:
     """The topics, rule selection and registry of a run: the config file's, the command line's
     on top, a Flink DDL's table (`--flink-ddl`) for its topic. `default_registry`: the registry
@@ -106,7 +104,7 @@ def rules_of(request: CheckRequest, cfg: GuardConfig) -> str:
 
 
 def topic_entries(request: CheckRequest, cfg: GuardConfig,
-                  table: FlinkTable | None = None) -> tuple[TopicEntry, ...]:
+                  table: "FlinkTable | None" = None) -> tuple[TopicEntry, ...]:
     """The topics to check: a DDL's or `--topic`'s (over the config file's entry of that name,
     explicit settings winning), else every topic of the config file."""
     if table is not None:
@@ -134,7 +132,7 @@ def topic_entries(request: CheckRequest, cfg: GuardConfig,
     return tuple(cfg.topics)
 
 
-def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: FlinkTable) -> TopicEntry:
+def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: "FlinkTable") -> TopicEntry:
     """`check --flink-ddl`: the DDL's topic, keeping the config file's `ignore` and
     `require-subject` for it. What the DDL says cannot be given again by a flag."""
     # lazy: CLI start-up (the config module, only with a DDL)
@@ -198,7 +196,7 @@ def check_table_options(e: TopicEntry) -> None:
 
 
 def rule_selection(request: CheckRequest, cfg: GuardConfig,
-                   entries: Sequence[TopicEntry]) -> RuleSelection | None:
+                   entries: Sequence[TopicEntry]) -> "RuleSelection | None":
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
     the file was read), for the topics this run checks, and the rules accepted with a reason
     (`accepted`); None when nothing is ignored."""
@@ -216,7 +214,7 @@ def rule_selection(request: CheckRequest, cfg: GuardConfig,
     return selection.accepting(accepts)
 
 
-def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> tuple[Suppression, ...]:
+def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> "tuple[Suppression, ...]":
     """The rules accepted with a reason: the config file's `ignore` tables (global, then each
     topic's), and the `keyguard: ignore` comments of the topics' Flink DDLs."""
     ddls = [e for e in entries if e.flink_table is not None and "keyguard" in e.flink_table.text]
@@ -234,7 +232,7 @@ def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> tuple[Suppressi
 
 
 def registry_settings(request: CheckRequest, cfg: GuardConfig, entries: Sequence[TopicEntry],
-                      default_url: str | None = None) -> RegistrySettings:
+                      default_url: str | None = None) -> "RegistrySettings":
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
@@ -285,7 +283,7 @@ def kafka_settings(request: CheckRequest, cfg: GuardConfig,
     return servers, props
 
 
-def ddl_notes(tables: Sequence[FlinkTable | None], use_connections: bool, *,
+def ddl_notes(tables: "Sequence[FlinkTable | None]", use_connections: bool, *,
               connects: bool = True) -> tuple[str, ...]:
     """What a run's Flink DDLs say that it does not use, each line once (a DDL given for both
     sides of a diff or a migration is one DDL): the parts that write no bytes (metadata and
@@ -311,7 +309,7 @@ def ddl_notes(tables: Sequence[FlinkTable | None], use_connections: bool, *,
     return tuple(dict.fromkeys(notes))
 
 
-def ddl_kafka(tables: Sequence[FlinkTable | None], use_connections: bool) -> dict[str, Any]:
+def ddl_kafka(tables: "Sequence[FlinkTable | None]", use_connections: bool) -> dict[str, Any]:
     """The Kafka client properties of the DDLs (`properties.*`, prefix dropped) when the run
     uses their connection options, else none."""
     if not use_connections:
@@ -327,8 +325,8 @@ def scan_limit(request: CheckRequest, cfg: GuardConfig) -> int:
 
 
 def topic_plans(request: CheckRequest, cfg: GuardConfig, entries: Sequence[TopicEntry],
-                read: Callable[[str], SchemaText]
-                ) -> tuple[list[TopicPlan], dict[str, str]]:
+                read: "Callable[[str], SchemaText]"
+                ) -> "tuple[list[TopicPlan], dict[str, str]]":
     """The guard's plan of each topic, its candidates read by `read` (a schema file or
     `subject:NAME[:VERSION]`), and the file each candidate subject came from (for reports)."""
     from keyguard.guard.plan import TopicPlan  # lazy: CLI start-up (the analysis)
@@ -381,9 +379,9 @@ class DiffRequest(NamedTuple):
     all_old_ids: bool = False
 
 
-def diff_keys(request: DiffRequest, texts: Sequence[SchemaText],
-              old_table: FlinkTable | None = None, new_table: FlinkTable | None = None
-              ) -> Report:
+def diff_keys(request: DiffRequest, texts: "Sequence[SchemaText]",
+              old_table: "FlinkTable | None" = None, new_table: "FlinkTable | None" = None
+              ) -> "Report":
     """`diff --key`: the schema files `texts` (oldest first, the candidate last unless a DDL
     gives it), a DDL for either side, judged for key stability."""
     from keyguard.guard.diff import diff_sides  # lazy: CLI start-up (the key analysis)
@@ -396,8 +394,8 @@ def diff_keys(request: DiffRequest, texts: Sequence[SchemaText],
                       tables=(old_table, new_table))
 
 
-def key_sides(request: DiffRequest, old_table: FlinkTable | None = None,
-              new_table: FlinkTable | None = None) -> tuple[KeyWriting, KeyWriting]:
+def key_sides(request: DiffRequest, old_table: "FlinkTable | None" = None,
+              new_table: "FlinkTable | None" = None) -> "tuple[KeyWriting, KeyWriting]":
     """The two `KeyWriting`s: a DDL gives its side whole; flags give the others, the new side
     defaulting to the old one's (and the old one to the candidate DDL's)."""
     from keyguard.guard.diff import KeyWriting  # lazy: CLI start-up (the key analysis)
@@ -421,7 +419,7 @@ def key_sides(request: DiffRequest, old_table: FlinkTable | None = None,
                             r.new_partitioner, r.new_partitions or r.partitions)
 
 
-def _no_flags_beside(table: FlinkTable | None, flag: str,
+def _no_flags_beside(table: "FlinkTable | None", flag: str,
                      given: Sequence[tuple[str, Any]]) -> None:
     clash = [name for name, value in given if value]
     if table is not None and clash:
@@ -429,9 +427,9 @@ def _no_flags_beside(table: FlinkTable | None, flag: str,
                                  f"key.fields-prefix and partitioner: drop {', '.join(clash)}")
 
 
-def _written_as(base: KeyWriting, key_format: str | None, options: Mapping[str, Any],
+def _written_as(base: "KeyWriting", key_format: str | None, options: Mapping[str, Any],
                 fields_prefix: str | None, partitioner: str | None,
-                partitions: int | None) -> KeyWriting:
+                partitions: int | None) -> "KeyWriting":
     """`base` with the flags given on top; its options kept only while the format stays."""
     fmt = key_format or base.format
     return type(base)(

@@ -12,8 +12,6 @@ not this change's). Without a scan, or without ids in the keys, the latest versi
 the existing keys.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, NamedTuple
 
 from keyguard.formats.registry import SchemaVersion
@@ -65,7 +63,7 @@ def key_sides(plan: TopicPlan, registered: Registered, facts: Facts) -> KeySides
     return KeySides(candidate, new, olds, carried)
 
 
-def _carried(plan: TopicPlan, topic: TopicFacts | None) -> tuple[int, ...]:
+def _carried(plan: TopicPlan, topic: "TopicFacts | None") -> tuple[int, ...]:
     if not plan.key_ids_in_bytes() or topic is None or not topic.key_schema_ids:
         return ()
     return tuple(sorted(topic.key_schema_ids))
@@ -87,7 +85,7 @@ def judged_versions(history: list[SchemaVersion], carried: tuple[int, ...],
 
 
 def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
-              topic: TopicFacts | None) -> KeySide:
+              topic: "TopicFacts | None") -> KeySide:
     """The existing keys' side: the plan's existing format with a registered version."""
     text = SchemaText(version.schema_type, version.schema, f"{version.subject} v{version.version}")
     return plan.key_side(text, existing=True, schema_id=version.schema_id, key_schema_ids=ids,
@@ -95,7 +93,7 @@ def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
 
 
 def _new_side(plan: TopicPlan, candidate: SchemaText, candidate_id: int | None,
-              topic: TopicFacts | None) -> KeySide:
+              topic: "TopicFacts | None") -> KeySide:
     """The candidate's side: the id it has under the key subject, if registered."""
     return plan.key_side(candidate, existing=False, schema_id=candidate_id,
                          partitions=plan.partitions or (topic.partitions if topic else None))

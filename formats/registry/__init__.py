@@ -18,8 +18,6 @@ registration gets. A registry without GUIDs says so (RegistryError, exit 2).
 (exit 3) unless the registry showed it is one, before an empty answer may count as "no versions".
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 

@@ -8,8 +8,6 @@ nothing. The format-specific walks (`keyguard.guard.compat.avro`,
 this module decides which pairs to ask.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar
 
@@ -78,14 +76,14 @@ class PairChecker(Generic[S]):
     __slots__ = ("check", "history", "parse", "under")
 
     def __init__(self, parse: Callable[[Any], S], check: Callable[[S, S], list[Incompatibility]],
-                 under: Callable[[RegistryRules], PairChecker[S]] | None = None,
+                 under: "Callable[[RegistryRules], PairChecker[S]] | None" = None,
                  history: Callable[[S, S], list[Incompatibility]] | None = None) -> None:
         self.parse: Final = parse
         self.check: Final = check
         self.under: Final = under
         self.history: Final = history
 
-    def following(self, rules: RegistryRules) -> PairChecker[S]:
+    def following(self, rules: "RegistryRules") -> "PairChecker[S]":
         """This checker, or its variant that follows `rules` where they differ."""
         return self if self.under is None or rules.name == "confluent" else self.under(rules)
 

@@ -7,8 +7,6 @@ it concerns; everything else stays Confluent's. `known_differences.json` records
 conformance case, which choice makes it agree.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from keyguard.formats.errors import InvalidOptionError

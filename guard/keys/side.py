@@ -5,8 +5,6 @@ side (how the candidate will write them). Both are plain data; building them fro
 options, a registry or a topic scan is the caller's job (the imperative shell).
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
@@ -15,8 +13,8 @@ from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
 from keyguard.formats.errors import SchemaError, UnsupportedTypeError
 from keyguard.formats.framing import Frame
+from keyguard.formats.immutable import Value
 from keyguard.formats.types import Field, RowType, avro_only_parts
-from keyguard.formats.value import Value
 from keyguard.guard.report import Rule, Witness
 from keyguard.guard.rules import FORMAT_OPTION_NO_KEY_EFFECT
 
@@ -61,7 +59,7 @@ class KeySide(Value):
     key schema as written and registered under that id, when known (derived by the format
     otherwise): its text, or an object with `.text` (a `SchemaText`, a
     `keyguard.formats.protobuf_schema.ProtoSchema`). `format` may be an alias (avro-registry):
-    the side names the format itself. A value (`keyguard.formats.value`).
+    the side names the format itself. A value (`keyguard.formats.immutable`).
     """
 
     __slots__ = ("avro_schema", "fields_prefix", "format", "key_schema_ids", "options",
@@ -130,7 +128,7 @@ class KeySide(Value):
         frame = self.frame
         return bool(frame.carries_schema_id and not frame.id_in_header)
 
-    def body_only(self) -> KeySide:
+    def body_only(self) -> "KeySide":
         """The side without its `framing` option: what the key family's rules compare (the
         body), the frame being judged on its own (`keyguard.guard.keys.confluent`)."""
         if "framing" not in self.options:
@@ -147,7 +145,7 @@ class KeySide(Value):
         return partitioner_family(self.partitioner)
 
     @classmethod
-    def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
+    def from_avro(cls, format: str, schema: Any, **kw: Any) -> "KeySide":
         """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
 
         parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema

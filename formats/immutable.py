@@ -7,6 +7,8 @@ value with a mapping field is unhashable, as a frozen dataclass holding one is),
 `replace`. Plain classes rather than frozen dataclasses: in the Python versions keyguard
 supports, a frozen dataclass generates and compiles its methods when its module is imported,
 about 0.8 ms a class that every CLI start pays; records without behaviour are NamedTuples.
+Its users: the frames, `FormatFactory`, the guard's `KeySide`, and the logical types
+(`keyguard.formats.types`, which also refuse assignment at run time).
 """
 
 from __future__ import annotations

@@ -1,0 +1,45 @@
+"""`Value`: equality, hash, repr and `replace` from FIELDS, for the classes built on it."""
+
+import pickle
+
+import pytest
+
+from keyguard.formats.codec import format_factory
+from keyguard.formats.framing import CONFLUENT, PrefixFrame
+from keyguard.formats.sqltypes import parse_type
+from keyguard.formats.types import DecimalType, Field, IntType, RowType
+from keyguard.guard.keys.side import KeySide
+
+ROW = RowType(fields=(Field("id", IntType(nullable=False)),)).not_null()
+
+
+def test_replace_changes_the_named_fields_and_checks_the_result_as_new() -> None:
+    d = DecimalType(precision=10, scale=2)
+    assert d.replace(scale=3) == DecimalType(precision=10, scale=3)
+    assert d.replace() == d and d.replace() is not d
+    with pytest.raises(TypeError, match="no field scal"):
+        d.replace(scal=3)
+    side = KeySide("avro-registry", ROW)  # an alias: the side names the format itself
+    moved = side.replace(partitions=6)
+    assert (moved.format, moved.partitions, moved.row_type) == ("avro-confluent", 6, ROW)
+    with pytest.raises(Exception, match="partitioner"):
+        side.replace(partitioner="nonesuch")  # made anew: checked as any side is
+
+
+def test_equal_fields_make_equal_values_of_one_class_only() -> None:
+    assert PrefixFrame("x") == PrefixFrame("x") != PrefixFrame("x", id_bytes=8)
+    assert hash(PrefixFrame("x")) == hash(PrefixFrame("x"))
+    assert CONFLUENT != PrefixFrame(*[getattr(CONFLUENT, f) for f in PrefixFrame.FIELDS])
+    assert KeySide("json", ROW) == KeySide("json", ROW, options={})
+    assert KeySide("json", ROW) != KeySide("json", ROW, options={"ignore-parse-errors": "true"})
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(KeySide("json", ROW))  # its options are a mapping
+
+
+def test_a_value_pickles_and_shows_its_fields() -> None:
+    t = parse_type("ROW<a DECIMAL(5, 1), b ARRAY<VARCHAR(3)>>")
+    assert pickle.loads(pickle.dumps(t)) == t
+    assert repr(DecimalType(precision=5, scale=1)) == \
+        "DecimalType(nullable=True, precision=5, scale=1)"
+    factory = format_factory("avro-confluent")
+    assert factory.replace(name="other").name == "other" and factory.name == "avro-confluent"
