@@ -12,7 +12,7 @@ import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from keyguard.formats.catalog import BUILTIN_FORMATS, DEFAULT_FORMATS, FORMAT_ALIASES
 from keyguard.formats.errors import EncodeError, InvalidOptionError
@@ -30,15 +30,23 @@ if TYPE_CHECKING:
 Role = Literal["key", "value"]
 
 
-class CodecContext(NamedTuple):
+class CodecContext(Value):
     """What a format may need beyond its options: the topic, the role, a registry."""
 
-    role: Role = "value"
-    topic: str | None = None
+    __slots__ = ("registry", "role", "topic")
+    FIELDS = ("role", "topic", "registry")
+    role: Final[Role]
+    topic: Final[str | None]
     #: The registry a registry-using format asks (decoding, references, registration),
     #: always handed in: the edge opens it (`keyguard.formats.registry.connect.open_for`); no codec
     #: does.
-    registry: Registry | None = None
+    registry: Final[Registry | None]
+
+    def __init__(self, role: Role = "value", topic: str | None = None,
+                 registry: Registry | None = None) -> None:
+        self.role = role
+        self.topic = topic
+        self.registry = registry
 
 
 class BatchDecodeError(Exception):
@@ -51,13 +59,20 @@ class BatchDecodeError(Exception):
         self.error = error
 
 
-class DecodedColumns(NamedTuple):
+class DecodedColumns(Value):
     """Decoded rows column-wise: `columns[name][i]` is row i's value (a list, or an Arrow
     array holding the same values); rows in `skipped` were skipped (all None)."""
 
-    columns: dict[str, Sequence[Any]]
-    skipped: list[int]
-    length: int
+    __slots__ = ("columns", "length", "skipped")
+    FIELDS = ("columns", "skipped", "length")
+    columns: Final[dict[str, Sequence[Any]]]
+    skipped: Final[list[int]]
+    length: Final[int]
+
+    def __init__(self, columns: dict[str, Sequence[Any]], skipped: list[int], length: int) -> None:
+        self.columns = columns
+        self.skipped = skipped
+        self.length = length
 
     @staticmethod
     def of_rows(names: Sequence[str], rows: Sequence[Mapping[str, Any] | None],

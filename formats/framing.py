@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias
 
 from keyguard.formats.catalog import frame as named_frame
 from keyguard.formats.errors import DecodeError, InvalidOptionError
@@ -79,11 +79,17 @@ class FrameError(DecodeError):
 Unwrapped: TypeAlias = "tuple[SchemaId | None, tuple[int, ...] | None, bytes]"
 
 
-class Wrapping(NamedTuple):
+class Wrapping(Value):
     """What a frame adds to every body of one schema id: the bytes before it, the headers."""
 
-    prefix: bytes
-    headers: tuple[tuple[str, bytes], ...] = ()
+    __slots__ = ("headers", "prefix")
+    FIELDS = ("prefix", "headers")
+    prefix: Final[bytes]
+    headers: Final[tuple[tuple[str, bytes], ...]]
+
+    def __init__(self, prefix: bytes, headers: tuple[tuple[str, bytes], ...] = ()) -> None:
+        self.prefix = prefix
+        self.headers = headers
 
 
 _NO_WRAPPING = Wrapping(b"")
@@ -154,8 +160,8 @@ class Frame(Value):
     def wrap(self, schema_id: SchemaId | None, body: bytes,
              message_index: tuple[int, ...] = (0,)) -> tuple[bytes, tuple[tuple[str, bytes], ...]]:
         """The record's bytes and the headers to add to it."""
-        prefix, headers = self.wrapping(schema_id, message_index)
-        return prefix + body, headers
+        wrapping = self.wrapping(schema_id, message_index)
+        return wrapping.prefix + body, wrapping.headers
 
     def header_bytes(self, schema_id: SchemaId,
                      message_index: tuple[int, ...] = (0,)) -> bytes:

@@ -20,7 +20,9 @@ import re
 import struct
 from collections.abc import Callable
 from decimal import Context, Decimal, localcontext
-from typing import NamedTuple
+from typing import Final
+
+from keyguard.formats.immutable import Value
 
 # --------------------------------------------------------------------------------------------
 # Double.toString / Float.toString
@@ -105,16 +107,26 @@ def _long_digits(bin_exp: int, fract_bits: int, n_sig_bits: int) -> tuple[list[i
     return [int(c) for c in text.rstrip("0")], dec_exp + len(text)
 
 
-class _Scales(NamedTuple):
+class _Scales(Value):
     """dtoa's exponents: the value is fract * 5^b5 * 2^b2, the scale 5^s5 * 2^s2 and the margin
     of error 5^m5 * 2^m2, with their common powers of two taken out."""
 
-    b5: int
-    b2: int
-    s5: int
-    s2: int
-    m5: int
-    m2: int
+    __slots__ = ("b2", "b5", "m2", "m5", "s2", "s5")
+    FIELDS = ("b5", "b2", "s5", "s2", "m5", "m2")
+    b5: Final[int]
+    b2: Final[int]
+    s5: Final[int]
+    s2: Final[int]
+    m5: Final[int]
+    m2: Final[int]
+
+    def __init__(self, b5: int, b2: int, s5: int, s2: int, m5: int, m2: int) -> None:
+        self.b5 = b5
+        self.b2 = b2
+        self.s5 = s5
+        self.s2 = s2
+        self.m5 = m5
+        self.m2 = m2
 
 
 def _scales(dec_exp: int, bin_exp: int, n_sig_bits: int, n_fract_bits: int,

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Final
 
 from keyguard.formats.catalog import SCHEMA_TYPES
+from keyguard.formats.immutable import Value
 from keyguard.formats.types import DataType
 
 
-class SchemaType(NamedTuple):
+class SchemaType(Value):
     """How schemas of one type are read.
 
     `parse(text, origin)`: the schema's data, checked against its specification (SchemaError
@@ -26,9 +27,17 @@ class SchemaType(NamedTuple):
     parsed data (`avro_only`: for the guard's structural analysis, see `SchemaText.row_type`).
     """
 
-    name: str
-    parse: Callable[[str, str], object]
-    row_type: Callable[[object, bool], DataType]
+    __slots__ = ("name", "parse", "row_type")
+    FIELDS = ("name", "parse", "row_type")
+    name: Final[str]
+    parse: Final[Callable[[str, str], object]]
+    row_type: Final[Callable[[object, bool], DataType]]
+
+    def __init__(self, name: str, parse: Callable[[str, str], object],
+                 row_type: Callable[[object, bool], DataType]) -> None:
+        self.name = name
+        self.parse = parse
+        self.row_type = row_type
 
 
 _TYPES: dict[str, SchemaType] = {}

@@ -230,5 +230,5 @@ def standalone_versions(registry: Registry | None,
     """`history` with each version's schema in standalone form (references resolved into it),
     for the analysis; ids and versions unchanged."""
     return [sv if not sv.references else
-            sv._replace(schema=version_text(registry, sv).standalone, references=())
+            sv.replace(schema=version_text(registry, sv).standalone, references=())
             for sv in history]

@@ -58,7 +58,7 @@ def check(
     `Report.ignored`. Raises RegistryUnavailableError when the registry cannot prove it is one.
     """
     if require_subject and not spec.require_subject:
-        spec = spec._replace(require_subject=True)
+        spec = spec.replace(require_subject=True)
     # What the candidate schemas accept in their own text (`keyguard: ignore`), whoever asked;
     # read first, so that a mistake in one stops the check before any registry call.
     accepted: tuple[Suppression, ...] = ()

@@ -13,11 +13,14 @@ Fail closed: before any registry answer counts, the registry must prove it is on
 versions".
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final
 
 from keyguard.formats.errors import KeyguardError
 from keyguard.formats.framing import Frame
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry import CompatibilityAnswer, Registry, SchemaVersion, prove
 from keyguard.formats.schemafile import SchemaText, standalone_versions, version_text
 from keyguard.guard.keys.known import WriterSchema
@@ -28,50 +31,81 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts, TopicInspector
 
 
-class SubjectFacts(NamedTuple):
+class SubjectFacts(Value):
     """One subject as the registry holds it, and what it says about the candidate."""
 
-    subject: str
+    __slots__ = ("answer", "candidate_id", "latest", "level", "subject", "versions")
+    FIELDS = ("subject", "versions", "latest", "candidate_id", "level", "answer")
+    subject: Final[str]
     #: Every version, oldest first, each in standalone form (references resolved into it).
-    versions: tuple[SchemaVersion, ...] = ()
+    versions: Final[tuple[SchemaVersion, ...]]
     #: The latest version as registered (references resolved), when no candidate was given.
-    latest: SchemaText | None = None
+    latest: Final[SchemaText | None]
     #: The id the registry has for the candidate under this subject (None: not registered).
-    candidate_id: int | None = None
+    candidate_id: Final[int | None]
     #: The subject's compatibility level (its own, else the registry's default).
-    level: str | None = None
+    level: Final[str | None]
     #: The registry's own compatibility answer for the candidate (None: none asked or given).
-    answer: CompatibilityAnswer | None = None
+    answer: Final[CompatibilityAnswer | None]
+
+    def __init__(self, subject: str, versions: tuple[SchemaVersion, ...] = (),
+                 latest: SchemaText | None = None, candidate_id: int | None = None,
+                 level: str | None = None, answer: CompatibilityAnswer | None = None) -> None:
+        self.subject = subject
+        self.versions = versions
+        self.latest = latest
+        self.candidate_id = candidate_id
+        self.level = level
+        self.answer = answer
 
 
-class Registered(NamedTuple):
+class Registered(Value):
     """What the registry holds for one topic's plan: plain data, no registry object."""
 
+    __slots__ = ("key", "registry_name", "subject_names", "value", "writer_schemas")
+    FIELDS = ("registry_name", "key", "value", "subject_names", "writer_schemas")
     #: The registry's display name (no credentials), for messages.
-    registry_name: str
-    key: SubjectFacts
-    value: SubjectFacts | None = None
+    registry_name: Final[str]
+    key: Final[SubjectFacts]
+    value: Final[SubjectFacts | None]
     #: Every subject of the registry, read only when a subject has no versions (near misses).
-    subject_names: tuple[str, ...] = ()
+    subject_names: Final[tuple[str, ...]]
     #: The writer schemas of the ids the sampled keys carry, by id (a GUID by its text).
-    writer_schemas: Mapping[int | str, WriterSchema] = {}
+    writer_schemas: Final[Mapping[int | str, WriterSchema]]
+
+    def __init__(self, registry_name: str, key: SubjectFacts, value: SubjectFacts | None = None,
+                 subject_names: tuple[str, ...] = (),
+                 writer_schemas: Mapping[int | str, WriterSchema] = {}) -> None:
+        self.registry_name = registry_name
+        self.key = key
+        self.value = value
+        self.subject_names = subject_names
+        self.writer_schemas = writer_schemas
 
 
-class Facts(NamedTuple):
+class Facts(Value):
     """What the live topic says, if it was asked."""
 
+    __slots__ = ("inspected", "topic", "topic_names")
+    FIELDS = ("topic", "inspected", "topic_names")
     #: The topic's facts; None when no broker was asked, or the topic does not exist.
-    topic: "TopicFacts | None" = None
+    topic: Final[TopicFacts | None]
     #: A broker was asked: `topic` None then means the topic does not exist.
-    inspected: bool = False
+    inspected: Final[bool]
     #: The cluster's topic names, read only when a near miss may explain something.
-    topic_names: tuple[str, ...] = ()
+    topic_names: Final[tuple[str, ...]]
+
+    def __init__(self, topic: TopicFacts | None = None, inspected: bool = False,
+                 topic_names: tuple[str, ...] = ()) -> None:
+        self.topic = topic
+        self.inspected = inspected
+        self.topic_names = topic_names
 
 
 def gather(
     plan: TopicPlan,
     registry: Registry,
-    inspector: "TopicInspector | None" = None,
+    inspector: TopicInspector | None = None,
     *,
     scan_limit: int = 10_000,
 ) -> tuple[Registered, Facts]:
@@ -137,7 +171,7 @@ def _subject_names(registry: Registry) -> tuple[str, ...]:
         return ()
 
 
-def _topic_names(inspector: "TopicInspector") -> tuple[str, ...]:
+def _topic_names(inspector: TopicInspector) -> tuple[str, ...]:
     names = getattr(inspector, "topic_names", None)
     if not callable(names):
         return ()
@@ -153,7 +187,7 @@ def _key_frame(plan: TopicPlan) -> Frame:
 
 
 def _writer_schemas(plan: TopicPlan, registry: Registry,
-                    topic: "TopicFacts | None") -> dict[int | str, WriterSchema]:
+                    topic: TopicFacts | None) -> dict[int | str, WriterSchema]:
     """The writer schema of every id the sampled keys carry (in their bytes, or in a header:
     an integer id or a GUID), for decoding them."""
     if topic is None or not topic.sample_keys:

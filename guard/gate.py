@@ -88,7 +88,7 @@ def gate(
     report = Report()
     changed_any = False
     for e in topics:
-        spec = _with_candidates(TopicPlan.of_entry(e)._replace(rules_of=rules_of), old, new)
+        spec = _with_candidates(TopicPlan.of_entry(e).replace(rules_of=rules_of), old, new)
         if spec.candidate_key is None and spec.candidate_value is None:
             report = report.merged(Report.of((), checked=[f"{e.name}: unchanged"]))
             continue
@@ -118,4 +118,4 @@ def _with_candidates(spec: TopicPlan, old: Registry, new: Registry) -> TopicPlan
     key = _changed_latest(old, new, spec.subject("key", None))
     value = (_changed_latest(old, new, spec.subject("value", None))
              if spec.value_format else None)
-    return spec._replace(candidate_key=key, candidate_value=value)
+    return spec.replace(candidate_key=key, candidate_value=value)

@@ -72,7 +72,7 @@ def judge(plan: TopicPlan, registered: Registered, facts: Facts, sides: KeySides
                                          rules=plan.rules_of)
             if not history:
                 hint = _near_misses(plan, value.subject, registered, facts)
-                value_findings = [f._replace(message=f.message + hint) for f in value_findings]
+                value_findings = [f.replace(message=f.message + hint) for f in value_findings]
             findings += value_findings
             checked.append(f"{plan.topic}: value {value.subject} at {level} by "
                            f"{rules_of(plan.rules_of)}")
@@ -168,7 +168,7 @@ def _key_findings(plan: TopicPlan, registered: Registered, facts: Facts,
         for f in analyze_key_change(old.side, new, topic=plan.topic, examples=examples):
             if id_findings and f.rule is CONFLUENT_KEYS_CARRY_SEVERAL_IDS:
                 continue  # the topic-level KG502 below says it once, with counts and offsets
-            f = f if f.subject else f._replace(subject=subject)
+            f = f if f.subject else f.replace(subject=subject)
             sig = (f.rule.id, f.path, f.message)
             if sig not in seen:
                 seen.add(sig)

@@ -7,13 +7,16 @@ constructor here (`TopicPlan.of_entry`, `TopicPlan.of_upsert`), so the guard jud
 `KeySide` the key analysis compares: the one place that says how a key is written.
 """
 
+from __future__ import annotations
+
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from keyguard.formats.avro_schema import record_full_name
 from keyguard.formats.codec import format_factory
 from keyguard.formats.errors import SchemaError
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry.options import is_registry_option
 from keyguard.formats.schemafile import SchemaText
 from keyguard.formats.secrets import redact_url
@@ -33,49 +36,86 @@ if TYPE_CHECKING:
     from keyguard.guard.config import TopicEntry
 
 
-class TopicPlan(NamedTuple):
+class TopicPlan(Value):
     """One topic to judge: its key and value formats, and the candidate schemas.
 
     Options are the formats' own (Flink names without `key.<format>.`). A candidate left None
     means "unchanged": placement and topic facts are still checked.
     """
 
-    topic: str
-    key_format: str = KEY_FORMAT.default_value
-    value_format: str | None = VALUE_FORMAT.default_value
+    __slots__ = ("bootstrap", "candidate_key", "candidate_value", "flink_ddl", "key_fields_prefix",
+                 "key_format", "key_options", "old_key_format", "old_key_options",
+                 "old_partitioner", "partitioner", "partitions", "require_subject", "rules_of",
+                 "topic", "value_format", "value_options")
+    FIELDS = ("topic", "key_format", "value_format", "key_options", "value_options",
+              "candidate_key", "candidate_value", "key_fields_prefix", "partitions", "partitioner",
+              "old_key_format", "old_key_options", "old_partitioner", "require_subject",
+              "flink_ddl", "bootstrap", "rules_of")
+    topic: Final[str]
+    key_format: Final[str]
+    value_format: Final[str | None]
     #: (A default `{}` is one empty mapping all instances share: a Mapping, never written.)
-    key_options: Mapping[str, Any] = {}
-    value_options: Mapping[str, Any] = {}
-    candidate_key: SchemaText | None = None
-    candidate_value: SchemaText | None = None
-    key_fields_prefix: str = ""
+    key_options: Final[Mapping[str, Any]]
+    value_options: Final[Mapping[str, Any]]
+    candidate_key: Final[SchemaText | None]
+    candidate_value: Final[SchemaText | None]
+    key_fields_prefix: Final[str]
     #: Partition count the producer will write to; None: the topic's own.
-    partitions: int | None = None
-    partitioner: str = "murmur2"
+    partitions: Final[int | None]
+    partitioner: Final[str]
     #: How the existing keys were written, when that differs from the candidate's format.
-    old_key_format: str | None = None
-    old_key_options: Mapping[str, Any] | None = None
-    old_partitioner: str = "murmur2"
+    old_key_format: Final[str | None]
+    old_key_options: Final[Mapping[str, Any] | None]
+    old_partitioner: Final[str]
     #: A subject with no versions is breaking (KG015) instead of a first registration (KG011).
-    require_subject: bool = False
+    require_subject: Final[bool]
     #: The Flink DDL file that declares the topic, and the brokers it names (for the
     #: `keyguard migrate` command a breaking key change suggests).
-    flink_ddl: str | None = None
-    bootstrap: str | None = None
+    flink_ddl: Final[str | None]
+    bootstrap: Final[str | None]
     #: Whose compatibility rules judge the value schema where the registries differ.
-    rules_of: str = RULES_OF.default_value
+    rules_of: Final[str]
+
+    def __init__(self, topic: str, key_format: str = KEY_FORMAT.default_value,
+                 value_format: str | None = VALUE_FORMAT.default_value,
+                 key_options: Mapping[str, Any] = {}, value_options: Mapping[str, Any] = {},
+                 candidate_key: SchemaText | None = None,
+                 candidate_value: SchemaText | None = None, key_fields_prefix: str = "",
+                 partitions: int | None = None, partitioner: str = "murmur2",
+                 old_key_format: str | None = None,
+                 old_key_options: Mapping[str, Any] | None = None,
+                 old_partitioner: str = "murmur2", require_subject: bool = False,
+                 flink_ddl: str | None = None, bootstrap: str | None = None,
+                 rules_of: str = RULES_OF.default_value) -> None:
+        self.topic = topic
+        self.key_format = key_format
+        self.value_format = value_format
+        self.key_options = key_options
+        self.value_options = value_options
+        self.candidate_key = candidate_key
+        self.candidate_value = candidate_value
+        self.key_fields_prefix = key_fields_prefix
+        self.partitions = partitions
+        self.partitioner = partitioner
+        self.old_key_format = old_key_format
+        self.old_key_options = old_key_options
+        self.old_partitioner = old_partitioner
+        self.require_subject = require_subject
+        self.flink_ddl = flink_ddl
+        self.bootstrap = bootstrap
+        self.rules_of = rules_of
 
     # -- the sources -----------------------------------------------------------------------
 
     @classmethod
     def of_entry(
         cls,
-        entry: "TopicEntry",
+        entry: TopicEntry,
         *,
         candidate_key: SchemaText | None = None,
         candidate_value: SchemaText | None = None,
         require_subject: bool = False,
-    ) -> "TopicPlan":
+    ) -> TopicPlan:
         """The plan of a config file's `[[topics]]` entry (or the command line's topic)."""
         table = entry.flink_table
         return cls(
@@ -95,8 +135,8 @@ class TopicPlan(NamedTuple):
         )
 
     @classmethod
-    def of_upsert(cls, plan: "UpsertPlan", partitions: int | None = None, *,
-                  origin: str = "the Spark DataFrame's") -> "TopicPlan":
+    def of_upsert(cls, plan: UpsertPlan, partitions: int | None = None, *,
+                  origin: str = "the Spark DataFrame's") -> TopicPlan:
         """The plan of a resolved upsert write: the candidates are what its codecs write."""
         return cls(
             topic=plan.topic,
@@ -137,7 +177,7 @@ class TopicPlan(NamedTuple):
         """The format the keys already in the topic were written with."""
         return self.old_key_format or self.key_format
 
-    def key_frame(self, *, existing: bool = True) -> "Frame":
+    def key_frame(self, *, existing: bool = True) -> Frame:
         """The frame of the (existing) keys: the key format's `framing` option's, else the
         format's own (`FormatFactory.frame_of`), named for the key side."""
         fmt = self.existing_key_format if existing else self.key_format
@@ -213,17 +253,28 @@ def _record_name(schema: SchemaText) -> str | None:
 TopicCheck = TopicPlan
 
 
-class KeyEncoding(NamedTuple):
+class KeyEncoding(Value):
     """One side of a key change as `keyguard migrate` takes it; None where it is unknown."""
 
-    format: str
+    __slots__ = ("fields_prefix", "flink_ddl", "format", "key_columns", "options")
+    FIELDS = ("format", "key_columns", "options", "fields_prefix", "flink_ddl")
+    format: Final[str]
     #: The table's key columns (key.fields-prefix included).
-    key_columns: tuple[str, ...] | None = None
+    key_columns: Final[tuple[str, ...] | None]
     #: The key format's own options (Flink names without `key.<format>.`).
-    options: Mapping[str, Any] = {}
-    fields_prefix: str = ""
+    options: Final[Mapping[str, Any]]
+    fields_prefix: Final[str]
     #: The Flink DDL file that declares this side whole (its columns, formats and options).
-    flink_ddl: str | None = None
+    flink_ddl: Final[str | None]
+
+    def __init__(self, format: str, key_columns: tuple[str, ...] | None = None,
+                 options: Mapping[str, Any] = {}, fields_prefix: str = "",
+                 flink_ddl: str | None = None) -> None:
+        self.format = format
+        self.key_columns = key_columns
+        self.options = options
+        self.fields_prefix = fields_prefix
+        self.flink_ddl = flink_ddl
 
 
 def key_columns(schema: SchemaText | None, fields_prefix: str = "") -> tuple[str, ...] | None:
@@ -289,7 +340,7 @@ def _framing_named(side: KeyEncoding) -> KeyEncoding:
     declared = next((o for o in format_factory(side.format).options if o.key == "framing"), None)
     if declared is None:
         return side
-    return side._replace(options={**side.options, "framing": declared.default})
+    return side.replace(options={**side.options, "framing": declared.default})
 
 
 def _encoding_args(format_flag: str, option_flag: str, side: KeyEncoding,

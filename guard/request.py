@@ -11,11 +11,14 @@ An edge module: the registry and Kafka settings are resolved here, through the o
 path (`keyguard.formats.registry.settings`), which reads the environment.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from keyguard.formats.errors import InvalidOptionError, UsageError
+from keyguard.formats.immutable import Value
 from keyguard.guard.entry import GuardConfig, TopicEntry
 from keyguard.guard.options import (
     KEY_FIELDS_PREFIX,
@@ -42,48 +45,93 @@ _WRITING_FLAGS = (("--key-format", "key_format", KEY_FORMAT.default_value),
                   ("--partitioner", "partitioner", PARTITIONER.default_value))
 
 
-class CheckRequest(NamedTuple):
+class CheckRequest(Value):
     """`keyguard check`'s command line, parsed: None (or the option's default) where a flag
     was not given, so that the config file's setting stands."""
 
-    topic: str | None = None
-    key_schema: str | None = None
-    value_schema: str | None = None
-    key_format: str = KEY_FORMAT.default_value
-    value_format: str = VALUE_FORMAT.default_value
+    __slots__ = ("bootstrap", "config_path", "ddl_connections", "ignore", "kafka", "key_format",
+                 "key_schema", "options", "partitioner", "partitions", "registry",
+                 "require_subject", "rules_of", "scan_limit", "select", "topic", "value_format",
+                 "value_schema")
+    FIELDS = ("topic", "key_schema", "value_schema", "key_format", "value_format", "options",
+              "partitions", "partitioner", "registry", "bootstrap", "kafka", "scan_limit",
+              "require_subject", "ignore", "select", "config_path", "ddl_connections", "rules_of")
+    topic: Final[str | None]
+    key_schema: Final[str | None]
+    value_schema: Final[str | None]
+    key_format: Final[str]
+    value_format: Final[str]
     #: Table options (`-o`), Flink names. (A default `{}` is one empty mapping all instances
     #: share: a Mapping, never written.)
-    options: Mapping[str, Any] = {}
-    partitions: int | None = None
-    partitioner: str = PARTITIONER.default_value
-    registry: str | None = None
-    bootstrap: str | None = None
+    options: Final[Mapping[str, Any]]
+    partitions: Final[int | None]
+    partitioner: Final[str]
+    registry: Final[str | None]
+    bootstrap: Final[str | None]
     #: librdkafka properties (`--kafka-config`).
-    kafka: Mapping[str, Any] = {}
-    scan_limit: int = SCAN_LIMIT.default_value
-    require_subject: bool = False
-    ignore: Sequence[str] | None = None
-    select: Sequence[str] | None = None
+    kafka: Final[Mapping[str, Any]]
+    scan_limit: Final[int]
+    require_subject: Final[bool]
+    ignore: Final[Sequence[str] | None]
+    select: Final[Sequence[str] | None]
     #: The config file's path, named in messages about its settings.
-    config_path: str | None = None
+    config_path: Final[str | None]
     #: --flink-ddl-connections: a DDL's registry and Kafka connection options count
     #: (`ddl_notes`); else the command's flags, the config file and the defaults decide.
-    ddl_connections: bool = False
+    ddl_connections: Final[bool]
     #: --rules-of: whose compatibility rules judge values (None: the config file's choice).
-    rules_of: str | None = None
+    rules_of: Final[str | None]
+
+    def __init__(self, topic: str | None = None, key_schema: str | None = None,
+                 value_schema: str | None = None, key_format: str = KEY_FORMAT.default_value,
+                 value_format: str = VALUE_FORMAT.default_value,
+                 options: Mapping[str, Any] = {}, partitions: int | None = None,
+                 partitioner: str = PARTITIONER.default_value, registry: str | None = None,
+                 bootstrap: str | None = None, kafka: Mapping[str, Any] = {},
+                 scan_limit: int = SCAN_LIMIT.default_value, require_subject: bool = False,
+                 ignore: Sequence[str] | None = None, select: Sequence[str] | None = None,
+                 config_path: str | None = None, ddl_connections: bool = False,
+                 rules_of: str | None = None) -> None:
+        self.topic = topic
+        self.key_schema = key_schema
+        self.value_schema = value_schema
+        self.key_format = key_format
+        self.value_format = value_format
+        self.options = options
+        self.partitions = partitions
+        self.partitioner = partitioner
+        self.registry = registry
+        self.bootstrap = bootstrap
+        self.kafka = kafka
+        self.scan_limit = scan_limit
+        self.require_subject = require_subject
+        self.ignore = ignore
+        self.select = select
+        self.config_path = config_path
+        self.ddl_connections = ddl_connections
+        self.rules_of = rules_of
 
 
-class CheckRun(NamedTuple):
+class CheckRun(Value):
     """What a check run covers: its topics, the rules ignored, its one registry, and whose
     compatibility rules judge its value schemas."""
 
-    entries: tuple[TopicEntry, ...]
-    selection: "RuleSelection | None"
-    registry: "RegistrySettings"
-    rules_of: str = RULES_OF.default_value
+    __slots__ = ("entries", "registry", "rules_of", "selection")
+    FIELDS = ("entries", "selection", "registry", "rules_of")
+    entries: Final[tuple[TopicEntry, ...]]
+    selection: Final[RuleSelection | None]
+    registry: Final[RegistrySettings]
+    rules_of: Final[str]
+
+    def __init__(self, entries: tuple[TopicEntry, ...], selection: RuleSelection | None,
+                 registry: RegistrySettings, rules_of: str = RULES_OF.default_value) -> None:
+        self.entries = entries
+        self.selection = selection
+        self.registry = registry
+        self.rules_of = rules_of
 
 
-def plan_check(request: CheckRequest, cfg: GuardConfig, table: "FlinkTable | None" = None, *,
+def plan_check(request: CheckRequest, cfg: GuardConfig, table: FlinkTable | None = None, *,
                default_registry: str | None = None) -> CheckRun:
     """The topics, rule selection and registry of a run: the config file's, the command line's
     on top, a Flink DDL's table (`--flink-ddl`) for its topic. `default_registry`: the registry
@@ -104,7 +152,7 @@ def rules_of(request: CheckRequest, cfg: GuardConfig) -> str:
 
 
 def topic_entries(request: CheckRequest, cfg: GuardConfig,
-                  table: "FlinkTable | None" = None) -> tuple[TopicEntry, ...]:
+                  table: FlinkTable | None = None) -> tuple[TopicEntry, ...]:
     """The topics to check: a DDL's or `--topic`'s (over the config file's entry of that name,
     explicit settings winning), else every topic of the config file."""
     if table is not None:
@@ -132,7 +180,7 @@ def topic_entries(request: CheckRequest, cfg: GuardConfig,
     return tuple(cfg.topics)
 
 
-def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: "FlinkTable") -> TopicEntry:
+def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: FlinkTable) -> TopicEntry:
     """`check --flink-ddl`: the DDL's topic, keeping the config file's `ignore` and
     `require-subject` for it. What the DDL says cannot be given again by a flag."""
     # lazy: CLI start-up (the config module, only with a DDL)
@@ -155,7 +203,7 @@ def _ddl_entry(request: CheckRequest, cfg: GuardConfig, table: "FlinkTable") -> 
     found = _named(cfg.topics, table.topic)
     if found is None:
         return entry
-    return entry._replace(ignore=found.ignore, suppressions=found.suppressions,
+    return entry.replace(ignore=found.ignore, suppressions=found.suppressions,
                           require_subject=found.require_subject)
 
 
@@ -172,7 +220,7 @@ def overlay(entry: TopicEntry, cli: TopicEntry) -> TopicEntry:
     for _, name, default in _WRITING_FLAGS:
         if getattr(cli, name) != default:
             changes[name] = getattr(cli, name)
-    return entry._replace(**changes)
+    return entry.replace(**changes)
 
 
 def check_table_options(e: TopicEntry) -> None:
@@ -196,7 +244,7 @@ def check_table_options(e: TopicEntry) -> None:
 
 
 def rule_selection(request: CheckRequest, cfg: GuardConfig,
-                   entries: Sequence[TopicEntry]) -> "RuleSelection | None":
+                   entries: Sequence[TopicEntry]) -> RuleSelection | None:
     """--ignore/--select, then the config file's global and per-topic `ignore` (validated when
     the file was read), for the topics this run checks, and the rules accepted with a reason
     (`accepted`); None when nothing is ignored."""
@@ -214,7 +262,7 @@ def rule_selection(request: CheckRequest, cfg: GuardConfig,
     return selection.accepting(accepts)
 
 
-def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> "tuple[Suppression, ...]":
+def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> tuple[Suppression, ...]:
     """The rules accepted with a reason: the config file's `ignore` tables (global, then each
     topic's), and the `keyguard: ignore` comments of the topics' Flink DDLs."""
     ddls = [e for e in entries if e.flink_table is not None and "keyguard" in e.flink_table.text]
@@ -232,7 +280,7 @@ def accepted(cfg: GuardConfig, entries: Sequence[TopicEntry]) -> "tuple[Suppress
 
 
 def registry_settings(request: CheckRequest, cfg: GuardConfig, entries: Sequence[TopicEntry],
-                      default_url: str | None = None) -> "RegistrySettings":
+                      default_url: str | None = None) -> RegistrySettings:
     """The one registry of this run, through the one settings path (explicit > config file >
     environment > default): --registry, the avro-confluent url and connection options of the
     topics (-o key.avro-confluent.timeout=5s), the config file's registry / [registry]."""
@@ -283,7 +331,7 @@ def kafka_settings(request: CheckRequest, cfg: GuardConfig,
     return servers, props
 
 
-def ddl_notes(tables: "Sequence[FlinkTable | None]", use_connections: bool, *,
+def ddl_notes(tables: Sequence[FlinkTable | None], use_connections: bool, *,
               connects: bool = True) -> tuple[str, ...]:
     """What a run's Flink DDLs say that it does not use, each line once (a DDL given for both
     sides of a diff or a migration is one DDL): the parts that write no bytes (metadata and
@@ -309,7 +357,7 @@ def ddl_notes(tables: "Sequence[FlinkTable | None]", use_connections: bool, *,
     return tuple(dict.fromkeys(notes))
 
 
-def ddl_kafka(tables: "Sequence[FlinkTable | None]", use_connections: bool) -> dict[str, Any]:
+def ddl_kafka(tables: Sequence[FlinkTable | None], use_connections: bool) -> dict[str, Any]:
     """The Kafka client properties of the DDLs (`properties.*`, prefix dropped) when the run
     uses their connection options, else none."""
     if not use_connections:
@@ -325,8 +373,8 @@ def scan_limit(request: CheckRequest, cfg: GuardConfig) -> int:
 
 
 def topic_plans(request: CheckRequest, cfg: GuardConfig, entries: Sequence[TopicEntry],
-                read: "Callable[[str], SchemaText]"
-                ) -> "tuple[list[TopicPlan], dict[str, str]]":
+                read: Callable[[str], SchemaText]
+                ) -> tuple[list[TopicPlan], dict[str, str]]:
     """The guard's plan of each topic, its candidates read by `read` (a schema file or
     `subject:NAME[:VERSION]`), and the file each candidate subject came from (for reports)."""
     from keyguard.guard.plan import TopicPlan  # lazy: CLI start-up (the analysis)
@@ -342,7 +390,7 @@ def topic_plans(request: CheckRequest, cfg: GuardConfig, entries: Sequence[Topic
             vs = vs or (ddl_value if e.value_format else None)
         plan = TopicPlan.of_entry(e, candidate_key=ks, candidate_value=vs,
                                   require_subject=_require_subject(request, cfg, e)
-                                  )._replace(rules_of=rules_of(request, cfg))
+                                  ).replace(rules_of=rules_of(request, cfg))
         plans.append(plan)
         origin = e.flink_table.origin if e.flink_table is not None else None
         for role, src, text in (("key", e.key_schema, ks), ("value", e.value_schema, vs)):
@@ -359,29 +407,53 @@ def _require_subject(request: CheckRequest, cfg: GuardConfig, e: TopicEntry) -> 
     return e.require_subject if e.require_subject is not None else cfg.require_subject
 
 
-class DiffRequest(NamedTuple):
+class DiffRequest(Value):
     """`keyguard diff --key`'s command line, parsed: how each side writes its keys, None where
     a flag was not given (the new side then writes as the old one, the old one as the
     candidate's DDL)."""
 
-    key_format: str | None = None
-    new_key_format: str | None = None
+    __slots__ = ("all_old_ids", "fields_prefix", "key_format", "new_fields_prefix",
+                 "new_key_format", "new_options", "new_partitioner", "new_partitions", "options",
+                 "partitioner", "partitions")
+    FIELDS = ("key_format", "new_key_format", "options", "new_options", "fields_prefix",
+              "new_fields_prefix", "partitioner", "new_partitioner", "partitions", "new_partitions",
+              "all_old_ids")
+    key_format: Final[str | None]
+    new_key_format: Final[str | None]
     #: Key format options (no prefix) of the old side, and of the new while the format stays.
-    options: Mapping[str, Any] = {}
-    new_options: Mapping[str, Any] = {}
-    fields_prefix: str | None = None
-    new_fields_prefix: str | None = None
-    partitioner: str | None = None
-    new_partitioner: str | None = None
-    partitions: int | None = None
-    new_partitions: int | None = None
+    options: Final[Mapping[str, Any]]
+    new_options: Final[Mapping[str, Any]]
+    fields_prefix: Final[str | None]
+    new_fields_prefix: Final[str | None]
+    partitioner: Final[str | None]
+    new_partitioner: Final[str | None]
+    partitions: Final[int | None]
+    new_partitions: Final[int | None]
     #: The old keys were written by the last old schema, or by all of them (KG502).
-    all_old_ids: bool = False
+    all_old_ids: Final[bool]
+
+    def __init__(self, key_format: str | None = None, new_key_format: str | None = None,
+                 options: Mapping[str, Any] = {}, new_options: Mapping[str, Any] = {},
+                 fields_prefix: str | None = None, new_fields_prefix: str | None = None,
+                 partitioner: str | None = None, new_partitioner: str | None = None,
+                 partitions: int | None = None, new_partitions: int | None = None,
+                 all_old_ids: bool = False) -> None:
+        self.key_format = key_format
+        self.new_key_format = new_key_format
+        self.options = options
+        self.new_options = new_options
+        self.fields_prefix = fields_prefix
+        self.new_fields_prefix = new_fields_prefix
+        self.partitioner = partitioner
+        self.new_partitioner = new_partitioner
+        self.partitions = partitions
+        self.new_partitions = new_partitions
+        self.all_old_ids = all_old_ids
 
 
-def diff_keys(request: DiffRequest, texts: "Sequence[SchemaText]",
-              old_table: "FlinkTable | None" = None, new_table: "FlinkTable | None" = None
-              ) -> "Report":
+def diff_keys(request: DiffRequest, texts: Sequence[SchemaText],
+              old_table: FlinkTable | None = None, new_table: FlinkTable | None = None
+              ) -> Report:
     """`diff --key`: the schema files `texts` (oldest first, the candidate last unless a DDL
     gives it), a DDL for either side, judged for key stability."""
     from keyguard.guard.diff import diff_sides  # lazy: CLI start-up (the key analysis)
@@ -394,8 +466,8 @@ def diff_keys(request: DiffRequest, texts: "Sequence[SchemaText]",
                       tables=(old_table, new_table))
 
 
-def key_sides(request: DiffRequest, old_table: "FlinkTable | None" = None,
-              new_table: "FlinkTable | None" = None) -> "tuple[KeyWriting, KeyWriting]":
+def key_sides(request: DiffRequest, old_table: FlinkTable | None = None,
+              new_table: FlinkTable | None = None) -> tuple[KeyWriting, KeyWriting]:
     """The two `KeyWriting`s: a DDL gives its side whole; flags give the others, the new side
     defaulting to the old one's (and the old one to the candidate DDL's)."""
     from keyguard.guard.diff import KeyWriting  # lazy: CLI start-up (the key analysis)
@@ -419,7 +491,7 @@ def key_sides(request: DiffRequest, old_table: "FlinkTable | None" = None,
                             r.new_partitioner, r.new_partitions or r.partitions)
 
 
-def _no_flags_beside(table: "FlinkTable | None", flag: str,
+def _no_flags_beside(table: FlinkTable | None, flag: str,
                      given: Sequence[tuple[str, Any]]) -> None:
     clash = [name for name, value in given if value]
     if table is not None and clash:
@@ -427,9 +499,9 @@ def _no_flags_beside(table: "FlinkTable | None", flag: str,
                                  f"key.fields-prefix and partitioner: drop {', '.join(clash)}")
 
 
-def _written_as(base: "KeyWriting", key_format: str | None, options: Mapping[str, Any],
+def _written_as(base: KeyWriting, key_format: str | None, options: Mapping[str, Any],
                 fields_prefix: str | None, partitioner: str | None,
-                partitions: int | None) -> "KeyWriting":
+                partitions: int | None) -> KeyWriting:
     """`base` with the flags given on top; its options kept only while the format stays."""
     fmt = key_format or base.format
     return type(base)(

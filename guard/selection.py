@@ -170,7 +170,7 @@ def suppress(report: Report, suppressions: Sequence[Suppression]) -> Report:
             hidden.setdefault(i, []).append(f)
     used = tuple(s.ignored(hidden[i]) for i, s in enumerate(suppressions) if i in hidden)
     unused = tuple(s.unused() for i, s in enumerate(suppressions) if i not in hidden)
-    return report._replace(findings=tuple(kept), ignored=report.ignored + used,
+    return report.replace(findings=tuple(kept), ignored=report.ignored + used,
                           notes=report.notes + unused)
 
 
@@ -240,5 +240,5 @@ class RuleSelection:
             outside = tuple(r for r in ALL_RULES.values() if not self.selected(r))
             ignored.append(Ignored(f"not selected ({names})", self.select_source, outside,
                                    tuple(unselected)))
-        return report._replace(findings=tuple(kept), ignored=report.ignored + tuple(ignored))
+        return report.replace(findings=tuple(kept), ignored=report.ignored + tuple(ignored))
 

@@ -12,8 +12,11 @@ not this change's). Without a scan, or without ids in the keys, the latest versi
 the existing keys.
 """
 
-from typing import TYPE_CHECKING, NamedTuple
+from __future__ import annotations
 
+from typing import TYPE_CHECKING, Final
+
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry import SchemaVersion
 from keyguard.formats.schemafile import SchemaText
 from keyguard.guard.facts import Facts, Registered
@@ -24,23 +27,38 @@ if TYPE_CHECKING:
     from keyguard.guard.topic import TopicFacts
 
 
-class OldSide(NamedTuple):
+class OldSide(Value):
     """A registered version the candidate is judged against, and how its keys are written."""
 
-    version: SchemaVersion
-    side: KeySide
+    __slots__ = ("side", "version")
+    FIELDS = ("version", "side")
+    version: Final[SchemaVersion]
+    side: Final[KeySide]
+
+    def __init__(self, version: SchemaVersion, side: KeySide) -> None:
+        self.version = version
+        self.side = side
 
 
-class KeySides(NamedTuple):
+class KeySides(Value):
     """The candidate's side and the registered sides it is compared with."""
 
+    __slots__ = ("candidate", "carried", "new", "olds")
+    FIELDS = ("candidate", "new", "olds", "carried")
     #: The candidate key schema (the latest version, marked unchanged, when none was given);
     #: None when the subject has no versions and no candidate was given.
-    candidate: SchemaText | None
-    new: KeySide | None
-    olds: tuple[OldSide, ...] = ()
+    candidate: Final[SchemaText | None]
+    new: Final[KeySide | None]
+    olds: Final[tuple[OldSide, ...]]
     #: The schema ids the scanned keys carry (sorted); empty when keys carry none or no scan ran.
-    carried: tuple[int, ...] = ()
+    carried: Final[tuple[int, ...]]
+
+    def __init__(self, candidate: SchemaText | None, new: KeySide | None,
+                 olds: tuple[OldSide, ...] = (), carried: tuple[int, ...] = ()) -> None:
+        self.candidate = candidate
+        self.new = new
+        self.olds = olds
+        self.carried = carried
 
 
 def key_sides(plan: TopicPlan, registered: Registered, facts: Facts) -> KeySides:
@@ -63,7 +81,7 @@ def key_sides(plan: TopicPlan, registered: Registered, facts: Facts) -> KeySides
     return KeySides(candidate, new, olds, carried)
 
 
-def _carried(plan: TopicPlan, topic: "TopicFacts | None") -> tuple[int, ...]:
+def _carried(plan: TopicPlan, topic: TopicFacts | None) -> tuple[int, ...]:
     if not plan.key_ids_in_bytes() or topic is None or not topic.key_schema_ids:
         return ()
     return tuple(sorted(topic.key_schema_ids))
@@ -85,7 +103,7 @@ def judged_versions(history: list[SchemaVersion], carried: tuple[int, ...],
 
 
 def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
-              topic: "TopicFacts | None") -> KeySide:
+              topic: TopicFacts | None) -> KeySide:
     """The existing keys' side: the plan's existing format with a registered version."""
     text = SchemaText(version.schema_type, version.schema, f"{version.subject} v{version.version}")
     return plan.key_side(text, existing=True, schema_id=version.schema_id, key_schema_ids=ids,
@@ -93,7 +111,7 @@ def _old_side(plan: TopicPlan, version: SchemaVersion, ids: tuple[int, ...],
 
 
 def _new_side(plan: TopicPlan, candidate: SchemaText, candidate_id: int | None,
-              topic: "TopicFacts | None") -> KeySide:
+              topic: TopicFacts | None) -> KeySide:
     """The candidate's side: the id it has under the key subject, if registered."""
     return plan.key_side(candidate, existing=False, schema_id=candidate_id,
                          partitions=plan.partitions or (topic.partitions if topic else None))

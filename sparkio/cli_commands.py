@@ -11,10 +11,11 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, Final
 
 import typer
 
+from keyguard.formats.immutable import Value
 from keyguard.formats.secrets import redact_url
 from keyguard.guard.cli.common import (
     FORMAT_CHOICES,
@@ -337,14 +338,23 @@ def migration_options(*, old_key_formats: list[str], old_options: list[str],
                        if old_key_formats else olds[0]["key.format"], new_options)
 
 
-class DdlDeclarations(NamedTuple):
+class DdlDeclarations(Value):
     """What --flink-ddl and --old-flink-ddl declare: the table, its topic, the new table's
     options and the old encodings' (each without its topic: the migration names it)."""
 
-    table: Any
-    topic: str | None
-    new: dict[str, str] | None
-    olds: tuple[dict[str, str], ...]
+    __slots__ = ("new", "olds", "table", "topic")
+    FIELDS = ("table", "topic", "new", "olds")
+    table: Final[Any]
+    topic: Final[str | None]
+    new: Final[dict[str, str] | None]
+    olds: Final[tuple[dict[str, str], ...]]
+
+    def __init__(self, table: Any, topic: str | None, new: dict[str, str] | None,
+                 olds: tuple[dict[str, str], ...]) -> None:
+        self.table = table
+        self.topic = topic
+        self.new = new
+        self.olds = olds
 
 
 def ddl_declarations(new: str | None, olds: list[str], *, registry: str | None,

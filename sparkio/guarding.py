@@ -147,7 +147,7 @@ def run_guard(plan: UpsertPlan, conn: ConnectorOptions, *,
                  "keeps for life (keys are placed by murmur2 modulo that count)")
     if registry is None:
         registry, _explicit = guard_registry(plan, conn)
-    spec = topic_check(plan, facts.partitions)._replace(rules_of=conn[GUARD_RULES_OF])
+    spec = topic_check(plan, facts.partitions).replace(rules_of=conn[GUARD_RULES_OF])
     report = check(spec, registry=registry, inspector=StaticTopicInspector({plan.topic: facts}),
                    scan_limit=conn[SCAN_LIMIT],
                    require_subject=conn[REQUIRE_SUBJECT])

@@ -18,10 +18,13 @@ registration gets. A registry without GUIDs says so (RegistryError, exit 2).
 (exit 3) unless the registry showed it is one, before an empty answer may count as "no versions".
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from keyguard.formats.errors import RegistryError
+from keyguard.formats.immutable import Value
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 COMPATIBILITY_LEVELS = (
@@ -37,25 +40,44 @@ COMPATIBILITY_LEVELS = (
 DEFAULT_COMPATIBILITY = "BACKWARD"
 
 
-class SchemaVersion(NamedTuple):
+class SchemaVersion(Value):
     """One registered version of a subject; `references` as Confluent's {"name","subject","version"}
     (see `keyguard.formats.registry.references`)."""
 
-    subject: str
-    version: int
-    schema_id: int
-    schema: str
-    schema_type: str = "AVRO"
-    references: tuple[dict[str, object], ...] = ()
+    __slots__ = ("guid", "references", "schema", "schema_id", "schema_type", "subject", "version")
+    FIELDS = ("subject", "version", "schema_id", "schema", "schema_type", "references", "guid")
+    subject: Final[str]
+    version: Final[int]
+    schema_id: Final[int]
+    schema: Final[str]
+    schema_type: Final[str]
+    references: Final[tuple[dict[str, object], ...]]
     #: The schema's GUID (canonical text form), None where the registry has no GUIDs.
-    guid: str | None = None
+    guid: Final[str | None]
+
+    def __init__(self, subject: str, version: int, schema_id: int, schema: str,
+                 schema_type: str = "AVRO", references: tuple[dict[str, object], ...] = (),
+                 guid: str | None = None) -> None:
+        self.subject = subject
+        self.version = version
+        self.schema_id = schema_id
+        self.schema = schema
+        self.schema_type = schema_type
+        self.references = references
+        self.guid = guid
 
 
-class Registration(NamedTuple):
+class Registration(Value):
     """What registering a schema answers: its global id and its GUID."""
 
-    schema_id: int
-    guid: str
+    __slots__ = ("guid", "schema_id")
+    FIELDS = ("schema_id", "guid")
+    schema_id: Final[int]
+    guid: Final[str]
+
+    def __init__(self, schema_id: int, guid: str) -> None:
+        self.schema_id = schema_id
+        self.guid = guid
 
 
 def parse_guid(text: object, where: str = "schema GUID") -> str:
@@ -89,11 +111,17 @@ def no_guids(name: str, what: str) -> RegistryError:
              "registry with schema GUIDs")
 
 
-class CompatibilityAnswer(NamedTuple):
+class CompatibilityAnswer(Value):
     """A registry's own verdict on a candidate schema (HTTP registries only)."""
 
-    compatible: bool
-    messages: tuple[str, ...] = ()
+    __slots__ = ("compatible", "messages")
+    FIELDS = ("compatible", "messages")
+    compatible: Final[bool]
+    messages: Final[tuple[str, ...]]
+
+    def __init__(self, compatible: bool, messages: tuple[str, ...] = ()) -> None:
+        self.compatible = compatible
+        self.messages = messages
 
 
 @runtime_checkable

@@ -19,13 +19,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
 
 from keyguard.formats.avro_vocab import NAMED as _NAMED
 from keyguard.formats.avro_vocab import PRIMITIVES as _PRIMITIVES
 from keyguard.formats.avro_vocab import full_name as _fullname
 from keyguard.formats.errors import RegistryError, SchemaError, UsageError
+from keyguard.formats.immutable import Value
 from keyguard.formats.schema_identity import avro_canonical as _avro_canonical
 from keyguard.formats.schemajson import loads_schema
 
@@ -38,12 +39,19 @@ _BUNDLE = "$defs"
 _REF_LIMIT = 32
 
 
-class Reference(NamedTuple):
+class Reference(Value):
     """One of a schema's references, as the registry stores it."""
 
-    name: str
-    subject: str
-    version: int
+    __slots__ = ("name", "subject", "version")
+    FIELDS = ("name", "subject", "version")
+    name: Final[str]
+    subject: Final[str]
+    version: Final[int]
+
+    def __init__(self, name: str, subject: str, version: int) -> None:
+        self.name = name
+        self.subject = subject
+        self.version = version
 
     def as_dict(self) -> dict[str, object]:
         return {"name": self.name, "subject": self.subject, "version": self.version}
@@ -52,12 +60,19 @@ class Reference(NamedTuple):
         return f"'{self.name}' (subject '{self.subject}' version {self.version})"
 
 
-class ResolvedReference(NamedTuple):
+class ResolvedReference(Value):
     """A reference with the referenced schema, itself in standalone form."""
 
-    reference: Reference
-    schema_type: str
-    standalone: str
+    __slots__ = ("reference", "schema_type", "standalone")
+    FIELDS = ("reference", "schema_type", "standalone")
+    reference: Final[Reference]
+    schema_type: Final[str]
+    standalone: Final[str]
+
+    def __init__(self, reference: Reference, schema_type: str, standalone: str) -> None:
+        self.reference = reference
+        self.schema_type = schema_type
+        self.standalone = standalone
 
 
 _REFERENCES_HINT = ('write a JSON list of {"name": ..., "subject": ..., "version": N} objects, '

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final
 
 from keyguard.formats.errors import InvalidOptionError
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry import Registry
 from keyguard.formats.registry.connect import REGISTRY_OPTIONS, open_registry
 from keyguard.formats.registry.options import is_registry_option  # re-exported: declared there
@@ -37,14 +38,21 @@ KAFKA_ENV_PREFIX = "KEYGUARD_KAFKA_"
 REGISTRY_FORMAT = "avro-confluent"
 
 
-class RegistrySettings(NamedTuple):
+class RegistrySettings(Value):
     """Where the registry is and how to reach it, resolved; `open()` connects."""
 
-    url: str
+    __slots__ = ("options", "sources", "url")
+    FIELDS = ("url", "options", "sources")
+    url: Final[str]
     #: REGISTRY_OPTIONS keys and properties.* (no `url`, no `subject`).
-    options: Mapping[str, Any]
+    options: Final[Mapping[str, Any]]
     #: Where each option came from ("-o key.avro-confluent.timeout", "keyguard.toml"), for errors.
-    sources: Mapping[str, str]
+    sources: Final[Mapping[str, str]]
+
+    def __init__(self, url: str, options: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+        self.url = url
+        self.options = options
+        self.sources = sources
 
     def open(self, environ: Mapping[str, str] | None = None) -> Registry:
         return open_registry(self.url, self.options, environ=environ)

@@ -217,7 +217,7 @@ def check_cmd(
         return
     if not run.entries:
         raise fail("nothing to check: give --topic, or --config with [[topics]]")
-    report, files = _check(request._replace(kafka=parse_kv(kafka_config, what="--kafka-config")),
+    report, files = _check(request.replace(kafka=parse_kv(kafka_config, what="--kafka-config")),
                            cfg, run, schema_type=schema_type, reference=reference)
     _emit(report, fmt, output, files, run.selection)
 

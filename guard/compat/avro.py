@@ -11,7 +11,7 @@ Logical types are ignored, as in Java: only the underlying type resolves.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, Final
 
 import fastavro
 from fastavro.schema import SchemaParseException, UnknownType
@@ -19,6 +19,7 @@ from fastavro.schema import SchemaParseException, UnknownType
 from keyguard.formats.avro_schema import parse_avro
 from keyguard.formats.avro_vocab import NAMED, PRIMITIVES, PROMOTIONS
 from keyguard.formats.errors import SchemaError
+from keyguard.formats.immutable import Value
 from keyguard.guard.compat.levels import Incompatibility, PairChecker
 
 NAME_MISMATCH = "NAME_MISMATCH"
@@ -32,12 +33,19 @@ MISSING_UNION_BRANCH = "MISSING_UNION_BRANCH"
 # are the specification's: `keyguard.formats.avro_vocab`.
 
 
-class AvroSchema(NamedTuple):
+class AvroSchema(Value):
     """A parsed Avro schema: fastavro's canonical form plus its named types by full name."""
 
-    root: Any
-    named: dict[str, Any]
-    source: Any
+    __slots__ = ("named", "root", "source")
+    FIELDS = ("root", "named", "source")
+    root: Final[Any]
+    named: Final[dict[str, Any]]
+    source: Final[Any]
+
+    def __init__(self, root: Any, named: dict[str, Any], source: Any) -> None:
+        self.root = root
+        self.named = named
+        self.source = source
 
 
 def parse(schema: Any) -> AvroSchema:

@@ -8,10 +8,13 @@ nothing. The format-specific walks (`keyguard.guard.compat.avro`,
 this module decides which pairs to ask.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from keyguard.formats.errors import InvalidOptionError, SchemaError
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry import COMPATIBILITY_LEVELS
 
 if TYPE_CHECKING:
@@ -33,20 +36,35 @@ _DIRECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-class Incompatibility(NamedTuple):
+class Incompatibility(Value):
     """One reason a reader cannot read what a writer wrote, located in the reader schema.
 
     `path` is a JSON-pointer-like location ("/fields/2/type", "/properties/a"), "/" for the root.
     `version` and `direction` say which registered version and which way the pair was checked.
     """
 
-    kind: str
-    path: str
-    message: str
-    reader_fragment: Any = None
-    writer_fragment: Any = None
-    version: int | None = None
-    direction: str | None = None
+    __slots__ = ("direction", "kind", "message", "path", "reader_fragment", "version",
+                 "writer_fragment")
+    FIELDS = ("kind", "path", "message", "reader_fragment", "writer_fragment", "version",
+              "direction")
+    kind: Final[str]
+    path: Final[str]
+    message: Final[str]
+    reader_fragment: Final[Any]
+    writer_fragment: Final[Any]
+    version: Final[int | None]
+    direction: Final[str | None]
+
+    def __init__(self, kind: str, path: str, message: str, reader_fragment: Any = None,
+                 writer_fragment: Any = None, version: int | None = None,
+                 direction: str | None = None) -> None:
+        self.kind = kind
+        self.path = path
+        self.message = message
+        self.reader_fragment = reader_fragment
+        self.writer_fragment = writer_fragment
+        self.version = version
+        self.direction = direction
 
     def __str__(self) -> str:
         where = f"version {self.version} " if self.version is not None else ""
@@ -54,12 +72,20 @@ class Incompatibility(NamedTuple):
         return f"{way}{where}{self.kind} at {self.path}: {self.message}"
 
 
-class CompatibilityResult(NamedTuple):
+class CompatibilityResult(Value):
     """The verdict for one candidate, with every incompatibility found (not just the first)."""
 
-    compatible: bool
-    incompatibilities: list[Incompatibility]
-    checked_against: list[int]
+    __slots__ = ("checked_against", "compatible", "incompatibilities")
+    FIELDS = ("compatible", "incompatibilities", "checked_against")
+    compatible: Final[bool]
+    incompatibilities: Final[list[Incompatibility]]
+    checked_against: Final[list[int]]
+
+    def __init__(self, compatible: bool, incompatibilities: list[Incompatibility],
+                 checked_against: list[int]) -> None:
+        self.compatible = compatible
+        self.incompatibilities = incompatibilities
+        self.checked_against = checked_against
 
 
 S = TypeVar("S")
@@ -76,14 +102,14 @@ class PairChecker(Generic[S]):
     __slots__ = ("check", "history", "parse", "under")
 
     def __init__(self, parse: Callable[[Any], S], check: Callable[[S, S], list[Incompatibility]],
-                 under: "Callable[[RegistryRules], PairChecker[S]] | None" = None,
+                 under: Callable[[RegistryRules], PairChecker[S]] | None = None,
                  history: Callable[[S, S], list[Incompatibility]] | None = None) -> None:
         self.parse: Final = parse
         self.check: Final = check
         self.under: Final = under
         self.history: Final = history
 
-    def following(self, rules: "RegistryRules") -> "PairChecker[S]":
+    def following(self, rules: RegistryRules) -> PairChecker[S]:
         """This checker, or its variant that follows `rules` where they differ."""
         return self if self.under is None or rules.name == "confluent" else self.under(rules)
 
@@ -149,11 +175,11 @@ def check_levels(
         for direction in directions(level):
             reader, writer = (new, old) if direction == BACKWARD else (old, new)
             found.extend(
-                i._replace(version=version, direction=direction)
+                i.replace(version=version, direction=direction)
                 for i in checker.check(reader, writer)
             )
         if checker.history is not None:
-            found.extend(i._replace(version=version, direction=level)
+            found.extend(i.replace(version=version, direction=level)
                          for i in checker.history(old, new))
     return CompatibilityResult(
         compatible=not found, incompatibilities=found, checked_against=checked

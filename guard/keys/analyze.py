@@ -120,9 +120,9 @@ def _advised(f: Finding, c: Change, old: KeySide, new: KeySide) -> Finding:
     """The finding with its change's advice, and, for a framing change, the headers each
     side's framing writes beside the witness's bytes."""
     if c.advice:
-        f = f._replace(advice=c.advice)
+        f = f.replace(advice=c.advice)
     if c.rule is KEY_FRAMING_CHANGED and f.witness is not None:
-        f = f._replace(witness=f.witness._replace(
+        f = f.replace(witness=f.witness.replace(
             old_headers=frame_headers(old, _side_id(old, new, "old") or 1),
             new_headers=frame_headers(new, _side_id(old, new, "new") or 1)))
     return f
@@ -219,7 +219,7 @@ def _shown(w: Witness | None, c: Change, search: WitnessSearch) -> Witness | Non
     """Partitions only where they are facts, or where placement is the finding."""
     if w is None or c.placement or not _illustrative(search):
         return w
-    return w._replace(old_partition=None, new_partition=None)
+    return w.replace(old_partition=None, new_partition=None)
 
 
 def _placement_note(msg: str, c: Change, search: WitnessSearch) -> str:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Final
 
 from keyguard.formats.codec import CodecContext, create_codec
 from keyguard.formats.framing import Frame
+from keyguard.formats.immutable import Value
 from keyguard.formats.schema_identity import canonical_form, derived_guid, derived_schema_id
 from keyguard.guard.keys.avro import side_schema
 from keyguard.guard.keys.known import KnownSchemas
@@ -97,15 +98,25 @@ def derived_id(side: KeySide) -> int:
     return derived_schema_id(text, schema_type)
 
 
-class Ids(NamedTuple):
+class Ids(Value):
     """The ids in play: what the existing keys carry, and what the candidate writes with."""
 
-    key_ids: tuple[int, ...]
-    old_id: int
-    new_id: int
+    __slots__ = ("key_ids", "new_id", "new_known", "old_id", "same_schema")
+    FIELDS = ("key_ids", "old_id", "new_id", "new_known", "same_schema")
+    key_ids: Final[tuple[int, ...]]
+    old_id: Final[int]
+    new_id: Final[int]
     #: Whether new_id is known (registered) or only a placeholder for "a new id".
-    new_known: bool
-    same_schema: bool
+    new_known: Final[bool]
+    same_schema: Final[bool]
+
+    def __init__(self, key_ids: tuple[int, ...], old_id: int, new_id: int, new_known: bool,
+                 same_schema: bool) -> None:
+        self.key_ids = key_ids
+        self.old_id = old_id
+        self.new_id = new_id
+        self.new_known = new_known
+        self.same_schema = same_schema
 
 
 def resolve_ids(old: KeySide, new: KeySide) -> Ids:

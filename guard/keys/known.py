@@ -9,19 +9,28 @@ pure: nothing is opened, fetched or registered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
 from keyguard.formats.errors import KeyguardError, RegistryError
+from keyguard.formats.immutable import Value
 from keyguard.formats.registry import Registration, SchemaVersion
 
 
-class WriterSchema(NamedTuple):
+class WriterSchema(Value):
     """A schema by its global id, standalone (references resolved), as the registry gave it;
     or the error the registry answered for that id (an id it does not know)."""
 
-    schema_type: str = "AVRO"
-    text: str = ""
-    error: KeyguardError | None = None
+    __slots__ = ("error", "schema_type", "text")
+    FIELDS = ("schema_type", "text", "error")
+    schema_type: Final[str]
+    text: Final[str]
+    error: Final[KeyguardError | None]
+
+    def __init__(self, schema_type: str = "AVRO", text: str = "",
+                 error: KeyguardError | None = None) -> None:
+        self.schema_type = schema_type
+        self.text = text
+        self.error = error
 
 
 class KnownSchemas:

@@ -387,7 +387,7 @@ class ProtoWalk:
             return v if isinstance(v, Unwritable) else {k: v}
 
         for c in self._type(ov, nv, path, entry):
-            yield c._replace(path=f"{_show(path)}{{value}}")
+            yield c.replace(path=f"{_show(path)}{{value}}")
 
     def _enum(self, f: FieldDescriptor, g: FieldDescriptor, path: list[Step],
               put: Callable[[Any], Any]) -> Iterator[Change]:

@@ -5,9 +5,11 @@ side (how the candidate will write them). Both are plain data; building them fro
 options, a registry or a topic scan is the caller's job (the imperative shell).
 """
 
+from __future__ import annotations
+
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from keyguard.formats.avro_schema import from_avro_schema
 from keyguard.formats.codec import canonical_format, format_factory
@@ -128,7 +130,7 @@ class KeySide(Value):
         frame = self.frame
         return bool(frame.carries_schema_id and not frame.id_in_header)
 
-    def body_only(self) -> "KeySide":
+    def body_only(self) -> KeySide:
         """The side without its `framing` option: what the key family's rules compare (the
         body), the frame being judged on its own (`keyguard.guard.keys.confluent`)."""
         if "framing" not in self.options:
@@ -145,7 +147,7 @@ class KeySide(Value):
         return partitioner_family(self.partitioner)
 
     @classmethod
-    def from_avro(cls, format: str, schema: Any, **kw: Any) -> "KeySide":
+    def from_avro(cls, format: str, schema: Any, **kw: Any) -> KeySide:
         """A side whose row type is derived from an Avro key schema (a dict or JSON text)."""
 
         parsed = json.loads(schema) if isinstance(schema, (str, bytes)) else schema
@@ -156,13 +158,22 @@ class KeySide(Value):
         return cls(format=format, row_type=rt.not_null(), avro_schema=parsed, **kw)
 
 
-class FieldPair(NamedTuple):
+class FieldPair(Value):
     """An old key field and what became of it; `old` or `new` is None when added/removed."""
 
-    old: Field | None
-    new: Field | None
-    old_index: int | None
-    new_index: int | None
+    __slots__ = ("new", "new_index", "old", "old_index")
+    FIELDS = ("old", "new", "old_index", "new_index")
+    old: Final[Field | None]
+    new: Final[Field | None]
+    old_index: Final[int | None]
+    new_index: Final[int | None]
+
+    def __init__(self, old: Field | None, new: Field | None, old_index: int | None,
+                 new_index: int | None) -> None:
+        self.old = old
+        self.new = new
+        self.old_index = old_index
+        self.new_index = new_index
 
     @property
     def path(self) -> str:
@@ -213,22 +224,38 @@ def reordered(pairs: list[FieldPair]) -> bool:
     return olds != sorted(olds)  # type: ignore[type-var]
 
 
-class Change(NamedTuple):
+class Change(Value):
     """What a structural rule found, before the witness search proves it with a key."""
 
-    rule: Rule
+    __slots__ = ("advice", "by_example", "message", "path", "placement", "rule", "safe_rule",
+                 "witness")
+    FIELDS = ("rule", "path", "message", "placement", "by_example", "safe_rule", "witness",
+              "advice")
+    rule: Final[Rule]
     #: Schema path (`region`, `address.zip`, `$` for the whole key) or an option name.
-    path: str
-    message: str
+    path: Final[str]
+    message: Final[str]
     #: The witness must show a different partition (placement rules), not just bytes.
-    placement: bool = False
+    placement: Final[bool]
     #: No structural rule decides: breaking only if a witness is found, else `safe_rule`.
-    by_example: bool = False
-    safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT
+    by_example: Final[bool]
+    safe_rule: Final[Rule]
     #: A witness the family built itself (a key encoded by both sides' schemas), used as is.
-    witness: Witness | None = None
+    witness: Final[Witness | None]
     #: The durable way out, beyond this change's migration (the finding's `advice`).
-    advice: str | None = None
+    advice: Final[str | None]
+
+    def __init__(self, rule: Rule, path: str, message: str, placement: bool = False,
+                 by_example: bool = False, safe_rule: Rule = FORMAT_OPTION_NO_KEY_EFFECT,
+                 witness: Witness | None = None, advice: str | None = None) -> None:
+        self.rule = rule
+        self.path = path
+        self.message = message
+        self.placement = placement
+        self.by_example = by_example
+        self.safe_rule = safe_rule
+        self.witness = witness
+        self.advice = advice
 
     @property
     def rule_id(self) -> str:
@@ -257,15 +284,23 @@ def factory(format_name: str) -> Any:
     return format_factory(format_name)
 
 
-class FamilyContext(NamedTuple):
+class FamilyContext(Value):
     """What a key family's rules get besides the two sides (see `FamilyRules`)."""
 
-    topic: str | None
+    __slots__ = ("battery_option", "by_example", "topic")
+    FIELDS = ("topic", "by_example", "battery_option")
+    topic: Final[str | None]
     #: False when only the schemas can be judged (a key with no row type): no example keys.
-    by_example: bool
+    by_example: Final[bool]
     #: Judges an option without a specific rule by encoding example keys with only it changed:
     #: (old side, option, old value, new value) -> the change.
-    battery_option: Callable[[KeySide, str, Any, Any], Change]
+    battery_option: Final[Callable[[KeySide, str, Any, Any], Change]]
+
+    def __init__(self, topic: str | None, by_example: bool,
+                 battery_option: Callable[[KeySide, str, Any, Any], Change]) -> None:
+        self.topic = topic
+        self.by_example = by_example
+        self.battery_option = battery_option
 
 
 #: A key family's rules: `family_changes(old, new, ctx)` in `guard/keys/<family>.py`.

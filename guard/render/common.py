@@ -12,8 +12,9 @@ import functools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
+from keyguard.formats.immutable import Value
 from keyguard.formats.secrets import redact
 from keyguard.guard.render import UNSCOPED
 from keyguard.guard.report import Category, Finding, Ignored, Report, Rule, Severity, Witness
@@ -142,13 +143,21 @@ def file_for(finding: Finding, files: Mapping[str, str] | None) -> str | None:
     return None
 
 
-class Located(NamedTuple):
+class Located(Value):
     """Where a finding points: its schema file, the line where its path is declared there (None
     when the path is not found in the file), and why not."""
 
-    file: str | None = None
-    place: Place | None = None
-    missing: str | None = None
+    __slots__ = ("file", "missing", "place")
+    FIELDS = ("file", "place", "missing")
+    file: Final[str | None]
+    place: Final[Place | None]
+    missing: Final[str | None]
+
+    def __init__(self, file: str | None = None, place: Place | None = None,
+                 missing: str | None = None) -> None:
+        self.file = file
+        self.place = place
+        self.missing = missing
 
 
 class SchemaFiles:

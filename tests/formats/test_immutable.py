@@ -9,6 +9,8 @@ from keyguard.formats.framing import CONFLUENT, PrefixFrame
 from keyguard.formats.sqltypes import parse_type
 from keyguard.formats.types import DecimalType, Field, IntType, RowType
 from keyguard.guard.keys.side import KeySide
+from keyguard.guard.report import Finding, Report
+from keyguard.guard.rules import TOPIC_NOT_COMPACTED
 
 ROW = RowType(fields=(Field("id", IntType(nullable=False)),)).not_null()
 
@@ -43,3 +45,12 @@ def test_a_value_pickles_and_shows_its_fields() -> None:
         "DecimalType(nullable=True, precision=5, scale=1)"
     factory = format_factory("avro-confluent")
     assert factory.replace(name="other").name == "other" and factory.name == "avro-confluent"
+
+
+def test_a_record_is_a_value_not_a_tuple() -> None:
+    finding = Finding(TOPIC_NOT_COMPACTED, "$", "not compacted", topic="orders")
+    moved = finding.replace(topic="payments")
+    assert (moved.topic, moved.rule, finding.topic) == ("payments", TOPIC_NOT_COMPACTED, "orders")
+    assert Report.of([finding]) == Report((finding,)) != Report.of([moved])
+    assert finding != (TOPIC_NOT_COMPACTED, "$", "not compacted", None, "orders")
+    assert pickle.loads(pickle.dumps(Report.of([finding]))) == Report.of([finding])

@@ -211,6 +211,31 @@ def test_cli_check_imports_neither_pyspark_nor_what_it_does_not_use(schemas):
     assert modules == "[]"
 
 
+def test_cli_check_declares_no_class_that_generates_code_at_import(schemas):
+    # A frozen dataclass compiles its methods and a NamedTuple its constructor and field
+    # annotations when their module is imported: every `keyguard check` would pay for each.
+    code = (
+        "import dataclasses, sys\n"
+        "from typer.testing import CliRunner\n"
+        "from keyguard.guard.cli import app\n"
+        "r = CliRunner().invoke(app, ['check', '--topic', 'pageviews_per_region', "
+        f"'--key-schema', {str(KEY_V1)!r}, '--value-schema', {str(VALUE_V1)!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "found = sorted(f'{n}.{c.__name__}' for n, m in list(sys.modules.items())\n"
+        "               if n.startswith('keyguard') for c in vars(m).values()\n"
+        "               if isinstance(c, type) and c.__module__ == n and (\n"
+        "                   (dataclasses.is_dataclass(c) and '__dataclass_params__' in vars(c))\n"
+        "                   or (issubclass(c, tuple) and hasattr(c, '_fields'))))\n"
+        "print(len([n for n in sys.modules if n.startswith('keyguard')]), found)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=schemas.parent, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"})
+    assert out.returncode == 0, out.stderr
+    loaded, found = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert int(loaded) > 40  # the check ran through formats and the guard
+    assert found == "[]"
+
+
 def test_check_scans_a_live_topic_with_bootstrap(kafka_bootstrap, tmp_path):
     """Real keys written with the PK in (region, id) order; a candidate in (id, region) order."""
     from broker import new_topic

@@ -194,7 +194,7 @@ def test_github_annotates_each_ignore() -> None:
 
 
 def test_findings_are_matched_by_rule_id() -> None:
-    own = TOPIC_NOT_COMPACTED._replace(summary="A copy of KG701 made elsewhere.")
+    own = TOPIC_NOT_COMPACTED.replace(summary="A copy of KG701 made elsewhere.")
     report = Report.of([Finding(own, "cleanup.policy", "delete", topic="orders")])
     assert RuleSelection.of(ignore=["KG701"]).apply(report).findings == ()
     assert RuleSelection.of(select=["topic"]).apply(report).findings == report.findings
