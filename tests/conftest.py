@@ -58,6 +58,22 @@ def kafka_bootstrap(kafka_brokers: BrokerPool) -> str:
 
 
 @pytest.fixture
+def dead_broker_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deadline of a broker's metadata answer cut from keyguard's 10 s to 1 s, for a test that
+    points at a closed port: the refusal comes at once, the deadline is all it waits for."""
+    from keyguard.guard.topic import KafkaTopicInspector
+
+    seconds = 1.0
+    real = KafkaTopicInspector.__init__
+
+    def capped(self: KafkaTopicInspector, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        self.timeout_s = min(self.timeout_s, seconds)
+
+    monkeypatch.setattr(KafkaTopicInspector, "__init__", capped)
+
+
+@pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The owner of every OptionSet.validate call, in order (options validated once)."""
     calls: list[str] = []

@@ -55,6 +55,7 @@ def test_a_long_topic_is_refused_before_a_file_registry_is_touched(tmp_path) -> 
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.usefixtures("dead_broker_deadline")
 def test_migrate_reads_the_kafka_password_from_the_environment() -> None:
     """KEYGUARD_KAFKA_SASL_PASSWORD is sasl.password, as for audit and check: given with a
     PLAINTEXT connection it is unused, which is an error for an option but not for the

@@ -264,6 +264,7 @@ KAFKA_CASES = [
 ]
 
 
+@pytest.mark.usefixtures("dead_broker_deadline")
 @pytest.mark.parametrize("extra,env", [c[1:] for c in KAFKA_CASES],
                          ids=[c[0] for c in KAFKA_CASES])
 def test_kafka_credentials(extra: list[str], env: dict[str, str], closed_port: int,

@@ -199,6 +199,7 @@ def test_bad_flags_exit_2_before_any_broker() -> None:
         assert said in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.usefixtures("dead_broker_deadline")
 def test_an_unreachable_broker_exits_3() -> None:
     import typer
     from typer.testing import CliRunner

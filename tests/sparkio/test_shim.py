@@ -38,8 +38,9 @@ from keyguard.sparkio.writer import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = StructType([StructField("id", IntegerType()), StructField("v", StringType())])
+# Nothing listens on port 9: a loaded reader gives up after its stall timeout (2 s here).
 OPTIONS = {"topic": "t", "properties.bootstrap.servers": "127.0.0.1:9", "primary-key": "id",
-           "key.format": "json", "value.format": "json"}
+           "key.format": "json", "value.format": "json", "scan.stall-timeout": "2s"}
 
 #: Runs in the fresh Python: blocks the imports named in argv[2], loads each pickled object
 #: and uses it as a task would; prints what each use raised (or returned).
@@ -137,6 +138,9 @@ def test_a_healthy_task_gets_the_real_objects(tmp_path: Path) -> None:
     # The writer loads and runs: with no rows it connects to nothing and reports its stats.
     assert out["writer"] == {"ok": "UpsertCommitMessage"}, out["writer"]
     assert out["stream"] == {"ok": "UpsertCommitMessage"}, out["stream"]
+    # The reader loads and runs too: it fails on the broker, not on an import.
+    assert out["read"]["type"] == "keyguard.formats.errors.BrokerUnavailableError", out["read"]
+    assert out["read"]["import_error"] is False and "127.0.0.1:9" in out["read"]["text"]
 
 
 def _as_loaded(obj: Any) -> Any:

@@ -265,11 +265,13 @@ def test_registry_down_exits_3(kafka_bootstrap: str) -> None:
                             "--registry", f"http://127.0.0.1:{port}", "--key-format",
                             "avro-confluent", "--value-format", "json", "--columns",
                             "id BIGINT, n STRING", "--primary-key", "id",
-                            "-o", "key.avro-confluent.timeout=2s"])
+                            "-o", "key.avro-confluent.timeout=2s",
+                            "-o", "key.avro-confluent.retries=0"])
     assert r.exit_code == EXIT_UNREACHABLE, r.output
     assert "keyguard: error (registry-unavailable)" in r.output
 
 
+@pytest.mark.usefixtures("dead_broker_deadline")
 def test_broker_down_exits_3() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
