@@ -54,3 +54,38 @@ def test_a_record_is_a_value_not_a_tuple() -> None:
     assert Report.of([finding]) == Report((finding,)) != Report.of([moved])
     assert finding != (TOPIC_NOT_COMPACTED, "$", "not compacted", None, "orders")
     assert pickle.loads(pickle.dumps(Report.of([finding]))) == Report.of([finding])
+
+
+def _value_classes() -> list[type]:
+    import importlib
+    import pkgutil
+
+    import keyguard.formats
+    import keyguard.guard
+    from keyguard.formats.immutable import Value
+
+    for package in (keyguard.formats, keyguard.guard):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not info.name.endswith("__main__"):  # that one runs the CLI
+                importlib.import_module(info.name)
+    found, todo = [], [Value]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.append(sub)
+            todo.append(sub)
+    return found
+
+
+def test_every_value_class_takes_its_fields_in_order_and_declares_them() -> None:
+    # `replace`, equality and repr read FIELDS; the constructor must take exactly those names,
+    # in that order, and the class must declare each (a slot, or an attribute of its own).
+    import inspect
+
+    classes = _value_classes()
+    assert len(classes) > 60  # records, frames, factories, sides and the logical types
+    for cls in (c for c in classes if c.FIELDS):  # not the logical types' fieldless base
+        params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        assert tuple(params) == cls.FIELDS, cls
+        annotated = {n for c in cls.__mro__ for n in vars(c).get("__annotations__", {})}
+        assert set(cls.FIELDS) <= annotated | {s for c in cls.__mro__
+                                                 for s in vars(c).get("__slots__", ())}, cls
